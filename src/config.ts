@@ -1,0 +1,134 @@
+/**
+ * Gateway configuration: environment variables over an optional YAML or JSON file (path in GATEWAY_CONFIG).
+ * Validated once at start-up; every mistake is reported with the setting's name and the rule it breaks.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+
+export interface GatewayConfig {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  redisUrl: string | null;
+  adminKey: string | null;
+  adminEmail: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Request body size limit in bytes. */
+  bodyLimit: number;
+  /** How long a cached key stays valid without an invalidation (ms). */
+  keyCacheTtlMs: number;
+  /** Grace period for in-flight requests at shutdown (ms). */
+  shutdownGraceMs: number;
+  /** The raw `catalog`/`providers` sections of the file, interpreted by the catalog loader. */
+  file: Record<string, unknown>;
+}
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Keys accepted in the config file, mapped to their environment variable. */
+const FILE_KEYS: Record<string, string> = {
+  port: 'PORT',
+  host: 'HOST',
+  database_url: 'GATEWAY_DATABASE_URL',
+  redis_url: 'GATEWAY_REDIS_URL',
+  admin_key: 'GATEWAY_ADMIN_KEY',
+  admin_email: 'GATEWAY_ADMIN_EMAIL',
+  log_level: 'GATEWAY_LOG_LEVEL',
+  body_limit: 'GATEWAY_BODY_LIMIT',
+  key_cache_ttl_ms: 'GATEWAY_KEY_CACHE_TTL_MS',
+  shutdown_grace_ms: 'GATEWAY_SHUTDOWN_GRACE_MS',
+};
+/** Sections of the file read by other modules (catalog, providers, routing, limits). */
+const FILE_SECTIONS = new Set(['providers', 'models', 'endpoints', 'routing', 'timeouts', 'organization', 'limits']);
+
+function readFile(path: string, problems: string[]): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(resolve(path), 'utf8');
+  } catch (err) {
+    problems.push(`GATEWAY_CONFIG: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    return {};
+  }
+  try {
+    const parsed: unknown = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+    if (parsed == null) return {};
+    if (typeof parsed !== 'object' || Array.isArray(parsed)) {
+      problems.push(`GATEWAY_CONFIG: ${path} must contain a mapping at the top level`);
+      return {};
+    }
+    return parsed as Record<string, unknown>;
+  } catch (err) {
+    problems.push(`GATEWAY_CONFIG: ${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`);
+    return {};
+  }
+}
+
+function intSetting(name: string, raw: string | undefined, def: number, min: number, max: number, problems: string[]): number {
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+    return def;
+  }
+  return n;
+}
+
+/** Build the configuration from an environment (defaults to process.env). Throws ConfigError listing every problem. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const problems: string[] = [];
+  const file = env.GATEWAY_CONFIG ? readFile(env.GATEWAY_CONFIG, problems) : {};
+
+  // File values fill in what the environment leaves unset.
+  const merged: Record<string, string | undefined> = { ...env };
+  for (const [key, value] of Object.entries(file)) {
+    const envName = FILE_KEYS[key];
+    if (envName) {
+      if (value !== null && typeof value === 'object') {
+        problems.push(`${key} (config file) must be a scalar value`);
+      } else if (merged[envName] === undefined && value !== null) {
+        merged[envName] = String(value);
+      }
+    } else if (!FILE_SECTIONS.has(key)) {
+      problems.push(`${key} (config file) is not a known setting; known: ${[...Object.keys(FILE_KEYS), ...FILE_SECTIONS].join(', ')}`);
+    }
+  }
+
+  const port = intSetting('PORT', merged.PORT, 8080, 0, 65535, problems);
+  const host = merged.HOST || '0.0.0.0';
+
+  const databaseUrl = merged.GATEWAY_DATABASE_URL || 'sqlite:./data/gateway.db';
+  if (!/^(postgres|postgresql):\/\//.test(databaseUrl) && !databaseUrl.startsWith('sqlite:')) {
+    problems.push(`GATEWAY_DATABASE_URL must start with postgres://, postgresql:// or sqlite: (got "${databaseUrl}")`);
+  }
+
+  const redisUrl = merged.GATEWAY_REDIS_URL || null;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
+    problems.push(`GATEWAY_REDIS_URL must start with redis:// or rediss:// (got "${redisUrl}")`);
+  }
+
+  const adminKey = merged.GATEWAY_ADMIN_KEY || null;
+  if (adminKey !== null && (adminKey.length < 32 || /\s/.test(adminKey))) {
+    problems.push('GATEWAY_ADMIN_KEY must be at least 32 characters without spaces (use a random secret)');
+  }
+
+  const adminEmail = merged.GATEWAY_ADMIN_EMAIL || 'admin@localhost';
+  if (!/^[^\s@]+@[^\s@]+$/.test(adminEmail)) problems.push(`GATEWAY_ADMIN_EMAIL must be an email address (got "${adminEmail}")`);
+
+  const logLevel = (merged.GATEWAY_LOG_LEVEL || merged.LOG_LEVEL || 'info') as GatewayConfig['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`GATEWAY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+
+  const bodyLimit = intSetting('GATEWAY_BODY_LIMIT', merged.GATEWAY_BODY_LIMIT, 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems);
+  const keyCacheTtlMs = intSetting('GATEWAY_KEY_CACHE_TTL_MS', merged.GATEWAY_KEY_CACHE_TTL_MS, 30_000, 0, 3_600_000, problems);
+  const shutdownGraceMs = intSetting('GATEWAY_SHUTDOWN_GRACE_MS', merged.GATEWAY_SHUTDOWN_GRACE_MS, 30_000, 0, 3_600_000, problems);
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, file };
+}

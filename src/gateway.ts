@@ -1,0 +1,114 @@
+/**
+ * Assembles a gateway: store (migrated), services, first-start bootstrap and the HTTP app.
+ * Used by the CLI's `serve`, by `npm run demo` and by the tests.
+ */
+import { randomBytes } from 'node:crypto';
+import pino, { type Logger } from 'pino';
+import type { FastifyInstance } from 'fastify';
+import type { GatewayConfig } from './config.js';
+import { buildApp, type RoutePlugin } from './http/app.js';
+import { openStore } from './store/sql-store.js';
+import type { Store } from './store/types.js';
+import { LocalBus, RedisBus } from './services/invalidation.js';
+import { KeyService } from './services/keys.js';
+import { MemberService, newMemberId } from './services/members.js';
+import { PresetService } from './services/presets.js';
+import { newWorkspace, WorkspaceService } from './services/workspaces.js';
+import type { Services } from './services/index.js';
+
+export interface Gateway {
+  app: FastifyInstance;
+  svc: Services;
+  /** The first management key's secret, when this start created it (shown once). */
+  bootstrapSecret: string | null;
+  listen(): Promise<string>;
+  /** Graceful stop: stop accepting, finish in-flight requests, run shutdown work, close the store. */
+  close(): Promise<void>;
+}
+
+export function createLogger(config: GatewayConfig): Logger {
+  return pino({ level: config.logLevel, base: { service: 'model-gateway' }, timestamp: pino.stdTimeFunctions.isoTime });
+}
+
+/**
+ * On first start with an empty database: the organization, an owner member, the default workspace and the first
+ * management key (GATEWAY_ADMIN_KEY, or a generated secret returned here to be printed once). Safe to race.
+ */
+export async function bootstrap(store: Store, config: GatewayConfig): Promise<string | null> {
+  if (await store.getOrganization()) return null;
+  const now = new Date().toISOString();
+  const member = { id: newMemberId(), email: config.adminEmail.toLowerCase(), first_name: 'Admin', last_name: '', role: 'org:admin' as const, created_at: now };
+  const workspace = newWorkspace({ name: 'Default', slug: 'default', description: 'Created at first start' }, member.id, now, true);
+  const { row, secret } = KeyService.build(
+    { name: 'Bootstrap management key', kind: 'management', workspace_id: workspace.id, creator_user_id: member.id, secret: config.adminKey ?? undefined },
+    now,
+  );
+  const created = await store.bootstrap({
+    organization: { id: `org_${randomBytes(8).toString('hex')}`, name: 'Default organization', created_at: now },
+    member,
+    workspace,
+    key: row,
+  });
+  return created ? secret : null;
+}
+
+export interface CreateGatewayOptions {
+  logger?: Logger;
+  extraRoutes?: RoutePlugin[];
+  now?: () => number;
+}
+
+export async function createGateway(config: GatewayConfig, opts: CreateGatewayOptions = {}): Promise<Gateway> {
+  const logger = opts.logger ?? createLogger(config);
+  const now = opts.now ?? Date.now;
+  const store = openStore(config.databaseUrl);
+  const applied = await store.migrate();
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+
+  const bus = config.redisUrl ? new RedisBus(config.redisUrl, logger) : new LocalBus();
+  const svc: Services = {
+    config,
+    store,
+    bus,
+    keys: new KeyService(store, bus, config.keyCacheTtlMs, now),
+    workspaces: new WorkspaceService(store, now),
+    members: new MemberService(store, now),
+    presets: new PresetService(store, now),
+    readiness: new Map(),
+    onShutdown: [],
+  };
+
+  const bootstrapSecret = await bootstrap(store, config);
+  if (bootstrapSecret && !config.adminKey) {
+    logger.warn('first start: created the organization, the default workspace and a management key (printed once on stdout)');
+  } else if (bootstrapSecret) {
+    logger.info('first start: created the organization, the default workspace and the management key from GATEWAY_ADMIN_KEY');
+  }
+
+  const app = await buildApp({ svc, logger, extraRoutes: opts.extraRoutes });
+  let closed: Promise<void> | null = null;
+
+  return {
+    app,
+    svc,
+    bootstrapSecret: bootstrapSecret && !config.adminKey ? bootstrapSecret : null,
+    listen: () => app.listen({ port: config.port, host: config.host }),
+    close() {
+      closed ??= (async () => {
+        const grace = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());
+        // Stops accepting at once; in-flight requests finish (bounded by the grace period).
+        await Promise.race([app.close(), grace]);
+        for (const fn of svc.onShutdown) {
+          try {
+            await fn();
+          } catch (err) {
+            logger.error({ err }, 'shutdown step failed');
+          }
+        }
+        await bus.close();
+        await store.close();
+      })();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * The Fastify application: plugins (request id, validation, errors, auth), the OpenAPI document generated from the
+ * route schemas, and every API area under /api/v1.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { Logger } from 'pino';
+import { registerAuth } from './plugins/auth.js';
+import { registerErrorHandling } from './plugins/errors.js';
+import { registerValidation } from './plugins/validation.js';
+import { ErrorEnvelope } from './schemas/common.js';
+import { KeyView } from './routes/keys.js';
+import { WorkspaceView } from './routes/workspaces.js';
+import { PresetView, VersionView } from './routes/presets.js';
+import healthRoutes from './routes/health.js';
+import keyRoutes from './routes/keys.js';
+import workspaceRoutes from './routes/workspaces.js';
+import presetRoutes from './routes/presets.js';
+import organizationRoutes from './routes/organization.js';
+import type { Services } from '../services/index.js';
+
+export const API_PREFIX = '/api/v1';
+
+/** Route plugins of later areas (chat, models, …) register here with the same signature. */
+export type RoutePlugin = (app: FastifyInstance, opts: { svc: Services }) => Promise<void>;
+
+export interface AppOptions {
+  svc: Services;
+  logger: Logger;
+  extraRoutes?: RoutePlugin[];
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): Promise<FastifyInstance> {
+  let closing = false;
+  const app: FastifyInstance = Fastify({
+    loggerInstance: logger as unknown as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    bodyLimit: svc.config.bodyLimit,
+    // A caller's own request id is kept when it is sane; otherwise a new one is made.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    keepAliveTimeout: 72_000,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  registerValidation(app);
+  registerErrorHandling(app);
+  registerAuth(app, svc.keys);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  // One structured line per request, at the end (status, timing, caller's key and workspace, no secrets).
+  app.addHook('onResponse', async (request, reply) => {
+    if (!logger.isLevelEnabled('info')) return;
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+        key: request.key ? request.key.hash.slice(0, 12) : undefined,
+        workspace: request.key?.workspace_id,
+      },
+      'request',
+    );
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+
+  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView]) app.addSchema(s);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Model Gateway API', version: '1.0.0', description: 'Self-hosted gateway in front of AI model providers. Every error uses the error envelope.' },
+      servers: [{ url: API_PREFIX }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <key>' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: ({ schema, url }) => ({ schema, url: url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) || '/' : url }),
+  });
+
+  await app.register(healthRoutes, { svc, isClosing: () => closing });
+  await app.register(
+    async (api) => {
+      await api.register(keyRoutes, { svc });
+      await api.register(workspaceRoutes, { svc });
+      await api.register(presetRoutes, { svc });
+      await api.register(organizationRoutes, { svc });
+      for (const r of extraRoutes) await api.register(r, { svc });
+      api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    },
+    { prefix: API_PREFIX },
+  );
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,41 @@
+/**
+ * Bearer authentication. Each route declares who may call it in `config.auth`:
+ * `management` (management keys only), `inference` (inference keys only, the model operations) or `any`.
+ * Runs in onRequest, before the body is parsed, so an unauthenticated caller costs no parsing.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { forbidden, MANAGEMENT_ONLY } from '../errors.js';
+import type { KeyService } from '../../services/keys.js';
+import type { KeyRow } from '../../store/types.js';
+
+export type AuthRule = 'management' | 'inference' | 'any' | 'none';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthRule;
+  }
+  interface FastifyRequest {
+    key: KeyRow;
+  }
+}
+
+function bearer(request: FastifyRequest): string | undefined {
+  const h = request.headers.authorization;
+  if (!h) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1] : undefined;
+}
+
+export function registerAuth(app: FastifyInstance, keys: KeyService): void {
+  app.decorateRequest('key', null as unknown as KeyRow);
+  app.addHook('onRequest', async (request) => {
+    const rule = request.routeOptions.config?.auth ?? 'none';
+    if (rule === 'none') return;
+    const key = await keys.authenticate(bearer(request));
+    if (rule === 'management' && key.kind !== 'management') throw forbidden(MANAGEMENT_ONLY);
+    if (rule === 'inference' && key.kind !== 'inference') {
+      throw forbidden('Management keys cannot call models; use an inference key');
+    }
+    request.key = key;
+  });
+}

@@ -1,0 +1,15 @@
+/** Liveness (`/health`) and readiness (`/ready`): no authentication, outside the versioned API. */
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../services/index.js';
+
+export default async function healthRoutes(app: FastifyInstance, { svc, isClosing }: { svc: Services; isClosing: () => boolean }) {
+  app.get('/health', { schema: { tags: ['Health'], summary: 'Liveness: the process answers' } }, async () => ({ status: 'ok' }));
+
+  app.get('/ready', { schema: { tags: ['Health'], summary: 'Readiness: the store and every dependency answer; 503 while shutting down' } }, async (_req, reply) => {
+    const checks: Record<string, boolean> = { store: await svc.store.ping() };
+    for (const [name, check] of svc.readiness) checks[name] = await check().catch(() => false);
+    const ready = !isClosing() && Object.values(checks).every(Boolean);
+    reply.code(ready ? 200 : 503);
+    return { status: ready ? 'ready' : isClosing() ? 'shutting_down' : 'unavailable', checks };
+  });
+}

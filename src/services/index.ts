@@ -1,0 +1,22 @@
+/** The services a running gateway is made of; routes receive this bundle. */
+import type { GatewayConfig } from '../config.js';
+import type { Store } from '../store/types.js';
+import type { InvalidationBus } from './invalidation.js';
+import type { KeyService } from './keys.js';
+import type { MemberService } from './members.js';
+import type { PresetService } from './presets.js';
+import type { WorkspaceService } from './workspaces.js';
+
+export interface Services {
+  config: GatewayConfig;
+  store: Store;
+  bus: InvalidationBus;
+  keys: KeyService;
+  workspaces: WorkspaceService;
+  members: MemberService;
+  presets: PresetService;
+  /** Extra readiness checks registered by later subsystems (name → check). */
+  readiness: Map<string, () => Promise<boolean>>;
+  /** Work to finish at shutdown after the server stopped accepting (flush usage, stop workers). */
+  onShutdown: Array<() => Promise<void>>;
+}

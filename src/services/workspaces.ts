@@ -1,0 +1,101 @@
+/** Workspaces: the unit that owns keys, presets and routing defaults. */
+import { randomUUID } from 'node:crypto';
+import { conflict, forbidden, notFound } from '../http/errors.js';
+import { ConflictError, type Store, type WorkspaceRow } from '../store/types.js';
+
+export interface WorkspaceInput {
+  name: string;
+  slug: string;
+  description?: string | null;
+  default_text_model?: string | null;
+  default_image_model?: string | null;
+  default_provider_sort?: string | null;
+  io_logging_api_key_ids?: number[] | null;
+  io_logging_sampling_rate?: number;
+  is_data_discount_logging_enabled?: boolean;
+  is_observability_broadcast_enabled?: boolean;
+  is_observability_io_logging_enabled?: boolean;
+}
+
+/** A workspace row with the documented defaults for omitted fields. */
+export function newWorkspace(input: WorkspaceInput, createdBy: string, now: string, isDefault = false): WorkspaceRow {
+  return {
+    id: randomUUID(),
+    name: input.name,
+    slug: input.slug,
+    description: input.description ?? null,
+    default_text_model: input.default_text_model ?? null,
+    default_image_model: input.default_image_model ?? null,
+    default_provider_sort: input.default_provider_sort ?? null,
+    io_logging_api_key_ids: input.io_logging_api_key_ids ?? null,
+    io_logging_sampling_rate: input.io_logging_sampling_rate ?? 1,
+    is_data_discount_logging_enabled: input.is_data_discount_logging_enabled ?? true,
+    is_observability_broadcast_enabled: input.is_observability_broadcast_enabled ?? false,
+    is_observability_io_logging_enabled: input.is_observability_io_logging_enabled ?? false,
+    is_default: isDefault,
+    created_by: createdBy,
+    created_at: now,
+    updated_at: null,
+  };
+}
+
+export function workspaceView(row: WorkspaceRow) {
+  const { is_default: _hidden, ...rest } = row;
+  return rest;
+}
+
+async function mapConflict<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof ConflictError) throw conflict(err.message);
+    throw err;
+  }
+}
+
+export class WorkspaceService {
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async create(input: WorkspaceInput, createdBy: string): Promise<WorkspaceRow> {
+    const row = newWorkspace(input, createdBy, new Date(this.now()).toISOString());
+    await mapConflict(this.store.insertWorkspace(row));
+    return row;
+  }
+
+  async get(idOrSlug: string): Promise<WorkspaceRow> {
+    const row = await this.store.getWorkspace(idOrSlug);
+    if (!row) throw notFound(`Workspace ${idOrSlug} not found`);
+    return row;
+  }
+
+  /** The workspace named by an optional id or slug, else the default one. */
+  async resolve(idOrSlug: string | undefined): Promise<WorkspaceRow> {
+    if (idOrSlug) return this.get(idOrSlug);
+    const row = await this.store.getDefaultWorkspace();
+    if (!row) throw notFound('The default workspace does not exist');
+    return row;
+  }
+
+  list(offset: number, limit: number) {
+    return this.store.listWorkspaces(offset, limit);
+  }
+
+  async update(idOrSlug: string, patch: Partial<WorkspaceInput>): Promise<WorkspaceRow> {
+    const current = await this.get(idOrSlug);
+    const row = await mapConflict(this.store.updateWorkspace(current.id, { ...patch, updated_at: new Date(this.now()).toISOString() }));
+    if (!row) throw notFound(`Workspace ${idOrSlug} not found`);
+    return row;
+  }
+
+  async delete(idOrSlug: string): Promise<void> {
+    const current = await this.get(idOrSlug);
+    if (current.is_default) throw forbidden('The default workspace cannot be deleted');
+    const deleted = await mapConflict(this.store.deleteWorkspace(current.id));
+    if (!deleted) throw notFound(`Workspace ${idOrSlug} not found`);
+  }
+}
+
+export { mapConflict };

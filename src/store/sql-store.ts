@@ -1,0 +1,456 @@
+/**
+ * The Store implemented once over Kysely; `openStore` picks the dialect (SQLite file or PostgreSQL pool).
+ * Dialect differences are confined to value encoding: SQLite keeps booleans as 0/1 and JSON as text.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider, type Transaction } from 'kysely';
+import { migrations, type Dialect } from './migrations/index.js';
+import {
+  ConflictError,
+  type BootstrapInput,
+  type KeyRow,
+  type KeyUsageDelta,
+  type KeyUsageTotals,
+  type MemberRow,
+  type OrganizationRow,
+  type Page,
+  type PresetRow,
+  type PresetVersionRow,
+  type SavePresetInput,
+  type Store,
+  type WorkspaceRow,
+} from './types.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Db = Kysely<any>;
+type Row = Record<string, unknown>;
+
+const BOOL_COLUMNS = new Set([
+  'is_data_discount_logging_enabled',
+  'is_observability_broadcast_enabled',
+  'is_observability_io_logging_enabled',
+  'is_default',
+  'disabled',
+  'include_byok_in_limit',
+]);
+const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config']);
+
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_BUSY';
+}
+
+class StaticMigrations implements MigrationProvider {
+  constructor(private readonly all: Record<string, Migration>) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return this.all;
+  }
+}
+
+export class SqlStore implements Store {
+  constructor(
+    readonly kind: Dialect,
+    private readonly db: Db,
+  ) {}
+
+  // ---- encoding ---------------------------------------------------------------------------------
+
+  /** Encodes an API-typed row for the database. */
+  private enc(row: Row): Row {
+    const out: Row = {};
+    for (const [k, v] of Object.entries(row)) {
+      if (v === undefined) continue;
+      if (JSON_COLUMNS.has(k)) out[k] = v === null ? null : JSON.stringify(v);
+      else if (this.kind === 'sqlite' && typeof v === 'boolean') out[k] = v ? 1 : 0;
+      else out[k] = v;
+    }
+    return out;
+  }
+
+  /** Decodes a database row into API types. */
+  private dec<T>(row: Row | undefined): T | null {
+    if (!row) return null;
+    const out: Row = {};
+    for (const [k, v] of Object.entries(row)) {
+      if (BOOL_COLUMNS.has(k)) out[k] = v === null ? null : Boolean(v);
+      else if (JSON_COLUMNS.has(k)) out[k] = typeof v === 'string' ? JSON.parse(v) : v;
+      else if (v instanceof Date) out[k] = v.toISOString();
+      else out[k] = v;
+    }
+    return out as T;
+  }
+
+  private decAll<T>(rows: Row[]): T[] {
+    return rows.map((r) => this.dec<T>(r) as T);
+  }
+
+  private bool(v: boolean): boolean | number {
+    return this.kind === 'sqlite' ? (v ? 1 : 0) : v;
+  }
+
+  private async guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(what);
+      throw err;
+    }
+  }
+
+  // ---- lifecycle --------------------------------------------------------------------------------
+
+  async migrate(): Promise<string[]> {
+    const migrator = new Migrator({ db: this.db, provider: new StaticMigrations(migrations(this.kind)) });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await sql`select 1`.execute(this.db);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  // ---- organization and members ------------------------------------------------------------------
+
+  async getOrganization(): Promise<OrganizationRow | null> {
+    const row = await this.db.selectFrom('organizations').selectAll().limit(1).executeTakeFirst();
+    return this.dec<OrganizationRow>(row);
+  }
+
+  async bootstrap(input: BootstrapInput): Promise<boolean> {
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        const existing = await trx.selectFrom('organizations').select('id').limit(1).executeTakeFirst();
+        if (existing) throw new ConflictError('already bootstrapped');
+        await trx.insertInto('organizations').values(this.enc({ ...input.organization })).execute();
+        await trx.insertInto('members').values(this.enc({ ...input.member })).execute();
+        await trx.insertInto('workspaces').values(this.enc({ ...input.workspace })).execute();
+        await trx.insertInto('api_keys').values(this.enc({ ...input.key })).execute();
+      });
+      return true;
+    } catch (err) {
+      // Another instance won the race, or the database was already set up.
+      if (err instanceof ConflictError || isUniqueViolation(err)) return false;
+      throw err;
+    }
+  }
+
+  async listMembers(offset: number, limit: number): Promise<Page<MemberRow>> {
+    const rows = await this.db.selectFrom('members').selectAll().orderBy('created_at').orderBy('id').offset(offset).limit(limit).execute();
+    const total = await this.count('members');
+    return { rows: this.decAll<MemberRow>(rows), total };
+  }
+
+  async getMember(id: string): Promise<MemberRow | null> {
+    return this.dec<MemberRow>(await this.db.selectFrom('members').selectAll().where('id', '=', id).executeTakeFirst());
+  }
+
+  async insertMember(row: MemberRow): Promise<void> {
+    await this.guard(`a member with email ${row.email} already exists`, () => this.db.insertInto('members').values(this.enc({ ...row })).execute());
+  }
+
+  async deleteMember(id: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const member = await trx.selectFrom('members').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!member) return false;
+      if (member.role === 'org:admin') {
+        const admins = await this.countWhere(trx, 'members', 'role', 'org:admin');
+        if (admins <= 1) throw new ConflictError('cannot remove the last admin of the organization');
+      }
+      const keys = await trx
+        .selectFrom('api_keys')
+        .select(sql<number>`count(*)`.as('n'))
+        .where('creator_user_id', '=', id)
+        .where('disabled', '=', this.bool(false))
+        .executeTakeFirstOrThrow();
+      if (Number(keys.n) > 0) throw new ConflictError(`member ${id} still owns ${keys.n} active key(s); disable or delete them first`);
+      // Disabled keys keep a dangling creator otherwise; detach them.
+      await trx.updateTable('api_keys').set({ creator_user_id: null }).where('creator_user_id', '=', id).execute();
+      await trx.deleteFrom('members').where('id', '=', id).execute();
+      return true;
+    });
+  }
+
+  // ---- workspaces -------------------------------------------------------------------------------
+
+  async insertWorkspace(row: WorkspaceRow): Promise<void> {
+    await this.guard(`a workspace with slug "${row.slug}" already exists`, () => this.db.insertInto('workspaces').values(this.enc({ ...row })).execute());
+  }
+
+  async getWorkspace(idOrSlug: string): Promise<WorkspaceRow | null> {
+    const row = await this.db
+      .selectFrom('workspaces')
+      .selectAll()
+      .where((eb) => eb.or([eb('id', '=', idOrSlug), eb('slug', '=', idOrSlug)]))
+      .executeTakeFirst();
+    return this.dec<WorkspaceRow>(row);
+  }
+
+  async getDefaultWorkspace(): Promise<WorkspaceRow | null> {
+    return this.dec<WorkspaceRow>(await this.db.selectFrom('workspaces').selectAll().where('is_default', '=', this.bool(true)).executeTakeFirst());
+  }
+
+  async listWorkspaces(offset: number, limit: number): Promise<Page<WorkspaceRow>> {
+    const rows = await this.db.selectFrom('workspaces').selectAll().orderBy('created_at').orderBy('id').offset(offset).limit(limit).execute();
+    return { rows: this.decAll<WorkspaceRow>(rows), total: await this.count('workspaces') };
+  }
+
+  async updateWorkspace(id: string, patch: Partial<WorkspaceRow>): Promise<WorkspaceRow | null> {
+    const values = this.enc({ ...patch, id: undefined, created_at: undefined, created_by: undefined, is_default: undefined });
+    if (Object.keys(values).length > 0) {
+      await this.guard(`a workspace with slug "${patch.slug}" already exists`, () =>
+        this.db.updateTable('workspaces').set(values).where('id', '=', id).execute(),
+      );
+    }
+    return this.getWorkspace(id);
+  }
+
+  async deleteWorkspace(id: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const ws = await trx.selectFrom('workspaces').select('id').where('id', '=', id).executeTakeFirst();
+      if (!ws) return false;
+      const active = await trx
+        .selectFrom('api_keys')
+        .select(sql<number>`count(*)`.as('n'))
+        .where('workspace_id', '=', id)
+        .where('disabled', '=', this.bool(false))
+        .executeTakeFirstOrThrow();
+      if (Number(active.n) > 0) throw new ConflictError(`workspace still has ${active.n} active key(s); disable or delete them first`);
+      const presetIds = trx.selectFrom('presets').select('id').where('workspace_id', '=', id);
+      await trx.deleteFrom('preset_versions').where('preset_id', 'in', presetIds).execute();
+      await trx.deleteFrom('presets').where('workspace_id', '=', id).execute();
+      const keyHashes = trx.selectFrom('api_keys').select('hash').where('workspace_id', '=', id);
+      await trx.deleteFrom('key_usage_daily').where('key_hash', 'in', keyHashes).execute();
+      await trx.deleteFrom('api_keys').where('workspace_id', '=', id).execute();
+      await trx.deleteFrom('workspaces').where('id', '=', id).execute();
+      return true;
+    });
+  }
+
+  // ---- keys -------------------------------------------------------------------------------------
+
+  async insertKey(row: KeyRow): Promise<void> {
+    await this.guard('key already exists', () => this.db.insertInto('api_keys').values(this.enc({ ...row })).execute());
+  }
+
+  async getKey(hash: string): Promise<KeyRow | null> {
+    return this.dec<KeyRow>(await this.db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst());
+  }
+
+  async listKeys(q: { workspace_id: string; include_disabled: boolean; offset: number; limit: number }): Promise<KeyRow[]> {
+    let query = this.db.selectFrom('api_keys').selectAll().where('workspace_id', '=', q.workspace_id);
+    if (!q.include_disabled) query = query.where('disabled', '=', this.bool(false));
+    const rows = await query.orderBy('created_at', 'desc').orderBy('hash').offset(q.offset).limit(q.limit).execute();
+    return this.decAll<KeyRow>(rows);
+  }
+
+  async updateKey(hash: string, patch: Partial<KeyRow>): Promise<KeyRow | null> {
+    const values = this.enc({ ...patch, hash: undefined, kind: undefined, created_at: undefined, label: undefined });
+    if (Object.keys(values).length > 0) await this.db.updateTable('api_keys').set(values).where('hash', '=', hash).execute();
+    return this.getKey(hash);
+  }
+
+  async deleteKey(hash: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const res = await trx.deleteFrom('api_keys').where('hash', '=', hash).executeTakeFirst();
+      await trx.deleteFrom('key_usage_daily').where('key_hash', '=', hash).execute();
+      return Number(res.numDeletedRows) > 0;
+    });
+  }
+
+  async countActiveManagementKeys(): Promise<number> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select(sql<number>`count(*)`.as('n'))
+      .where('kind', '=', 'management')
+      .where('disabled', '=', this.bool(false))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async addKeyUsage(deltas: KeyUsageDelta[]): Promise<void> {
+    if (deltas.length === 0) return;
+    const merged = new Map<string, KeyUsageDelta>();
+    for (const d of deltas) {
+      const id = `${d.key_hash}|${d.day}`;
+      const prev = merged.get(id);
+      if (prev) {
+        prev.usage += d.usage;
+        prev.byok_usage += d.byok_usage;
+        prev.requests += d.requests;
+      } else merged.set(id, { ...d });
+    }
+    await this.db.transaction().execute(async (trx) => {
+      for (const d of merged.values()) {
+        await trx
+          .insertInto('key_usage_daily')
+          .values({ ...d })
+          .onConflict((oc) =>
+            oc.columns(['key_hash', 'day']).doUpdateSet({
+              usage: sql`key_usage_daily.usage + ${d.usage}`,
+              byok_usage: sql`key_usage_daily.byok_usage + ${d.byok_usage}`,
+              requests: sql`key_usage_daily.requests + ${d.requests}`,
+            }),
+          )
+          .execute();
+      }
+    });
+  }
+
+  async getKeyUsage(hashes: string[], w: { day: string; week: string; month: string }): Promise<Map<string, KeyUsageTotals>> {
+    const out = new Map<string, KeyUsageTotals>();
+    for (const h of hashes) {
+      out.set(h, { usage: 0, usage_daily: 0, usage_weekly: 0, usage_monthly: 0, byok_usage: 0, byok_usage_daily: 0, byok_usage_weekly: 0, byok_usage_monthly: 0 });
+    }
+    if (hashes.length === 0) return out;
+    const rows = await this.db.selectFrom('key_usage_daily').selectAll().where('key_hash', 'in', hashes).execute();
+    for (const r of rows) {
+      const t = out.get(r.key_hash as string)!;
+      const day = r.day as string;
+      const u = Number(r.usage);
+      const b = Number(r.byok_usage);
+      t.usage += u;
+      t.byok_usage += b;
+      if (day >= w.day) (t.usage_daily += u), (t.byok_usage_daily += b);
+      if (day >= w.week) (t.usage_weekly += u), (t.byok_usage_weekly += b);
+      if (day >= w.month) (t.usage_monthly += u), (t.byok_usage_monthly += b);
+    }
+    return out;
+  }
+
+  // ---- presets ----------------------------------------------------------------------------------
+
+  async getPreset(workspace_id: string, slug: string): Promise<PresetRow | null> {
+    const row = await this.db.selectFrom('presets').selectAll().where('workspace_id', '=', workspace_id).where('slug', '=', slug).executeTakeFirst();
+    return this.dec<PresetRow>(row);
+  }
+
+  async listPresets(workspace_id: string, offset: number, limit: number): Promise<Page<PresetRow>> {
+    const rows = await this.db
+      .selectFrom('presets')
+      .selectAll()
+      .where('workspace_id', '=', workspace_id)
+      .orderBy('updated_at', 'desc')
+      .orderBy('id')
+      .offset(offset)
+      .limit(limit)
+      .execute();
+    const total = await this.countWhere(this.db, 'presets', 'workspace_id', workspace_id);
+    return { rows: this.decAll<PresetRow>(rows), total };
+  }
+
+  async getPresetVersion(preset_id: string, version: number): Promise<PresetVersionRow | null> {
+    const row = await this.db.selectFrom('preset_versions').selectAll().where('preset_id', '=', preset_id).where('version', '=', version).executeTakeFirst();
+    return this.dec<PresetVersionRow>(row);
+  }
+
+  async getPresetVersionById(id: string): Promise<PresetVersionRow | null> {
+    return this.dec<PresetVersionRow>(await this.db.selectFrom('preset_versions').selectAll().where('id', '=', id).executeTakeFirst());
+  }
+
+  async listPresetVersions(preset_id: string, offset: number, limit: number): Promise<Page<PresetVersionRow>> {
+    const rows = await this.db
+      .selectFrom('preset_versions')
+      .selectAll()
+      .where('preset_id', '=', preset_id)
+      .orderBy('version', 'asc')
+      .offset(offset)
+      .limit(limit)
+      .execute();
+    const total = await this.countWhere(this.db, 'preset_versions', 'preset_id', preset_id);
+    return { rows: this.decAll<PresetVersionRow>(rows), total };
+  }
+
+  async savePresetVersion(input: SavePresetInput): Promise<{ preset: PresetRow; version: PresetVersionRow; created: boolean }> {
+    return this.guard(`preset "${input.slug}" was modified concurrently; retry`, () =>
+      this.db.transaction().execute(async (trx) => {
+        const existing = this.dec<PresetRow>(
+          await trx.selectFrom('presets').selectAll().where('workspace_id', '=', input.workspace_id).where('slug', '=', input.slug).executeTakeFirst(),
+        );
+        const versionId = randomUUID();
+        if (!existing) {
+          const preset: PresetRow = {
+            id: randomUUID(),
+            workspace_id: input.workspace_id,
+            slug: input.slug,
+            name: input.slug,
+            description: null,
+            status: 'active',
+            status_updated_at: null,
+            designated_version_id: versionId,
+            creator_user_id: input.creator_id,
+            created_at: input.now,
+            updated_at: input.now,
+          };
+          const version = this.versionRow(versionId, preset.id, 1, input);
+          await trx.insertInto('presets').values(this.enc({ ...preset })).execute();
+          await trx.insertInto('preset_versions').values(this.enc({ ...version })).execute();
+          return { preset, version, created: true };
+        }
+        const max = await trx
+          .selectFrom('preset_versions')
+          .select(sql<number>`max(version)`.as('v'))
+          .where('preset_id', '=', existing.id)
+          .executeTakeFirstOrThrow();
+        const version = this.versionRow(versionId, existing.id, Number(max.v ?? 0) + 1, input);
+        // The unique (preset_id, version) constraint turns a concurrent edit into a ConflictError.
+        await trx.insertInto('preset_versions').values(this.enc({ ...version })).execute();
+        await trx.updateTable('presets').set({ designated_version_id: versionId, updated_at: input.now }).where('id', '=', existing.id).execute();
+        return { preset: { ...existing, designated_version_id: versionId, updated_at: input.now }, version, created: false };
+      }),
+    );
+  }
+
+  private versionRow(id: string, preset_id: string, version: number, input: SavePresetInput): PresetVersionRow {
+    return { id, preset_id, version, config: input.config, system_prompt: input.system_prompt, creator_id: input.creator_id, created_at: input.now, updated_at: input.now };
+  }
+
+  // ---- helpers ----------------------------------------------------------------------------------
+
+  private async count(table: string): Promise<number> {
+    const row = await this.db.selectFrom(table).select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  private async countWhere(db: Db | Transaction<any>, table: string, column: string, value: unknown): Promise<number> {
+    const row = await db.selectFrom(table).select(sql<number>`count(*)`.as('n')).where(column, '=', value).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+}
+
+/** Opens the store named by a database URL: `sqlite:<path>` (or `sqlite::memory:`) or `postgres://…`. */
+export function openStore(url: string): SqlStore {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length).replace(/^\/\//, '');
+    if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+    const database = new Database(path === ':memory:' ? ':memory:' : resolve(path));
+    database.pragma('journal_mode = WAL');
+    database.pragma('busy_timeout = 5000');
+    database.pragma('foreign_keys = ON');
+    database.pragma('synchronous = NORMAL');
+    return new SqlStore('sqlite', new Kysely({ dialect: new SqliteDialect({ database }) }));
+  }
+  const types = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      // timestamptz and timestamp: ISO strings like the SQLite backend; int8 (count): numbers.
+      if (oid === 1184 || oid === 1114) return (v: string) => new Date(oid === 1114 ? `${v}Z` : v).toISOString();
+      if (oid === 20) return (v: string) => Number(v);
+      return pg.types.getTypeParser(oid, format as 'text');
+    },
+  };
+  const pool = new pg.Pool({ connectionString: url, max: 10, types: types as pg.CustomTypesConfig });
+  return new SqlStore('postgres', new Kysely({ dialect: new PostgresDialect({ pool }) }));
+}

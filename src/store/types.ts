@@ -1,0 +1,183 @@
+/**
+ * The store interface: everything the gateway persists, behind one contract with two backends
+ * (SQLite by default, PostgreSQL for production). Rows use API-facing types: booleans, ISO timestamps, parsed JSON.
+ */
+
+export type KeyKind = 'management' | 'inference';
+export type LimitReset = 'daily' | 'weekly' | 'monthly';
+export type MemberRole = 'org:admin' | 'org:member';
+
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface MemberRow {
+  id: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  role: MemberRole;
+  created_at: string;
+}
+
+export interface WorkspaceRow {
+  id: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  default_text_model: string | null;
+  default_image_model: string | null;
+  default_provider_sort: string | null;
+  io_logging_api_key_ids: number[] | null;
+  io_logging_sampling_rate: number;
+  is_data_discount_logging_enabled: boolean;
+  is_observability_broadcast_enabled: boolean;
+  is_observability_io_logging_enabled: boolean;
+  is_default: boolean;
+  created_by: string;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export interface KeyRow {
+  hash: string;
+  name: string;
+  label: string;
+  kind: KeyKind;
+  disabled: boolean;
+  limit: number | null;
+  limit_reset: LimitReset | null;
+  include_byok_in_limit: boolean;
+  expires_at: string | null;
+  creator_user_id: string | null;
+  workspace_id: string;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export interface PresetRow {
+  id: string;
+  workspace_id: string;
+  slug: string;
+  name: string;
+  description: string | null;
+  status: 'active' | 'disabled' | 'archived';
+  status_updated_at: string | null;
+  designated_version_id: string;
+  creator_user_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PresetVersionRow {
+  id: string;
+  preset_id: string;
+  version: number;
+  config: Record<string, unknown>;
+  system_prompt: string | null;
+  creator_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Spend of one key on one UTC day, in USD. */
+export interface KeyUsageDelta {
+  key_hash: string;
+  /** `YYYY-MM-DD` (UTC). */
+  day: string;
+  usage: number;
+  byok_usage: number;
+  requests: number;
+}
+
+export interface KeyUsageTotals {
+  usage: number;
+  usage_daily: number;
+  usage_weekly: number;
+  usage_monthly: number;
+  byok_usage: number;
+  byok_usage_daily: number;
+  byok_usage_weekly: number;
+  byok_usage_monthly: number;
+}
+
+export interface Page<T> {
+  rows: T[];
+  total: number;
+}
+
+/** A unique constraint or a concurrent change: the operation did not happen and may be retried. */
+export class ConflictError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConflictError';
+  }
+}
+
+export interface BootstrapInput {
+  organization: OrganizationRow;
+  member: MemberRow;
+  workspace: WorkspaceRow;
+  key: KeyRow;
+}
+
+export interface SavePresetInput {
+  workspace_id: string;
+  slug: string;
+  creator_id: string;
+  config: Record<string, unknown>;
+  system_prompt: string | null;
+  now: string;
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Applies pending migrations; returns the names applied. */
+  migrate(): Promise<string[]>;
+  close(): Promise<void>;
+  /** True when the database answers. */
+  ping(): Promise<boolean>;
+
+  getOrganization(): Promise<OrganizationRow | null>;
+  /** Creates organization, owner, default workspace and first management key in one transaction. False when already bootstrapped. */
+  bootstrap(input: BootstrapInput): Promise<boolean>;
+
+  listMembers(offset: number, limit: number): Promise<Page<MemberRow>>;
+  getMember(id: string): Promise<MemberRow | null>;
+  insertMember(row: MemberRow): Promise<void>;
+  /** Refuses (ConflictError) to remove the last admin or a member who still owns active keys. */
+  deleteMember(id: string): Promise<boolean>;
+
+  insertWorkspace(row: WorkspaceRow): Promise<void>;
+  getWorkspace(idOrSlug: string): Promise<WorkspaceRow | null>;
+  getDefaultWorkspace(): Promise<WorkspaceRow | null>;
+  listWorkspaces(offset: number, limit: number): Promise<Page<WorkspaceRow>>;
+  updateWorkspace(id: string, patch: Partial<WorkspaceRow>): Promise<WorkspaceRow | null>;
+  /** Refuses (ConflictError) while the workspace has active keys. Removes its presets in the same transaction. */
+  deleteWorkspace(id: string): Promise<boolean>;
+
+  insertKey(row: KeyRow): Promise<void>;
+  getKey(hash: string): Promise<KeyRow | null>;
+  listKeys(q: { workspace_id: string; include_disabled: boolean; offset: number; limit: number }): Promise<KeyRow[]>;
+  updateKey(hash: string, patch: Partial<KeyRow>): Promise<KeyRow | null>;
+  deleteKey(hash: string): Promise<boolean>;
+  countActiveManagementKeys(): Promise<number>;
+
+  /** Adds usage deltas (summed per key and day) in one transaction. */
+  addKeyUsage(deltas: KeyUsageDelta[]): Promise<void>;
+  /** Usage totals for the given keys; windows start at the given UTC days (`YYYY-MM-DD`). */
+  getKeyUsage(hashes: string[], windows: { day: string; week: string; month: string }): Promise<Map<string, KeyUsageTotals>>;
+
+  getPreset(workspace_id: string, slug: string): Promise<PresetRow | null>;
+  listPresets(workspace_id: string, offset: number, limit: number): Promise<Page<PresetRow>>;
+  getPresetVersion(preset_id: string, version: number): Promise<PresetVersionRow | null>;
+  getPresetVersionById(id: string): Promise<PresetVersionRow | null>;
+  listPresetVersions(preset_id: string, offset: number, limit: number): Promise<Page<PresetVersionRow>>;
+  /**
+   * Creates the preset (version 1) or adds the next version and designates it, in one transaction.
+   * Two concurrent saves of one preset never produce the same version number: the loser gets ConflictError.
+   */
+  savePresetVersion(input: SavePresetInput): Promise<{ preset: PresetRow; version: PresetVersionRow; created: boolean }>;
+}
