@@ -20,6 +20,12 @@ export interface GatewayConfig {
   keyCacheTtlMs: number;
   /** Grace period for in-flight requests at shutdown (ms). */
   shutdownGraceMs: number;
+  /** A stream that has written nothing for this long gets a `: GATEWAY PROCESSING` comment (ms). */
+  streamKeepaliveMs: number;
+  /** How long a `session_id` stays on its endpoint (ms). */
+  sessionTtlMs: number;
+  /** Whether the shipped catalog of public providers and models is loaded. */
+  defaultCatalog: boolean;
   /** The raw `catalog`/`providers` sections of the file, interpreted by the catalog loader. */
   file: Record<string, unknown>;
 }
@@ -45,6 +51,9 @@ const FILE_KEYS: Record<string, string> = {
   body_limit: 'GATEWAY_BODY_LIMIT',
   key_cache_ttl_ms: 'GATEWAY_KEY_CACHE_TTL_MS',
   shutdown_grace_ms: 'GATEWAY_SHUTDOWN_GRACE_MS',
+  stream_keepalive_ms: 'GATEWAY_STREAM_KEEPALIVE_MS',
+  session_ttl_ms: 'GATEWAY_SESSION_TTL_MS',
+  default_catalog: 'GATEWAY_DEFAULT_CATALOG',
 };
 /** Sections of the file read by other modules (catalog, providers, routing, limits). */
 const FILE_SECTIONS = new Set(['providers', 'models', 'endpoints', 'routing', 'timeouts', 'organization', 'limits']);
@@ -129,6 +138,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const keyCacheTtlMs = intSetting('GATEWAY_KEY_CACHE_TTL_MS', merged.GATEWAY_KEY_CACHE_TTL_MS, 30_000, 0, 3_600_000, problems);
   const shutdownGraceMs = intSetting('GATEWAY_SHUTDOWN_GRACE_MS', merged.GATEWAY_SHUTDOWN_GRACE_MS, 30_000, 0, 3_600_000, problems);
 
+  const streamKeepaliveMs = intSetting('GATEWAY_STREAM_KEEPALIVE_MS', merged.GATEWAY_STREAM_KEEPALIVE_MS, 3_000, 100, 60_000, problems);
+  const sessionTtlMs = intSetting('GATEWAY_SESSION_TTL_MS', merged.GATEWAY_SESSION_TTL_MS, 30 * 60_000, 0, 24 * 3_600_000, problems);
+  const dc = (merged.GATEWAY_DEFAULT_CATALOG ?? 'true').toLowerCase();
+  if (!['true', 'false', '1', '0'].includes(dc)) problems.push(`GATEWAY_DEFAULT_CATALOG must be true or false (got "${merged.GATEWAY_DEFAULT_CATALOG}")`);
+  const defaultCatalog = dc === 'true' || dc === '1';
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, file };
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file };
 }

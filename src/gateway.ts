@@ -15,6 +15,15 @@ import { MemberService, newMemberId } from './services/members.js';
 import { PresetService } from './services/presets.js';
 import { newWorkspace, WorkspaceService } from './services/workspaces.js';
 import type { Services } from './services/index.js';
+import { buildCatalog, CatalogService } from './services/catalog.js';
+import { ChatService } from './services/chat.js';
+import { GenerationRecorder } from './services/generations.js';
+import { HealthTracker } from './services/health.js';
+import { UpstreamHttp } from './providers/http.js';
+import { defaultCatalog } from './catalog/default-catalog.js';
+import chatRoutes from './http/routes/chat.js';
+import generationRoutes from './http/routes/generation.js';
+import modelRoutes from './http/routes/models.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -56,26 +65,53 @@ export interface CreateGatewayOptions {
   logger?: Logger;
   extraRoutes?: RoutePlugin[];
   now?: () => number;
+  /** Environment for provider credentials (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Generation flush cadence (tests shorten or lengthen it). */
+  recorder?: { intervalMs: number; batchSize: number };
 }
 
 export async function createGateway(config: GatewayConfig, opts: CreateGatewayOptions = {}): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(config);
   const now = opts.now ?? Date.now;
+  // The catalog is validated before anything is opened: a bad config file stops the start with every problem listed.
+  const catalog = new CatalogService(buildCatalog(config.file, config.defaultCatalog ? defaultCatalog() : { providers: [], models: [], endpoints: [] }), opts.env ?? process.env, logger);
   const store = openStore(config.databaseUrl);
   const applied = await store.migrate();
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
 
   const bus = config.redisUrl ? new RedisBus(config.redisUrl, logger) : new LocalBus();
+  const workspaces = new WorkspaceService(store, now, bus, config.keyCacheTtlMs);
+  const presets = new PresetService(store, now, bus, config.keyCacheTtlMs);
+  const health = new HealthTracker(now);
+  const http = new UpstreamHttp();
+  const recorder = new GenerationRecorder(store, logger, opts.recorder);
+  const chat = new ChatService({
+    catalog,
+    health,
+    http,
+    recorder,
+    presets,
+    workspaces,
+    log: logger,
+    now,
+    options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs },
+  });
   const svc: Services = {
     config,
     store,
     bus,
     keys: new KeyService(store, bus, config.keyCacheTtlMs, now),
-    workspaces: new WorkspaceService(store, now),
+    workspaces,
     members: new MemberService(store, now),
-    presets: new PresetService(store, now),
+    presets,
+    catalog,
+    health,
+    recorder,
+    chat,
     readiness: new Map(),
-    onShutdown: [],
+    // After the server stopped and in-flight requests ended: write every pending record, then drop upstream pools.
+    onShutdown: [() => recorder.close(), () => http.close()],
   };
 
   const bootstrapSecret = await bootstrap(store, config);
@@ -85,7 +121,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     logger.info('first start: created the organization, the default workspace and the management key from GATEWAY_ADMIN_KEY');
   }
 
-  const app = await buildApp({ svc, logger, extraRoutes: opts.extraRoutes });
+  const app = await buildApp({ svc, logger, extraRoutes: [chatRoutes, generationRoutes, modelRoutes, ...(opts.extraRoutes ?? [])] });
   let closed: Promise<void> | null = null;
 
   return {

@@ -71,3 +71,11 @@ export function mergePreset(config: Record<string, unknown>, body: Record<string
   }
   return merged;
 }
+
+/** `@preset/<slug>`, `<model>@preset/<slug>` or a plain model id. */
+export function parsePresetModel(model: string | undefined): { model: string | undefined; preset: string | undefined } {
+  if (!model) return { model, preset: undefined };
+  const i = model.indexOf('@preset/');
+  if (i < 0) return { model, preset: undefined };
+  return { model: i === 0 ? undefined : model.slice(0, i), preset: model.slice(i + '@preset/'.length) || undefined };
+}

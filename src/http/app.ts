@@ -7,7 +7,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import swagger from '@fastify/swagger';
 import type { Logger } from 'pino';
 import { registerAuth } from './plugins/auth.js';
-import { registerErrorHandling } from './plugins/errors.js';
+import { registerErrorHandling, sendError } from './plugins/errors.js';
 import { registerValidation } from './plugins/validation.js';
 import { ErrorEnvelope } from './schemas/common.js';
 import { KeyView } from './routes/keys.js';
@@ -17,7 +17,7 @@ import healthRoutes from './routes/health.js';
 import keyRoutes from './routes/keys.js';
 import workspaceRoutes from './routes/workspaces.js';
 import presetRoutes from './routes/presets.js';
-import organizationRoutes from './routes/organization.js';
+import organizationRoutes, { MemberView } from './routes/organization.js';
 import type { Services } from '../services/index.js';
 
 export const API_PREFIX = '/api/v1';
@@ -47,16 +47,24 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     keepAliveTimeout: 72_000,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Path parameters up to 500 characters reach validation (400 naming the parameter); longer ones get 414.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // Errors the router raises before any hook (bad URL encoding, over-long parameter) also use the envelope.
+    frameworkErrors: (err, request, reply) => {
+      reply.header('x-request-id', request.id);
+      const status = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : err.code === 'FST_ERR_BAD_URL' ? 400 : (err.statusCode ?? 500);
+      return sendError(reply, status, status >= 500 ? 'Internal server error' : err.message);
+    },
+  });
+
+  // First onRequest hook, so that responses of failing hooks (401/403 from auth) carry the request id too.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
   });
 
   registerValidation(app);
   registerErrorHandling(app);
   registerAuth(app, svc.keys);
-
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
   // One structured line per request, at the end (status, timing, caller's key and workspace, no secrets).
   app.addHook('onResponse', async (request, reply) => {
     if (!logger.isLevelEnabled('info')) return;
@@ -76,7 +84,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
     closing = true;
   });
 
-  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView]) app.addSchema(s);
+  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView, MemberView]) app.addSchema(s);
 
   await app.register(swagger, {
     openapi: {
@@ -86,6 +94,8 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <key>' } } },
       security: [{ bearer: [] }],
     },
+    // Components keep their schema names (ApiKey, Workspace, …) instead of def-0, def-1.
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     transform: ({ schema, url }) => ({ schema, url: url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) || '/' : url }),
   });
 

@@ -2,6 +2,9 @@
 import type { ErrorObject } from 'ajv';
 
 export class HttpError extends Error {
+  /** Routing metadata placed beside `error` when the caller opted in. */
+  gatewayMetadata?: Record<string, unknown>;
+
   constructor(
     readonly status: number,
     message: string,
@@ -10,6 +13,13 @@ export class HttpError extends Error {
   ) {
     super(message);
     this.name = 'HttpError';
+  }
+
+  /** The envelope body of this error. */
+  envelope(): Record<string, unknown> {
+    const error: Record<string, unknown> = { code: this.status, message: this.message };
+    if (this.metadata) error.metadata = this.metadata;
+    return this.gatewayMetadata ? { error, gateway_metadata: this.gatewayMetadata } : { error };
   }
 }
 
@@ -35,6 +45,8 @@ function fieldPath(instancePath: string): string {
 export function describeValidationError(e: ErrorObject, location: string): { field: string; rule: string; message: string } {
   let field = fieldPath(e.instancePath);
   const p = e.params as Record<string, unknown>;
+  // An error inside `propertyNames` is about a key of the object, not the object itself.
+  if (e.propertyName !== undefined && e.keyword !== 'propertyNames') field = field ? `${field} key "${e.propertyName}"` : `key "${e.propertyName}"`;
   let rule: string;
   switch (e.keyword) {
     case 'required':

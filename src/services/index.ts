@@ -6,6 +6,10 @@ import type { KeyService } from './keys.js';
 import type { MemberService } from './members.js';
 import type { PresetService } from './presets.js';
 import type { WorkspaceService } from './workspaces.js';
+import type { CatalogService } from './catalog.js';
+import type { ChatService } from './chat.js';
+import type { GenerationRecorder } from './generations.js';
+import type { HealthTracker } from './health.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -15,6 +19,10 @@ export interface Services {
   workspaces: WorkspaceService;
   members: MemberService;
   presets: PresetService;
+  catalog: CatalogService;
+  health: HealthTracker;
+  recorder: GenerationRecorder;
+  chat: ChatService;
   /** Extra readiness checks registered by later subsystems (name → check). */
   readiness: Map<string, () => Promise<boolean>>;
   /** Work to finish at shutdown after the server stopped accepting (flush usage, stop workers). */

@@ -108,7 +108,12 @@ export class KeyService {
   async update(hash: string, patch: KeyPatch): Promise<KeyRow> {
     const current = await this.get(hash);
     if (patch.disabled === true && !current.disabled && current.kind === 'management') await this.refuseLastManagementKey();
-    const row = await this.store.updateKey(hash, { ...patch, updated_at: new Date(this.now()).toISOString() });
+    // Only the patchable fields: unknown body fields (or workspace_id, expires_at, …) must never reach the database.
+    const known: KeyPatch = {};
+    for (const k of ['name', 'disabled', 'limit', 'limit_reset', 'include_byok_in_limit'] as const) {
+      if (patch[k] !== undefined) (known as Record<string, unknown>)[k] = patch[k];
+    }
+    const row = await this.store.updateKey(hash, { ...known, updated_at: new Date(this.now()).toISOString() });
     this.bus.publish('key', hash);
     if (!row) throw notFound(`API key ${hash} not found`);
     return row;

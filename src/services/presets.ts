@@ -3,6 +3,7 @@ import { presetFromBody, type PresetSource } from '../core/presets.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { mapConflict } from './workspaces.js';
 import type { PresetRow, PresetVersionRow, Store } from '../store/types.js';
+import type { InvalidationBus } from './invalidation.js';
 
 export function presetView(preset: PresetRow, version: PresetVersionRow | null) {
   return {
@@ -35,10 +36,28 @@ export function versionView(v: PresetVersionRow) {
 }
 
 export class PresetService {
+  private readonly cache = new Map<string, { value: { preset: PresetRow; version: PresetVersionRow }; at: number }>();
+
   constructor(
     private readonly store: Store,
     private readonly now: () => number = Date.now,
-  ) {}
+    private readonly bus?: InvalidationBus,
+    private readonly ttlMs = 30_000,
+  ) {
+    bus?.subscribe((kind, id) => {
+      if (kind === 'preset') this.cache.delete(id);
+    });
+  }
+
+  /** The designated version for inference, from memory; a new version invalidates it on every instance. */
+  async designatedCached(workspaceId: string, slug: string): Promise<{ preset: PresetRow; version: PresetVersionRow }> {
+    const k = `${workspaceId}|${slug}`;
+    const hit = this.cache.get(k);
+    if (hit && this.now() - hit.at < this.ttlMs) return hit.value;
+    const value = await this.designated(workspaceId, slug);
+    this.cache.set(k, { value, at: this.now() });
+    return value;
+  }
 
   async save(workspaceId: string, slug: string, source: PresetSource, body: Record<string, unknown>, creatorId: string) {
     if (source === 'responses' && body.store === true) {
@@ -48,6 +67,7 @@ export class PresetService {
     const { preset, version } = await mapConflict(
       this.store.savePresetVersion({ workspace_id: workspaceId, slug, creator_id: creatorId, config, system_prompt, now: new Date(this.now()).toISOString() }),
     );
+    this.bus?.publish('preset', `${workspaceId}|${slug}`);
     return presetView(preset, version);
   }
 

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { conflict, forbidden, notFound } from '../http/errors.js';
 import { ConflictError, type Store, type WorkspaceRow } from '../store/types.js';
+import type { InvalidationBus } from './invalidation.js';
 
 export interface WorkspaceInput {
   name: string;
@@ -16,6 +17,20 @@ export interface WorkspaceInput {
   is_observability_broadcast_enabled?: boolean;
   is_observability_io_logging_enabled?: boolean;
 }
+
+const WORKSPACE_FIELDS: Array<keyof WorkspaceInput> = [
+  'name',
+  'slug',
+  'description',
+  'default_text_model',
+  'default_image_model',
+  'default_provider_sort',
+  'io_logging_api_key_ids',
+  'io_logging_sampling_rate',
+  'is_data_discount_logging_enabled',
+  'is_observability_broadcast_enabled',
+  'is_observability_io_logging_enabled',
+];
 
 /** A workspace row with the documented defaults for omitted fields. */
 export function newWorkspace(input: WorkspaceInput, createdBy: string, now: string, isDefault = false): WorkspaceRow {
@@ -54,10 +69,27 @@ async function mapConflict<T>(p: Promise<T>): Promise<T> {
 }
 
 export class WorkspaceService {
+  private readonly cache = new Map<string, { row: WorkspaceRow | null; at: number }>();
+
   constructor(
     private readonly store: Store,
     private readonly now: () => number = Date.now,
-  ) {}
+    private readonly bus?: InvalidationBus,
+    private readonly ttlMs = 30_000,
+  ) {
+    bus?.subscribe((kind, id) => {
+      if (kind === 'workspace') this.cache.delete(id);
+    });
+  }
+
+  /** A workspace by id from memory (hot path); read from the store at most once per TTL or after a change. */
+  async cached(id: string): Promise<WorkspaceRow | null> {
+    const hit = this.cache.get(id);
+    if (hit && this.now() - hit.at < this.ttlMs) return hit.row;
+    const row = await this.store.getWorkspace(id);
+    this.cache.set(id, { row, at: this.now() });
+    return row;
+  }
 
   async create(input: WorkspaceInput, createdBy: string): Promise<WorkspaceRow> {
     const row = newWorkspace(input, createdBy, new Date(this.now()).toISOString());
@@ -85,7 +117,11 @@ export class WorkspaceService {
 
   async update(idOrSlug: string, patch: Partial<WorkspaceInput>): Promise<WorkspaceRow> {
     const current = await this.get(idOrSlug);
-    const row = await mapConflict(this.store.updateWorkspace(current.id, { ...patch, updated_at: new Date(this.now()).toISOString() }));
+    // Only the documented fields: unknown body fields must never reach the database (a 500, or a silent rewrite).
+    const known: Partial<WorkspaceInput> = {};
+    for (const k of WORKSPACE_FIELDS) if (patch[k] !== undefined) (known as Record<string, unknown>)[k] = patch[k];
+    const row = await mapConflict(this.store.updateWorkspace(current.id, { ...known, updated_at: new Date(this.now()).toISOString() }));
+    this.bus?.publish('workspace', current.id);
     if (!row) throw notFound(`Workspace ${idOrSlug} not found`);
     return row;
   }
@@ -94,6 +130,7 @@ export class WorkspaceService {
     const current = await this.get(idOrSlug);
     if (current.is_default) throw forbidden('The default workspace cannot be deleted');
     const deleted = await mapConflict(this.store.deleteWorkspace(current.id));
+    this.bus?.publish('workspace', current.id);
     if (!deleted) throw notFound(`Workspace ${idOrSlug} not found`);
   }
 }

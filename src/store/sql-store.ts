@@ -12,6 +12,7 @@ import { migrations, type Dialect } from './migrations/index.js';
 import {
   ConflictError,
   type BootstrapInput,
+  type GenerationRow,
   type KeyRow,
   type KeyUsageDelta,
   type KeyUsageTotals,
@@ -36,8 +37,11 @@ const BOOL_COLUMNS = new Set([
   'is_default',
   'disabled',
   'include_byok_in_limit',
+  'streamed',
+  'cancelled',
+  'is_byok',
 ]);
-const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config']);
+const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'error']);
 
 function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string }).code;
@@ -51,11 +55,37 @@ class StaticMigrations implements MigrationProvider {
   }
 }
 
+const GENERATION_COLUMNS = [
+  'id', 'request_id', 'key_hash', 'workspace_id', 'api_type', 'requested_model', 'model', 'provider_name', 'endpoint_tag', 'upstream_id',
+  'streamed', 'cancelled', 'status', 'finish_reason', 'native_finish_reason', 'tokens_prompt', 'tokens_completion', 'native_tokens_reasoning',
+  'native_tokens_cached', 'native_tokens_cache_write', 'total_cost', 'upstream_inference_cost', 'is_byok', 'latency_ms', 'ttft_ms',
+  'generation_time_ms', 'attempts', 'error', 'preset_id', 'session_id', 'created_at',
+] as const;
+
 export class SqlStore implements Store {
+  private sqliteWriter?: (rows: Row[], usage: KeyUsageDelta[]) => void;
+
   constructor(
     readonly kind: Dialect,
     private readonly db: Db,
+    /** The embedded SQLite database: generation batches use prepared statements there (the busiest write path). */
+    private readonly embedded?: Database.Database,
   ) {}
+
+  /** Prepares the SQLite batch writer; the statements need the tables, so this runs after migrating. */
+  private attachSqliteWriter(sqlite: Database.Database): void {
+    const insert = sqlite.prepare(
+      `insert or ignore into generations (${GENERATION_COLUMNS.join(', ')}) values (${GENERATION_COLUMNS.map((c) => `@${c}`).join(', ')})`,
+    );
+    const upsert = sqlite.prepare(
+      'insert into key_usage_daily (key_hash, day, usage, byok_usage, requests) values (@key_hash, @day, @usage, @byok_usage, @requests) ' +
+        'on conflict (key_hash, day) do update set usage = usage + excluded.usage, byok_usage = byok_usage + excluded.byok_usage, requests = requests + excluded.requests',
+    );
+    this.sqliteWriter = sqlite.transaction((rows: Row[], usage: KeyUsageDelta[]) => {
+      for (const r of rows) insert.run(r);
+      for (const u of usage) upsert.run(u);
+    });
+  }
 
   // ---- encoding ---------------------------------------------------------------------------------
 
@@ -107,6 +137,7 @@ export class SqlStore implements Store {
     const migrator = new Migrator({ db: this.db, provider: new StaticMigrations(migrations(this.kind)) });
     const { error, results } = await migrator.migrateToLatest();
     if (error) throw error instanceof Error ? error : new Error(String(error));
+    if (this.embedded && !this.sqliteWriter) this.attachSqliteWriter(this.embedded);
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   }
 
@@ -281,8 +312,46 @@ export class SqlStore implements Store {
     return Number(row.n);
   }
 
+  async recordGenerations(rows: GenerationRow[], usage: KeyUsageDelta[]): Promise<void> {
+    if (rows.length === 0 && usage.length === 0) return;
+    const writer = this.sqliteWriter;
+    if (writer) {
+      // Holding Kysely's connection guarantees no Kysely transaction is open while the prepared batch runs.
+      await this.db.connection().execute(async () => {
+        writer(
+          rows.map((r) => {
+            const e = this.enc({ ...r });
+            for (const c of GENERATION_COLUMNS) if (e[c] === undefined) e[c] = null;
+            return e;
+          }),
+          usage,
+        );
+      });
+      return;
+    }
+    await this.db.transaction().execute(async (trx) => {
+      // Batches of 50 rows keep each statement well under the databases' parameter limits.
+      for (let i = 0; i < rows.length; i += 50) {
+        await trx
+          .insertInto('generations')
+          .values(rows.slice(i, i + 50).map((r) => this.enc({ ...r })))
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+      }
+      await this.addUsageIn(trx, usage);
+    });
+  }
+
+  async getGeneration(id: string): Promise<GenerationRow | null> {
+    return this.dec<GenerationRow>(await this.db.selectFrom('generations').selectAll().where('id', '=', id).executeTakeFirst());
+  }
+
   async addKeyUsage(deltas: KeyUsageDelta[]): Promise<void> {
     if (deltas.length === 0) return;
+    await this.db.transaction().execute((trx) => this.addUsageIn(trx, deltas));
+  }
+
+  private async addUsageIn(trx: Transaction<any>, deltas: KeyUsageDelta[]): Promise<void> {
     const merged = new Map<string, KeyUsageDelta>();
     for (const d of deltas) {
       const id = `${d.key_hash}|${d.day}`;
@@ -293,21 +362,19 @@ export class SqlStore implements Store {
         prev.requests += d.requests;
       } else merged.set(id, { ...d });
     }
-    await this.db.transaction().execute(async (trx) => {
-      for (const d of merged.values()) {
-        await trx
-          .insertInto('key_usage_daily')
-          .values({ ...d })
-          .onConflict((oc) =>
-            oc.columns(['key_hash', 'day']).doUpdateSet({
-              usage: sql`key_usage_daily.usage + ${d.usage}`,
-              byok_usage: sql`key_usage_daily.byok_usage + ${d.byok_usage}`,
-              requests: sql`key_usage_daily.requests + ${d.requests}`,
-            }),
-          )
-          .execute();
-      }
-    });
+    for (const d of merged.values()) {
+      await trx
+        .insertInto('key_usage_daily')
+        .values({ ...d })
+        .onConflict((oc) =>
+          oc.columns(['key_hash', 'day']).doUpdateSet({
+            usage: sql`key_usage_daily.usage + ${d.usage}`,
+            byok_usage: sql`key_usage_daily.byok_usage + ${d.byok_usage}`,
+            requests: sql`key_usage_daily.requests + ${d.requests}`,
+          }),
+        )
+        .execute();
+    }
   }
 
   async getKeyUsage(hashes: string[], w: { day: string; week: string; month: string }): Promise<Map<string, KeyUsageTotals>> {
@@ -441,7 +508,8 @@ export function openStore(url: string): SqlStore {
     database.pragma('busy_timeout = 5000');
     database.pragma('foreign_keys = ON');
     database.pragma('synchronous = NORMAL');
-    return new SqlStore('sqlite', new Kysely({ dialect: new SqliteDialect({ database }) }));
+    const db: Db = new Kysely({ dialect: new SqliteDialect({ database }) });
+    return new SqlStore('sqlite', db, database);
   }
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
@@ -452,5 +520,8 @@ export function openStore(url: string): SqlStore {
     },
   };
   const pool = new pg.Pool({ connectionString: url, max: 10, types: types as pg.CustomTypesConfig });
+  // An idle client whose connection drops (server restart, terminated backend) is discarded and replaced by the pool;
+  // without a listener its 'error' event would be an uncaught exception that kills the process.
+  pool.on('error', () => undefined);
   return new SqlStore('postgres', new Kysely({ dialect: new PostgresDialect({ pool }) }));
 }

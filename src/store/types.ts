@@ -103,6 +103,43 @@ export interface KeyUsageTotals {
   byok_usage_monthly: number;
 }
 
+/** One inference request, successful or not, as recorded after it ended. */
+export interface GenerationRow {
+  id: string;
+  request_id: string;
+  key_hash: string;
+  workspace_id: string;
+  api_type: string;
+  requested_model: string | null;
+  model: string | null;
+  provider_name: string | null;
+  endpoint_tag: string | null;
+  upstream_id: string | null;
+  streamed: boolean;
+  cancelled: boolean;
+  status: number;
+  finish_reason: string | null;
+  native_finish_reason: string | null;
+  tokens_prompt: number;
+  tokens_completion: number;
+  native_tokens_reasoning: number;
+  native_tokens_cached: number;
+  native_tokens_cache_write: number;
+  /** USD; null when the endpoint's price is unknown. */
+  total_cost: number | null;
+  upstream_inference_cost: number | null;
+  is_byok: boolean;
+  latency_ms: number;
+  ttft_ms: number | null;
+  generation_time_ms: number | null;
+  /** Every attempt: provider, model, status, error message. */
+  attempts: Array<{ provider: string; model: string; status: number; message?: string }>;
+  error: { status: number; message: string } | null;
+  preset_id: string | null;
+  session_id: string | null;
+  created_at: string;
+}
+
 export interface Page<T> {
   rows: T[];
   total: number;
@@ -169,6 +206,10 @@ export interface Store {
   addKeyUsage(deltas: KeyUsageDelta[]): Promise<void>;
   /** Usage totals for the given keys; windows start at the given UTC days (`YYYY-MM-DD`). */
   getKeyUsage(hashes: string[], windows: { day: string; week: string; month: string }): Promise<Map<string, KeyUsageTotals>>;
+
+  /** Writes generation records and the key usage they add, in one transaction. */
+  recordGenerations(rows: GenerationRow[], usage: KeyUsageDelta[]): Promise<void>;
+  getGeneration(id: string): Promise<GenerationRow | null>;
 
   getPreset(workspace_id: string, slug: string): Promise<PresetRow | null>;
   listPresets(workspace_id: string, offset: number, limit: number): Promise<Page<PresetRow>>;

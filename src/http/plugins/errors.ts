@@ -54,7 +54,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | HttpError, request, reply) => {
     if (err instanceof HttpError) {
       if (err.headers) reply.headers(err.headers);
-      return sendError(reply, err.status, err.message, err.metadata);
+      return reply.code(err.status).type('application/json; charset=utf-8').send(err.envelope());
     }
     const fe = err as FastifyError & { validation?: ErrorObject[]; validationContext?: string };
     if (fe.validation && fe.validation.length > 0) {

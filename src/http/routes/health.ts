@@ -2,10 +2,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/index.js';
 
-export default async function healthRoutes(app: FastifyInstance, { svc, isClosing }: { svc: Services; isClosing: () => boolean }) {
-  app.get('/health', { schema: { tags: ['Health'], summary: 'Liveness: the process answers' } }, async () => ({ status: 'ok' }));
+/** In the OpenAPI document: served at the root (not under the /api/v1 server) and without authentication. */
+const OUTSIDE_API = { servers: [{ url: '/' }], security: [] };
 
-  app.get('/ready', { schema: { tags: ['Health'], summary: 'Readiness: the store and every dependency answer; 503 while shutting down' } }, async (_req, reply) => {
+export default async function healthRoutes(app: FastifyInstance, { svc, isClosing }: { svc: Services; isClosing: () => boolean }) {
+  app.get('/health', { schema: { tags: ['Health'], summary: 'Liveness: the process answers', ...OUTSIDE_API } }, async () => ({ status: 'ok' }));
+
+  app.get('/ready', { schema: { tags: ['Health'], summary: 'Readiness: the store and every dependency answer; 503 while shutting down', ...OUTSIDE_API } }, async (_req, reply) => {
     const checks: Record<string, boolean> = { store: await svc.store.ping() };
     for (const [name, check] of svc.readiness) checks[name] = await check().catch(() => false);
     const ready = !isClosing() && Object.values(checks).every(Boolean);

@@ -8,7 +8,7 @@ import { DeletedResponse, errors, LimitQuery, OffsetQuery, StringEnum } from '..
 import { memberView } from '../../services/members.js';
 import type { Services } from '../../services/index.js';
 
-const MemberView = Type.Object(
+export const MemberView = Type.Object(
   { id: Type.String(), email: Type.String(), first_name: Type.String(), last_name: Type.String(), role: StringEnum(['org:admin', 'org:member'] as const) },
   { $id: 'OrganizationMember' },
 );

@@ -123,10 +123,54 @@ function m0001(t: ColumnTypes): Migration {
   };
 }
 
+function m0002(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema
+        .createTable('generations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addColumn('key_hash', 'text', (c) => c.notNull())
+        .addColumn('workspace_id', 'text', (c) => c.notNull())
+        .addColumn('api_type', 'text', (c) => c.notNull())
+        .addColumn('requested_model', 'text')
+        .addColumn('model', 'text')
+        .addColumn('provider_name', 'text')
+        .addColumn('endpoint_tag', 'text')
+        .addColumn('upstream_id', 'text')
+        .addColumn('streamed', t.bool, (c) => c.notNull())
+        .addColumn('cancelled', t.bool, (c) => c.notNull())
+        .addColumn('status', 'integer', (c) => c.notNull())
+        .addColumn('finish_reason', 'text')
+        .addColumn('native_finish_reason', 'text')
+        .addColumn('tokens_prompt', 'integer', (c) => c.notNull())
+        .addColumn('tokens_completion', 'integer', (c) => c.notNull())
+        .addColumn('native_tokens_reasoning', 'integer', (c) => c.notNull())
+        .addColumn('native_tokens_cached', 'integer', (c) => c.notNull())
+        .addColumn('native_tokens_cache_write', 'integer', (c) => c.notNull())
+        .addColumn('total_cost', t.dbl)
+        .addColumn('upstream_inference_cost', t.dbl)
+        .addColumn('is_byok', t.bool, (c) => c.notNull())
+        .addColumn('latency_ms', 'integer', (c) => c.notNull())
+        .addColumn('ttft_ms', 'integer')
+        .addColumn('generation_time_ms', 'integer')
+        .addColumn('attempts', t.json, (c) => c.notNull())
+        .addColumn('error', t.json)
+        .addColumn('preset_id', 'text')
+        .addColumn('session_id', 'text')
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('generations_key_idx').on('generations').columns(['key_hash', 'created_at']).execute();
+      await db.schema.createIndex('generations_workspace_idx').on('generations').columns(['workspace_id', 'created_at']).execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
   return {
     '0001_init': m0001(t),
+    '0002_generations': m0002(t),
   };
 }

@@ -1,0 +1,278 @@
+/**
+ * `npm run bench`: the gateway against the bare pass-through proxy (../shared/bench) and the direct upstream, side by
+ * side in one run on this machine, all in one process tree. The upstream is the project's simulator with no added
+ * delay. Prints, for each target: p50/p99 at concurrency 1, throughput at concurrency 64 (plain and streaming),
+ * time to first byte of a stream, the gap between stream chunks, CPU time per request and peak RSS; then the added
+ * latency (minus direct) and the ratios to the bare proxy; then 256 concurrent streams (stalls) and an RSS soak.
+ *
+ * Env: BENCH_SECONDS (load phases, default 8), BENCH_SOAK_SECONDS (default 60), BENCH_SERIAL (default 2000),
+ * PEER_DIR (a folder whose node_modules has @portkey-ai/gateway, default ../bench-run) to add the peer gateway,
+ * BENCH_LOG_LEVEL (gateway log level, default info).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { request } from 'undici';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const SOAK = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
+const SERIAL = Number(process.env.BENCH_SERIAL ?? 2000);
+const PEER_DIR = resolve(root, process.env.PEER_DIR ?? '../bench-run');
+const ADMIN = 'sk-gw-v1-' + 'b'.repeat(64);
+const PORTS = { sim: 19100, bare: 19200, gateway: 19300, peer: 19787 };
+
+const kids: ChildProcess[] = [];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+function start(name: string, cmd: string, args: string[], env: Record<string, string>, cwd = root): ChildProcess {
+  const k = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'], cwd });
+  k.stderr?.on('data', (d: Buffer) => {
+    if (process.env.BENCH_DEBUG) process.stderr.write(`[${name}] ${d}`);
+  });
+  kids.push(k);
+  return k;
+}
+const killAll = () => kids.forEach((k) => k.kill('SIGKILL'));
+process.on('exit', killAll);
+process.on('SIGINT', () => process.exit(130));
+
+async function waitUp(url: string, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      const r = await request(url, { method: 'GET' });
+      await r.body.dump();
+      return;
+    } catch {
+      await sleep(100);
+    }
+  }
+  throw new Error(`not up: ${url}`);
+}
+
+/** CPU seconds (user + system) and peak RSS (MB) of a process, from /proc. */
+function procStats(pid: number): { cpu: number; hwmMb: number; rssMb: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = 100;
+  const cpu = (Number(f[11]) + Number(f[12])) / ticks;
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { cpu, hwmMb: kb('VmHWM') / 1024, rssMb: kb('VmRSS') / 1024 };
+}
+
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  model: string;
+  pid?: number;
+}
+
+const body = (t: Target, stream: boolean) => JSON.stringify({ model: t.model, messages: [{ role: 'user', content: 'hello' }], stream });
+
+function load(t: Target, connections: number, stream: boolean, seconds = SECONDS): Promise<autocannon.Result> {
+  return new Promise((res, rej) => {
+    autocannon(
+      { url: t.url, method: 'POST', connections, duration: seconds, headers: { 'content-type': 'application/json', ...t.headers }, body: body(t, stream) },
+      (e, r) => (e ? rej(e) : res(r)),
+    );
+  });
+}
+
+async function serial(t: Target, n = SERIAL) {
+  const xs: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint();
+    const r = await request(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: body(t, false) });
+    await r.body.arrayBuffer();
+    if (r.statusCode !== 200) throw new Error(`${t.name}: status ${r.statusCode}`);
+    xs.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  xs.sort((a, b) => a - b);
+  return { p50: xs[Math.floor(n * 0.5)], p99: xs[Math.floor(n * 0.99)] };
+}
+
+/** Time to first byte and the gaps between body parts of a stream. */
+async function streamTiming(t: Target, n = 200) {
+  const first: number[] = [];
+  const gaps: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint();
+    const r = await request(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: body(t, true) });
+    let prev: bigint | null = null;
+    for await (const _part of r.body) {
+      const now = process.hrtime.bigint();
+      if (prev === null) first.push(Number(now - t0) / 1e6);
+      else gaps.push(Number(now - prev) / 1e6);
+      prev = now;
+    }
+    if (r.statusCode !== 200) throw new Error(`${t.name}: stream status ${r.statusCode}`);
+  }
+  first.sort((a, b) => a - b);
+  gaps.sort((a, b) => a - b);
+  const q = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
+  return { ttfbP50: q(first, 0.5), gapP50: q(gaps, 0.5), gapP99: q(gaps, 0.99) };
+}
+
+/** Many concurrent streams: every one must finish with [DONE], and no gap between parts may exceed `stallMs`. */
+async function concurrentStreams(t: Target, n: number, stallMs: number) {
+  let done = 0;
+  let maxGap = 0;
+  const t0 = Date.now();
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      const r = await request(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: body(t, true) });
+      let prev = Date.now();
+      let text = '';
+      for await (const part of r.body) {
+        const now = Date.now();
+        maxGap = Math.max(maxGap, now - prev);
+        prev = now;
+        text += part.toString();
+      }
+      if (r.statusCode === 200 && text.includes('data: [DONE]')) done++;
+    }),
+  );
+  return { completed: done, of: n, maxGapMs: maxGap, seconds: (Date.now() - t0) / 1000, stalled: maxGap > stallMs };
+}
+
+async function main() {
+  const scratch = mkdtempSync(join(tmpdir(), 'gw-bench-'));
+  if (!existsSync(join(root, 'dist/bin.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+
+  // The simulator, with no added delay, in its own process.
+  const sim = start('sim', process.execPath, [join(root, 'dist/sim/main.js')], { SIM_PORT: String(PORTS.sim) });
+  // The bare pass-through proxy from ../shared/bench, copied where our node_modules (undici) resolves.
+  const shared = resolve(root, '../shared/bench/bare-proxy.mjs');
+  const vendor = join(root, 'node_modules/.cache/gw-bench');
+  mkdirSync(vendor, { recursive: true });
+  copyFileSync(shared, join(vendor, 'bare-proxy.mjs'));
+  const bare = start('bare', process.execPath, [join(vendor, 'bare-proxy.mjs')], { PORT: String(PORTS.bare), UPSTREAM: `http://127.0.0.1:${PORTS.sim}` });
+
+  // The gateway, as a user runs it: the built CLI, SQLite, a config file routing bench/model to the simulator.
+  const config = join(scratch, 'gateway.yaml');
+  writeFileSync(
+    config,
+    [
+      'providers:',
+      `  - { slug: sim, name: Simulator, protocol: openai, base_url: "http://127.0.0.1:${PORTS.sim}/v1", no_auth: true }`,
+      'models:',
+      '  - { id: bench/model, name: Bench model, context_length: 32000 }',
+      'endpoints:',
+      '  - { model: bench/model, provider: sim, upstream_model: bench-model, pricing: { prompt: "0.000001", completion: "0.000002" } }',
+    ].join('\n'),
+  );
+  const gateway = start('gateway', process.execPath, [join(root, 'dist/bin.js'), 'serve'], {
+    PORT: String(PORTS.gateway),
+    HOST: '127.0.0.1',
+    GATEWAY_DATABASE_URL: `sqlite:${join(scratch, 'gw.db')}`,
+    GATEWAY_ADMIN_KEY: ADMIN,
+    GATEWAY_CONFIG: config,
+    GATEWAY_DEFAULT_CATALOG: 'false',
+    GATEWAY_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+  });
+
+  const simUrl = `http://127.0.0.1:${PORTS.sim}`;
+  await waitUp(`${simUrl}/_sim/health`);
+  await waitUp(`http://127.0.0.1:${PORTS.bare}/v1/models`).catch(() => undefined);
+  await waitUp(`http://127.0.0.1:${PORTS.gateway}/health`);
+  const created = await request(`http://127.0.0.1:${PORTS.gateway}/api/v1/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench' }),
+  });
+  const key = ((await created.body.json()) as { key: string }).key;
+
+  const targets: Target[] = [
+    { name: 'direct', url: `${simUrl}/v1/chat/completions`, headers: {}, model: 'bench-model', pid: sim.pid },
+    { name: 'bare-proxy', url: `http://127.0.0.1:${PORTS.bare}/v1/chat/completions`, headers: {}, model: 'bench-model', pid: bare.pid },
+    { name: 'gateway', url: `http://127.0.0.1:${PORTS.gateway}/api/v1/chat/completions`, headers: { authorization: `Bearer ${key}` }, model: 'bench/model', pid: gateway.pid },
+  ];
+  const peerStart = join(PEER_DIR, 'node_modules/@portkey-ai/gateway/build/start-server.js');
+  if (existsSync(peerStart)) {
+    const peer = start('portkey', process.execPath, [peerStart, `--port=${PORTS.peer}`, '--headless'], {}, PEER_DIR);
+    await sleep(3000);
+    targets.push({
+      name: 'portkey',
+      url: `http://127.0.0.1:${PORTS.peer}/v1/chat/completions`,
+      headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${simUrl}/v1`, authorization: 'Bearer x' },
+      model: 'bench-model',
+      pid: peer.pid,
+    });
+  } else {
+    console.log(`(peer gateway not installed at ${PEER_DIR}; see ../shared/bench/README.md to add it)`);
+  }
+
+  const rows: Array<Record<string, string | number>> = [];
+  for (const t of targets) {
+    await load(t, 4, false, 2).catch(() => null); // warm-up
+    const c1 = await serial(t);
+    const cpu0 = t.pid ? procStats(t.pid).cpu : 0;
+    const c64 = await load(t, 64, false);
+    const cpu1 = t.pid ? procStats(t.pid).cpu : 0;
+    const s64 = await load(t, 64, true);
+    const st = await streamTiming(t);
+    const ps = t.pid ? procStats(t.pid) : { hwmMb: NaN };
+    rows.push({
+      target: t.name,
+      'c1 p50 ms': +c1.p50.toFixed(3),
+      'c1 p99 ms': +c1.p99.toFixed(3),
+      'c64 req/s': Math.round(c64.requests.average),
+      'c64 errors': c64.non2xx + c64.errors,
+      'stream c64 req/s': Math.round(s64.requests.average),
+      'stream errors': s64.non2xx + s64.errors,
+      'ttfb p50 ms': +st.ttfbP50.toFixed(3),
+      'chunk gap p50 ms': +st.gapP50.toFixed(3),
+      'chunk gap p99 ms': +st.gapP99.toFixed(3),
+      'cpu µs/req (c64)': Math.round(((cpu1 - cpu0) * 1e6) / Math.max(1, c64.requests.total)),
+      'peak RSS MB': +ps.hwmMb.toFixed(1),
+    });
+  }
+  const direct = rows.find((r) => r.target === 'direct')!;
+  const base = rows.find((r) => r.target === 'bare-proxy')!;
+  const summary = rows.map((r) => ({
+    target: r.target,
+    'added c1 p99 ms': +((r['c1 p99 ms'] as number) - (direct['c1 p99 ms'] as number)).toFixed(3),
+    'added ttfb ms': +((r['ttfb p50 ms'] as number) - (direct['ttfb p50 ms'] as number)).toFixed(3),
+    'added chunk gap p99 ms': +((r['chunk gap p99 ms'] as number) - (direct['chunk gap p99 ms'] as number)).toFixed(3),
+    'req/s ÷ bare': +((r['c64 req/s'] as number) / (base['c64 req/s'] as number)).toFixed(2),
+    'stream ÷ bare': +((r['stream c64 req/s'] as number) / (base['stream c64 req/s'] as number)).toFixed(2),
+    'cpu/req ÷ bare': +((r['cpu µs/req (c64)'] as number) / (base['cpu µs/req (c64)'] as number)).toFixed(2),
+  }));
+  console.log('\nPer target (upstream: simulator, no added delay)');
+  console.table(rows);
+  console.log('Added over direct, and ratios to the bare pass-through');
+  console.table(summary);
+
+  // 256 concurrent streams through the gateway, each 20 chunks 10 ms apart: all must finish, none may stall.
+  await request(`${simUrl}/_sim/knobs/default`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ chunkGapMs: 10, completionTokens: 20 }) }).then((r) => r.body.dump());
+  const gw = targets.find((t) => t.name === 'gateway')!;
+  const streams = await concurrentStreams(gw, 256, 1000);
+  console.log('256 concurrent streams through the gateway (20 chunks, 10 ms apart):', streams);
+  await request(`${simUrl}/_sim/knobs`, { method: 'DELETE' }).then((r) => r.body.dump());
+
+  // RSS over a sustained run: sampled every 5 s under concurrency-64 load (half plain, half streaming).
+  if (SOAK > 0 && gw.pid) {
+    const samples: number[] = [];
+    const timer = setInterval(() => samples.push(+procStats(gw.pid!).rssMb.toFixed(1)), 5000);
+    await Promise.all([load(gw, 32, false, SOAK), load(gw, 32, true, SOAK)]);
+    clearInterval(timer);
+    const firstHalf = samples.slice(0, Math.ceil(samples.length / 2));
+    const secondHalf = samples.slice(Math.ceil(samples.length / 2));
+    const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+    console.log(`RSS over a ${SOAK}-second run (MB, every 5 s):`, samples.join(' '));
+    console.log(`  first half avg ${avg(firstHalf).toFixed(1)} MB, second half avg ${avg(secondHalf).toFixed(1)} MB`);
+  }
+  killAll();
+  process.exit(0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  killAll();
+  process.exit(1);
+});

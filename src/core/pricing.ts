@@ -1,0 +1,344 @@
+/**
+ * Cost computation with exact decimal arithmetic.
+ *
+ * Prices in the catalog are decimal strings in USD per token (or per unit). All
+ * arithmetic is done on scaled BigInts (value = n / 10^scale), so e.g.
+ * 1234 × "0.0000025" is exactly 0.003085 and 3 × "0.1" is exactly 0.3. Only the
+ * final result is converted to a JS number, rounded to 12 significant digits.
+ *
+ * Token accounting (each token is billed exactly once, at its own rate):
+ * - `promptTokens` INCLUDES cached-read and cache-write tokens (OpenAI convention;
+ *   adapters for APIs that report them separately, e.g. Anthropic, normalise first).
+ *   uncached prompt = promptTokens − cachedRead − cacheWrite   → `prompt`
+ *   cachedRead                                                 → `input_cache_read`  (else `prompt`)
+ *   cacheWrite                                                 → `input_cache_write` (else `prompt`)
+ * - `completionTokens` INCLUDES reasoning tokens (OpenAI convention).
+ *   reasoning                                                  → `internal_reasoning` (else `completion`)
+ *   completion − reasoning                                     → `completion`
+ * - plus `request` × requests (default 1) and `image` × images (default 0);
+ * - `discount` (0..1) applies to the whole total.
+ * Inconsistent upstream counts are clamped (negative → 0; cached read is capped at the
+ * prompt count, cache write at what is left; reasoning is capped at the completion
+ * count) so no token is ever billed twice.
+ *
+ * Pure logic: no I/O.
+ */
+import type { Pricing } from './catalog-types.js';
+
+export interface TokenUsage {
+  /** All prompt tokens, including cached-read and cache-write tokens. */
+  promptTokens: number;
+  /** All completion tokens, including reasoning tokens. */
+  completionTokens: number;
+  cachedReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+export interface CostOptions {
+  /** Number of requests billed at `pricing.request` (default 1). */
+  requests?: number;
+  /** Number of images billed at `pricing.image` (default 0). */
+  images?: number;
+}
+
+export interface CostResult {
+  /** Total USD after discount; null when pricing is unknown (never silently $0). */
+  cost: number | null;
+  priced: boolean;
+  /** Prompt-side token cost (uncached + cache read + cache write), after discount. */
+  promptCost: number;
+  /** Completion-side token cost (completion + reasoning), after discount. */
+  completionCost: number;
+  /** Per-request fee × requests, after discount. */
+  requestCost: number;
+  /** Per-image fee × images, after discount. */
+  imageCost: number;
+  /** The clamped token counts that were billed, one bucket per rate. */
+  billedTokens: {
+    uncachedPrompt: number;
+    cachedRead: number;
+    cacheWrite: number;
+    completion: number;
+    reasoning: number;
+  };
+  details: {
+    upstream_inference_prompt_cost: number;
+    upstream_inference_completions_cost: number;
+    /** Equals `cost` (includes request and image fees); null when unpriced. */
+    upstream_inference_cost: number | null;
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Exact decimals: value = n / 10^scale, scale >= 0.
+// ---------------------------------------------------------------------------
+
+interface Dec {
+  n: bigint;
+  scale: number;
+}
+
+const ZERO: Dec = { n: 0n, scale: 0 };
+const ONE: Dec = { n: 1n, scale: 0 };
+
+function pow10(k: number): bigint {
+  return 10n ** BigInt(k);
+}
+
+const DECIMAL_RE = /^([+-])?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+
+/** Catalog prices repeat on every request: their parsed form is memoized (bounded). Decs are never mutated. */
+const parsedStrings = new Map<string, Dec | null>();
+
+/** Parses a decimal string (optionally with exponent). Returns null when invalid. */
+function parseDec(input: string | number): Dec | null {
+  if (typeof input === 'string') {
+    const hit = parsedStrings.get(input);
+    if (hit !== undefined) return hit;
+    const d = parseDecUncached(input);
+    if (parsedStrings.size < 10_000) parsedStrings.set(input, d);
+    return d;
+  }
+  return parseDecUncached(input);
+}
+
+function parseDecUncached(input: string | number): Dec | null {
+  let s: string;
+  if (typeof input === 'number') {
+    if (!Number.isFinite(input)) return null;
+    s = String(input); // shortest round-trip representation, e.g. 0.1 → "0.1"
+  } else {
+    s = input.trim();
+  }
+  const m = DECIMAL_RE.exec(s);
+  if (!m) return null;
+  const intPart = m[2] ?? '';
+  const fracPart = m[3] ?? '';
+  if (intPart === '' && fracPart === '') return null;
+  const exp = m[4] ? Number(m[4]) : 0;
+  if (!Number.isSafeInteger(exp) || Math.abs(exp) > 400) return null;
+  let n = BigInt((intPart || '0') + fracPart);
+  let scale = fracPart.length - exp;
+  if (scale < 0) {
+    n *= pow10(-scale);
+    scale = 0;
+  }
+  if (m[1] === '-') n = -n;
+  return { n, scale };
+}
+
+function align(a: Dec, b: Dec): [bigint, bigint, number] {
+  if (a.scale === b.scale) return [a.n, b.n, a.scale];
+  if (a.scale > b.scale) return [a.n, b.n * pow10(a.scale - b.scale), a.scale];
+  return [a.n * pow10(b.scale - a.scale), b.n, b.scale];
+}
+
+function add(a: Dec, b: Dec): Dec {
+  const [x, y, scale] = align(a, b);
+  return { n: x + y, scale };
+}
+
+function sub(a: Dec, b: Dec): Dec {
+  const [x, y, scale] = align(a, b);
+  return { n: x - y, scale };
+}
+
+function mul(a: Dec, b: Dec): Dec {
+  return { n: a.n * b.n, scale: a.scale + b.scale };
+}
+
+function mulInt(a: Dec, k: number): Dec {
+  return { n: a.n * BigInt(k), scale: a.scale };
+}
+
+/** Plain decimal string, no exponent, trailing fractional zeros removed. */
+function decToString(d: Dec): string {
+  const neg = d.n < 0n;
+  let digits = (neg ? -d.n : d.n).toString();
+  if (d.scale > 0) {
+    digits = digits.padStart(d.scale + 1, '0');
+    const i = digits.length - d.scale;
+    let frac = digits.slice(i).replace(/0+$/, '');
+    digits = frac ? `${digits.slice(0, i)}.${frac}` : digits.slice(0, i);
+  }
+  if (digits === '0') return '0';
+  return neg ? `-${digits}` : digits;
+}
+
+/**
+ * Converts to a JS number. With `sig`, first rounds (half away from zero) to that many
+ * significant digits so that e.g. exact 0.3 becomes the double nearest to 0.3.
+ */
+function decToNumber(d: Dec, sig?: number): number {
+  if (d.n === 0n) return 0;
+  if (sig === undefined) return Number(decToString(d));
+  const neg = d.n < 0n;
+  let abs = neg ? -d.n : d.n;
+  let scale = d.scale;
+  const len = abs.toString().length;
+  if (len > sig) {
+    const drop = len - sig;
+    const div = pow10(drop);
+    const q = abs / div;
+    const r = abs % div;
+    abs = r * 2n >= div ? q + 1n : q;
+    scale -= drop;
+  }
+  const v = Number(`${abs.toString()}e${-scale}`);
+  return neg ? -v : v;
+}
+
+// ---------------------------------------------------------------------------
+// Public helpers
+// ---------------------------------------------------------------------------
+
+/** Significant digits of returned costs. */
+export const COST_SIGNIFICANT_DIGITS = 12;
+
+/**
+ * USD per million tokens from a per-token decimal price string, computed by exact
+ * decimal shifting ("0.0000025" → 2.5). NaN when the string is not a decimal.
+ */
+export function pricePerMillion(priceStr: string | number): number {
+  const d = parseDec(priceStr);
+  if (!d) return NaN;
+  return decToNumber(mul(d, { n: 1_000_000n, scale: 0 }));
+}
+
+/** Per-token decimal price string from a $/M figure (2.5 → "0.0000025"). Throws on invalid input. */
+export function perMillionToPerToken(perMillion: string | number): string {
+  const d = parseDec(perMillion);
+  if (!d) throw new RangeError(`invalid price: ${String(perMillion)}`);
+  return decToString({ n: d.n, scale: d.scale + 6 });
+}
+
+/** Decimal string without exponent notation (2.5e-7 → "0.00000025"). Throws on non-finite. */
+export function formatPrice(n: number): string {
+  if (!Number.isFinite(n)) throw new RangeError(`cannot format non-finite price: ${n}`);
+  const d = parseDec(n);
+  if (!d) throw new RangeError(`cannot format price: ${n}`);
+  return decToString(d);
+}
+
+/**
+ * True when the pricing object is usable for billing: prompt and completion parse as
+ * non-negative decimals and every optional price present does too. Negative prices
+ * (some catalogs use "-1" for "variable") count as unknown.
+ */
+export function isPriced(pricing: Pricing | null | undefined): pricing is Pricing {
+  return parsePricing(pricing) !== null;
+}
+
+interface ParsedPricing {
+  prompt: Dec;
+  completion: Dec;
+  request: Dec;
+  image: Dec;
+  cacheRead: Dec;
+  cacheWrite: Dec;
+  reasoning: Dec;
+  /** 1 − discount */
+  factor: Dec;
+}
+
+function parseNonNeg(v: string | undefined, fallback: Dec): Dec | null | undefined {
+  if (v === undefined || v === null || (typeof v === 'string' && v.trim() === '')) return fallback;
+  const d = parseDec(v);
+  if (!d || d.n < 0n) return null;
+  return d;
+}
+
+function parsePricing(pricing: Pricing | null | undefined): ParsedPricing | null {
+  if (!pricing) return null;
+  if (typeof pricing.prompt !== 'string' && typeof pricing.prompt !== 'number') return null;
+  if (typeof pricing.completion !== 'string' && typeof pricing.completion !== 'number') return null;
+  const prompt = parseDec(pricing.prompt);
+  const completion = parseDec(pricing.completion);
+  if (!prompt || !completion || prompt.n < 0n || completion.n < 0n) return null;
+  const request = parseNonNeg(pricing.request, ZERO);
+  const image = parseNonNeg(pricing.image, ZERO);
+  const cacheRead = parseNonNeg(pricing.input_cache_read, prompt);
+  const cacheWrite = parseNonNeg(pricing.input_cache_write, prompt);
+  const reasoning = parseNonNeg(pricing.internal_reasoning, completion);
+  if (!request || !image || !cacheRead || !cacheWrite || !reasoning) return null;
+  let discount = typeof pricing.discount === 'number' && Number.isFinite(pricing.discount) ? pricing.discount : 0;
+  discount = Math.min(1, Math.max(0, discount));
+  const factor = sub(ONE, parseDec(discount) ?? ZERO);
+  return { prompt, completion, request, image, cacheRead, cacheWrite, reasoning, factor };
+}
+
+/** Non-negative integer count (NaN/negative → 0, fractions rounded). */
+function count(v: number | undefined): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) return 0;
+  return Math.round(v);
+}
+
+/** Computes the cost of one generation. See the module comment for the rules. */
+export function computeCost(pricing: Pricing | null, usage: TokenUsage, opts?: CostOptions): CostResult {
+  // Clamp the token buckets so that their sum equals the (clamped) totals.
+  const prompt = count(usage.promptTokens);
+  const cachedRead = Math.min(count(usage.cachedReadTokens), prompt);
+  const cacheWrite = Math.min(count(usage.cacheWriteTokens), prompt - cachedRead);
+  const uncachedPrompt = prompt - cachedRead - cacheWrite;
+  const completionAll = count(usage.completionTokens);
+  const reasoning = Math.min(count(usage.reasoningTokens), completionAll);
+  const completion = completionAll - reasoning;
+  const billedTokens = { uncachedPrompt, cachedRead, cacheWrite, completion, reasoning };
+
+  const p = parsePricing(pricing);
+  if (!p) {
+    return {
+      cost: null,
+      priced: false,
+      promptCost: 0,
+      completionCost: 0,
+      requestCost: 0,
+      imageCost: 0,
+      billedTokens,
+      details: { upstream_inference_prompt_cost: 0, upstream_inference_completions_cost: 0, upstream_inference_cost: null },
+    };
+  }
+
+  const requests = opts?.requests === undefined ? 1 : count(opts.requests);
+  const images = count(opts?.images);
+
+  const promptExact = mul(
+    add(add(mulInt(p.prompt, uncachedPrompt), mulInt(p.cacheRead, cachedRead)), mulInt(p.cacheWrite, cacheWrite)),
+    p.factor,
+  );
+  const completionExact = mul(add(mulInt(p.completion, completion), mulInt(p.reasoning, reasoning)), p.factor);
+  const requestExact = mul(mulInt(p.request, requests), p.factor);
+  const imageExact = mul(mulInt(p.image, images), p.factor);
+  const totalExact = add(add(promptExact, completionExact), add(requestExact, imageExact));
+
+  const S = COST_SIGNIFICANT_DIGITS;
+  const cost = decToNumber(totalExact, S);
+  const promptCost = decToNumber(promptExact, S);
+  const completionCost = decToNumber(completionExact, S);
+  return {
+    cost,
+    priced: true,
+    promptCost,
+    completionCost,
+    requestCost: decToNumber(requestExact, S),
+    imageCost: decToNumber(imageExact, S),
+    billedTokens,
+    details: {
+      upstream_inference_prompt_cost: promptCost,
+      upstream_inference_completions_cost: completionCost,
+      upstream_inference_cost: cost,
+    },
+  };
+}
+
+/**
+ * Blended per-token price used for routing decisions (prompt + completion, USD per
+ * token) as a JS number; null when the pricing is unknown/invalid. Ranking only;
+ * never used for billing.
+ */
+export function blendedTokenPrice(pricing: Pricing | null | undefined): number | null {
+  const p = parsePricing(pricing);
+  if (!p) return null;
+  return decToNumber(add(p.prompt, p.completion));
+}

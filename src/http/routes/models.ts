@@ -1,0 +1,193 @@
+/**
+ * The catalog: GET /models, /models/count, /models/user, /model/{author}/{slug}, /models/{author}/{slug}/endpoints,
+ * /providers. Public except /models/user (which needs a key: it is the caller's own view).
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { EndpointDef, ModelDef } from '../../core/catalog-types.js';
+import { MODEL_SORTS, modelView, queryModels } from '../../core/model-view.js';
+import { notFound } from '../errors.js';
+import { errors, StringEnum } from '../schemas/common.js';
+import type { Services } from '../../services/index.js';
+
+const VARIANTS = new Set(['free', 'nitro', 'floor', 'exacto', 'online', 'thinking', 'extended']);
+
+const ListQuery = Type.Object({
+  q: Type.Optional(Type.String({ maxLength: 200, description: 'Search in id, name and description.' })),
+  output_modalities: Type.Optional(Type.String({ description: 'Comma list (text, image, audio, embeddings) or all; default text.' })),
+  input_modalities: Type.Optional(Type.String({ description: 'Comma list: every one must be accepted.' })),
+  supported_parameters: Type.Optional(Type.String({ description: 'Comma list: every one must be supported by some endpoint.' })),
+  context: Type.Optional(Type.Integer({ minimum: 0, description: 'Minimum context length (tokens).' })),
+  min_price: Type.Optional(Type.Number({ minimum: 0, description: 'Prompt price, USD per million tokens.' })),
+  max_price: Type.Optional(Type.Number({ minimum: 0 })),
+  min_output_price: Type.Optional(Type.Number({ minimum: 0, description: 'Completion price, USD per million tokens.' })),
+  max_output_price: Type.Optional(Type.Number({ minimum: 0 })),
+  providers: Type.Optional(Type.String({ description: 'Comma list of provider slugs.' })),
+  model_authors: Type.Optional(Type.String({ description: 'Comma list of authors (the part before the slash).' })),
+  sort: Type.Optional(StringEnum(MODEL_SORTS)),
+  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+});
+type ListQueryT = Static<typeof ListQuery>;
+
+const ModelParams = Type.Object({ author: Type.String({ minLength: 1 }), slug: Type.String({ minLength: 1 }) });
+const UserQuery = Type.Object({ offset: Type.Optional(Type.Integer({ minimum: 0 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
+
+const ModelListResponse = Type.Object({
+  data: Type.Array(Type.Object({}, { additionalProperties: true })),
+  total_count: Type.Integer(),
+  links: Type.Object({ next: Type.Union([Type.String(), Type.Null()]) }),
+});
+
+/** `offset`/`limit` paging; without either, the whole list. */
+function page<T>(items: T[], q: { offset?: number; limit?: number }, path: string, search: URLSearchParams) {
+  if (q.offset === undefined && q.limit === undefined) return { data: items, total_count: items.length, links: { next: null } };
+  const offset = q.offset ?? 0;
+  const limit = q.limit ?? 500;
+  const data = items.slice(offset, offset + limit);
+  let next: string | null = null;
+  if (offset + limit < items.length) {
+    const s = new URLSearchParams(search);
+    s.set('offset', String(offset + limit));
+    s.set('limit', String(limit));
+    next = `${path}?${s}`;
+  }
+  return { data, total_count: items.length, links: { next } };
+}
+
+export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
+  const tags = ['Models'];
+  const cat = svc.catalog;
+  const allEndpoints = (id: string): EndpointDef[] => cat.catalog.endpoints.filter((e) => e.model === id);
+  const routable = (id: string): EndpointDef[] =>
+    (cat.route.endpointsByModel.get(id) ?? []).filter((e) => {
+      const p = cat.route.providers.get(e.provider);
+      return p !== undefined && cat.hasCredentials(p);
+    });
+  const stats = (id: string) => {
+    let throughput: number | null = null;
+    let latency: number | null = null;
+    for (const e of allEndpoints(id)) {
+      const h = svc.health.health(e);
+      if (h?.throughput) throughput = Math.max(throughput ?? 0, h.throughput.p50);
+      if (h?.latencyMs) latency = Math.min(latency ?? Infinity, h.latencyMs.p50);
+    }
+    return { throughput, latency };
+  };
+  const listing = (q: ListQueryT) => queryModels(cat.catalog.models.map((model) => ({ model, endpoints: allEndpoints(model.id) })), q, stats);
+  const resolve = (author: string, slug: string): ModelDef => {
+    const colon = slug.lastIndexOf(':');
+    const base = colon > 0 && VARIANTS.has(slug.slice(colon + 1)) ? slug.slice(0, colon) : slug;
+    const id = `${author}/${base}`;
+    const m = cat.route.models.get(id) ?? cat.catalog.models.find((x) => x.canonical_slug === id);
+    if (!m) throw notFound(`Model ${author}/${slug} not found`);
+    return m;
+  };
+
+  app.get<{ Querystring: ListQueryT }>(
+    '/models',
+    { schema: { tags, summary: 'List models (filters, sort, paging)', security: [], querystring: ListQuery, response: { 200: ModelListResponse, ...errors(400, 500) } } },
+    async (req) => {
+      const items = listing(req.query).map((x) => modelView(x.model, x.endpoints));
+      return page(items, req.query, '/api/v1/models', new URLSearchParams(req.url.split('?')[1] ?? ''));
+    },
+  );
+
+  app.get<{ Querystring: ListQueryT }>(
+    '/models/count',
+    { schema: { tags, summary: 'Count the models matching the same filters as GET /models', security: [], querystring: ListQuery, response: { 200: Type.Object({ data: Type.Object({ count: Type.Integer() }) }), ...errors(400, 500) } } },
+    async (req) => ({ data: { count: listing(req.query).length } }),
+  );
+
+  app.get<{ Querystring: Static<typeof UserQuery> }>(
+    '/models/user',
+    {
+      config: { auth: 'any' },
+      schema: {
+        tags,
+        summary: 'The models the calling key can reach: only endpoints that are routable for it; pricing reflects those endpoints',
+        querystring: UserQuery,
+        response: { 200: ModelListResponse, ...errors(400, 401, 404, 500) },
+      },
+    },
+    async (req) => {
+      const items = cat.catalog.models
+        .map((model) => ({ model, endpoints: routable(model.id) }))
+        .filter((x) => x.endpoints.length > 0)
+        .sort((a, b) => b.model.created - a.model.created || a.model.id.localeCompare(b.model.id))
+        .map((x) => modelView(x.model, x.endpoints));
+      return page(items, req.query, '/api/v1/models/user', new URLSearchParams(req.url.split('?')[1] ?? ''));
+    },
+  );
+
+  app.get<{ Params: Static<typeof ModelParams> }>(
+    '/model/:author/:slug',
+    { schema: { tags, summary: 'Get a model by its slug (a :variant suffix resolves to the base model)', security: [], params: ModelParams, response: { 200: Type.Object({ data: Type.Object({}, { additionalProperties: true }) }), ...errors(404, 500) } } },
+    async (req) => {
+      const m = resolve(req.params.author, req.params.slug);
+      return { data: modelView(m, allEndpoints(m.id), { withReasoning: true }) };
+    },
+  );
+
+  app.get<{ Params: Static<typeof ModelParams> }>(
+    '/models/:author/:slug/endpoints',
+    {
+      schema: {
+        tags,
+        summary: "A model's endpoints with pricing, limits and the gateway's own measured status, uptime, latency and throughput",
+        security: [],
+        params: ModelParams,
+        response: { 200: Type.Object({ data: Type.Object({}, { additionalProperties: true }) }), ...errors(404, 500) },
+      },
+    },
+    async (req) => {
+      const m = resolve(req.params.author, req.params.slug);
+      const now = Date.now();
+      const endpoints = allEndpoints(m.id).map((e) => {
+        const p = cat.route.providers.get(e.provider);
+        const h = svc.health.health(e);
+        const routableNow = p !== undefined && cat.hasCredentials(p) && (cat.route.endpointsByModel.get(m.id) ?? []).includes(e);
+        // 0 = ok; -1 = failed within the last 30 s; -10 = not routable (no credentials or no protocol adapter).
+        const status = !routableNow ? -10 : h?.lastFailureAt && now - h.lastFailureAt < 30_000 && (h.consecutiveFailures ?? 0) > 0 ? -1 : 0;
+        return {
+          name: `${p?.name ?? e.provider} | ${m.name}`,
+          model_id: m.id,
+          model_name: m.name,
+          provider_name: p?.name ?? e.provider,
+          tag: e.tag,
+          context_length: e.context_length,
+          max_prompt_tokens: e.max_prompt_tokens,
+          max_completion_tokens: e.max_completion_tokens,
+          pricing: modelView(m, [e]).pricing,
+          quantization: e.quantization,
+          supported_parameters: e.supported_parameters,
+          supports_implicit_caching: e.supports_implicit_caching,
+          supports_voice_cloning: false,
+          status,
+          uptime_last_5m: svc.health.uptime(e, 5 * 60_000),
+          uptime_last_30m: svc.health.uptime(e, 30 * 60_000),
+          uptime_last_1d: svc.health.uptime(e, 24 * 3600_000),
+          latency_last_30m: h?.latencyMs ?? null,
+          throughput_last_30m: h?.throughput ?? null,
+        };
+      });
+      return { data: { id: m.id, name: m.name, created: m.created, description: m.description, architecture: m.architecture, endpoints } };
+    },
+  );
+
+  app.get(
+    '/providers',
+    { schema: { tags: ['Providers'], summary: 'List the configured providers', security: [], response: { 200: Type.Object({ data: Type.Array(Type.Object({}, { additionalProperties: true })) }), ...errors(500) } } },
+    async () => ({
+      data: cat.catalog.providers.map((p) => ({
+        slug: p.slug,
+        name: p.name,
+        privacy_policy_url: p.privacyPolicyUrl ?? null,
+        terms_of_service_url: p.termsOfServiceUrl ?? null,
+        status_page_url: p.statusPageUrl ?? null,
+        headquarters: p.headquarters ?? null,
+        datacenters: p.datacenters ?? null,
+      })),
+    }),
+  );
+}

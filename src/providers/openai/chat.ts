@@ -1,0 +1,60 @@
+/**
+ * OpenAI Chat Completions protocol (OpenAI and every OpenAI-compatible server): request URL and headers,
+ * error mapping, and usage extraction from responses and stream chunks.
+ */
+import type { ProviderDef } from '../../core/catalog-types.js';
+import type { TokenUsage } from '../../core/pricing.js';
+import { mapUpstreamStatus, parseRetryAfter, rawBody, type UpstreamError } from '../errors.js';
+
+export function chatUrl(provider: ProviderDef): URL {
+  return new URL(`${provider.baseUrl}/chat/completions`);
+}
+
+export function chatHeaders(provider: ProviderDef, apiKey: string | null, stream: boolean): Record<string, string> {
+  const h: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: stream ? 'text/event-stream' : 'application/json',
+    'user-agent': 'model-gateway/0.1',
+    ...provider.headers,
+  };
+  if (apiKey) h.authorization = `Bearer ${apiKey}`;
+  return h;
+}
+
+/** An upstream error response (status and body text) as the gateway's error. */
+export function openaiError(status: number, text: string, headers: Record<string, string | string[] | undefined>): UpstreamError {
+  const raw = rawBody(text);
+  const err = (raw as { error?: { message?: string; code?: string | number; type?: string } } | null)?.error;
+  const message = typeof err?.message === 'string' ? err.message : '';
+  const contextTooLong = err?.code === 'context_length_exceeded' || /context length|maximum context/i.test(message);
+  return mapUpstreamStatus(status, message, raw, parseRetryAfter(headers['retry-after']), contextTooLong);
+}
+
+export interface OpenAIUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number; audio_tokens?: number } | null;
+  completion_tokens_details?: { reasoning_tokens?: number } | null;
+  /** Some compatible servers report cache writes at the top level. */
+  cache_creation_input_tokens?: number;
+}
+
+/** OpenAI usage → the pricing module's token counts (prompt includes cached; completion includes reasoning). */
+export function tokenUsage(u: OpenAIUsage | null | undefined): TokenUsage | null {
+  if (!u || typeof u.prompt_tokens !== 'number') return null;
+  return {
+    promptTokens: u.prompt_tokens,
+    completionTokens: u.completion_tokens ?? 0,
+    cachedReadTokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: u.prompt_tokens_details?.cache_write_tokens ?? u.cache_creation_input_tokens ?? 0,
+    reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+/** An in-stream error event (`data: {"error": {...}}`) as the gateway's error. */
+export function streamError(payload: { error?: { message?: string; code?: unknown; type?: string } }): UpstreamError {
+  const e = payload.error ?? {};
+  const code = typeof e.code === 'number' ? e.code : e.type === 'rate_limit_exceeded' || e.code === 'rate_limit_exceeded' ? 429 : 502;
+  return mapUpstreamStatus(code, e.message ?? 'Provider returned error', payload, null);
+}

@@ -1,0 +1,107 @@
+/**
+ * Generation records and key usage, written off the request path: records queue in memory and are flushed in
+ * batches (every `intervalMs`, or sooner when `batchSize` accumulate), in one transaction with the key usage they
+ * add. A failed flush keeps the batch for the next one. `close()` flushes everything: nothing is lost on a clean stop.
+ */
+import type { Logger } from 'pino';
+import { utcDay } from '../core/limits.js';
+import type { GenerationRow, KeyUsageDelta, Store } from '../store/types.js';
+
+export class GenerationRecorder {
+  private queue: GenerationRow[] = [];
+  private readonly pending = new Map<string, GenerationRow>();
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
+  private closed = false;
+  /** Spend recorded by this instance but not yet flushed, per key (read by limit checks). */
+  readonly unflushedSpend = new Map<string, number>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+    private readonly opts: { intervalMs: number; batchSize: number } = { intervalMs: 500, batchSize: 500 },
+  ) {}
+
+  record(row: GenerationRow): void {
+    this.queue.push(row);
+    this.pending.set(row.id, row);
+    if (row.total_cost) this.unflushedSpend.set(row.key_hash, (this.unflushedSpend.get(row.key_hash) ?? 0) + row.total_cost);
+    if (this.queue.length >= this.opts.batchSize) this.flush().catch(() => undefined);
+    else if (!this.timer && !this.closed) {
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.flush().catch(() => undefined);
+      }, this.opts.intervalMs);
+      this.timer.unref();
+    }
+  }
+
+  /** A record still waiting to be written (so that GET /generation finds it at once). */
+  peek(id: string): GenerationRow | undefined {
+    return this.pending.get(id);
+  }
+
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** Writes everything queued so far. Concurrent calls share one flush at a time. */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.queue.length === 0) return;
+    const batch = this.queue;
+    this.queue = [];
+    this.flushing = (async () => {
+      const usage: KeyUsageDelta[] = batch
+        .filter((r) => r.total_cost !== null && r.total_cost > 0)
+        .map((r) => ({
+          key_hash: r.key_hash,
+          day: utcDay(Date.parse(r.created_at)),
+          usage: r.is_byok ? 0 : r.total_cost!,
+          byok_usage: r.is_byok ? r.total_cost! : 0,
+          requests: 1,
+        }));
+      try {
+        await this.store.recordGenerations(batch, usage);
+        for (const r of batch) {
+          this.pending.delete(r.id);
+          if (r.total_cost) {
+            const left = (this.unflushedSpend.get(r.key_hash) ?? 0) - r.total_cost;
+            if (left <= 1e-12) this.unflushedSpend.delete(r.key_hash);
+            else this.unflushedSpend.set(r.key_hash, left);
+          }
+        }
+      } catch (err) {
+        this.log.error({ err, records: batch.length }, 'writing generation records failed; will retry');
+        this.queue = batch.concat(this.queue);
+        if (!this.closed && !this.timer) {
+          this.timer = setTimeout(() => {
+            this.timer = null;
+            this.flush().catch(() => undefined);
+          }, this.opts.intervalMs * 4);
+          this.timer.unref();
+        }
+        throw err;
+      }
+    })();
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  /** Final flush at shutdown, retried a few times before giving up. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    for (let i = 0; i < 5 && this.queue.length > 0; i++) {
+      try {
+        await this.flush();
+      } catch {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    if (this.queue.length > 0) this.log.error({ lost: this.queue.length }, 'generation records could not be written at shutdown');
+  }
+}
