@@ -19,9 +19,10 @@ import { buildCatalog, CatalogService } from './services/catalog.js';
 import { ChatService } from './services/chat.js';
 import { GenerationRecorder } from './services/generations.js';
 import { HealthTracker } from './services/health.js';
+import { GuardrailService, orgSettingsFromConfig } from './services/guardrails.js';
 import { UpstreamHttp } from './providers/http.js';
 import { defaultCatalog } from './catalog/default-catalog.js';
-import chatRoutes from './http/routes/chat.js';
+import inferenceRoutes from './http/routes/inference.js';
 import generationRoutes from './http/routes/generation.js';
 import modelRoutes from './http/routes/models.js';
 
@@ -35,8 +36,15 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/**
+ * Structured JSON logs on stdout. Writes are buffered (4 KiB) instead of one syscall per line: a per-request log
+ * line must not cost the hot path a write each; the buffer is flushed at shutdown.
+ */
 export function createLogger(config: GatewayConfig): Logger {
-  return pino({ level: config.logLevel, base: { service: 'model-gateway' }, timestamp: pino.stdTimeFunctions.isoTime });
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  // A quiet server still shows its lines within a second.
+  setInterval(() => destination.flush(), 1000).unref();
+  return pino({ level: config.logLevel, base: { service: 'model-gateway' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }
 
 /**
@@ -76,6 +84,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const now = opts.now ?? Date.now;
   // The catalog is validated before anything is opened: a bad config file stops the start with every problem listed.
   const catalog = new CatalogService(buildCatalog(config.file, config.defaultCatalog ? defaultCatalog() : { providers: [], models: [], endpoints: [] }), opts.env ?? process.env, logger);
+  // The `organization` section names providers and models: validated against the catalog, also before opening anything.
+  const orgSeed = orgSettingsFromConfig(config.file.organization, catalog);
   const store = openStore(config.databaseUrl);
   const applied = await store.migrate();
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
@@ -86,6 +96,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const health = new HealthTracker(now);
   const http = new UpstreamHttp();
   const recorder = new GenerationRecorder(store, logger, opts.recorder);
+  const guardrails = new GuardrailService({ store, bus, catalog, workspaces, recorder, ttlMs: config.keyCacheTtlMs, now, log: logger, seed: orgSeed });
   const chat = new ChatService({
     catalog,
     health,
@@ -93,6 +104,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     recorder,
     presets,
     workspaces,
+    guardrails,
     log: logger,
     now,
     options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs },
@@ -109,19 +121,21 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     health,
     recorder,
     chat,
+    guardrails,
     readiness: new Map(),
     // After the server stopped and in-flight requests ended: write every pending record, then drop upstream pools.
     onShutdown: [() => recorder.close(), () => http.close()],
   };
 
   const bootstrapSecret = await bootstrap(store, config);
+  await guardrails.init();
   if (bootstrapSecret && !config.adminKey) {
     logger.warn('first start: created the organization, the default workspace and a management key (printed once on stdout)');
   } else if (bootstrapSecret) {
     logger.info('first start: created the organization, the default workspace and the management key from GATEWAY_ADMIN_KEY');
   }
 
-  const app = await buildApp({ svc, logger, extraRoutes: [chatRoutes, generationRoutes, modelRoutes, ...(opts.extraRoutes ?? [])] });
+  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, modelRoutes, ...(opts.extraRoutes ?? [])] });
   let closed: Promise<void> | null = null;
 
   return {
@@ -132,8 +146,14 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     close() {
       closed ??= (async () => {
         const grace = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());
-        // Stops accepting at once; in-flight requests finish (bounded by the grace period).
-        await Promise.race([app.close(), grace]);
+        // Stops accepting at once; in-flight requests finish (bounded by the grace period). Keep-alive connections
+        // they leave idle are closed as they go idle: otherwise the stop waits for the clients to drop them.
+        const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+        try {
+          await Promise.race([app.close(), grace]);
+        } finally {
+          clearInterval(sweep);
+        }
         for (const fn of svc.onShutdown) {
           try {
             await fn();
@@ -143,6 +163,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
         }
         await bus.close();
         await store.close();
+        await new Promise<void>((resolve) => logger.flush(() => resolve()));
       })();
       return closed;
     },

@@ -65,3 +65,16 @@ export function carriesOutput(choices: unknown): boolean {
   }
   return false;
 }
+
+/** The same rough prompt size for a request in the internal representation. */
+export function irPromptTokens(ir: { system: Array<{ text: string }>; messages: Array<{ content: Array<{ type: string; text?: string; content?: unknown }> }> }): number {
+  let chars = 0;
+  for (const p of ir.system) chars += p.text.length;
+  for (const m of ir.messages) {
+    for (const part of m.content) {
+      if (typeof part.text === 'string') chars += part.text.length;
+      else if (typeof part.content === 'string') chars += part.content.length;
+    }
+  }
+  return Math.ceil(chars / 4);
+}

@@ -10,6 +10,7 @@
  *  2. Hard filters, evaluated per endpoint in this fixed order; an endpoint records the
  *     FIRST reason that excludes it (see `EXCLUSION_ORDER`):
  *       availability  unknown_provider, no_credentials
+ *       policy        `endpointPolicy` (organization settings and guardrails; its own reason)
  *       who           allowed_providers (account allowlist = ceiling, intersected with `only`),
  *                     ignored_providers (account ignore list, unioned with `ignore`), only, ignore
  *       privacy       data_policy:zdr, data_policy:training, data_policy:retention
@@ -91,6 +92,11 @@ export interface RouteInput {
   /** Account/guardrail policy, ORed with the request. */
   requireZdr?: boolean;
   denyDataCollection?: boolean;
+  /**
+   * Organization and guardrail policy (src/core/policy.ts `endpointVerdict`): the reason an endpoint is refused, or
+   * undefined. Evaluated right after availability, so `/models/user` and routing apply the very same function.
+   */
+  endpointPolicy?: (endpoint: EndpointDef, provider: ProviderDef) => ExclusionReason | undefined;
   estimatedPromptTokens?: number;
   maxOutputTokens?: number;
   /** Session affinity: put this endpoint first if still healthy and allowed. */
@@ -408,6 +414,8 @@ export function planRoute(input: RouteInput): RoutePlan {
   const hardReason = (ep: EndpointDef, provider: ProviderDef | undefined): ExclusionReason | undefined => {
     if (!provider) return 'unknown_provider';
     if (!input.hasCredentials(provider)) return 'no_credentials';
+    const policyReason = input.endpointPolicy?.(ep, provider);
+    if (policyReason) return policyReason;
     if (orgAllowed && !matchesAny(orgAllowed, ep, provider)) return 'allowed_providers';
     if (orgIgnored && matchesAny(orgIgnored, ep, provider)) return 'ignored_providers';
     if (only && !matchesAny(only, ep, provider)) return 'only';

@@ -18,6 +18,8 @@ import keyRoutes from './routes/keys.js';
 import workspaceRoutes from './routes/workspaces.js';
 import presetRoutes from './routes/presets.js';
 import organizationRoutes, { MemberView } from './routes/organization.js';
+import organizationSettingsRoutes from './routes/organization-settings.js';
+import guardrailRoutes from './routes/guardrails.js';
 import type { Services } from '../services/index.js';
 
 export const API_PREFIX = '/api/v1';
@@ -106,6 +108,8 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
       await api.register(workspaceRoutes, { svc });
       await api.register(presetRoutes, { svc });
       await api.register(organizationRoutes, { svc });
+      await api.register(organizationSettingsRoutes, { svc });
+      await api.register(guardrailRoutes, { svc });
       for (const r of extraRoutes) await api.register(r, { svc });
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     },

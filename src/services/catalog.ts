@@ -187,7 +187,7 @@ export function buildCatalog(file: Obj, base: Catalog = defaultCatalog()): Catal
 }
 
 /** Wire protocols with an adapter; endpoints of other protocols stay listed but are not routed. */
-export const ROUTABLE_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai']);
+export const ROUTABLE_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'anthropic', 'google', 'openai-responses']);
 
 export class CatalogService {
   readonly route: RouteCatalog;

@@ -4,11 +4,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Logger } from 'pino';
-import type { ProviderDef } from '../core/catalog-types.js';
-import { carriesOutput, estimatePromptTokens, normalizeChoices } from '../core/chat-shape.js';
-import { openaiBody, requestParams } from '../core/params.js';
+import { estimatePromptTokens, irPromptTokens } from '../core/chat-shape.js';
+import { requestParams } from '../core/params.js';
 import { computeCost, type TokenUsage } from '../core/pricing.js';
 import { mergePreset, parsePresetModel } from '../core/presets.js';
 import { applyDeprecatedRoute, type ProviderPreferences, type ProviderSortBy } from '../core/provider-prefs.js';
@@ -16,13 +14,18 @@ import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
 import { UpstreamError } from '../providers/errors.js';
 import { networkError, type UpstreamHttp } from '../providers/http.js';
-import { chatHeaders, chatUrl, openaiError, streamError, tokenUsage, type OpenAIUsage } from '../providers/openai/chat.js';
 import type { GenerationRow, KeyRow } from '../store/types.js';
+import type { IrRequest } from '../core/ir.js';
+import type { AnswerMeta } from '../providers/types.js';
+import { codecFor, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
+import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
+import { checkStateless } from '../inbound/responses.js';
 import type { CatalogService } from './catalog.js';
 import type { GenerationRecorder } from './generations.js';
 import type { HealthTracker } from './health.js';
 import type { PresetService } from './presets.js';
 import type { WorkspaceService } from './workspaces.js';
+import type { GuardrailService } from './guardrails.js';
 
 export interface ChatOptions {
   /** Interval of `: GATEWAY PROCESSING` comments while a stream waits (ms). */
@@ -41,7 +44,12 @@ export interface ChatCall {
 }
 
 interface Prepared {
+  api: InboundApi;
   body: Record<string, unknown>;
+  /** The request in the internal representation (built when an attempt needs translation). */
+  ir?: Omit<IrRequest, 'model'>;
+  /** 'translated' when some attempt goes through the IR (any pair but chat → OpenAI protocol). */
+  protocols: Set<'translated'>;
   requested: string;
   plan: RoutePlan;
   stream: boolean;
@@ -74,8 +82,13 @@ interface Outcome {
 
 const VARIANTS = new Set(['free', 'nitro', 'floor', 'exacto', 'online', 'thinking', 'extended']);
 
+/** A random per-process prefix and a counter: unique across instances, and cheap on the hot path. */
+const GEN_PREFIX = randomBytes(9).toString('base64url');
+let genCounter = 0;
+
 export function newGenerationId(): string {
-  return `gen-${Math.floor(Date.now() / 1000)}-${randomBytes(10).toString('base64url')}`;
+  genCounter = (genCounter + 1) % 0x7fffffff;
+  return `gen-${Math.floor(Date.now() / 1000)}-${GEN_PREFIX}${genCounter.toString(36)}`;
 }
 
 export class ChatService {
@@ -89,6 +102,8 @@ export class ChatService {
       recorder: GenerationRecorder;
       presets: PresetService;
       workspaces: WorkspaceService;
+      /** Organization settings and guardrails; absent = no policy. */
+      guardrails?: GuardrailService;
       log: Logger;
       options: ChatOptions;
       now?: () => number;
@@ -103,8 +118,16 @@ export class ChatService {
   // ---- preparation -------------------------------------------------------------------------------
 
   /** Applies presets and checks cross-field rules, then plans the route. Throws HttpError (4xx) on bad input. */
-  async prepare(input: Record<string, unknown>, call: ChatCall): Promise<Prepared> {
+  async prepare(api: InboundApi, input: Record<string, unknown>, call: ChatCall): Promise<Prepared> {
     let body = input;
+    if (api === 'responses') {
+      const problem = checkStateless(body);
+      if (problem) throw badRequest(problem, { field: body.store === true ? 'store' : 'previous_response_id' });
+    }
+    if (api === 'messages') {
+      const problem = checkMessagesBody(body);
+      if (problem) throw badRequest(problem);
+    }
     const fromModel = parsePresetModel(typeof body.model === 'string' ? body.model : undefined);
     const presetSlug = (typeof body.preset === 'string' ? body.preset : undefined) ?? fromModel.preset;
     let presetId: string | null = null;
@@ -114,8 +137,11 @@ export class ChatService {
       const request = { ...body, model: fromModel.model };
       if (request.model === undefined) delete request.model;
       body = mergePreset(version.config, request);
-      if (version.system_prompt && Array.isArray(body.messages)) {
-        body.messages = [{ role: 'system', content: version.system_prompt }, ...(body.messages as unknown[])];
+      // The preset's system prompt: prepended in chat; in the other APIs, used when the request has none.
+      if (version.system_prompt) {
+        if (api === 'chat' && Array.isArray(body.messages)) body.messages = [{ role: 'system', content: version.system_prompt }, ...(body.messages as unknown[])];
+        if (api === 'messages' && body.system === undefined) body.system = version.system_prompt;
+        if (api === 'responses' && (body.instructions === undefined || body.instructions === null)) body.instructions = version.system_prompt;
       }
     }
 
@@ -128,7 +154,8 @@ export class ChatService {
     const requestedModels: string[] = [];
     const first = typeof body.model === 'string' ? body.model : (workspace?.default_text_model ?? undefined);
     if (first) requestedModels.push(first);
-    if (Array.isArray(body.models)) for (const m of body.models as string[]) if (!requestedModels.includes(m)) requestedModels.push(m);
+    const more = api === 'messages' ? [...messagesFallbackModels(body), ...((body.models as string[] | undefined) ?? [])] : ((body.models as string[] | undefined) ?? []);
+    for (const m of more) if (!requestedModels.includes(m)) requestedModels.push(m);
     if (requestedModels.length === 0) throw badRequest('model is required (or models, a preset, or the workspace default_text_model)', { field: 'model' });
 
     let provider = applyDeprecatedRoute((body.provider as ProviderPreferences | null | undefined) ?? undefined, body.route as 'fallback' | 'sort' | undefined) ?? {};
@@ -146,24 +173,37 @@ export class ChatService {
       if (variant === 'free') provider = { ...provider, max_price: { ...provider.max_price, prompt: 0, completion: 0 } };
     }
 
+    // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.
+    const ir = api === 'chat' ? undefined : INBOUND[api].toIr(body);
+    const maxOut = ir ? ir.max_tokens : ((body.max_completion_tokens ?? body.max_tokens) as number | null | undefined);
     const sessionId = (typeof body.session_id === 'string' ? body.session_id : undefined) ?? call.sessionHeader ?? null;
     const sticky = sessionId ? this.sessions.get(`${call.key.workspace_id}|${sessionId}`) : undefined;
-    const maxOut = (body.max_completion_tokens ?? body.max_tokens) as number | null | undefined;
+    // ---- organization settings and guardrails (src/services/guardrails.ts) ----------------------------------------
+    // A spent budget or a blocked model refuses the request here (403/404); the models left, the endpoint filter and
+    // the organization's default sort go to planRoute. The same policy function lists GET /models/user.
+    const policy = this.deps.guardrails ? await this.deps.guardrails.enforce(call.key, models) : null;
+    // ---- end of organization settings and guardrails -------------------------------------------------------------
     const plan = planRoute({
       now: this.now(),
       rng: this.deps.rng ?? Math.random,
-      models,
+      models: policy?.models ?? models,
+      endpointPolicy: policy?.endpointPolicy,
       catalog: this.deps.catalog.route,
       hasCredentials: this.deps.catalog.hasCredentials,
       health: this.deps.health.health,
-      params: requestParams(body),
+      params: ir ? irParams(ir) : requestParams(body),
       provider,
-      defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? null,
-      estimatedPromptTokens: estimatePromptTokens(body.messages),
+      defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? policy?.defaultSort ?? null,
+      estimatedPromptTokens: ir ? irPromptTokens(ir) : estimatePromptTokens(body.messages),
       maxOutputTokens: typeof maxOut === 'number' ? maxOut : undefined,
       stickyEndpoint: sticky && this.now() - sticky.at < this.deps.options.sessionTtlMs ? { model: sticky.model, tag: sticky.tag } : undefined,
     });
-    return { body, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map() };
+    const protocols = new Set<'translated'>();
+    if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map() };
+    // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
+    if (protocols.size > 0) this.ir(prepared);
+    return prepared;
   }
 
   /** The routing error of an empty plan as an HttpError. */
@@ -201,28 +241,6 @@ export class ChatService {
       excluded,
       ...(dropped && dropped.length > 0 ? { dropped_parameters: dropped } : {}),
       ...(o.attempt && !o.attempt.endpoint.pricing ? { pricing: 'unknown' } : {}),
-    };
-  }
-
-  private usageView(o: Outcome, raw: OpenAIUsage | null) {
-    const pricing = o.attempt?.endpoint.pricing ?? null;
-    const u = o.usage ?? { promptTokens: 0, completionTokens: 0 };
-    const cost = computeCost(pricing, u);
-    return {
-      ...(raw ?? {}),
-      prompt_tokens: u.promptTokens,
-      completion_tokens: u.completionTokens,
-      total_tokens: u.promptTokens + u.completionTokens,
-      prompt_tokens_details: { ...(raw?.prompt_tokens_details ?? {}), cached_tokens: u.cachedReadTokens ?? 0, cache_write_tokens: u.cacheWriteTokens ?? 0 },
-      completion_tokens_details: { ...(raw?.completion_tokens_details ?? {}), reasoning_tokens: u.reasoningTokens ?? 0 },
-      // Unknown prices are reported as null (and flagged in gateway_metadata), never as $0.
-      cost: cost.cost,
-      is_byok: false,
-      cost_details: {
-        upstream_inference_prompt_cost: cost.priced ? cost.promptCost : null,
-        upstream_inference_completions_cost: cost.priced ? cost.completionCost : null,
-        upstream_inference_cost: cost.cost,
-      },
     };
   }
 
@@ -271,23 +289,42 @@ export class ChatService {
 
   // ---- upstream ----------------------------------------------------------------------------------
 
-  private async send(p: Prepared, a: Attempt, call: ChatCall, stream: boolean) {
-    const { body, dropped } = openaiBody(p.body, a.endpoint, stream);
+  /** Sends one attempt; resolves with the 2xx response, or throws the mapped UpstreamError. */
+  private async send(p: Prepared, a: Attempt, call: ChatCall, codec: AttemptCodec, stream: boolean) {
+    const ctx = { provider: a.provider, endpoint: a.endpoint, apiKey: this.deps.catalog.apiKey(a.provider) };
+    const { req, dropped } = codec.request(ctx, stream);
     p.dropped.set(`${a.model}|${a.endpoint.tag}`, dropped);
     const timeouts = this.deps.catalog.timeouts(a.provider);
-    const signal = AbortSignal.any([call.signal, AbortSignal.timeout(timeouts.totalMs)]);
-    const res = await this.deps.http.post({
-      url: chatUrl(a.provider),
-      headers: chatHeaders(a.provider, this.deps.catalog.apiKey(a.provider), stream),
-      body: JSON.stringify(body),
-      timeouts,
-      signal,
-    });
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      const text = await res.body.text().catch(() => '');
-      throw openaiError(res.statusCode, text, res.headers);
+    // One controller per attempt: the client going away or the total timeout aborts the upstream request.
+    const controller = new AbortController();
+    const onClientAbort = () => controller.abort(call.signal.reason);
+    call.signal.addEventListener('abort', onClientAbort, { once: true });
+    const timer = setTimeout(() => controller.abort(new DOMException('total timeout', 'TimeoutError')), timeouts.totalMs);
+    const release = () => {
+      clearTimeout(timer);
+      call.signal.removeEventListener('abort', onClientAbort);
+    };
+    try {
+      const res = await this.deps.http.post({ url: req.url, headers: req.headers, body: req.body, timeouts, signal: controller.signal });
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        const text = await res.body.text().catch(() => '');
+        throw codec.parseError(res.statusCode, text, res.headers);
+      }
+      return { res, signal: controller.signal, release };
+    } catch (err) {
+      release();
+      throw networkError(err, controller.signal);
     }
-    return { res, signal };
+  }
+
+  private codec(p: Prepared, a: Attempt): AttemptCodec {
+    return codecFor(p.api, p.body, p.protocols.has('translated') ? this.ir(p) : null, a.endpoint, a.provider.protocol);
+  }
+
+  /** The IR of the request, built once (throws HttpError 400 for what the IR cannot carry). */
+  private ir(p: Prepared): Omit<IrRequest, 'model'> {
+    p.ir ??= INBOUND[p.api].toIr(p.body);
+    return p.ir;
   }
 
   private failed(a: Attempt, err: unknown, attempts: AttemptLog[], signal?: AbortSignal): UpstreamError {
@@ -314,12 +351,38 @@ export class ChatService {
     return new HttpError(last.status, message, metadata, hint !== null ? { 'retry-after': String(hint) } : undefined);
   }
 
+  /** What the client sees added to an answer: ids, serving model, cost and (when asked) routing metadata. */
+  private answerMeta(p: Prepared, o: Outcome, attempts: AttemptLog[], id: string, created: number, call: ChatCall, withCost: boolean): AnswerMeta {
+    const a = o.attempt!;
+    const cost = withCost && o.usage ? computeCost(a.endpoint.pricing, o.usage) : null;
+    const meta: AnswerMeta = {
+      id,
+      model: a.model,
+      provider: a.provider.name,
+      created,
+      // Unknown prices are reported as null (and flagged in gateway_metadata), never as $0.
+      cost: cost ? cost.cost : null,
+      cost_details: {
+        upstream_inference_prompt_cost: cost?.priced ? cost.promptCost : null,
+        upstream_inference_completions_cost: cost?.priced ? cost.completionCost : null,
+        upstream_inference_cost: cost ? cost.cost : null,
+      },
+    };
+    if (withCost && call.wantMetadata) meta.gateway_metadata = this.metadata(p, o, attempts);
+    return meta;
+  }
+
+  private fresh(): Outcome {
+    return { attempt: null, attemptNo: 0, usage: null, upstreamId: null, finish: null, nativeFinish: null, status: 0, error: null, ttftMs: null, cancelled: false, started: this.now(), firstTokenAt: null };
+  }
+
   // ---- non-streaming -----------------------------------------------------------------------------
 
   async complete(p: Prepared, call: ChatCall): Promise<{ id: string; body: Record<string, unknown> }> {
     const id = newGenerationId();
+    const created = Math.floor(this.now() / 1000);
     const attempts: AttemptLog[] = [];
-    const o: Outcome = { attempt: null, attemptNo: 0, usage: null, upstreamId: null, finish: null, nativeFinish: null, status: 0, error: null, ttftMs: null, cancelled: false, started: this.now(), firstTokenAt: null };
+    const o = this.fresh();
     if (p.plan.error) {
       const err = this.planError(p);
       this.record(p, call, id, { ...o, status: err.status, error: err }, attempts, null);
@@ -333,47 +396,30 @@ export class ChatService {
       const t0 = this.now();
       let signal: AbortSignal | undefined;
       try {
-        const sent = await this.send(p, a, call, false);
+        const codec = this.codec(p, a);
+        const sent = await this.send(p, a, call, codec, false);
         signal = sent.signal;
-        const text = await sent.res.body.text();
-        let json: Record<string, unknown>;
+        let text: string;
         try {
-          json = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          throw new UpstreamError(502, 'Provider returned an invalid (non-JSON) response', 'provider_unavailable', 200, text.slice(0, 512));
+          text = await sent.res.body.text();
+        } finally {
+          sent.release();
         }
-        if (!json || !Array.isArray(json.choices)) {
-          const err = (json as { error?: unknown })?.error;
-          if (err) throw streamError(json as { error?: { message?: string } });
-          throw new UpstreamError(502, 'Provider returned an invalid response (no choices)', 'provider_unavailable', 200, json);
-        }
+        const parsed = codec.parse(text);
         const now = this.now();
-        o.attempt = a;
-        o.attemptNo = i + 1;
-        o.status = 200;
-        o.ttftMs = Math.round(now - t0);
-        o.firstTokenAt = now;
-        o.upstreamId = typeof json.id === 'string' ? json.id : null;
-        const finish = (json.choices as Array<{ finish_reason?: string }>)[0]?.finish_reason ?? null;
-        o.nativeFinish = finish;
-        o.finish = normalizeChoices(json.choices);
-        o.usage = tokenUsage(json.usage as OpenAIUsage);
-        const usage = this.usageView(o, (json.usage as OpenAIUsage) ?? null);
+        Object.assign(o, { attempt: a, attemptNo: i + 1, status: 200, ttftMs: Math.round(now - t0), firstTokenAt: now });
+        o.upstreamId = parsed.upstreamId;
+        o.nativeFinish = parsed.native;
+        o.finish = parsed.finish;
+        o.usage = parsed.usage;
         attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
-        this.deps.health.success(a.endpoint, o.ttftMs, null);
-        const out: Record<string, unknown> = {
-          ...json,
-          id,
-          object: 'chat.completion',
-          model: a.model,
-          provider: a.provider.name,
-          system_fingerprint: json.system_fingerprint ?? null,
-          usage,
-        };
-        if (call.wantMetadata) out.gateway_metadata = this.metadata(p, o, attempts);
-        this.record(p, call, id, o, attempts, usage.cost);
-        return { id, body: out };
+        this.deps.health.success(a.endpoint, o.ttftMs ?? 0, null);
+        const meta = this.answerMeta(p, o, attempts, id, created, call, true);
+        const body = parsed.render(meta);
+        this.record(p, call, id, o, attempts, meta.cost);
+        return { id, body };
       } catch (err) {
+        if (err instanceof HttpError) throw err;
         last = this.failed(a, err, attempts, signal);
         lastAttempt = a;
         if (last.retryAfter !== null) retryHints.push(last.retryAfter);
@@ -382,7 +428,7 @@ export class ChatService {
     }
     o.cancelled = call.signal.aborted;
     const finalError = this.finalError(last, lastAttempt, attempts, retryHints);
-    this.record(p, call, id, { ...o, status: finalError.status, error: finalError }, attempts, null);
+    this.record(p, call, id, { ...o, status: o.cancelled ? 499 : finalError.status, error: finalError }, attempts, null);
     throw this.withMetadata(finalError, p, o, attempts, call);
   }
 
@@ -395,16 +441,15 @@ export class ChatService {
   // ---- streaming ---------------------------------------------------------------------------------
 
   /**
-   * Relays a stream. Until the first content chunk is forwarded, any failure moves on to the next endpoint; the 200
-   * status is committed with the first upstream chunk that carries output (an opening role-only chunk is held back
-   * until then), or earlier by a keep-alive comment when the wait is long.
-   * After content has flowed, an error ends the stream with an error chunk (`finish_reason: "error"`).
+   * Relays a stream. Until the first content is forwarded, any failure moves on to the next endpoint; the 200 status
+   * is committed with the first content, or earlier by a keep-alive comment when the wait is long. After content has
+   * flowed, an error ends the stream with the API's error event (chat: a chunk with `finish_reason: "error"`).
    */
   async stream(p: Prepared, call: ChatCall, raw: ServerResponse): Promise<void> {
     const id = newGenerationId();
     const created = Math.floor(this.now() / 1000);
     const attempts: AttemptLog[] = [];
-    const o: Outcome = { attempt: null, attemptNo: 0, usage: null, upstreamId: null, finish: null, nativeFinish: null, status: 0, error: null, ttftMs: null, cancelled: false, started: this.now(), firstTokenAt: null };
+    const o = this.fresh();
     if (p.plan.error) {
       const err = this.planError(p);
       this.record(p, call, id, { ...o, status: err.status, error: err }, attempts, null);
@@ -412,19 +457,21 @@ export class ChatService {
     }
 
     let committed = false;
-    let contentStarted = false;
     let lastWrite = this.now();
     const write = async (s: string) => {
+      if (s.length === 0) return;
       lastWrite = this.now();
-      if (!raw.write(s)) await new Promise<void>((resolve) => {
-        const done = () => {
-          raw.off('drain', done);
-          raw.off('close', done);
-          resolve();
-        };
-        raw.on('drain', done);
-        raw.on('close', done);
-      });
+      if (!raw.write(s)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            raw.off('drain', done);
+            raw.off('close', done);
+            resolve();
+          };
+          raw.on('drain', done);
+          raw.on('close', done);
+        });
+      }
     };
     const commit = () => {
       if (committed) return;
@@ -445,7 +492,6 @@ export class ChatService {
       void write(': GATEWAY PROCESSING\n\n');
     }, Math.max(50, Math.floor(this.deps.options.keepaliveMs / 2)));
 
-    const chunkBase = (model: string, provider: ProviderDef) => ({ id, object: 'chat.completion.chunk', created, model, provider: provider.name });
     let last: UpstreamError | null = null;
     let lastAttempt: Attempt | null = null;
     const retryHints: number[] = [];
@@ -454,120 +500,82 @@ export class ChatService {
         if (call.signal.aborted) break;
         const t0 = this.now();
         let signal: AbortSignal | undefined;
-        let rawUsage: OpenAIUsage | null = null;
-        let done = false;
-        // Chunks without output (the opening role chunk) wait for the first output: until then nothing is sent and
-        // a failure still falls back to the next endpoint.
-        const held: string[] = [];
+        let session: StreamSession | null = null;
+        let release: (() => void) | null = null;
         try {
-          const sent = await this.send(p, a, call, true);
+          const codec = this.codec(p, a);
+          const sent = await this.send(p, a, call, codec, true);
           signal = sent.signal;
-          const events: EventSourceMessage[] = [];
-          const parser = createParser({ onEvent: (ev) => events.push(ev) });
+          release = sent.release;
+          // Until content flows, the attempt may still be replaced: it is "current" only for metadata.
+          Object.assign(o, { attempt: a, attemptNo: i + 1 });
+          session = codec.openStream(this.answerMeta(p, o, attempts, id, created, call, false));
           const decoder = new TextDecoder();
           for await (const chunk of sent.res.body) {
-            parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
-            for (const ev of events) {
-              if (done) break;
-              if (ev.data === '[DONE]') {
-                done = true;
-                break;
-              }
-              let json: Record<string, unknown>;
-              try {
-                json = JSON.parse(ev.data) as Record<string, unknown>;
-              } catch {
-                throw new UpstreamError(502, 'Provider sent an invalid stream event', 'provider_unavailable', 200, ev.data.slice(0, 512));
-              }
-              if (json.error) throw streamError(json as { error?: { message?: string } });
-              if (json.usage) {
-                rawUsage = json.usage as OpenAIUsage;
-                delete json.usage;
-              }
-              if (typeof json.id === 'string') o.upstreamId = json.id;
-              const choices = json.choices;
-              if (!Array.isArray(choices) || choices.length === 0) continue; // usage-only chunk: folded into ours
-              const fin = (choices as Array<{ finish_reason?: string | null }>).find((c) => c.finish_reason)?.finish_reason ?? null;
-              if (fin) o.nativeFinish = fin;
-              const norm = normalizeChoices(choices);
-              if (norm) o.finish = norm;
-              const out = `data: ${JSON.stringify({ ...json, ...chunkBase(a.model, a.provider) })}\n\n`;
-              if (!contentStarted && !carriesOutput(choices)) {
-                held.push(out);
-                continue;
-              }
-              if (!contentStarted) {
-                contentStarted = true;
-                o.firstTokenAt = this.now();
-                o.ttftMs = Math.round(o.firstTokenAt - t0);
-                o.attempt = a;
-                o.attemptNo = i + 1;
-              }
-              commit();
-              await write(held.splice(0).join('') + out);
+            const out = session.push(decoder.decode(chunk as Buffer, { stream: true }));
+            if (session.contentStarted && o.firstTokenAt === null) {
+              o.firstTokenAt = this.now();
+              o.ttftMs = Math.round(o.firstTokenAt - t0);
             }
-            events.length = 0;
-            if (done) break;
+            if (out) {
+              commit();
+              await write(out);
+            }
+            if (session.failure) throw session.failure;
           }
-          if (!done) throw new UpstreamError(502, 'Provider stream ended before completion', 'provider_unavailable', 200, null);
-          // Success: the final usage chunk (choices empty), metadata on it when asked, then [DONE].
-          if (!contentStarted) {
-            o.attempt = a;
-            o.attemptNo = i + 1;
-            o.ttftMs = Math.round(this.now() - t0);
+          const tailOut = session.end();
+          if (tailOut) {
+            commit();
+            await write(tailOut);
           }
+          if (session.failure) throw session.failure;
+          // Success: usage (with cost) and metadata on the API's final event, then its terminator.
+          if (o.ttftMs === null) o.ttftMs = Math.round(this.now() - t0);
           o.status = 200;
-          o.usage = tokenUsage(rawUsage);
+          o.usage = session.usage();
+          o.upstreamId = session.upstreamId;
+          o.finish = session.finish;
+          o.nativeFinish = session.native;
           attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
-          const usage = this.usageView(o, rawUsage);
-          const tail: Record<string, unknown> = { ...chunkBase(a.model, a.provider), choices: [], usage };
-          if (call.wantMetadata) tail.gateway_metadata = this.metadata(p, o, attempts);
+          const meta = this.answerMeta(p, o, attempts, id, created, call, true);
           commit();
-          await write(`${held.splice(0).join('')}data: ${JSON.stringify(tail)}\n\ndata: [DONE]\n\n`);
+          await write(session.finishOut(meta));
           const genMs = o.firstTokenAt !== null ? this.now() - o.firstTokenAt : 0;
           this.deps.health.success(a.endpoint, o.ttftMs ?? 0, o.usage && genMs > 0 ? (o.usage.completionTokens * 1000) / genMs : null);
-          this.record(p, call, id, o, attempts, usage.cost);
+          this.record(p, call, id, o, attempts, meta.cost);
           return;
         } catch (err) {
+          if (err instanceof HttpError) throw err;
           last = this.failed(a, err, attempts, signal);
           lastAttempt = a;
           if (last.retryAfter !== null) retryHints.push(last.retryAfter);
           if (last.type === 'cancelled' || call.signal.aborted) break;
-          if (contentStarted) {
-            // Too late to fall back: end the stream with an error chunk, status stays 200.
-            o.status = last.status;
-            o.error = last;
-            o.finish = 'error';
-            o.usage = tokenUsage(rawUsage);
+          if (session?.contentStarted) {
+            // Too late to fall back: end the stream with the API's error event; the status stays 200.
+            Object.assign(o, { status: last.status, error: last, finish: 'error', usage: session.usage(), upstreamId: session.upstreamId, nativeFinish: session.native });
+            const meta = this.answerMeta(p, o, attempts, id, created, call, true);
             const masked = last.status >= 500 ? 'Provider error during the stream' : last.message;
-            const errChunk = {
-              ...chunkBase(a.model, a.provider),
-              error: { code: last.status, message: masked, metadata: { error_type: last.type, ...(last.status < 500 && last.providerCode ? { provider_code: last.providerCode } : {}) } },
-              choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error', native_finish_reason: 'error' }],
-            };
-            await write(`data: ${JSON.stringify(errChunk)}\n\ndata: [DONE]\n\n`);
-            const cost = o.usage ? computeCost(a.endpoint.pricing, o.usage).cost : null;
-            this.record(p, call, id, o, attempts, cost);
+            commit();
+            await write(session.errorOut(last.status, masked, last.type, meta));
+            this.record(p, call, id, o, attempts, meta.cost);
             return;
           }
+        } finally {
+          release?.();
         }
       }
       // Every attempt failed before any content.
       o.cancelled = call.signal.aborted;
-      const withHint = this.finalError(last, lastAttempt, attempts, retryHints);
-      this.record(p, call, id, { ...o, status: o.cancelled ? 499 : withHint.status, error: withHint }, attempts, null);
+      const error = this.finalError(last, lastAttempt, attempts, retryHints);
+      this.record(p, call, id, { ...o, status: o.cancelled ? 499 : error.status, error }, attempts, null);
       if (o.cancelled) return;
-      if (!committed) throw this.withMetadata(withHint, p, o, attempts, call);
-      const errChunk: Record<string, unknown> = {
-        id,
-        object: 'chat.completion.chunk',
-        created,
-        model: lastAttempt?.model ?? p.requested,
-        error: { code: withHint.status, message: withHint.message, metadata: withHint.metadata },
-        choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error', native_finish_reason: 'error' }],
-      };
-      if (call.wantMetadata) errChunk.gateway_metadata = this.metadata(p, o, attempts);
-      await write(`data: ${JSON.stringify(errChunk)}\n\ndata: [DONE]\n\n`);
+      if (!committed) throw this.withMetadata(error, p, o, attempts, call);
+      // Only keep-alive comments were sent: the error goes in the stream, in the API's own shape.
+      const meta: AnswerMeta = { id, model: lastAttempt?.model ?? p.requested, provider: lastAttempt?.provider.name ?? '', created, cost: null, cost_details: { upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null } };
+      if (call.wantMetadata) meta.gateway_metadata = this.metadata(p, o, attempts);
+      const session = lastAttempt ? this.codec(p, lastAttempt).openStream(meta) : null;
+      commit();
+      if (session) await write(session.errorOut(error.status, error.message, String(error.metadata?.error_type ?? 'provider_unavailable'), meta));
     } finally {
       clearInterval(keepalive);
       if (committed && !raw.writableEnded) raw.end();

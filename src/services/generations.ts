@@ -15,6 +15,8 @@ export class GenerationRecorder {
   private closed = false;
   /** Spend recorded by this instance but not yet flushed, per key (read by limit checks). */
   readonly unflushedSpend = new Map<string, number>();
+  /** Successful flushes so far: a cached database total plus `unflushedSpend` is exact while this is unchanged. */
+  flushes = 0;
 
   constructor(
     private readonly store: Store,
@@ -71,6 +73,7 @@ export class GenerationRecorder {
             else this.unflushedSpend.set(r.key_hash, left);
           }
         }
+        this.flushes++;
       } catch (err) {
         this.log.error({ err, records: batch.length }, 'writing generation records failed; will retry');
         this.queue = batch.concat(this.queue);

@@ -10,6 +10,7 @@ import type { CatalogService } from './catalog.js';
 import type { ChatService } from './chat.js';
 import type { GenerationRecorder } from './generations.js';
 import type { HealthTracker } from './health.js';
+import type { GuardrailService } from './guardrails.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -23,6 +24,8 @@ export interface Services {
   health: HealthTracker;
   recorder: GenerationRecorder;
   chat: ChatService;
+  /** Organization settings and guardrails: management and the effective policy of each key. */
+  guardrails: GuardrailService;
   /** Extra readiness checks registered by later subsystems (name → check). */
   readiness: Map<string, () => Promise<boolean>>;
   /** Work to finish at shutdown after the server stopped accepting (flush usage, stop workers). */

@@ -1,6 +1,7 @@
 /** Workspaces: the unit that owns keys, presets and routing defaults. */
 import { randomUUID } from 'node:crypto';
 import { conflict, forbidden, notFound } from '../http/errors.js';
+import { workspaceGuardrailId } from '../core/policy.js';
 import { ConflictError, type Store, type WorkspaceRow } from '../store/types.js';
 import type { InvalidationBus } from './invalidation.js';
 
@@ -56,7 +57,8 @@ export function newWorkspace(input: WorkspaceInput, createdBy: string, now: stri
 
 export function workspaceView(row: WorkspaceRow) {
   const { is_default: _hidden, ...rest } = row;
-  return rest;
+  // Every workspace has a default guardrail covering all its traffic; its id is derived from the workspace id.
+  return { ...rest, default_guardrail_id: workspaceGuardrailId(row.id) };
 }
 
 async function mapConflict<T>(p: Promise<T>): Promise<T> {

@@ -43,6 +43,8 @@ export interface Knobs {
   model?: string;
   /** Known model ids: listed by `GET /models`; other requested models get 404 model_not_found. */
   models?: string[];
+  /** Report this many prompt tokens written to the provider's cache (Anthropic `cache_creation_input_tokens`). */
+  cacheWriteTokens?: number;
 }
 
 export type KnobName = keyof Knobs;
@@ -71,6 +73,7 @@ const SPEC: { readonly [K in KnobName]-?: Kind } = {
   reasoningTokens: 'count',
   model: 'string',
   models: 'list',
+  cacheWriteTokens: 'count',
 };
 
 export const KNOB_NAMES = Object.keys(SPEC) as KnobName[];

@@ -2,10 +2,18 @@
  * OpenAI Chat Completions wire format: `POST /v1/chat/completions` (JSON and
  * SSE streaming, tool calls, structured output, usage) and `GET /v1/models`,
  * with OpenAI's error envelope `{"error":{"message","type","param","code"}}`.
+ *
+ * Visible reasoning: when the request sets `reasoning_effort` (other than `none`), the answer carries reasoning text
+ * the way OpenAI-compatible reasoning servers return it, `reasoning_content` beside `content` (message and stream
+ * deltas; https://api-docs.deepseek.com/guides/reasoning_model). It counts as reasoning tokens (the `reasoningTokens`
+ * knob, when set, wins), which completion tokens include.
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { Endpoint, EndpointContext, ErrorInfo, JsonReply, Protocol, Reply, SseEvent } from './protocol.js';
 import { applyStop, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars } from './text.js';
+
+/** Reasoning pieces when the request asks for reasoning (see the file comment). */
+const THOUGHT_PIECES = 6;
 
 const FINGERPRINT = 'fp_sim0000000';
 const DEFAULT_MODEL = 'sim-model';
@@ -202,14 +210,22 @@ interface Generation {
   finish: 'stop' | 'length' | 'tool_calls';
   /** Content chunks when streamed (one token each). */
   chunks: number;
+  /** Visible reasoning pieces (`reasoning_content`), streamed before the answer. */
+  thoughts: string[];
+  /** reasoning_tokens (included in completion_tokens). */
+  reasoningTokens: number;
 }
 
 function generate(ctx: EndpointContext, body: Obj): Generation {
   const k = ctx.knobs;
   const messages = body.messages as Obj[];
-  const reasoning = k.reasoningTokens ?? 0;
   const maxRaw = body.max_completion_tokens ?? body.max_tokens;
   const max = typeof maxRaw === 'number' ? maxRaw : Infinity;
+  const afterTool = messages[messages.length - 1].role === 'tool';
+  const seed = afterTool ? contentText(messages[messages.length - 1].content) : lastText(messages, 'user');
+  const effort = body.reasoning_effort;
+  const thoughts = typeof effort === 'string' && effort !== 'none' ? replyPieces('Let me think about:', seed, THOUGHT_PIECES) : [];
+  const reasoning = k.reasoningTokens ?? thoughts.length;
 
   const tool = k.content === undefined ? pickTool(body, k.toolCall) : undefined;
   if (tool) {
@@ -222,6 +238,8 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
       tool: { id: `call_sim${ctx.rid}`, name: tool.name },
       finish: truncated ? 'length' : 'tool_calls',
       chunks: pieces.length + 1,
+      thoughts,
+      reasoningTokens: reasoning,
     };
   }
 
@@ -232,8 +250,6 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
     const js = isObj(rf.json_schema) ? rf.json_schema : {};
     pieces = splitFixed(JSON.stringify(sampleFromSchema(js.schema ?? { type: 'object' })));
   } else {
-    const afterTool = messages[messages.length - 1].role === 'tool';
-    const seed = afterTool ? contentText(messages[messages.length - 1].content) : lastText(messages, 'user');
     const lead = afterTool ? 'Simulated reply using tool result:' : 'Simulated reply to:';
     pieces = replyPieces(lead, seed, k.completionTokens ?? DEFAULT_COMPLETION_TOKENS);
     if (rf?.type === 'json_object') pieces = splitFixed(JSON.stringify({ reply: pieces.join('') }));
@@ -247,12 +263,12 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
     pieces = pieces.slice(0, budget);
     finish = 'length';
   }
-  return { pieces, finish, chunks: pieces.length };
+  return { pieces, finish, chunks: pieces.length, thoughts, reasoningTokens: reasoning };
 }
 
 function usageOf(ctx: EndpointContext, body: Obj, gen: Generation): Obj {
   const prompt = promptTokens(body);
-  const reasoning = ctx.knobs.reasoningTokens ?? 0;
+  const reasoning = gen.reasoningTokens;
   const completion = gen.chunks + reasoning;
   return {
     prompt_tokens: prompt,
@@ -280,6 +296,7 @@ function completionBody(id: string, created: number, model: string, gen: Generat
         annotations: [],
       }
     : { role: 'assistant', content: gen.pieces.join(''), refusal: null, annotations: [] };
+  if (gen.thoughts.length > 0) message.reasoning_content = gen.thoughts.join('');
   return JSON.stringify({
     id,
     object: 'chat.completion',
@@ -302,6 +319,10 @@ function streamEvents(id: string, created: number, model: string, gen: Generatio
     `${head}{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish === null ? 'null' : `"${finish}"`}}${tail}`;
 
   const events: SseEvent[] = [];
+  if (gen.thoughts.length > 0) {
+    events.push({ data: chunk('{"role":"assistant","content":null,"reasoning_content":""}') });
+    for (const p of gen.thoughts) events.push({ data: chunk(`{"content":null,"reasoning_content":${JSON.stringify(p)}}`), content: true });
+  }
   if (gen.tool) {
     const call = `{"index":0,"id":"${gen.tool.id}","type":"function","function":{"name":${JSON.stringify(gen.tool.name)},"arguments":""}}`;
     events.push({ data: chunk(`{"role":"assistant","content":null,"tool_calls":[${call}],"refusal":null}`), content: true });
@@ -332,7 +353,7 @@ function chatCompletions(ctx: EndpointContext): Reply {
     const includeUsage = isObj(so) && so.include_usage === true;
     return { kind: 'sse', events: streamEvents(id, created, model, gen, includeUsage ? usage : undefined) };
   }
-  return { kind: 'json', status: 200, body: completionBody(id, created, model, gen, usage), headers: JSON_HEADERS, chunks: gen.chunks };
+  return { kind: 'json', status: 200, body: completionBody(id, created, model, gen, usage), headers: JSON_HEADERS, chunks: gen.chunks + gen.thoughts.length };
 }
 
 function listModels(ctx: EndpointContext): Reply {

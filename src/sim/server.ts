@@ -21,9 +21,12 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { anthropicEndpoints } from './anthropic.js';
+import { geminiEndpoints } from './gemini.js';
 import { applyPatch, headerKnobs, KnobError, parseKnobs, type KnobPatch, type Knobs } from './knobs.js';
 import { openaiEndpoints, openaiProtocol } from './openai.js';
 import { sseText, type Endpoint, type EndpointContext, type JsonReply, type SseReply } from './protocol.js';
+import { responsesEndpoints } from './responses.js';
 
 export interface SimulatorOptions {
   /** Port to listen on; 0/absent = a free port. */
@@ -89,7 +92,7 @@ export interface Simulator {
 }
 
 /** Endpoints served for every provider (other protocols get appended here). */
-const ENDPOINTS: Endpoint[] = [...openaiEndpoints];
+const ENDPOINTS: Endpoint[] = [...openaiEndpoints, ...anthropicEndpoints, ...responsesEndpoints, ...geminiEndpoints];
 /** Protocol used for errors on unknown routes. */
 const FALLBACK_PROTOCOL = openaiProtocol;
 

@@ -18,6 +18,7 @@ const SPEC_FIELDS = [
   'created_by',
   'created_at',
   'updated_at',
+  'default_guardrail_id',
 ].sort();
 
 describe.each(BACKENDS)('Workspaces (%s)', (backend) => {

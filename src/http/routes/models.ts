@@ -59,11 +59,6 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
   const tags = ['Models'];
   const cat = svc.catalog;
   const allEndpoints = (id: string): EndpointDef[] => cat.catalog.endpoints.filter((e) => e.model === id);
-  const routable = (id: string): EndpointDef[] =>
-    (cat.route.endpointsByModel.get(id) ?? []).filter((e) => {
-      const p = cat.route.providers.get(e.provider);
-      return p !== undefined && cat.hasCredentials(p);
-    });
   const stats = (id: string) => {
     let throughput: number | null = null;
     let latency: number | null = null;
@@ -105,15 +100,15 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
       config: { auth: 'any' },
       schema: {
         tags,
-        summary: 'The models the calling key can reach: only endpoints that are routable for it; pricing reflects those endpoints',
+        summary:
+          "The models the calling key can reach: routable endpoints left after the organization's provider preferences and privacy rules and every guardrail of the key, its member and its workspace (none once a guardrail budget is spent); pricing reflects those endpoints",
         querystring: UserQuery,
         response: { 200: ModelListResponse, ...errors(400, 401, 404, 500) },
       },
     },
     async (req) => {
-      const items = cat.catalog.models
-        .map((model) => ({ model, endpoints: routable(model.id) }))
-        .filter((x) => x.endpoints.length > 0)
+      // The same policy function decides chat routing (src/core/policy.ts), so this list and routing agree.
+      const items = (await svc.guardrails.userModels(req.key))
         .sort((a, b) => b.model.created - a.model.created || a.model.id.localeCompare(b.model.id))
         .map((x) => modelView(x.model, x.endpoints));
       return page(items, req.query, '/api/v1/models/user', new URLSearchParams(req.url.split('?')[1] ?? ''));

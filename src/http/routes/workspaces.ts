@@ -39,6 +39,7 @@ const WorkspaceView = Type.Object(
     is_data_discount_logging_enabled: Type.Boolean(),
     is_observability_broadcast_enabled: Type.Boolean(),
     is_observability_io_logging_enabled: Type.Boolean(),
+    default_guardrail_id: Type.String({ description: "The workspace's default guardrail (PATCH /guardrails/{id} configures it)." }),
     created_by: Type.String(),
     created_at: Timestamp,
     updated_at: Nullable(Timestamp),

@@ -166,11 +166,71 @@ function m0002(t: ColumnTypes): Migration {
   };
 }
 
+function m0003(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema
+        .createTable('organization_settings')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('allowed_providers', t.json)
+        .addColumn('ignored_providers', t.json)
+        .addColumn('allowed_models', t.json)
+        .addColumn('ignored_models', t.json)
+        .addColumn('default_provider_sort', 'text')
+        .addColumn('data_collection', 'text', (c) => c.notNull())
+        .addColumn('enforce_zdr', t.bool, (c) => c.notNull())
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .addColumn('updated_at', t.ts)
+        .execute();
+
+      await db.schema
+        .createTable('guardrails')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('workspace_id', 'text', (c) => c.references('workspaces.id'))
+        .addColumn('is_workspace_default', t.bool, (c) => c.notNull())
+        .addColumn('limit_usd', t.dbl)
+        .addColumn('reset_interval', 'text')
+        .addColumn('include_byok_in_budgets', t.bool, (c) => c.notNull())
+        .addColumn('allowed_models', t.json)
+        .addColumn('ignored_models', t.json)
+        .addColumn('allowed_providers', t.json)
+        .addColumn('ignored_providers', t.json)
+        .addColumn('enforce_zdr_anthropic', t.bool, (c) => c.notNull())
+        .addColumn('enforce_zdr_openai', t.bool, (c) => c.notNull())
+        .addColumn('enforce_zdr_google', t.bool, (c) => c.notNull())
+        .addColumn('enforce_zdr_xai', t.bool, (c) => c.notNull())
+        .addColumn('enforce_zdr_other', t.bool, (c) => c.notNull())
+        .addColumn('enable_free_model_publication', t.bool)
+        .addColumn('enable_free_model_training', t.bool)
+        .addColumn('enable_paid_model_training', t.bool)
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .addColumn('updated_at', t.ts)
+        .execute();
+      await db.schema.createIndex('guardrails_workspace_idx').on('guardrails').columns(['workspace_id', 'created_at']).execute();
+
+      // A key or a member holds at most one guardrail: the unique columns enforce it (NULLs do not collide).
+      await db.schema
+        .createTable('guardrail_assignments')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('guardrail_id', 'text', (c) => c.notNull().references('guardrails.id').onDelete('cascade'))
+        .addColumn('key_hash', 'text', (c) => c.unique())
+        .addColumn('user_id', 'text', (c) => c.unique())
+        .addColumn('assigned_by', 'text')
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('guardrail_assignments_guardrail_idx').on('guardrail_assignments').columns(['guardrail_id', 'created_at']).execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
   return {
     '0001_init': m0001(t),
     '0002_generations': m0002(t),
+    '0003_guardrails': m0003(t),
   };
 }

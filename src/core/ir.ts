@@ -1,0 +1,179 @@
+/**
+ * The internal representation (IR) of an inference call. Every inbound API (OpenAI Chat Completions, OpenAI Responses,
+ * Anthropic Messages) maps its request into an IrRequest, and every upstream adapter (OpenAI chat, Anthropic, Google
+ * Gemini, OpenAI Responses) maps an IrRequest out to its wire format and maps its answer back into an IrResponse or a
+ * sequence of IrStreamEvents. N inbound × M upstream protocols need N + M translations.
+ *
+ * The IR keeps what hub formats commonly lose: reasoning text with its signature, redacted reasoning, cache-control
+ * marks, tool-call ids, refusals, and cache read/write token counts. Pure types; no I/O.
+ */
+
+/** Anthropic-style prompt-caching mark, carried on any cacheable part. */
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
+export interface IrText {
+  type: 'text';
+  text: string;
+  cache_control?: CacheControl;
+}
+
+export interface IrImage {
+  type: 'image';
+  /** Either a URL (http(s) or data:) … */
+  url?: string;
+  /** … or inline base64 data with its media type. */
+  data?: string;
+  media_type?: string;
+  detail?: 'auto' | 'low' | 'high';
+  cache_control?: CacheControl;
+}
+
+/** A tool call made by the assistant. `arguments` is the JSON text exactly as produced. */
+export interface IrToolCall {
+  type: 'tool_call';
+  id: string;
+  name: string;
+  arguments: string;
+  cache_control?: CacheControl;
+}
+
+/** The result of a tool call, sent back by the user side. */
+export interface IrToolResult {
+  type: 'tool_result';
+  tool_call_id: string;
+  /** Plain text, or rich parts (text and images). */
+  content: string | Array<IrText | IrImage>;
+  is_error?: boolean;
+  cache_control?: CacheControl;
+}
+
+/** Visible reasoning ("thinking"), with the provider's signature when it gives one (needed to send it back). */
+export interface IrReasoning {
+  type: 'reasoning';
+  text: string;
+  signature?: string;
+  /** Summaries (OpenAI Responses) are marked so that they are not mistaken for full reasoning. */
+  summary?: boolean;
+}
+
+/** Reasoning the provider returns encrypted/redacted; must be passed back verbatim. */
+export interface IrRedactedReasoning {
+  type: 'redacted_reasoning';
+  data: string;
+}
+
+export interface IrRefusal {
+  type: 'refusal';
+  text: string;
+}
+
+export type IrPart = IrText | IrImage | IrToolCall | IrToolResult | IrReasoning | IrRedactedReasoning | IrRefusal;
+
+export interface IrMessage {
+  role: 'user' | 'assistant';
+  content: IrPart[];
+  /** OpenAI `name` on a message, kept when the upstream supports it. */
+  name?: string;
+}
+
+export interface IrTool {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>;
+  strict?: boolean;
+  cache_control?: CacheControl;
+}
+
+export type IrToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };
+
+export type IrResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
+
+export interface IrReasoningConfig {
+  /** `none` … `max`; mapped to each provider's knob (OpenAI effort, Anthropic budget, Gemini thinking budget). */
+  effort?: 'max' | 'xhigh' | 'high' | 'medium' | 'low' | 'minimal' | 'none';
+  /** Explicit token budget (Anthropic `budget_tokens`, Gemini `thinkingBudget`). */
+  max_tokens?: number;
+  enabled?: boolean;
+  /** Ask for reasoning text in the answer (Gemini includeThoughts, OpenAI Responses summary). */
+  summary?: 'auto' | 'concise' | 'detailed';
+  /** Do not return reasoning text to the caller. */
+  exclude?: boolean;
+}
+
+export interface IrRequest {
+  /** The upstream model id (set by the gateway after routing). */
+  model: string;
+  /** System/developer instructions, as parts (cache-control marks kept). */
+  system: IrText[];
+  messages: IrMessage[];
+  tools?: IrTool[];
+  tool_choice?: IrToolChoice;
+  parallel_tool_calls?: boolean;
+  max_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  frequency_penalty?: number;
+  presence_penalty?: number;
+  seed?: number;
+  stop?: string[];
+  response_format?: IrResponseFormat;
+  reasoning?: IrReasoningConfig;
+  /** End-user id (OpenAI `user`, Anthropic `metadata.user_id`). */
+  user?: string;
+  stream: boolean;
+}
+
+export type IrFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error';
+
+/** Token counts. `input` INCLUDES cache reads and writes; `output` INCLUDES reasoning (OpenAI conventions). */
+export interface IrUsage {
+  input: number;
+  output: number;
+  cache_read: number;
+  cache_write: number;
+  reasoning: number;
+}
+
+export interface IrResponse {
+  /** The upstream's own id. */
+  id: string | null;
+  /** The upstream's model string. */
+  model: string | null;
+  /** Assistant output parts in order: reasoning, text, refusal, tool calls. */
+  content: IrPart[];
+  finish_reason: IrFinishReason;
+  /** The provider's own stop reason. */
+  native_finish_reason: string | null;
+  usage: IrUsage | null;
+  service_tier?: string | null;
+  system_fingerprint?: string | null;
+}
+
+/**
+ * Stream events, in order. Indexes identify an output part (a text block, a reasoning block, a tool call) so that
+ * deltas of interleaved parts can be reassembled; a part starts with its first delta (or `tool_call_start`).
+ */
+export type IrStreamEvent =
+  | { type: 'start'; id: string | null; model: string | null }
+  | { type: 'text_delta'; index: number; text: string }
+  | { type: 'reasoning_delta'; index: number; text: string }
+  | { type: 'reasoning_signature'; index: number; signature: string }
+  | { type: 'redacted_reasoning'; index: number; data: string }
+  | { type: 'refusal_delta'; index: number; text: string }
+  | { type: 'tool_call_start'; index: number; id: string; name: string }
+  | { type: 'tool_call_delta'; index: number; arguments: string }
+  | { type: 'part_end'; index: number }
+  | { type: 'finish'; finish_reason: IrFinishReason; native_finish_reason: string | null }
+  | { type: 'usage'; usage: IrUsage }
+  /** An error the upstream reported inside the stream. `status` is the gateway status it maps to. */
+  | { type: 'error'; status: number; message: string; error_type: string; raw?: unknown };
+
+export const emptyUsage = (): IrUsage => ({ input: 0, output: 0, cache_read: 0, cache_write: 0, reasoning: 0 });

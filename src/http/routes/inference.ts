@@ -1,0 +1,140 @@
+/**
+ * The three inference APIs — POST /chat/completions, /responses and /messages — on one handler: validate, hand over
+ * to the inference service, shape the reply (JSON or the API's event stream). Each API answers errors in its own
+ * envelope (the Messages API in Anthropic's), including authentication and validation errors.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { ErrorObject } from 'ajv';
+import { describeValidationError, HttpError } from '../errors.js';
+import { errors } from '../schemas/common.js';
+import { ChatCompletionBody, MessagesBody, ResponsesBody } from '../schemas/inference.js';
+import { INBOUND, type InboundApi } from '../../services/codecs.js';
+import { messagesInbound } from '../../inbound/messages.js';
+import type { Services } from '../../services/index.js';
+
+/** `X-Gateway-Metadata: enabled` (or the legacy `X-Gateway-Experimental-Metadata`), case-insensitive. */
+export function wantsMetadata(headers: Record<string, string | string[] | undefined>): boolean {
+  const v = headers['x-gateway-metadata'] ?? headers['x-gateway-experimental-metadata'];
+  return typeof v === 'string' && v.trim().toLowerCase() === 'enabled';
+}
+
+const AnyObject = Type.Object({}, { additionalProperties: true });
+
+const ChatCompletionResponse = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('chat.completion'),
+    created: Type.Integer(),
+    model: Type.String({ description: 'The model that served the request.' }),
+    provider: Type.Optional(Type.String()),
+    choices: Type.Array(
+      Type.Object(
+        { index: Type.Integer(), message: Type.Object({ role: Type.String(), content: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: true }), finish_reason: Type.Union([Type.String(), Type.Null()]) },
+        { additionalProperties: true },
+      ),
+    ),
+    system_fingerprint: Type.Union([Type.String(), Type.Null()]),
+    service_tier: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    usage: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Tokens, cost (USD; null when the price is unknown), cost_details, is_byok.' })),
+    gateway_metadata: Type.Optional(AnyObject),
+  },
+  { additionalProperties: true },
+);
+
+interface ApiRoute {
+  api: InboundApi;
+  path: string;
+  body: TSchema;
+  summary: string;
+  response: TSchema;
+}
+
+const ROUTES: ApiRoute[] = [
+  { api: 'chat', path: '/chat/completions', body: ChatCompletionBody, response: ChatCompletionResponse, summary: 'Create a chat completion (OpenAI-compatible; `stream: true` answers with Server-Sent Events)' },
+  { api: 'responses', path: '/responses', body: ResponsesBody, response: AnyObject, summary: 'Create a response (OpenAI Responses-compatible, stateless; `stream: true` answers with its typed events)' },
+  { api: 'messages', path: '/messages', body: MessagesBody, response: AnyObject, summary: 'Create a message (Anthropic Messages-compatible; `stream: true` answers with its event stream)' },
+];
+
+/** The error body of an API: the gateway envelope for chat, the API's own shape for the others. */
+function apiErrorBody(api: InboundApi, err: HttpError, requestId: string): Record<string, unknown> {
+  if (api === 'chat') return err.envelope();
+  const body = api === 'messages' ? messagesInbound.errorBody(err.status, err.message, err.metadata ?? null, requestId) : INBOUND[api].errorBody(err.status, err.message, err.metadata ?? null);
+  if (err.gatewayMetadata) body.gateway_metadata = err.gatewayMetadata;
+  return body;
+}
+
+function toHttpError(err: FastifyError | HttpError): HttpError {
+  if (err instanceof HttpError) return err;
+  const fe = err as FastifyError & { validation?: ErrorObject[]; validationContext?: string };
+  if (fe.validation && fe.validation.length > 0) {
+    const d = describeValidationError(fe.validation[0], fe.validationContext ?? 'body');
+    return new HttpError(400, d.message, { field: d.field, rule: d.rule });
+  }
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HttpError(413, 'Request body is too large');
+  if (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) return new HttpError(400, `Malformed JSON body: ${fe.message}`);
+  const status = typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500 ? fe.statusCode : 500;
+  return new HttpError(status, status === 500 ? 'Internal server error' : fe.message, status === 500 ? { error_type: 'server' } : undefined);
+}
+
+export default async function inferenceRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
+  for (const r of ROUTES) {
+    await app.register(async (scope) => {
+      if (r.api !== 'chat') {
+        // The API's own error envelope for everything on this route, authentication and validation included.
+        scope.setErrorHandler((err: FastifyError | HttpError, req, reply: FastifyReply) => {
+          const e = toHttpError(err);
+          if (e.status === 500 && !(err instanceof HttpError)) req.log.error({ err }, 'unhandled error');
+          if (e.headers) reply.headers(e.headers);
+          return reply.code(e.status).type('application/json; charset=utf-8').send(apiErrorBody(r.api, e, req.id));
+        });
+      }
+      scope.post<{ Body: Record<string, unknown> }>(
+        r.path,
+        {
+          config: { auth: 'inference' },
+          schema: {
+            tags: ['Inference'],
+            summary: r.summary,
+            headers: Type.Object({ 'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata; anything else (default) does not.' })) }),
+            body: r.body,
+            response: { 200: r.response, ...errors(400, 401, 402, 403, 404, 408, 413, 429, 500, 502, 503, 524, 529) },
+          },
+        },
+        async (req, reply) => {
+          const controller = new AbortController();
+          // A client that goes away aborts the upstream request at once.
+          reply.raw.on('close', () => {
+            if (!reply.raw.writableFinished) controller.abort();
+          });
+          const session = req.headers['x-session-id'];
+          const call = {
+            key: req.key,
+            requestId: req.id,
+            wantMetadata: wantsMetadata(req.headers),
+            sessionHeader: typeof session === 'string' && session.length <= 256 ? session : undefined,
+            signal: controller.signal,
+          };
+          const prepared = await svc.chat.prepare(r.api, req.body, call);
+          if (!prepared.stream) {
+            const { id, body } = await svc.chat.complete(prepared, call);
+            reply.header('x-generation-id', id);
+            return body;
+          }
+          reply.hijack();
+          try {
+            await svc.chat.stream(prepared, call, reply.raw);
+          } catch (err) {
+            // Failed before the stream was committed: an ordinary JSON error in the API's shape.
+            const e = err instanceof HttpError ? err : new HttpError(500, 'Internal server error', { error_type: 'server' });
+            if (!(err instanceof HttpError)) req.log.error({ err }, 'stream failed');
+            if (!reply.raw.headersSent && !reply.raw.destroyed) {
+              reply.raw.writeHead(e.status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': req.id, ...e.headers });
+              reply.raw.end(JSON.stringify(apiErrorBody(r.api, e, req.id)));
+            } else if (!reply.raw.writableEnded) reply.raw.end();
+          }
+        },
+      );
+    });
+  }
+}

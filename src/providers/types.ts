@@ -1,0 +1,84 @@
+/**
+ * The two adapter contracts around the internal representation (src/core/ir.ts):
+ * - an UpstreamAdapter speaks one provider wire protocol (OpenAI chat, Anthropic Messages, Google Gemini,
+ *   OpenAI Responses): IR request → HTTP request, HTTP answer → IR response or IR stream events, errors → UpstreamError;
+ * - an InboundAdapter speaks one client-facing API (chat completions, responses, messages): client body → IR request,
+ *   IR response → client body, IR stream events → the API's own event stream.
+ * Adapters are pure translation (no I/O): the inference service does the HTTP, routing and accounting.
+ */
+import type { EndpointDef, Protocol, ProviderDef } from '../core/catalog-types.js';
+import type { IrRequest, IrResponse, IrStreamEvent, IrUsage } from '../core/ir.js';
+import type { UpstreamError } from './errors.js';
+
+export interface UpstreamContext {
+  provider: ProviderDef;
+  endpoint: EndpointDef;
+  /** The provider credential, or null for providers that need none. */
+  apiKey: string | null;
+}
+
+export interface UpstreamHttpRequest {
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Incremental decoder of one upstream response stream (bytes decoded to text by the caller). */
+export interface StreamDecoder {
+  /** Feeds the next piece of the body (any boundary: half an event, several events); returns the events completed. */
+  push(text: string): IrStreamEvent[];
+  /**
+   * Called when the body ended. Returns any final events; throws UpstreamError when the stream ended before the
+   * protocol's terminal marker (e.g. no `[DONE]`, no `message_stop`, no finishReason).
+   */
+  end(): IrStreamEvent[];
+}
+
+export interface UpstreamAdapter {
+  readonly protocol: Protocol;
+  buildRequest(req: IrRequest, ctx: UpstreamContext): UpstreamHttpRequest;
+  /** Parses a 2xx non-streaming body; throws UpstreamError (502) when it is not a valid answer. */
+  parseResponse(text: string): IrResponse;
+  /** Maps a non-2xx answer to the gateway's error (status mapping: 400, 429 + Retry-After, 502, 524, 529). */
+  parseError(status: number, text: string, headers: Record<string, string | string[] | undefined>): UpstreamError;
+  createStreamDecoder(): StreamDecoder;
+}
+
+/** What the gateway adds to an answer: its ids, the model that served, usage with cost, optional metadata. */
+export interface AnswerMeta {
+  /** The gateway's generation id (`gen-…`). */
+  id: string;
+  /** The catalog model id that served. */
+  model: string;
+  /** The provider's display name. */
+  provider: string;
+  /** Unix seconds. */
+  created: number;
+  /** USD, null when the endpoint's price is unknown. */
+  cost: number | null;
+  cost_details: { upstream_inference_prompt_cost: number | null; upstream_inference_completions_cost: number | null; upstream_inference_cost: number | null };
+  gateway_metadata?: Record<string, unknown>;
+}
+
+/** Encoder of one client-facing event stream (SSE text out). */
+export interface StreamEncoder {
+  /** Bytes to send before any event (may be empty). */
+  start(): string;
+  /** Encodes one IR event (may return '' when the API has no equivalent or buffers it). */
+  event(ev: IrStreamEvent): string;
+  /** The successful end: final usage (and metadata), and the API's terminator. */
+  finish(usage: IrUsage | null, meta: AnswerMeta): string;
+  /** An error after the stream started: the API's error event and terminator. */
+  error(status: number, message: string, errorType: string, meta: AnswerMeta): string;
+}
+
+export interface InboundAdapter {
+  readonly api: 'chat' | 'responses' | 'messages';
+  /** The client body (already schema-validated) as an IR request; `model` is filled in after routing. */
+  toIr(body: Record<string, unknown>): Omit<IrRequest, 'model'>;
+  /** The IR answer as the API's response body. */
+  fromIr(res: IrResponse, meta: AnswerMeta): Record<string, unknown>;
+  createStreamEncoder(meta: AnswerMeta): StreamEncoder;
+  /** The API's error body for a failed call (status and message already mapped). */
+  errorBody(status: number, message: string, metadata: Record<string, unknown> | null): Record<string, unknown>;
+}

@@ -1,0 +1,398 @@
+/**
+ * How one upstream attempt is encoded and decoded, whatever the pair of client API and upstream protocol:
+ * - the fast path, chat completions in and an OpenAI-protocol upstream: the client body passes through (gateway
+ *   fields removed, unsupported parameters dropped, unknown fields kept) and chunks are relayed with ids, model and
+ *   usage rewritten;
+ * - every other pair goes through the internal representation: inbound adapter → IR → upstream adapter, and back.
+ *   When client and upstream speak the same protocol (messages → Anthropic, responses → OpenAI Responses), the
+ *   request body still passes through untouched except for what routing changes.
+ */
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { EndpointDef, Protocol } from '../core/catalog-types.js';
+import { carriesOutput, normalizeChoices } from '../core/chat-shape.js';
+import type { IrPart, IrRequest, IrResponse, IrStreamEvent, IrUsage } from '../core/ir.js';
+import { GATEWAY_FIELDS, MODEL_PARAMS, openaiBody } from '../core/params.js';
+import type { TokenUsage } from '../core/pricing.js';
+import { chatInbound } from '../inbound/chat.js';
+import { messagesInbound } from '../inbound/messages.js';
+import { responsesInbound } from '../inbound/responses.js';
+import { anthropicAdapter } from '../providers/anthropic/index.js';
+import { UpstreamError } from '../providers/errors.js';
+import { googleAdapter } from '../providers/google/index.js';
+import { chatHeaders, chatUrl, openaiError, streamError, tokenUsage, type OpenAIUsage } from '../providers/openai/chat.js';
+import { openaiChatAdapter } from '../providers/openai/ir-upstream.js';
+import { openaiResponsesAdapter } from '../providers/openai-responses/index.js';
+import type { AnswerMeta, InboundAdapter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../providers/types.js';
+
+export type InboundApi = 'chat' | 'responses' | 'messages';
+
+export const INBOUND: Record<InboundApi, InboundAdapter> = { chat: chatInbound, responses: responsesInbound, messages: messagesInbound };
+export const UPSTREAM: Record<Protocol, UpstreamAdapter> = {
+  openai: openaiChatAdapter,
+  anthropic: anthropicAdapter,
+  google: googleAdapter,
+  'openai-responses': openaiResponsesAdapter,
+};
+
+/** A parsed non-streaming answer, rendered for the client once cost and metadata are known. */
+export interface ParsedAnswer {
+  usage: TokenUsage | null;
+  finish: string | null;
+  native: string | null;
+  upstreamId: string | null;
+  render(meta: AnswerMeta): Record<string, unknown>;
+}
+
+/** One relayed stream: upstream text in, client bytes out. Throws UpstreamError on upstream errors. */
+export interface StreamSession {
+  /**
+   * Client bytes for the next upstream text. An upstream error is thrown — unless output was produced earlier in the
+   * same text: then that output is returned and the error is left in `failure` for the caller to raise after writing.
+   */
+  push(text: string): string;
+  readonly failure: UpstreamError | null;
+  /** True once content (a token, a tool call, reasoning) has been produced for the client. */
+  readonly contentStarted: boolean;
+  /** The upstream body ended: the last client bytes; throws when the upstream stream was incomplete. */
+  end(): string;
+  finishOut(meta: AnswerMeta): string;
+  errorOut(status: number, message: string, errorType: string, meta: AnswerMeta): string;
+  usage(): TokenUsage | null;
+  readonly finish: string | null;
+  readonly native: string | null;
+  readonly upstreamId: string | null;
+}
+
+export interface AttemptCodec {
+  request(ctx: UpstreamContext, stream: boolean): { req: UpstreamHttpRequest; dropped: string[] };
+  parseError(status: number, text: string, headers: Record<string, string | string[] | undefined>): UpstreamError;
+  parse(text: string): ParsedAnswer;
+  openStream(meta: AnswerMeta): StreamSession;
+}
+
+// ---- usage --------------------------------------------------------------------------------------
+
+export function irToTokens(u: IrUsage | null): TokenUsage | null {
+  if (!u) return null;
+  return { promptTokens: u.input, completionTokens: u.output, cachedReadTokens: u.cache_read, cacheWriteTokens: u.cache_write, reasoningTokens: u.reasoning };
+}
+
+/** The OpenAI-style `usage` object of chat answers: the upstream's fields, normalized counts, cost. */
+export function chatUsageView(u: TokenUsage | null, raw: OpenAIUsage | null, meta: AnswerMeta): Record<string, unknown> {
+  const t = u ?? { promptTokens: 0, completionTokens: 0 };
+  return {
+    ...(raw ?? {}),
+    prompt_tokens: t.promptTokens,
+    completion_tokens: t.completionTokens,
+    total_tokens: t.promptTokens + t.completionTokens,
+    prompt_tokens_details: { ...(raw?.prompt_tokens_details ?? {}), cached_tokens: t.cachedReadTokens ?? 0, cache_write_tokens: t.cacheWriteTokens ?? 0 },
+    completion_tokens_details: { ...(raw?.completion_tokens_details ?? {}), reasoning_tokens: t.reasoningTokens ?? 0 },
+    cost: meta.cost,
+    is_byok: false,
+    cost_details: meta.cost_details,
+  };
+}
+
+// ---- the fast path: chat completions to an OpenAI-protocol upstream ------------------------------
+
+function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef): AttemptCodec {
+  return {
+    request(ctx, stream) {
+      const { body: out, dropped } = openaiBody(body, endpoint, stream);
+      return { req: { url: chatUrl(ctx.provider), headers: chatHeaders(ctx.provider, ctx.apiKey, stream), body: JSON.stringify(out) }, dropped };
+    },
+    parseError: openaiError,
+    parse(text) {
+      let json: Record<string, unknown>;
+      try {
+        json = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        throw new UpstreamError(502, 'Provider returned an invalid (non-JSON) response', 'provider_unavailable', 200, text.slice(0, 512));
+      }
+      if (!json || !Array.isArray(json.choices)) {
+        if ((json as { error?: unknown })?.error) throw streamError(json as { error?: { message?: string } });
+        throw new UpstreamError(502, 'Provider returned an invalid response (no choices)', 'provider_unavailable', 200, json);
+      }
+      const native = (json.choices as Array<{ finish_reason?: string }>)[0]?.finish_reason ?? null;
+      const finish = normalizeChoices(json.choices);
+      const raw = (json.usage as OpenAIUsage | undefined) ?? null;
+      const usage = tokenUsage(raw);
+      return {
+        usage,
+        finish,
+        native,
+        upstreamId: typeof json.id === 'string' ? json.id : null,
+        render(meta) {
+          const out: Record<string, unknown> = {
+            ...json,
+            id: meta.id,
+            object: 'chat.completion',
+            model: meta.model,
+            provider: meta.provider,
+            system_fingerprint: json.system_fingerprint ?? null,
+            usage: chatUsageView(usage, raw, meta),
+          };
+          if (meta.gateway_metadata) out.gateway_metadata = meta.gateway_metadata;
+          return out;
+        },
+      };
+    },
+    openStream(meta) {
+      const events: EventSourceMessage[] = [];
+      const parser = createParser({ onEvent: (ev) => events.push(ev) });
+      let done = false;
+      let raw: OpenAIUsage | null = null;
+      // Chunks without output (the opening role-only one) are held until output flows: a failure before then may
+      // still fall back to another endpoint without the client having seen anything.
+      let held = '';
+      const base = { id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, provider: meta.provider };
+      const s = {
+        contentStarted: false,
+        failure: null as UpstreamError | null,
+        finish: null as string | null,
+        native: null as string | null,
+        upstreamId: null as string | null,
+        push(text: string): string {
+          parser.feed(text);
+          // One write per upstream read: every event decoded from it, in order.
+          let out = '';
+          try {
+            for (const ev of events) {
+              if (done) break;
+              if (ev.data === '[DONE]') {
+                done = true;
+                break;
+              }
+              let json: Record<string, unknown>;
+              try {
+                json = JSON.parse(ev.data) as Record<string, unknown>;
+              } catch {
+                throw new UpstreamError(502, 'Provider sent an invalid stream event', 'provider_unavailable', 200, ev.data.slice(0, 512));
+              }
+              if (json.error) throw streamError(json as { error?: { message?: string } });
+              if (json.usage) {
+                raw = json.usage as OpenAIUsage;
+                delete json.usage;
+              }
+              if (typeof json.id === 'string') s.upstreamId = json.id;
+              const choices = json.choices;
+              if (!Array.isArray(choices) || choices.length === 0) continue; // usage-only chunk: folded into the final one
+              const fin = (choices as Array<{ finish_reason?: string | null }>).find((c) => c.finish_reason)?.finish_reason;
+              if (fin) s.native = fin;
+              const output = carriesOutput(choices);
+              const norm = normalizeChoices(choices);
+              if (norm) s.finish = norm;
+              const line = `data: ${JSON.stringify(Object.assign(json, base))}\n\n`;
+              if (!s.contentStarted && !output) {
+                held += line;
+                continue;
+              }
+              s.contentStarted = true;
+              out += held + line;
+              held = '';
+            }
+          } catch (err) {
+            if (out === '') throw err;
+            s.failure = err as UpstreamError;
+          } finally {
+            events.length = 0;
+          }
+          return out;
+        },
+        end(): string {
+          if (!done) throw new UpstreamError(502, 'Provider stream ended before completion', 'provider_unavailable', 200, null);
+          return '';
+        },
+        finishOut(m: AnswerMeta): string {
+          const tail: Record<string, unknown> = { ...base, choices: [], usage: chatUsageView(tokenUsage(raw), raw, m) };
+          if (m.gateway_metadata) tail.gateway_metadata = m.gateway_metadata;
+          const out = `${held}data: ${JSON.stringify(tail)}\n\ndata: [DONE]\n\n`;
+          held = '';
+          return out;
+        },
+        errorOut(status: number, message: string, errorType: string, m: AnswerMeta): string {
+          const chunk: Record<string, unknown> = {
+            ...base,
+            error: { code: status, message, metadata: { error_type: errorType } },
+            choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error', native_finish_reason: 'error' }],
+          };
+          if (m.gateway_metadata) chunk.gateway_metadata = m.gateway_metadata;
+          return `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`;
+        },
+        usage: () => tokenUsage(raw),
+      };
+      return s;
+    },
+  };
+}
+
+// ---- every other pair: through the IR -----------------------------------------------------------
+
+/** IR fields and the `supported_parameters` names that allow them. */
+const IR_PARAMS: Array<[Exclude<keyof IrRequest, 'model'>, string[]]> = [
+  ['temperature', ['temperature']],
+  ['top_p', ['top_p']],
+  ['top_k', ['top_k']],
+  ['frequency_penalty', ['frequency_penalty']],
+  ['presence_penalty', ['presence_penalty']],
+  ['seed', ['seed']],
+  ['stop', ['stop']],
+  ['response_format', ['response_format', 'structured_outputs']],
+  ['tools', ['tools']],
+  ['tool_choice', ['tool_choice', 'tools']],
+  ['parallel_tool_calls', ['parallel_tool_calls', 'tools']],
+  ['reasoning', ['reasoning', 'reasoning_effort', 'include_reasoning']],
+];
+
+/** The model parameters an IR request sets, by catalog name (for routing's `require_parameters`). */
+export function irParams(ir: Omit<IrRequest, 'model'>): string[] {
+  const out: string[] = [];
+  for (const [field, names] of IR_PARAMS) if (ir[field] !== undefined && ir[field] !== null) out.push(names[0]);
+  if (ir.max_tokens !== undefined) out.push('max_tokens');
+  return out;
+}
+
+/** The IR for one endpoint: its model id, and the parameters it does not support removed. */
+export function irForEndpoint(ir: Omit<IrRequest, 'model'>, endpoint: EndpointDef, stream: boolean): { ir: IrRequest; dropped: string[] } {
+  const out: IrRequest = { ...ir, model: endpoint.upstreamModel, stream };
+  const dropped: string[] = [];
+  for (const [field, names] of IR_PARAMS) {
+    if (out[field] === undefined) continue;
+    if (!names.some((n) => endpoint.supported_parameters.includes(n))) {
+      delete out[field];
+      dropped.push(names[0]);
+    }
+  }
+  return { ir: out, dropped: [...new Set(dropped)] };
+}
+
+const REASONING_EVENTS = new Set(['reasoning_delta', 'reasoning_signature', 'redacted_reasoning']);
+const CONTENT_EVENTS = new Set(['text_delta', 'reasoning_delta', 'reasoning_signature', 'redacted_reasoning', 'refusal_delta', 'tool_call_start', 'tool_call_delta']);
+
+function withoutReasoning(res: IrResponse): IrResponse {
+  return { ...res, content: res.content.filter((p: IrPart) => p.type !== 'reasoning' && p.type !== 'redacted_reasoning') };
+}
+
+/** The client body, passed through to an upstream that speaks the same protocol. */
+function passthroughBody(body: Record<string, unknown>, endpoint: EndpointDef, stream: boolean, extraDrop: string[]): string {
+  const out: Record<string, unknown> = {};
+  for (const k in body) {
+    if (GATEWAY_FIELDS.has(k) && k !== 'messages' && k !== 'stream') continue;
+    if (extraDrop.includes(k)) continue;
+    if (MODEL_PARAMS.has(k) && !endpoint.supported_parameters.includes(k) && k !== 'max_tokens') continue;
+    out[k] = body[k];
+  }
+  out.model = endpoint.upstreamModel;
+  out.stream = stream;
+  return JSON.stringify(out);
+}
+
+function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'>, endpoint: EndpointDef, upstream: UpstreamAdapter): AttemptCodec {
+  const inbound = INBOUND[api];
+  const exclude = ir.reasoning?.exclude === true;
+  const request = api === 'responses' ? body : undefined;
+  // Same protocol on both sides: the body passes through (Anthropic needs max_tokens, so only when the client sent it).
+  const passthrough = (api === 'messages' && upstream.protocol === 'anthropic' && typeof body.max_tokens === 'number') || (api === 'responses' && upstream.protocol === 'openai-responses');
+  return {
+    request(ctx, stream) {
+      const { ir: forEndpoint, dropped } = irForEndpoint(ir, endpoint, stream);
+      const req = upstream.buildRequest(forEndpoint, ctx);
+      if (passthrough) req.body = passthroughBody(body, endpoint, stream, api === 'messages' ? ['fallbacks', 'models'] : ['models']);
+      return { req, dropped };
+    },
+    parseError: (status, text, headers) => upstream.parseError(status, text, headers),
+    parse(text) {
+      let res = upstream.parseResponse(text);
+      if (exclude) res = withoutReasoning(res);
+      return {
+        usage: irToTokens(res.usage),
+        finish: res.finish_reason,
+        native: res.native_finish_reason,
+        upstreamId: res.id,
+        render: (meta) => (api === 'responses' ? responsesInbound.fromIr(res, meta, request) : inbound.fromIr(res, meta)),
+      };
+    },
+    openStream(meta) {
+      const decoder = upstream.createStreamDecoder();
+      const encoder = api === 'responses' ? responsesInbound.createStreamEncoder(meta, request) : inbound.createStreamEncoder(meta);
+      let usage: IrUsage | null = null;
+      let pending: IrStreamEvent[] = [];
+      const s = {
+        contentStarted: false,
+        failure: null as UpstreamError | null,
+        finish: null as string | null,
+        native: null as string | null,
+        upstreamId: null as string | null,
+        handle(events: IrStreamEvent[]): string {
+          let out = '';
+          for (const ev of events) {
+            switch (ev.type) {
+              case 'error': {
+                const err = new UpstreamError(ev.status, ev.message, ev.error_type as UpstreamError['type'], null, ev.raw ?? null);
+                if (out === '') throw err;
+                s.failure = err;
+                return out;
+              }
+              case 'usage':
+                usage = ev.usage;
+                continue; // reported once, by finishOut
+              case 'start':
+                s.upstreamId = ev.id;
+                break;
+              case 'finish':
+                s.finish = ev.finish_reason;
+                s.native = ev.native_finish_reason;
+                break;
+            }
+            if (exclude && REASONING_EVENTS.has(ev.type)) continue;
+            if (!s.contentStarted) {
+              // Nothing goes to the client before content: a failure until then may still fall back.
+              pending.push(ev);
+              if (!CONTENT_EVENTS.has(ev.type)) continue;
+              s.contentStarted = true;
+              out += encoder.start();
+              for (const p of pending) out += encoder.event(p);
+              pending = [];
+              continue;
+            }
+            out += encoder.event(ev);
+          }
+          return out;
+        },
+        push(text: string): string {
+          let events: IrStreamEvent[];
+          try {
+            events = decoder.push(text);
+          } catch (err) {
+            throw err instanceof UpstreamError ? err : new UpstreamError(502, 'Provider sent an invalid stream', 'provider_unavailable', 200, String(err));
+          }
+          return s.handle(events);
+        },
+        end(): string {
+          return s.handle(decoder.end());
+        },
+        finishOut(m: AnswerMeta): string {
+          let out = '';
+          if (!s.contentStarted) {
+            out += encoder.start();
+            for (const p of pending) out += encoder.event(p);
+            pending = [];
+          }
+          return out + encoder.finish(usage, m);
+        },
+        errorOut(status: number, message: string, errorType: string, m: AnswerMeta): string {
+          return encoder.error(status, message, errorType, m);
+        },
+        usage: () => irToTokens(usage),
+      };
+      return s;
+    },
+  };
+}
+
+/** The codec for one attempt. `ir` is required unless the pair is chat → OpenAI protocol. */
+export function codecFor(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'> | null, endpoint: EndpointDef, protocol: Protocol): AttemptCodec {
+  if (api === 'chat' && protocol === 'openai') return openaiPassthrough(body, endpoint);
+  if (!ir) throw new Error('IR request missing for a translated attempt');
+  return irCodec(api, body, ir, endpoint, UPSTREAM[protocol]);
+}

@@ -1,0 +1,635 @@
+/**
+ * Guardrails and organization settings.
+ *
+ * Management: guardrail CRUD, assignments to keys and members (a key or member holds at most one; a new assignment
+ * replaces the old), the workspace default guardrail (id derived from the workspace id, materialized by its first
+ * PATCH), and the organization's routing preferences and privacy rules (seeded from the config file's `organization`
+ * section, then managed through `/organization/settings`).
+ *
+ * Enforcement: the effective policy of a key (src/core/policy.ts) is cached in memory per key hash and dropped on any
+ * guardrail, assignment or settings change (published on the invalidation bus, so every instance drops it; a TTL is
+ * the safety net). The request path therefore does no database round trip unless a budget needs fresh spend figures.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { ConfigError } from '../config.js';
+import type { EndpointDef, ModelDef, ProviderDef } from '../core/catalog-types.js';
+import { usageInWindow, windowStarts } from '../core/limits.js';
+import {
+  budgetRefusal,
+  combinePolicies,
+  endpointVerdict,
+  matchesModel,
+  modelAccess,
+  refusal,
+  workspaceGuardrailId,
+  workspaceGuardrailName,
+  ZDR_GROUPS,
+  type Budget,
+  type EffectivePolicy,
+  type GuardrailPolicyInput,
+  type GuardrailScope,
+  type ModelAccess,
+  type OrgSettings,
+  type PolicyRefusal,
+} from '../core/policy.js';
+import type { ProviderSortBy } from '../core/provider-prefs.js';
+import type { ExclusionReason } from '../core/routing.js';
+import { badRequest, HttpError, notFound } from '../http/errors.js';
+import { PROVIDER_SORTS } from '../http/schemas/inference.js';
+import {
+  ConflictError,
+  type GuardrailInterval,
+  type GuardrailRow,
+  type KeyRow,
+  type KeyUsageTotals,
+  type OrgSettingsRow,
+  type Store,
+  type WorkspaceRow,
+} from '../store/types.js';
+import type { CatalogService } from './catalog.js';
+import type { GenerationRecorder } from './generations.js';
+import type { InvalidationBus } from './invalidation.js';
+import { mapConflict, type WorkspaceService } from './workspaces.js';
+
+const SETTINGS_ID = 'organization';
+/** Spend figures behind budgets are re-read after every generation flush, and at least this often. */
+const SPEND_TTL_MS = 5_000;
+
+export interface GuardrailInput {
+  name?: string;
+  description?: string | null;
+  workspace_id?: string;
+  limit_usd?: number | null;
+  reset_interval?: GuardrailInterval | null;
+  include_byok_in_budgets?: boolean;
+  allowed_models?: string[] | null;
+  ignored_models?: string[] | null;
+  allowed_providers?: string[] | null;
+  ignored_providers?: string[] | null;
+  enforce_zdr?: boolean | null;
+  enforce_zdr_anthropic?: boolean | null;
+  enforce_zdr_openai?: boolean | null;
+  enforce_zdr_google?: boolean | null;
+  enforce_zdr_xai?: boolean | null;
+  enforce_zdr_other?: boolean | null;
+  enable_free_model_publication?: boolean | null;
+  enable_free_model_training?: boolean | null;
+  enable_paid_model_training?: boolean | null;
+  content_filters?: unknown[] | null;
+  content_filter_builtins?: unknown[] | null;
+}
+
+export type OrgSettingsPatch = Partial<OrgSettings>;
+
+/** What the chat service needs from the policy for one request. */
+export interface PolicyDecision {
+  /** The requested models the policy leaves (in order). */
+  models: string[];
+  /** planRoute's policy filter; undefined when nothing is restricted. */
+  endpointPolicy?: (endpoint: EndpointDef, provider: ProviderDef) => ExclusionReason | undefined;
+  defaultSort: ProviderSortBy | null;
+}
+
+export function guardrailView(g: GuardrailRow) {
+  const zdr = ZDR_GROUPS.map((grp) => g[`enforce_zdr_${grp}`]);
+  return {
+    id: g.id,
+    name: g.name,
+    description: g.description,
+    workspace_id: g.workspace_id,
+    limit_usd: g.limit_usd,
+    reset_interval: g.reset_interval,
+    include_byok_in_budgets: g.include_byok_in_budgets,
+    allowed_models: g.allowed_models,
+    ignored_models: g.ignored_models,
+    allowed_providers: g.allowed_providers,
+    ignored_providers: g.ignored_providers,
+    // Deprecated summary: true or false when every per-vendor switch agrees, null otherwise.
+    enforce_zdr: zdr.every(Boolean) ? true : zdr.some(Boolean) ? null : false,
+    enforce_zdr_anthropic: g.enforce_zdr_anthropic,
+    enforce_zdr_openai: g.enforce_zdr_openai,
+    enforce_zdr_google: g.enforce_zdr_google,
+    enforce_zdr_xai: g.enforce_zdr_xai,
+    enforce_zdr_other: g.enforce_zdr_other,
+    enable_free_model_publication: g.enable_free_model_publication,
+    enable_free_model_training: g.enable_free_model_training,
+    enable_paid_model_training: g.enable_paid_model_training,
+    content_filters: null,
+    content_filter_builtins: null,
+    is_workspace_default: g.is_workspace_default,
+    created_at: g.created_at,
+    updated_at: g.updated_at,
+  };
+}
+
+export function orgSettingsView(s: OrgSettingsRow) {
+  return {
+    allowed_providers: s.allowed_providers,
+    ignored_providers: s.ignored_providers,
+    allowed_models: s.allowed_models,
+    ignored_models: s.ignored_models,
+    default_provider_sort: s.default_provider_sort,
+    data_collection: s.data_collection,
+    enforce_zdr: s.enforce_zdr,
+    updated_at: s.updated_at,
+  };
+}
+
+function policyInput(g: GuardrailRow, scope: GuardrailScope): GuardrailPolicyInput {
+  return { ...g, scope };
+}
+
+const toHttp = (r: PolicyRefusal) => new HttpError(r.status, r.message, r.metadata);
+
+// ---------------------------------------------------------------------------
+// Validation of provider and model lists against the catalog (API and config file)
+// ---------------------------------------------------------------------------
+
+class Lists {
+  private readonly providerTokens = new Set<string>();
+  constructor(private readonly catalog: CatalogService) {
+    for (const p of catalog.catalog.providers) {
+      this.providerTokens.add(p.slug.toLowerCase());
+      this.providerTokens.add(p.name.toLowerCase());
+    }
+    for (const e of catalog.catalog.endpoints) this.providerTokens.add(e.tag.toLowerCase());
+  }
+
+  /** Trimmed, deduplicated provider entries; each must name a provider (slug or name) or an endpoint tag. */
+  providers(list: string[], field: string, problems: Array<{ field: string; message: string }>): string[] {
+    const out: string[] = [];
+    list.forEach((raw, i) => {
+      const e = raw.trim();
+      if (!this.providerTokens.has(e.toLowerCase())) problems.push({ field: `${field}[${i}]`, message: `"${raw}" is not a known provider (slug, name or endpoint tag)` });
+      else if (!out.some((x) => x.toLowerCase() === e.toLowerCase())) out.push(e);
+    });
+    return out;
+  }
+
+  /** Model entries as canonical slugs, deduplicated; each must name a model of the catalog (id or canonical slug). */
+  models(list: string[], field: string, problems: Array<{ field: string; message: string }>): string[] {
+    const out: string[] = [];
+    list.forEach((raw, i) => {
+      const m = this.catalog.catalog.models.find((x) => matchesModel(raw, x));
+      if (!m) problems.push({ field: `${field}[${i}]`, message: `"${raw}" is not a model of the catalog` });
+      else if (!out.includes(m.canonical_slug)) out.push(m.canonical_slug);
+    });
+    return out;
+  }
+}
+
+function throwFirst(problems: Array<{ field: string; message: string }>): void {
+  if (problems.length > 0) throw badRequest(`${problems[0].field}: ${problems[0].message}`, { field: problems[0].field, rule: 'unknown_entry' });
+}
+
+const ORG_KEYS = ['allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'default_provider_sort', 'data_collection', 'enforce_zdr'] as const;
+
+/**
+ * The config file's `organization` section, validated against the catalog. Throws ConfigError listing every problem.
+ * Returns null when the section is absent.
+ */
+export function orgSettingsFromConfig(raw: unknown, catalog: CatalogService): OrgSettingsPatch | null {
+  if (raw === undefined || raw === null) return null;
+  const problems: string[] = [];
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(['organization (config file) must be a mapping']);
+  const o = raw as Record<string, unknown>;
+  const lists = new Lists(catalog);
+  const out: OrgSettingsPatch = {};
+  for (const k of Object.keys(o)) if (!(ORG_KEYS as readonly string[]).includes(k)) problems.push(`organization.${k} (config file) is not a known setting; known: ${ORG_KEYS.join(', ')}`);
+  for (const k of ['allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models'] as const) {
+    const v = o[k];
+    if (v === undefined || v === null) continue;
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && x.trim() !== '')) {
+      problems.push(`organization.${k} must be a list of non-empty strings`);
+      continue;
+    }
+    const p: Array<{ field: string; message: string }> = [];
+    const list = k.endsWith('providers') ? lists.providers(v, `organization.${k}`, p) : lists.models(v, `organization.${k}`, p);
+    for (const x of p) problems.push(`${x.field}: ${x.message}`);
+    out[k] = list.length > 0 ? list : null;
+  }
+  if (o.default_provider_sort !== undefined && o.default_provider_sort !== null) {
+    if (!(PROVIDER_SORTS as readonly unknown[]).includes(o.default_provider_sort)) problems.push(`organization.default_provider_sort must be one of ${PROVIDER_SORTS.join(', ')}`);
+    else out.default_provider_sort = o.default_provider_sort as ProviderSortBy;
+  }
+  if (o.data_collection !== undefined) {
+    if (o.data_collection !== 'allow' && o.data_collection !== 'deny') problems.push('organization.data_collection must be allow or deny');
+    else out.data_collection = o.data_collection;
+  }
+  if (o.enforce_zdr !== undefined) {
+    if (typeof o.enforce_zdr !== 'boolean') problems.push('organization.enforce_zdr must be true or false');
+    else out.enforce_zdr = o.enforce_zdr;
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// The service
+// ---------------------------------------------------------------------------
+
+export class GuardrailService {
+  private readonly policies = new Map<string, { policy: EffectivePolicy; at: number }>();
+  private settingsCache: { row: OrgSettingsRow; at: number } | null = null;
+  private readonly spend = new Map<string, { hashes: string[]; totals: KeyUsageTotals; flushes: number; at: number }>();
+  /** Bumped by every invalidation: a policy computed across one is not cached. */
+  private generation = 0;
+  private orgId: string | null = null;
+  private readonly lists: Lists;
+
+  constructor(
+    private readonly deps: {
+      store: Store;
+      bus: InvalidationBus;
+      catalog: CatalogService;
+      workspaces: WorkspaceService;
+      recorder: GenerationRecorder;
+      ttlMs: number;
+      now?: () => number;
+      log?: Logger;
+      /** The config file's `organization` section (validated), seeding the settings on first start. */
+      seed?: OrgSettingsPatch | null;
+    },
+  ) {
+    this.lists = new Lists(deps.catalog);
+    deps.bus.subscribe((kind, id) => {
+      if (kind === 'policy' || kind === 'workspace') this.clear();
+      else if (kind === 'key') {
+        this.generation++;
+        this.policies.delete(id);
+      }
+    });
+  }
+
+  private now(): number {
+    return this.deps.now ? this.deps.now() : Date.now();
+  }
+
+  private iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  private clear(): void {
+    this.generation++;
+    this.policies.clear();
+    this.settingsCache = null;
+    this.spend.clear();
+  }
+
+  /** Tells every instance that policies changed. */
+  private changed(): void {
+    this.deps.bus.publish('policy', '*');
+  }
+
+  /** Seeds the organization settings from the config file when the database has none yet. */
+  async init(): Promise<void> {
+    const seed = this.deps.seed;
+    if (!seed) return;
+    const row: OrgSettingsRow = { ...this.defaults(), ...seed, created_at: this.iso() };
+    const inserted = await this.deps.store.seedOrgSettings(row);
+    if (!inserted) {
+      const current = await this.deps.store.getOrgSettings();
+      const differs = current && (Object.keys(seed) as Array<keyof OrgSettingsPatch>).some((k) => JSON.stringify(current[k]) !== JSON.stringify(seed[k]));
+      if (differs) this.deps.log?.info('the organization settings in the database differ from the config file; the database wins (PATCH /organization/settings changes them)');
+    }
+  }
+
+  // ---- organization settings ---------------------------------------------------------------------
+
+  private defaults(): OrgSettingsRow {
+    return {
+      id: SETTINGS_ID,
+      allowed_providers: null,
+      ignored_providers: null,
+      allowed_models: null,
+      ignored_models: null,
+      default_provider_sort: null,
+      data_collection: 'allow',
+      enforce_zdr: false,
+      created_at: this.iso(),
+      updated_at: null,
+    };
+  }
+
+  /** The organization settings (cached; defaults when never set). */
+  async settings(): Promise<OrgSettingsRow> {
+    const hit = this.settingsCache;
+    if (hit && this.now() - hit.at < this.deps.ttlMs) return hit.row;
+    const gen = this.generation;
+    const row = (await this.deps.store.getOrgSettings()) ?? this.defaults();
+    if (gen === this.generation) this.settingsCache = { row, at: this.now() };
+    return row;
+  }
+
+  async updateSettings(patch: OrgSettingsPatch): Promise<OrgSettingsRow> {
+    const current = (await this.deps.store.getOrgSettings()) ?? this.defaults();
+    const problems: Array<{ field: string; message: string }> = [];
+    const next: OrgSettingsRow = { ...current, updated_at: this.iso() };
+    for (const k of ['allowed_providers', 'ignored_providers'] as const) {
+      const v = patch[k];
+      if (v === undefined) continue;
+      const list = v === null ? [] : this.lists.providers(v, k, problems);
+      next[k] = list.length > 0 ? list : null;
+    }
+    for (const k of ['allowed_models', 'ignored_models'] as const) {
+      const v = patch[k];
+      if (v === undefined) continue;
+      const list = v === null ? [] : this.lists.models(v, k, problems);
+      next[k] = list.length > 0 ? list : null;
+    }
+    throwFirst(problems);
+    if (patch.default_provider_sort !== undefined) next.default_provider_sort = patch.default_provider_sort;
+    if (patch.data_collection !== undefined) next.data_collection = patch.data_collection;
+    if (patch.enforce_zdr !== undefined) next.enforce_zdr = patch.enforce_zdr;
+    await this.deps.store.saveOrgSettings(next);
+    this.changed();
+    return next;
+  }
+
+  // ---- guardrails --------------------------------------------------------------------------------
+
+  private async organizationId(): Promise<string> {
+    this.orgId ??= (await this.deps.store.getOrganization())?.id ?? 'org';
+    return this.orgId;
+  }
+
+  async list(workspaceIdOrSlug: string | undefined, offset: number, limit: number) {
+    const ws = await this.deps.workspaces.resolve(workspaceIdOrSlug);
+    return this.deps.store.listGuardrails(ws.id, offset, limit);
+  }
+
+  /** The workspace whose default guardrail has this id, if any. */
+  private async workspaceOfDefault(id: string): Promise<WorkspaceRow | null> {
+    for (let offset = 0; ; offset += 100) {
+      const page = await this.deps.workspaces.list(offset, 100);
+      const ws = page.rows.find((w) => workspaceGuardrailId(w.id) === id);
+      if (ws) return ws;
+      if (page.rows.length < 100) return null;
+    }
+  }
+
+  async get(id: string): Promise<GuardrailRow> {
+    const row = await this.deps.store.getGuardrail(id);
+    if (row) return row;
+    if (await this.workspaceOfDefault(id)) throw notFound(`Guardrail ${id} is the default guardrail of a workspace and has not been configured yet; PATCH it to configure it`);
+    throw notFound(`Guardrail ${id} not found`);
+  }
+
+  /** Applies the fields of a create or patch body to a row, validating the lists. */
+  private apply(row: GuardrailRow, b: GuardrailInput, creating: boolean): GuardrailRow {
+    for (const k of ['content_filters', 'content_filter_builtins'] as const) {
+      const v = b[k];
+      if (v !== undefined && v !== null && v.length > 0) {
+        throw badRequest(`${k}: content filters are not supported by this gateway (send null or omit the field)`, { field: k, rule: 'unsupported' });
+      }
+    }
+    const problems: Array<{ field: string; message: string }> = [];
+    const out: GuardrailRow = { ...row };
+    if (b.name !== undefined) out.name = b.name;
+    if (b.description !== undefined) out.description = b.description;
+    if (b.limit_usd !== undefined) out.limit_usd = b.limit_usd;
+    if (b.reset_interval !== undefined) out.reset_interval = b.reset_interval;
+    if (b.include_byok_in_budgets !== undefined) out.include_byok_in_budgets = b.include_byok_in_budgets;
+    for (const k of ['allowed_providers', 'ignored_providers'] as const) {
+      const v = b[k];
+      if (v !== undefined) out[k] = v === null ? null : this.lists.providers(v, k, problems);
+    }
+    for (const k of ['allowed_models', 'ignored_models'] as const) {
+      const v = b[k];
+      if (v !== undefined) out[k] = v === null ? null : this.lists.models(v, k, problems);
+    }
+    throwFirst(problems);
+    // The deprecated enforce_zdr fills every per-vendor switch the body leaves unset.
+    for (const grp of ZDR_GROUPS) {
+      const f = `enforce_zdr_${grp}` as const;
+      const v = b[f] ?? b.enforce_zdr;
+      if (v !== undefined && v !== null) out[f] = v;
+      else if (creating) out[f] = false;
+    }
+    for (const k of ['enable_free_model_publication', 'enable_free_model_training', 'enable_paid_model_training'] as const) {
+      if (b[k] !== undefined) out[k] = b[k] ?? null;
+    }
+    return out;
+  }
+
+  private blank(id: string, name: string, workspaceId: string, isDefault: boolean): GuardrailRow {
+    return {
+      id,
+      name,
+      description: null,
+      workspace_id: workspaceId,
+      is_workspace_default: isDefault,
+      limit_usd: null,
+      reset_interval: null,
+      include_byok_in_budgets: false,
+      allowed_models: null,
+      ignored_models: null,
+      allowed_providers: null,
+      ignored_providers: null,
+      enforce_zdr_anthropic: false,
+      enforce_zdr_openai: false,
+      enforce_zdr_google: false,
+      enforce_zdr_xai: false,
+      enforce_zdr_other: false,
+      enable_free_model_publication: null,
+      enable_free_model_training: null,
+      enable_paid_model_training: null,
+      created_at: this.iso(),
+      updated_at: null,
+    };
+  }
+
+  async create(b: GuardrailInput & { name: string }): Promise<GuardrailRow> {
+    const ws = await this.deps.workspaces.resolve(b.workspace_id);
+    const row = this.apply(this.blank(randomUUID(), b.name, ws.id, false), b, true);
+    await mapConflict(this.deps.store.insertGuardrail(row));
+    return row;
+  }
+
+  async update(id: string, b: GuardrailInput): Promise<GuardrailRow> {
+    let current = await this.deps.store.getGuardrail(id);
+    if (!current) {
+      // The first PATCH of a workspace's default guardrail materializes it.
+      const ws = await this.workspaceOfDefault(id);
+      if (!ws) throw notFound(`Guardrail ${id} not found`);
+      if (b.name !== undefined && b.name !== workspaceGuardrailName(ws.id)) throw badRequest('name: the name of a workspace default guardrail is derived from its workspace and cannot be changed', { field: 'name', rule: 'immutable' });
+      const row = this.apply(this.blank(id, workspaceGuardrailName(ws.id), ws.id, true), b, true);
+      try {
+        await this.deps.store.insertGuardrail(row);
+        this.changed();
+        return row;
+      } catch (err) {
+        if (!(err instanceof ConflictError)) throw err;
+        current = await this.deps.store.getGuardrail(id); // materialized concurrently: update it instead
+        if (!current) throw err;
+      }
+    }
+    if (current.is_workspace_default && b.name !== undefined && b.name !== current.name) {
+      throw badRequest('name: the name of a workspace default guardrail is derived from its workspace and cannot be changed', { field: 'name', rule: 'immutable' });
+    }
+    const next = this.apply(current, b, false);
+    const row = await this.deps.store.updateGuardrail(id, { ...next, updated_at: this.iso() });
+    this.changed();
+    if (!row) throw notFound(`Guardrail ${id} not found`);
+    return row;
+  }
+
+  async delete(id: string): Promise<void> {
+    const deleted = await this.deps.store.deleteGuardrail(id);
+    this.changed();
+    if (!deleted) throw notFound(`Guardrail ${id} not found`);
+  }
+
+  private async assignable(id: string): Promise<GuardrailRow> {
+    const g = await this.get(id);
+    if (g.is_workspace_default) throw badRequest('A workspace default guardrail applies to all traffic of its workspace and cannot be assigned', { field: 'id', rule: 'workspace_default' });
+    return g;
+  }
+
+  async assignKeys(id: string, hashes: string[], assignedBy: string | null): Promise<number> {
+    await this.assignable(id);
+    for (const [i, h] of hashes.entries()) {
+      if (!(await this.deps.store.getKey(h))) throw badRequest(`key_hashes[${i}]: no API key has the hash ${h}`, { field: `key_hashes[${i}]`, rule: 'unknown_entry' });
+    }
+    const n = await mapConflict(this.deps.store.assignGuardrail({ guardrail_id: id, kind: 'key', ids: hashes, assigned_by: assignedBy, now: this.iso() }));
+    this.changed();
+    return n;
+  }
+
+  async unassignKeys(id: string, hashes: string[]): Promise<number> {
+    await this.get(id);
+    const n = await this.deps.store.unassignGuardrail(id, 'key', hashes);
+    this.changed();
+    return n;
+  }
+
+  async assignMembers(id: string, userIds: string[], assignedBy: string | null): Promise<number> {
+    await this.assignable(id);
+    for (const [i, u] of userIds.entries()) {
+      if (!(await this.deps.store.getMember(u))) throw badRequest(`member_user_ids[${i}]: ${u} is not a member of the organization`, { field: `member_user_ids[${i}]`, rule: 'unknown_entry' });
+    }
+    const n = await mapConflict(this.deps.store.assignGuardrail({ guardrail_id: id, kind: 'member', ids: userIds, assigned_by: assignedBy, now: this.iso() }));
+    this.changed();
+    return n;
+  }
+
+  async unassignMembers(id: string, userIds: string[]): Promise<number> {
+    await this.get(id);
+    const n = await this.deps.store.unassignGuardrail(id, 'member', userIds);
+    this.changed();
+    return n;
+  }
+
+  async keyAssignments(id: string | null, offset: number, limit: number) {
+    if (id !== null) await this.get(id);
+    const page = await this.deps.store.listKeyAssignments(id, offset, limit);
+    return {
+      data: page.rows.map((a) => ({ id: a.id, key_hash: a.key_hash, guardrail_id: a.guardrail_id, key_name: a.key_name, key_label: a.key_label, assigned_by: a.assigned_by, created_at: a.created_at })),
+      total_count: page.total,
+    };
+  }
+
+  async memberAssignments(id: string | null, offset: number, limit: number) {
+    if (id !== null) await this.get(id);
+    const page = await this.deps.store.listMemberAssignments(id, offset, limit);
+    const organization_id = await this.organizationId();
+    return {
+      data: page.rows.map((a) => ({ id: a.id, user_id: a.user_id as string, organization_id, guardrail_id: a.guardrail_id, assigned_by: a.assigned_by, created_at: a.created_at })),
+      total_count: page.total,
+    };
+  }
+
+  // ---- enforcement -------------------------------------------------------------------------------
+
+  /** The effective policy of a key: organization settings, then its key, member and workspace guardrails. */
+  async policyFor(key: KeyRow): Promise<EffectivePolicy> {
+    const hit = this.policies.get(key.hash);
+    if (hit && this.now() - hit.at < this.deps.ttlMs) return hit.policy;
+    const gen = this.generation;
+    const [settings, g] = await Promise.all([
+      this.settings(),
+      this.deps.store.guardrailsFor({ key_hash: key.hash, user_id: key.creator_user_id, workspace_id: key.workspace_id }),
+    ]);
+    const guardrails: GuardrailPolicyInput[] = [];
+    if (g.key) guardrails.push(policyInput(g.key, 'key'));
+    if (g.member) guardrails.push(policyInput(g.member, 'member'));
+    if (g.workspace) guardrails.push(policyInput(g.workspace, 'workspace'));
+    const policy = combinePolicies({ ...settings, default_provider_sort: settings.default_provider_sort as ProviderSortBy | null }, guardrails);
+    if (gen === this.generation) {
+      if (this.policies.size > 100_000) this.policies.clear();
+      this.policies.set(key.hash, { policy, at: this.now() });
+    }
+    return policy;
+  }
+
+  /** USD spent against a budget: the scope's keys' usage in the budget's window plus what is not yet flushed. */
+  private async spent(b: Budget, key: KeyRow): Promise<number> {
+    const member = b.scope === 'member' && key.creator_user_id ? key.creator_user_id : null;
+    const scopeKey = b.scope === 'workspace' ? `w:${key.workspace_id}` : member ? `m:${member}` : `k:${key.hash}`;
+    const flushes = this.deps.recorder.flushes;
+    let e = this.spend.get(scopeKey);
+    if (!e || e.flushes !== flushes || this.now() - e.at > SPEND_TTL_MS) {
+      const hashes =
+        b.scope === 'workspace'
+          ? await this.deps.store.listKeyHashes({ workspace_id: key.workspace_id })
+          : member
+            ? await this.deps.store.listKeyHashes({ creator_user_id: member })
+            : [key.hash];
+      if (!hashes.includes(key.hash)) hashes.push(key.hash);
+      const usage = await this.deps.store.getKeyUsage(hashes, windowStarts(this.now()));
+      const totals: KeyUsageTotals = { usage: 0, usage_daily: 0, usage_weekly: 0, usage_monthly: 0, byok_usage: 0, byok_usage_daily: 0, byok_usage_weekly: 0, byok_usage_monthly: 0 };
+      for (const t of usage.values()) for (const k of Object.keys(totals) as Array<keyof KeyUsageTotals>) totals[k] += t[k];
+      e = { hashes, totals, flushes, at: this.now() };
+      if (this.spend.size > 100_000) this.spend.clear();
+      this.spend.set(scopeKey, e);
+    }
+    let spent = usageInWindow(e.totals, b.resetInterval, b.includeByok);
+    for (const h of e.hashes) spent += this.deps.recorder.unflushedSpend.get(h) ?? 0;
+    return spent;
+  }
+
+  /** The first budget of the policy that is spent, if any. */
+  async exhaustedBudget(key: KeyRow, policy: EffectivePolicy): Promise<{ budget: Budget; spent: number } | null> {
+    for (const budget of policy.budgets) {
+      const spent = await this.spent(budget, key);
+      if (spent >= budget.limitUsd) return { budget, spent };
+    }
+    return null;
+  }
+
+  private access(policy: EffectivePolicy, modelId: string): ModelAccess {
+    return modelAccess(policy, this.deps.catalog.route, this.deps.catalog.hasCredentials, modelId);
+  }
+
+  /**
+   * Chat: refuses a request whose budget is spent (403) or whose every requested model the policy blocks (403 for a
+   * guardrail's model or provider list, else 404, see `refusal`); otherwise the models left and the routing filter.
+   */
+  async enforce(key: KeyRow, models: string[]): Promise<PolicyDecision> {
+    const policy = await this.policyFor(key);
+    if (policy.budgets.length > 0) {
+      const spent = await this.exhaustedBudget(key, policy);
+      if (spent) throw toHttp(budgetRefusal(spent.budget, spent.spent));
+    }
+    if (policy.rules.length === 0) return { models, defaultSort: policy.defaultSort };
+    const kept: string[] = [];
+    const blocked: Array<{ model: string; access: ModelAccess }> = [];
+    for (const id of models) {
+      const access = this.access(policy, id);
+      if (access.blocked) blocked.push({ model: id, access });
+      else kept.push(id);
+    }
+    if (blocked.length > 0 && !kept.some((id) => this.deps.catalog.route.models.has(id))) throw toHttp(refusal(blocked));
+    return { models: kept, defaultSort: policy.defaultSort, endpointPolicy: (ep, provider) => endpointVerdict(policy, ep, provider)?.reason };
+  }
+
+  /** `GET /models/user`: every model the key can reach, with the endpoints left to it (none at all once a budget is spent). */
+  async userModels(key: KeyRow): Promise<Array<{ model: ModelDef; endpoints: EndpointDef[] }>> {
+    const policy = await this.policyFor(key);
+    if (policy.budgets.length > 0 && (await this.exhaustedBudget(key, policy))) return [];
+    return this.deps.catalog.catalog.models.map((model) => ({ model, endpoints: this.access(policy, model.id).endpoints })).filter((x) => x.endpoints.length > 0);
+  }
+}
+
+export { workspaceGuardrailId };
