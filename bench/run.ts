@@ -207,6 +207,9 @@ async function main() {
     console.log(`(peer gateway not installed at ${PEER_DIR}; see ../shared/bench/README.md to add it)`);
   }
 
+  const knobs = (body: object | null) =>
+    request(`${simUrl}/_sim/knobs${body ? '/default' : ''}`, { method: body ? 'POST' : 'DELETE', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined }).then((r) => r.body.dump());
+
   const rows: Array<Record<string, string | number>> = [];
   for (const t of targets) {
     await load(t, 4, false, 2).catch(() => null); // warm-up
@@ -215,7 +218,10 @@ async function main() {
     const c64 = await load(t, 64, false);
     const cpu1 = t.pid ? procStats(t.pid).cpu : 0;
     const s64 = await load(t, 64, true);
-    const st = await streamTiming(t);
+    // Stream timing with chunks 2 ms apart, so that each chunk is its own TCP write and gaps can be measured.
+    await knobs({ chunkGapMs: 2, completionTokens: 20 });
+    const st = await streamTiming(t, 100);
+    await knobs(null);
     const ps = t.pid ? procStats(t.pid) : { hwmMb: NaN };
     rows.push({
       target: t.name,
@@ -249,11 +255,11 @@ async function main() {
   console.table(summary);
 
   // 256 concurrent streams through the gateway, each 20 chunks 10 ms apart: all must finish, none may stall.
-  await request(`${simUrl}/_sim/knobs/default`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ chunkGapMs: 10, completionTokens: 20 }) }).then((r) => r.body.dump());
+  await knobs({ chunkGapMs: 10, completionTokens: 20 });
   const gw = targets.find((t) => t.name === 'gateway')!;
   const streams = await concurrentStreams(gw, 256, 1000);
   console.log('256 concurrent streams through the gateway (20 chunks, 10 ms apart):', streams);
-  await request(`${simUrl}/_sim/knobs`, { method: 'DELETE' }).then((r) => r.body.dump());
+  await knobs(null);
 
   // RSS over a sustained run: sampled every 5 s under concurrency-64 load (half plain, half streaming).
   if (SOAK > 0 && gw.pid) {

@@ -183,6 +183,16 @@ export class ChatService {
     // the organization's default sort go to planRoute. The same policy function lists GET /models/user.
     const policy = this.deps.guardrails ? await this.deps.guardrails.enforce(call.key, models) : null;
     // ---- end of organization settings and guardrails -------------------------------------------------------------
+    // The key's own spending limit: 402 once the current window's spend reached it.
+    const limit = call.key.limit !== null && this.deps.guardrails ? await this.deps.guardrails.keyLimitReached(call.key) : null;
+    if (limit) {
+      throw new HttpError(402, `Key limit reached: $${limit.spent.toFixed(6)} spent of $${limit.limit} (${call.key.limit_reset ?? 'no reset'})`, {
+        error_type: 'payment_required',
+        limit: limit.limit,
+        spent: limit.spent,
+        limit_reset: call.key.limit_reset,
+      });
+    }
     const plan = planRoute({
       now: this.now(),
       rng: this.deps.rng ?? Math.random,
@@ -372,15 +382,9 @@ export class ChatService {
     return meta;
   }
 
-  private fresh(): Outcome {
-    return { attempt: null, attemptNo: 0, usage: null, upstreamId: null, finish: null, nativeFinish: null, status: 0, error: null, ttftMs: null, cancelled: false, started: this.now(), firstTokenAt: null };
-  }
-
-  // ---- non-streaming -----------------------------------------------------------------------------
-
-  async complete(p: Prepared, call: ChatCall): Promise<{ id: string; body: Record<string, unknown> }> {
+  /** A new generation: its id and outcome; a plan without attempts is recorded and refused here. */
+  private begin(p: Prepared, call: ChatCall): { id: string; created: number; attempts: AttemptLog[]; o: Outcome } {
     const id = newGenerationId();
-    const created = Math.floor(this.now() / 1000);
     const attempts: AttemptLog[] = [];
     const o = this.fresh();
     if (p.plan.error) {
@@ -388,6 +392,17 @@ export class ChatService {
       this.record(p, call, id, { ...o, status: err.status, error: err }, attempts, null);
       throw this.withMetadata(err, p, o, attempts, call);
     }
+    return { id, created: Math.floor(this.now() / 1000), attempts, o };
+  }
+
+  private fresh(): Outcome {
+    return { attempt: null, attemptNo: 0, usage: null, upstreamId: null, finish: null, nativeFinish: null, status: 0, error: null, ttftMs: null, cancelled: false, started: this.now(), firstTokenAt: null };
+  }
+
+  // ---- non-streaming -----------------------------------------------------------------------------
+
+  async complete(p: Prepared, call: ChatCall): Promise<{ id: string; body: Record<string, unknown> }> {
+    const { id, created, attempts, o } = this.begin(p, call);
     let last: UpstreamError | null = null;
     let lastAttempt: Attempt | null = null;
     const retryHints: number[] = [];
@@ -446,15 +461,7 @@ export class ChatService {
    * flowed, an error ends the stream with the API's error event (chat: a chunk with `finish_reason: "error"`).
    */
   async stream(p: Prepared, call: ChatCall, raw: ServerResponse): Promise<void> {
-    const id = newGenerationId();
-    const created = Math.floor(this.now() / 1000);
-    const attempts: AttemptLog[] = [];
-    const o = this.fresh();
-    if (p.plan.error) {
-      const err = this.planError(p);
-      this.record(p, call, id, { ...o, status: err.status, error: err }, attempts, null);
-      throw this.withMetadata(err, p, o, attempts, call);
-    }
+    const { id, created, attempts, o } = this.begin(p, call);
 
     let committed = false;
     let lastWrite = this.now();

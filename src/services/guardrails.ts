@@ -589,6 +589,18 @@ export class GuardrailService {
     return spent;
   }
 
+  /**
+   * The key's own spending limit (`limit`, `limit_reset`, `include_byok_in_limit`): USD spent in the current window,
+   * when the key has a limit and has reached it; null otherwise. Same figures as budgets: stored usage plus spend not
+   * yet flushed.
+   */
+  async keyLimitReached(key: KeyRow): Promise<{ limit: number; spent: number } | null> {
+    if (key.limit === null) return null;
+    const budget: Budget = { guardrailId: '', name: 'key limit', scope: 'key', limitUsd: key.limit, resetInterval: key.limit_reset, includeByok: key.include_byok_in_limit };
+    const spent = await this.spent(budget, key);
+    return spent >= key.limit ? { limit: key.limit, spent } : null;
+  }
+
   /** The first budget of the policy that is spent, if any. */
   async exhaustedBudget(key: KeyRow, policy: EffectivePolicy): Promise<{ budget: Budget; spent: number } | null> {
     for (const budget of policy.budgets) {

@@ -1,0 +1,48 @@
+/**
+ * A key's own spending limit: requests are refused with 402 once the spend of the current window reaches it, and
+ * GET /key shows what is left. Cost per request here: test/alpha on sim-a, 6 prompt tokens × $0.000001 + 12 completion
+ * tokens × $0.000002 = $0.00003.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
+import { createInferenceKey } from '../helpers.js';
+
+describe('key spending limits', () => {
+  let env: ChatEnv;
+  beforeAll(async () => {
+    env = await startChatEnv('sqlite');
+  });
+  afterAll(async () => env?.close());
+
+  const ask = (key: string) => new OpenAI({ baseURL: env.t.api, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], provider: { only: ['sim-a'] } } as never);
+
+  it('refuses with 402 once the limit is reached, and GET /key shows nothing left', async () => {
+    // $0.0001: requests 1–4 start below it (0, 0.00003, 0.00006, 0.00009 spent); the 5th starts at 0.00012.
+    const k = await createInferenceKey(env.t, { name: 'limited', limit: 0.0001, limit_reset: 'daily' });
+    for (let i = 0; i < 4; i++) expect((await ask(k.key)).usage).toMatchObject({ cost: 0.00003 });
+    const refused = await ask(k.key).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.APIError);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
+    expect(String((refused as Error).message)).toMatch(/Key limit reached/);
+    await env.t.gw.svc.recorder.flush();
+    const me = await env.t.call('GET', '/key', { key: k.key });
+    expect(me.body.data.limit_remaining).toBe(0);
+    expect(me.body.data.usage_daily).toBeCloseTo(0.00012, 12);
+  });
+
+  it('raising the limit lets the key through again at once', async () => {
+    const k = await createInferenceKey(env.t, { name: 'raised', limit: 0.00003 });
+    await ask(k.key);
+    expect(await ask(k.key).catch((e: { status?: number }) => e.status)).toBe(402);
+    expect((await env.t.call('PATCH', `/keys/${k.hash}`, { body: { limit: 1 } })).status).toBe(200);
+    expect((await ask(k.key)).choices[0].message.content).toBeTruthy();
+  });
+
+  it('a key without a limit is never refused for spend', async () => {
+    const k = await createInferenceKey(env.t, { name: 'unlimited' });
+    for (let i = 0; i < 3; i++) await ask(k.key);
+    const me = await env.t.call('GET', '/key', { key: k.key });
+    expect(me.body.data.limit_remaining).toBeNull();
+  });
+});
