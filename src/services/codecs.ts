@@ -95,6 +95,18 @@ export function chatUsageView(u: TokenUsage | null, raw: OpenAIUsage | null, met
 
 // ---- the fast path: chat completions to an OpenAI-protocol upstream ------------------------------
 
+/**
+ * OpenAI-compatible reasoning servers (DeepSeek, vLLM, …) return reasoning text as `reasoning_content`; the chat API
+ * carries it as `reasoning` (as on the translated path). The upstream field is kept, `reasoning` is added beside it.
+ */
+function mirrorReasoning(choices: unknown, key: 'message' | 'delta'): void {
+  if (!Array.isArray(choices)) return;
+  for (const c of choices as Array<Record<string, unknown> | null>) {
+    const m = c?.[key] as Record<string, unknown> | null | undefined;
+    if (m && typeof m.reasoning_content === 'string' && (m.reasoning === undefined || m.reasoning === null)) m.reasoning = m.reasoning_content;
+  }
+}
+
 function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef): AttemptCodec {
   return {
     request(ctx, stream) {
@@ -113,6 +125,7 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
         if ((json as { error?: unknown })?.error) throw streamError(json as { error?: { message?: string } });
         throw new UpstreamError(502, 'Provider returned an invalid response (no choices)', 'provider_unavailable', 200, json);
       }
+      mirrorReasoning(json.choices, 'message');
       const native = (json.choices as Array<{ finish_reason?: string }>)[0]?.finish_reason ?? null;
       const finish = normalizeChoices(json.choices);
       const raw = (json.usage as OpenAIUsage | undefined) ?? null;
@@ -179,6 +192,7 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
               if (!Array.isArray(choices) || choices.length === 0) continue; // usage-only chunk: folded into the final one
               const fin = (choices as Array<{ finish_reason?: string | null }>).find((c) => c.finish_reason)?.finish_reason;
               if (fin) s.native = fin;
+              mirrorReasoning(choices, 'delta');
               const output = carriesOutput(choices);
               const norm = normalizeChoices(choices);
               if (norm) s.finish = norm;

@@ -159,3 +159,20 @@ describe.each(BACKENDS)('API keys (%s)', (backend) => {
     expect(res.body.error.message).toContain('hash');
   });
 });
+
+describe('the x-api-key header (Anthropic SDK default)', () => {
+  it('authenticates like a bearer token; Authorization wins when both are sent', async () => {
+    const t = await startGateway('sqlite');
+    try {
+      const k = await createInferenceKey(t, { name: 'x-api-key' });
+      const viaHeader = await t.call('GET', '/key', { key: null, headers: { 'x-api-key': k.key } });
+      expect(viaHeader.status).toBe(200);
+      expect(viaHeader.body.data.label).toBe(k.data.label);
+      expect((await t.call('GET', '/key', { key: null, headers: { 'x-api-key': 'sk-gw-v1-nope' } })).status).toBe(401);
+      const both = await t.call('GET', '/key', { key: 'sk-gw-v1-wrong', headers: { 'x-api-key': k.key } });
+      expect(both.status).toBe(401);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -19,9 +19,13 @@ declare module 'fastify' {
   }
 }
 
+/** `Authorization: Bearer <key>`; or `x-api-key: <key>`, which the Anthropic SDK sends by default. */
 function bearer(request: FastifyRequest): string | undefined {
   const h = request.headers.authorization;
-  if (!h) return undefined;
+  if (!h) {
+    const x = request.headers['x-api-key'];
+    return typeof x === 'string' && x.length > 0 && !/\s/.test(x) ? x : undefined;
+  }
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
   return m ? m[1] : undefined;
 }

@@ -14,7 +14,7 @@
  * `finish` and `usage` are emitted by `end()`: the finish reason is the last one seen (old models repeat it on every
  * chunk), usage comes from the last `usageMetadata` (each chunk carries running totals). An `{"error": …}` event
  * becomes an IR `error` event and ends the decoding; `end()` throws UpstreamError(502) when neither a finishReason nor
- * a prompt block was seen (the stream was cut).
+ * a prompt block was seen, or when the body ended in the middle of an event (the stream was cut).
  */
 import type { IrStreamEvent } from '../../core/ir.js';
 import { UpstreamError } from '../errors.js';
@@ -96,8 +96,17 @@ class GeminiStreamDecoder implements StreamDecoder {
     const data: string[] = [];
     this.sse.flush(data);
     const out: IrStreamEvent[] = [];
-    // A last event without its blank line: used when complete, ignored when cut.
-    for (const d of data) this.event(d, out, false);
+    // A last event without its blank line: used when complete; cut in the middle, the stream is incomplete even when
+    // an earlier chunk carried a finishReason (older models repeat it on every chunk).
+    for (const d of data) {
+      if (this.failed || d.trim() === '' || d === '[DONE]') continue;
+      try {
+        JSON.parse(d);
+      } catch {
+        throw new UpstreamError(502, 'Provider stream ended in the middle of an event', 'provider_unavailable', null, d.slice(0, 4096));
+      }
+      this.event(d, out, false);
+    }
     if (this.failed) return out;
     if (this.finish === null && this.block === null) {
       throw new UpstreamError(502, 'Provider stream ended before a finishReason', 'provider_unavailable', null, null);

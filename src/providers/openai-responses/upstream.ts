@@ -14,6 +14,8 @@
  *   replayed to OpenAI and is dropped.
  * - Tools: `{type:"function", name, description, parameters, strict}` with `strict` false unless asked (the
  *   Responses API would otherwise default to strict schemas).
+ * - Reasoning: `reasoning.effort` as for chat (see openaiEffort); `summary` as asked, or `auto` when reasoning is
+ *   enabled explicitly (`enabled: true`, e.g. Anthropic-style thinking) and not excluded.
  * - Not in the Responses API and dropped: `stop`, `seed`, `top_k`, `frequency_penalty`, `presence_penalty`.
  * - Answers: `output_text` → text, `refusal` → refusal, `function_call` → tool call (`call_id` is the id),
  *   `reasoning` → summary parts (`summary: true`), `reasoning_text` content → reasoning, `encrypted_content` →
@@ -131,10 +133,12 @@ export function buildResponsesBody(req: IrRequest): Obj {
   }
   const effort = openaiEffort(req);
   const on = reasoningOn(req);
-  if (effort || (on && req.reasoning?.summary)) {
+  // Reasoning explicitly enabled (not only an effort) asks to see it: OpenAI shows reasoning as summaries only.
+  const summary = req.reasoning?.summary ?? (req.reasoning?.enabled === true && req.reasoning.exclude !== true ? 'auto' : undefined);
+  if (effort || (on && summary)) {
     const r: Obj = {};
     if (effort) r.effort = effort;
-    if (on && req.reasoning?.summary) r.summary = req.reasoning.summary;
+    if (on && summary) r.summary = summary;
     body.reasoning = r;
   }
   if (req.user !== undefined) body.user = req.user;

@@ -15,7 +15,7 @@
  *   remaining parts. Images inside a tool result (chat has no images in tool messages) go into that user message.
  *   `is_error` has no chat equivalent and is dropped.
  * - `max_tokens` is sent as `max_completion_tokens`, or as `max_tokens` when the endpoint lists only that name.
- * - `reasoning.effort` becomes `reasoning_effort` (`max` → `xhigh`; `enabled:false` → `none`).
+ * - `reasoning.effort` becomes `reasoning_effort` (`max` → `xhigh`; `enabled:false` → `none`; `enabled:true` alone → `medium`).
  * - Streams always ask for `stream_options.include_usage`.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
@@ -68,12 +68,17 @@ export function imageUrl(img: IrImage): string {
   return `data:${img.media_type ?? 'image/png'};base64,${img.data ?? ''}`;
 }
 
-/** `max` is not an OpenAI effort; `xhigh` is the closest. */
+/**
+ * `max` is not an OpenAI effort; `xhigh` is the closest. `enabled: true` alone (OpenRouter's "enable reasoning with the
+ * default parameters", Anthropic's `thinking: enabled`) is OpenAI's default effort, `medium`: without it an OpenAI
+ * upstream would not be asked to reason at all.
+ */
 export function openaiEffort(req: IrRequest): string | undefined {
   const r = req.reasoning;
   if (!r) return undefined;
   if (r.effort) return r.effort === 'max' ? 'xhigh' : r.effort;
   if (r.enabled === false) return 'none';
+  if (r.enabled === true) return 'medium';
   return undefined;
 }
 
