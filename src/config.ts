@@ -28,6 +28,27 @@ export interface GatewayConfig {
   defaultCatalog: boolean;
   /** The raw `catalog`/`providers` sections of the file, interpreted by the catalog loader. */
   file: Record<string, unknown>;
+  /** Video generation jobs and their webhooks (docs/videos.md). */
+  video: VideoConfig;
+}
+
+export interface VideoConfig {
+  /** Whether this instance drives video jobs (submits, polls, expires, sends webhooks). */
+  worker: boolean;
+  /** Worker cadence, and the interval between two upstream polls of a job (ms). */
+  pollMs: number;
+  /** How long a worker holds a job without renewing its lease (ms); a stopped instance's jobs move on after this. */
+  leaseMs: number;
+  /** A job not finished this long after its creation expires (ms). */
+  jobTimeoutMs: number;
+  /** HMAC-SHA256 secret signing webhooks (`X-Gateway-Signature`); null = unsigned. */
+  webhookSecret: string | null;
+  /** Delivery attempts of a webhook before it is given up. */
+  webhookMaxAttempts: number;
+  /** Delay before the first retry; doubles at each attempt, capped at one hour (ms). */
+  webhookRetryMs: number;
+  /** Accept `callback_url`s on loopback addresses (http or https): for tests and local development only. */
+  allowLoopbackCallbacks: boolean;
 }
 
 export class ConfigError extends Error {
@@ -54,6 +75,14 @@ const FILE_KEYS: Record<string, string> = {
   stream_keepalive_ms: 'GATEWAY_STREAM_KEEPALIVE_MS',
   session_ttl_ms: 'GATEWAY_SESSION_TTL_MS',
   default_catalog: 'GATEWAY_DEFAULT_CATALOG',
+  video_worker: 'GATEWAY_VIDEO_WORKER',
+  video_poll_ms: 'GATEWAY_VIDEO_POLL_MS',
+  video_lease_ms: 'GATEWAY_VIDEO_LEASE_MS',
+  video_job_timeout_ms: 'GATEWAY_VIDEO_JOB_TIMEOUT_MS',
+  webhook_secret: 'GATEWAY_WEBHOOK_SECRET',
+  webhook_max_attempts: 'GATEWAY_WEBHOOK_MAX_ATTEMPTS',
+  webhook_retry_ms: 'GATEWAY_WEBHOOK_RETRY_MS',
+  video_allow_loopback_callbacks: 'GATEWAY_VIDEO_ALLOW_LOOPBACK_CALLBACKS',
 };
 /** Sections of the file read by other modules (catalog, providers, routing, limits). */
 const FILE_SECTIONS = new Set(['providers', 'models', 'endpoints', 'routing', 'timeouts', 'organization', 'limits']);
@@ -144,6 +173,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   if (!['true', 'false', '1', '0'].includes(dc)) problems.push(`GATEWAY_DEFAULT_CATALOG must be true or false (got "${merged.GATEWAY_DEFAULT_CATALOG}")`);
   const defaultCatalog = dc === 'true' || dc === '1';
 
+  const boolSetting = (name: string, def: boolean): boolean => {
+    const raw = (merged[name] ?? String(def)).toLowerCase();
+    if (!['true', 'false', '1', '0'].includes(raw)) problems.push(`${name} must be true or false (got "${merged[name]}")`);
+    return raw === 'true' || raw === '1';
+  };
+  const webhookSecret = merged.GATEWAY_WEBHOOK_SECRET || null;
+  if (webhookSecret !== null && webhookSecret.length < 16) problems.push('GATEWAY_WEBHOOK_SECRET must be at least 16 characters');
+  const video: VideoConfig = {
+    worker: boolSetting('GATEWAY_VIDEO_WORKER', true),
+    pollMs: intSetting('GATEWAY_VIDEO_POLL_MS', merged.GATEWAY_VIDEO_POLL_MS, 5_000, 10, 600_000, problems),
+    leaseMs: intSetting('GATEWAY_VIDEO_LEASE_MS', merged.GATEWAY_VIDEO_LEASE_MS, 30_000, 100, 3_600_000, problems),
+    jobTimeoutMs: intSetting('GATEWAY_VIDEO_JOB_TIMEOUT_MS', merged.GATEWAY_VIDEO_JOB_TIMEOUT_MS, 3_600_000, 100, 7 * 24 * 3_600_000, problems),
+    webhookSecret,
+    webhookMaxAttempts: intSetting('GATEWAY_WEBHOOK_MAX_ATTEMPTS', merged.GATEWAY_WEBHOOK_MAX_ATTEMPTS, 8, 1, 100, problems),
+    webhookRetryMs: intSetting('GATEWAY_WEBHOOK_RETRY_MS', merged.GATEWAY_WEBHOOK_RETRY_MS, 10_000, 10, 3_600_000, problems),
+    allowLoopbackCallbacks: boolSetting('GATEWAY_VIDEO_ALLOW_LOOPBACK_CALLBACKS', false),
+  };
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file };
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video };
 }

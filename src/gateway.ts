@@ -21,7 +21,11 @@ import { GenerationRecorder } from './services/generations.js';
 import { HealthTracker } from './services/health.js';
 import { GuardrailService, orgSettingsFromConfig } from './services/guardrails.js';
 import { UpstreamHttp } from './providers/http.js';
-import { defaultCatalog } from './catalog/default-catalog.js';
+import { shippedCatalog } from './catalog/default-catalog.js';
+import { SpeechService } from './services/speech.js';
+import speechRoutes from './http/routes/speech.js';
+import { VideoService } from './services/videos.js';
+import videoRoutes from './http/routes/videos.js';
 import inferenceRoutes from './http/routes/inference.js';
 import generationRoutes from './http/routes/generation.js';
 import modelRoutes from './http/routes/models.js';
@@ -83,7 +87,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const logger = opts.logger ?? createLogger(config);
   const now = opts.now ?? Date.now;
   // The catalog is validated before anything is opened: a bad config file stops the start with every problem listed.
-  const catalog = new CatalogService(buildCatalog(config.file, config.defaultCatalog ? defaultCatalog() : { providers: [], models: [], endpoints: [] }), opts.env ?? process.env, logger);
+  const catalog = new CatalogService(buildCatalog(config.file, config.defaultCatalog ? shippedCatalog() : { providers: [], models: [], endpoints: [] }), opts.env ?? process.env, logger);
   // The `organization` section names providers and models: validated against the catalog, also before opening anything.
   const orgSeed = orgSettingsFromConfig(config.file.organization, catalog);
   const store = openStore(config.databaseUrl);
@@ -109,6 +113,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     now,
     options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs },
   });
+  // Video jobs: durable, driven by a background worker (started below, stopped first at shutdown).
+  const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, log: logger, now, options: config.video });
   const svc: Services = {
     config,
     store,
@@ -121,10 +127,12 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     health,
     recorder,
     chat,
+    speech: new SpeechService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     guardrails,
-    readiness: new Map(),
+    videos,
+    readiness: new Map([['videos', async () => videos.healthy()]]),
     // After the server stopped and in-flight requests ended: write every pending record, then drop upstream pools.
-    onShutdown: [() => recorder.close(), () => http.close()],
+    onShutdown: [() => videos.stop({ waitMs: config.shutdownGraceMs }), () => recorder.close(), () => http.close(), () => videos.http.close()],
   };
 
   const bootstrapSecret = await bootstrap(store, config);
@@ -135,7 +143,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     logger.info('first start: created the organization, the default workspace and the management key from GATEWAY_ADMIN_KEY');
   }
 
-  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, modelRoutes, ...(opts.extraRoutes ?? [])] });
+  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, modelRoutes, speechRoutes, videoRoutes, ...(opts.extraRoutes ?? [])] });
+  videos.start();
   let closed: Promise<void> | null = null;
 
   return {

@@ -41,6 +41,7 @@ import type {
   ReasoningInfo,
 } from '../core/catalog-types.js';
 import { DEFAULT_PROVIDERS } from './providers.js';
+import { DEFAULT_VIDEO_ENDPOINTS, DEFAULT_VIDEO_MODELS } from './video-catalog.js';
 
 /** Month the figures in this file were last checked against the public sources. */
 export const DEFAULT_CATALOG_CHECKED = '2026-11';
@@ -1340,4 +1341,172 @@ export function defaultCatalog(): Catalog {
     models: DEFAULT_MODELS,
     endpoints: DEFAULT_ENDPOINTS,
   });
+}
+
+// ---------------------------------------------------------------------------
+// Text-to-speech (POST /audio/speech; docs/speech.md)
+// ---------------------------------------------------------------------------
+// Kept apart from the chat lists above, whose invariants (token prices, chat parameters) speech endpoints do not
+// share: `shippedCatalog()` is what the gateway loads. A speech endpoint names its speech API in `speech_protocol`
+// and the formats it produces natively in `audio_formats`; `pricing.characters` is USD per input character.
+
+const TEXT_TO_AUDIO = ['audio'];
+
+/** OpenAI's built-in voices (developers.openai.com/api/docs/guides/text-to-speech, checked 2026-11). */
+const OPENAI_TTS1_VOICES = ['alloy', 'ash', 'coral', 'echo', 'fable', 'onyx', 'nova', 'sage', 'shimmer'];
+const OPENAI_GPT_TTS_VOICES = [...OPENAI_TTS1_VOICES, 'ballad', 'verse', 'marin', 'cedar'];
+
+/** Gemini's prebuilt voices (ai.google.dev/gemini-api/docs/speech-generation, checked 2026-11). */
+const GEMINI_VOICES = [
+  'Zephyr', 'Puck', 'Charon', 'Kore', 'Fenrir', 'Leda', 'Orus', 'Aoede', 'Callirrhoe', 'Autonoe',
+  'Enceladus', 'Iapetus', 'Umbriel', 'Algieba', 'Despina', 'Erinome', 'Algenib', 'Rasalgethi', 'Laomedeia',
+  'Achernar', 'Alnilam', 'Schedar', 'Gacrux', 'Pulcherrima', 'Achird', 'Zubenelgenubi', 'Vindemiatrix',
+  'Sadachbia', 'Sadaltager', 'Sulafat',
+];
+
+/** USD per million characters → a per-character `Pricing` (no token prices). */
+function usdPerMChars(perMillion: string): Pricing {
+  return { prompt: '0', completion: '0', characters: perMillionToPerToken(perMillion) };
+}
+
+export const DEFAULT_SPEECH_MODELS: ModelDef[] = [
+  // ---- OpenAI (developers.openai.com/api/docs/pricing, "Transcription and speech generation"; checked 2026-11) ----
+  // tts-1 / tts-1-hd are billed per input character; gpt-4o-mini-tts per text-input and audio-output token.
+  model({
+    id: 'openai/tts-1',
+    canonical_slug: 'openai/tts-1',
+    name: 'OpenAI: TTS-1',
+    created: unix('2023-11-06'),
+    description: "OpenAI's low-latency text-to-speech model for real-time use.",
+    context_length: 4096, // input limit: 4,096 characters
+    architecture: arch(TEXT, 'GPT', TEXT_TO_AUDIO),
+    reasoning: null,
+    knowledge_cutoff: null,
+    supported_voices: OPENAI_TTS1_VOICES,
+  }),
+  model({
+    id: 'openai/tts-1-hd',
+    canonical_slug: 'openai/tts-1-hd',
+    name: 'OpenAI: TTS-1 HD',
+    created: unix('2023-11-06'),
+    description: "OpenAI's higher-quality text-to-speech model.",
+    context_length: 4096,
+    architecture: arch(TEXT, 'GPT', TEXT_TO_AUDIO),
+    reasoning: null,
+    knowledge_cutoff: null,
+    supported_voices: OPENAI_TTS1_VOICES,
+  }),
+  model({
+    id: 'openai/gpt-4o-mini-tts',
+    canonical_slug: 'openai/gpt-4o-mini-tts-2025-12-15',
+    name: 'OpenAI: GPT-4o mini TTS',
+    created: unix('2025-03-20'),
+    description: 'GPT-4o mini based text-to-speech model whose delivery can be steered with instructions.',
+    context_length: 2000,
+    architecture: arch(TEXT, 'GPT', TEXT_TO_AUDIO),
+    reasoning: null,
+    knowledge_cutoff: null,
+    supported_voices: OPENAI_GPT_TTS_VOICES,
+  }),
+  // ---- Google (ai.google.dev/gemini-api/docs/pricing, checked 2026-11): text input and audio output tokens ----------
+  model({
+    id: 'google/gemini-2.5-flash-preview-tts',
+    canonical_slug: 'google/gemini-2.5-flash-preview-tts',
+    name: 'Google: Gemini 2.5 Flash Preview TTS',
+    created: unix('2025-05-20'),
+    description: 'Gemini 2.5 Flash text-to-speech model with controllable style, 24 kHz PCM output.',
+    context_length: 8192,
+    architecture: arch(TEXT, 'Gemini', TEXT_TO_AUDIO),
+    reasoning: null,
+    knowledge_cutoff: null,
+    supported_voices: GEMINI_VOICES,
+  }),
+  model({
+    id: 'google/gemini-2.5-pro-preview-tts',
+    canonical_slug: 'google/gemini-2.5-pro-preview-tts',
+    name: 'Google: Gemini 2.5 Pro Preview TTS',
+    created: unix('2025-05-20'),
+    description: 'Gemini 2.5 Pro text-to-speech model for high-fidelity narration, 24 kHz PCM output.',
+    context_length: 8192,
+    architecture: arch(TEXT, 'Gemini', TEXT_TO_AUDIO),
+    reasoning: null,
+    knowledge_cutoff: null,
+    supported_voices: GEMINI_VOICES,
+  }),
+];
+
+export const DEFAULT_SPEECH_ENDPOINTS: EndpointDef[] = [
+  endpoint({
+    model: 'openai/tts-1',
+    provider: 'openai',
+    upstreamModel: 'tts-1',
+    pricing: usdPerMChars('15.00'),
+    context_length: 4096,
+    max_completion_tokens: null,
+    quantization: 'unknown',
+    supported_parameters: ['speed'],
+    speech_protocol: 'openai-tts',
+    audio_formats: ['mp3', 'pcm'],
+  }),
+  endpoint({
+    model: 'openai/tts-1-hd',
+    provider: 'openai',
+    upstreamModel: 'tts-1-hd',
+    pricing: usdPerMChars('30.00'),
+    context_length: 4096,
+    max_completion_tokens: null,
+    quantization: 'unknown',
+    supported_parameters: ['speed'],
+    speech_protocol: 'openai-tts',
+    audio_formats: ['mp3', 'pcm'],
+  }),
+  // `stream_format`: asked as SSE, whose final event reports the tokens billed (the raw byte stream carries none).
+  endpoint({
+    model: 'openai/gpt-4o-mini-tts',
+    provider: 'openai',
+    upstreamModel: 'gpt-4o-mini-tts',
+    pricing: usdPerM('0.60', '12.00'),
+    context_length: 2000,
+    max_completion_tokens: null,
+    quantization: 'unknown',
+    supported_parameters: ['speed', 'instructions', 'stream_format'],
+    speech_protocol: 'openai-tts',
+    audio_formats: ['mp3', 'pcm'],
+  }),
+  // Gemini produces 24 kHz 16-bit PCM only: never routed for mp3 (no transcoding).
+  endpoint({
+    model: 'google/gemini-2.5-flash-preview-tts',
+    provider: 'google-ai-studio',
+    upstreamModel: 'gemini-2.5-flash-preview-tts',
+    pricing: usdPerM('0.50', '10.00'),
+    context_length: 8192,
+    max_completion_tokens: null,
+    quantization: 'unknown',
+    supported_parameters: [],
+    speech_protocol: 'gemini-tts',
+    audio_formats: ['pcm'],
+  }),
+  endpoint({
+    model: 'google/gemini-2.5-pro-preview-tts',
+    provider: 'google-ai-studio',
+    upstreamModel: 'gemini-2.5-pro-preview-tts',
+    pricing: usdPerM('1.00', '20.00'),
+    context_length: 8192,
+    max_completion_tokens: null,
+    quantization: 'unknown',
+    supported_parameters: [],
+    speech_protocol: 'gemini-tts',
+    audio_formats: ['pcm'],
+  }),
+];
+
+/** The catalog the gateway ships: the chat catalog plus the text-to-speech models and endpoints (a fresh copy). */
+export function shippedCatalog(): Catalog {
+  const c = defaultCatalog();
+  c.models.push(...structuredClone(DEFAULT_SPEECH_MODELS));
+  c.endpoints.push(...structuredClone(DEFAULT_SPEECH_ENDPOINTS));
+  // Video generation (POST /videos; src/catalog/video-catalog.ts, docs/videos.md).
+  c.models.push(...structuredClone(DEFAULT_VIDEO_MODELS));
+  c.endpoints.push(...structuredClone(DEFAULT_VIDEO_ENDPOINTS));
+  return c;
 }

@@ -6,6 +6,19 @@
 /** Upstream wire protocols the gateway can speak. */
 export type Protocol = 'openai' | 'anthropic' | 'google' | 'openai-responses';
 
+/**
+ * Upstream text-to-speech APIs (docs/speech.md). Kept apart from `Protocol` on purpose: a provider's `protocol` is its
+ * chat API, and a speech endpoint names its speech API with `EndpointDef.speech_protocol`; endpoints that do are never
+ * routed by the chat APIs.
+ * - `openai-tts`: OpenAI `POST /audio/speech` (and OpenAI-compatible TTS servers): raw audio bytes, or SSE with
+ *   base64 chunks and token usage when the endpoint lists `stream_format` in `supported_parameters`;
+ * - `gemini-tts`: Gemini `streamGenerateContent` with `responseModalities: ["AUDIO"]`: base64 PCM inside JSON events.
+ */
+export type SpeechProtocol = 'openai-tts' | 'gemini-tts';
+
+/** Audio formats of the speech API: `mp3`, or `pcm` (raw 16-bit signed little-endian samples, mono, 24 kHz). */
+export type AudioFormat = 'mp3' | 'pcm';
+
 /** How an upstream provider treats prompts sent to it. */
 export interface DataPolicy {
   /** Provider may train on prompts. */
@@ -63,6 +76,12 @@ export interface Pricing {
   internal_reasoning?: string;
   /** Discount applied to the whole request (0..1). */
   discount?: number;
+  /** Speech: price of one input character (USD). Token prices, when the provider reports tokens, add to it. */
+  characters?: string;
+  /** Video: USD per second of generated video (`VideoCapabilities.second_price_by_resolution` may override it). */
+  video_second?: string;
+  /** Video: USD per generated video, whatever its length. */
+  video?: string;
 }
 
 export interface Architecture {
@@ -124,6 +143,47 @@ export interface EndpointDef {
   dataPolicy?: Partial<DataPolicy>;
   is_moderated: boolean;
   supports_implicit_caching: boolean;
+  /** Set on text-to-speech endpoints: the speech API they speak (such endpoints serve `POST /audio/speech` only). */
+  speech_protocol?: SpeechProtocol;
+  /**
+   * Speech: the formats the endpoint produces natively; routing skips it for any other (absent = what its speech
+   * protocol can produce: `openai-tts` mp3 and pcm, `gemini-tts` pcm).
+   */
+  audio_formats?: AudioFormat[];
+  /**
+   * Set on video generation endpoints only (docs/videos.md): what the endpoint accepts. Such endpoints serve
+   * `POST /videos` only, never the chat APIs; their pricing uses `video_second` and/or `video` (prompt/completion "0").
+   */
+  video?: VideoCapabilities;
+}
+
+/** Upstream video APIs: OpenAI's Videos API (`/videos`) and Google Veo long-running operations (`:predictLongRunning`). */
+export type VideoProtocol = 'openai-video' | 'google-veo';
+
+/**
+ * What a video endpoint accepts. The gateway refuses (400) a request value outside a list; a `null` list or flag means
+ * "not checked here": the value goes upstream as given (`generate_audio`/`seed` false = refused when requested).
+ */
+export interface VideoCapabilities {
+  /** Wire API; default derived from the provider protocol (`openai` → `openai-video`, `google` → `google-veo`). */
+  protocol?: VideoProtocol;
+  resolutions: string[] | null;
+  aspect_ratios: string[] | null;
+  /** Exact `WIDTHxHEIGHT` sizes. */
+  sizes: string[] | null;
+  /** Durations in seconds. */
+  durations: number[] | null;
+  frame_images: Array<'first_frame' | 'last_frame'> | null;
+  generate_audio: boolean | null;
+  seed: boolean | null;
+  /** Keys of `provider.options.<slug>` forwarded upstream; other keys are dropped. */
+  allowed_passthrough_parameters: string[];
+  /** Sent (and billed) when the request sets no duration. */
+  default_duration?: number;
+  /** Used for pricing when the request sets neither resolution nor size. */
+  default_resolution?: string;
+  /** USD per second for an output resolution, overriding `pricing.video_second`. */
+  second_price_by_resolution?: Record<string, string>;
 }
 
 export interface Catalog {

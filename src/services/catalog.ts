@@ -4,8 +4,9 @@
  * whose provider has none is kept in the catalog but is not routable (logged once at start-up).
  */
 import type { Logger } from 'pino';
-import { defaultCatalog } from '../catalog/default-catalog.js';
-import type { Catalog, DataPolicy, EndpointDef, ModelDef, Protocol, ProviderDef, Timeouts } from '../core/catalog-types.js';
+import { shippedCatalog } from '../catalog/default-catalog.js';
+import type { AudioFormat, Catalog, DataPolicy, EndpointDef, ModelDef, Protocol, ProviderDef, SpeechProtocol, Timeouts, VideoCapabilities, VideoProtocol } from '../core/catalog-types.js';
+import { VIDEO_PARAMETERS } from '../catalog/video-catalog.js';
 import type { RouteCatalog } from '../core/routing.js';
 
 export const DEFAULT_TIMEOUTS: Timeouts = {
@@ -17,6 +18,9 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
 };
 
 const PROTOCOLS: Protocol[] = ['openai', 'anthropic', 'google', 'openai-responses'];
+/** Speech APIs an endpoint may name in `speech_protocol` (docs/speech.md). */
+export const SPEECH_PROTOCOLS: readonly SpeechProtocol[] = ['openai-tts', 'gemini-tts'];
+export const AUDIO_FORMATS: readonly AudioFormat[] = ['mp3', 'pcm'];
 const DECIMAL = /^\d+(\.\d+)?$/;
 
 type Obj = Record<string, unknown>;
@@ -68,12 +72,95 @@ function pricingFrom(v: unknown, where: string, problems: string[]): EndpointDef
     else if (typeof s !== 'string' || !DECIMAL.test(s)) problems.push(`${where}.pricing.${k} must be a non-negative decimal string like "0.0000025" (got ${JSON.stringify(p)})`);
     else out[k] = s;
   }
-  if (typeof out.prompt !== 'string' || typeof out.completion !== 'string') problems.push(`${where}.pricing needs prompt and completion prices`);
+  // A speech endpoint priced per character, or a video endpoint priced per second or per video, needs no token prices.
+  if (typeof out.characters === 'string' || typeof out.video_second === 'string' || typeof out.video === 'string') {
+    out.prompt ??= '0';
+    out.completion ??= '0';
+  }
+  if (typeof out.prompt !== 'string' || typeof out.completion !== 'string') problems.push(`${where}.pricing needs prompt and completion prices (or characters, for a speech endpoint; video_second or video, for a video endpoint)`);
   return out as unknown as EndpointDef['pricing'];
 }
 
+/** Video APIs an endpoint's `video.protocol` may name (docs/videos.md). */
+export const VIDEO_PROTOCOLS: readonly VideoProtocol[] = ['openai-video', 'google-veo'];
+
+/** The video API of an endpoint: its own `video.protocol`, else derived from the provider's protocol. */
+export function videoProtocolOf(e: EndpointDef, provider: ProviderDef | undefined): VideoProtocol | null {
+  if (e.video?.protocol) return e.video.protocol;
+  if (provider?.protocol === 'openai') return 'openai-video';
+  if (provider?.protocol === 'google') return 'google-veo';
+  return null;
+}
+
+/** An endpoint's `video` section (what a video generation endpoint accepts); fields left out keep `prev`'s. */
+function videoFrom(v: unknown, prev: VideoCapabilities | undefined, where: string, problems: string[]): VideoCapabilities | undefined {
+  if (v === undefined) return prev;
+  if (!isObj(v)) {
+    problems.push(`${where}.video must be a mapping (protocol, resolutions, aspect_ratios, sizes, durations, …)`);
+    return prev;
+  }
+  const w = `${where}.video`;
+  const strings = (k: 'resolutions' | 'aspect_ratios' | 'sizes' | 'allowed_passthrough_parameters'): string[] | null => {
+    const x = v[k];
+    if (x === undefined) return prev?.[k] ?? (k === 'allowed_passthrough_parameters' ? [] : null);
+    if (x === null && k !== 'allowed_passthrough_parameters') return null;
+    if (!Array.isArray(x) || !x.every((i) => typeof i === 'string' && i !== '')) {
+      problems.push(`${w}.${k} must be a list of strings${k === 'allowed_passthrough_parameters' ? '' : ' or null'}`);
+      return null;
+    }
+    return [...new Set(x as string[])];
+  };
+  const flag = (k: 'generate_audio' | 'seed'): boolean | null => {
+    const x = v[k];
+    if (x === undefined) return prev?.[k] ?? null;
+    if (x !== null && typeof x !== 'boolean') problems.push(`${w}.${k} must be true, false or null`);
+    return typeof x === 'boolean' ? x : null;
+  };
+  const out: VideoCapabilities = {
+    resolutions: strings('resolutions'),
+    aspect_ratios: strings('aspect_ratios'),
+    sizes: strings('sizes'),
+    durations: prev?.durations ?? null,
+    frame_images: prev?.frame_images ?? null,
+    generate_audio: flag('generate_audio'),
+    seed: flag('seed'),
+    allowed_passthrough_parameters: strings('allowed_passthrough_parameters') ?? [],
+  };
+  const protocol = v.protocol ?? prev?.protocol;
+  if (protocol !== undefined) {
+    if (!VIDEO_PROTOCOLS.includes(protocol as VideoProtocol)) problems.push(`${w}.protocol must be one of ${VIDEO_PROTOCOLS.join(', ')}`);
+    else out.protocol = protocol as VideoProtocol;
+  }
+  if (v.durations !== undefined) {
+    if (v.durations === null) out.durations = null;
+    else if (!Array.isArray(v.durations) || !v.durations.every((d) => Number.isInteger(d) && (d as number) > 0)) problems.push(`${w}.durations must be a list of positive integers (seconds) or null`);
+    else out.durations = [...new Set(v.durations as number[])];
+  }
+  if (v.frame_images !== undefined) {
+    if (v.frame_images === null) out.frame_images = null;
+    else if (!Array.isArray(v.frame_images) || !v.frame_images.every((f) => f === 'first_frame' || f === 'last_frame')) problems.push(`${w}.frame_images must be a list of first_frame, last_frame, or null`);
+    else out.frame_images = [...new Set(v.frame_images as Array<'first_frame' | 'last_frame'>)];
+  }
+  const defaultDuration = v.default_duration ?? prev?.default_duration;
+  if (defaultDuration !== undefined) {
+    if (!Number.isInteger(defaultDuration) || (defaultDuration as number) <= 0) problems.push(`${w}.default_duration must be a positive integer (seconds)`);
+    else out.default_duration = defaultDuration as number;
+  }
+  const defaultResolution = v.default_resolution ?? prev?.default_resolution;
+  if (defaultResolution !== undefined) {
+    if (typeof defaultResolution !== 'string') problems.push(`${w}.default_resolution must be a string`);
+    else out.default_resolution = defaultResolution;
+  }
+  const byRes = v.second_price_by_resolution ?? prev?.second_price_by_resolution;
+  if (byRes !== undefined) {
+    if (!isObj(byRes) || !Object.values(byRes).every((p) => typeof p === 'string' && DECIMAL.test(p))) problems.push(`${w}.second_price_by_resolution must map resolutions to decimal strings (USD per second)`);
+    else out.second_price_by_resolution = byRes as Record<string, string>;
+  }
+  return out;
+}
+
 /** Applies the config file's catalog sections to the default catalog. Throws CatalogError listing every problem. */
-export function buildCatalog(file: Obj, base: Catalog = defaultCatalog()): Catalog {
+export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catalog {
   const problems: string[] = [];
   const providers = new Map(base.providers.map((p) => [p.slug, p]));
   const models = new Map(base.models.map((m) => [m.id, m]));
@@ -148,7 +235,7 @@ export function buildCatalog(file: Obj, base: Catalog = defaultCatalog()): Catal
       expiration_date: str(m, 'expiration_date') ?? prev?.expiration_date ?? null,
       hugging_face_id: str(m, 'hugging_face_id') ?? prev?.hugging_face_id ?? null,
       default_parameters: (isObj(m.default_parameters) ? m.default_parameters : prev?.default_parameters) ?? null,
-      supported_voices: prev?.supported_voices ?? null,
+      supported_voices: Array.isArray(m.supported_voices) ? m.supported_voices.filter((v): v is string => typeof v === 'string') : (prev?.supported_voices ?? null),
     };
     models.set(id, model);
   });
@@ -163,6 +250,22 @@ export function buildCatalog(file: Obj, base: Catalog = defaultCatalog()): Catal
     const prev = endpoints.get(`${model}|${tag}`);
     const pricing = pricingFrom(e.pricing, where, problems);
     const m = models.get(model)!;
+    const speechProtocol = (str(e, 'speech_protocol') ?? prev?.speech_protocol) as SpeechProtocol | undefined;
+    if (speechProtocol !== undefined && !SPEECH_PROTOCOLS.includes(speechProtocol)) problems.push(`${where}.speech_protocol must be one of ${SPEECH_PROTOCOLS.join(', ')}`);
+    let audioFormats = prev?.audio_formats;
+    if (e.audio_formats !== undefined) {
+      const list = e.audio_formats;
+      if (!Array.isArray(list) || list.length === 0 || !list.every((f) => AUDIO_FORMATS.includes(f as AudioFormat))) {
+        problems.push(`${where}.audio_formats must be a non-empty list of ${AUDIO_FORMATS.join(', ')}`);
+      } else audioFormats = [...new Set(list as AudioFormat[])];
+    }
+    if (audioFormats !== undefined && speechProtocol === undefined) problems.push(`${where}.audio_formats needs speech_protocol`);
+    // Speech endpoints take `speed` unless told otherwise (OpenAI's API does; Gemini has no such parameter).
+    const video = videoFrom(e.video, prev?.video, where, problems);
+    if (video && !video.protocol && !videoProtocolOf({ ...(prev ?? ({} as EndpointDef)), video }, providers.get(provider))) {
+      problems.push(`${where}.video.protocol must be set (${VIDEO_PROTOCOLS.join(', ')}): the provider's protocol has no video API`);
+    }
+    const defaultParams = video ? [...VIDEO_PARAMETERS] : speechProtocol === 'openai-tts' ? ['speed'] : speechProtocol ? [] : ['temperature', 'top_p', 'max_tokens', 'stop', 'seed', 'frequency_penalty', 'presence_penalty', 'tools', 'tool_choice', 'response_format'];
     endpoints.set(`${model}|${tag}`, {
       model,
       provider,
@@ -175,10 +278,13 @@ export function buildCatalog(file: Obj, base: Catalog = defaultCatalog()): Catal
       quantization: str(e, 'quantization') ?? prev?.quantization ?? 'unknown',
       supported_parameters: Array.isArray(e.supported_parameters)
         ? (e.supported_parameters as string[])
-        : (prev?.supported_parameters ?? ['temperature', 'top_p', 'max_tokens', 'stop', 'seed', 'frequency_penalty', 'presence_penalty', 'tools', 'tool_choice', 'response_format']),
+        : (prev?.supported_parameters ?? defaultParams),
       dataPolicy: isObj(e.data_policy) ? { training: e.data_policy.training as boolean, retainsPrompts: e.data_policy.retains_prompts as boolean, zdr: e.data_policy.zdr as boolean } : prev?.dataPolicy,
       is_moderated: typeof e.is_moderated === 'boolean' ? e.is_moderated : (prev?.is_moderated ?? false),
       supports_implicit_caching: typeof e.supports_implicit_caching === 'boolean' ? e.supports_implicit_caching : (prev?.supports_implicit_caching ?? false),
+      ...(speechProtocol ? { speech_protocol: speechProtocol } : {}),
+      ...(audioFormats ? { audio_formats: audioFormats } : {}),
+      ...(video ? { video } : {}),
     });
   });
 
@@ -190,16 +296,35 @@ export function buildCatalog(file: Obj, base: Catalog = defaultCatalog()): Catal
 export const ROUTABLE_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'anthropic', 'google', 'openai-responses']);
 
 export class CatalogService {
+  /** What the chat APIs route: every endpoint of a routable protocol except the speech endpoints. */
   readonly route: RouteCatalog;
+  /** What `POST /audio/speech` routes: the speech endpoints only (`speech_protocol` set). */
+  readonly speechRoute: RouteCatalog;
+  /** What `POST /videos` routes: the video generation endpoints only (`video` set; docs/videos.md). */
+  readonly videoRoute: RouteCatalog;
   readonly catalog: Catalog;
   private readonly credentials = new Map<string, string | null>();
 
   constructor(catalog: Catalog, env: NodeJS.ProcessEnv, log?: Logger) {
     this.catalog = catalog;
     const endpointsByModel = new Map<string, EndpointDef[]>();
+    const speechByModel = new Map<string, EndpointDef[]>();
+    const videoByModel = new Map<string, EndpointDef[]>();
     const protocolOf = new Map(catalog.providers.map((p) => [p.slug, p.protocol]));
     const unrouted = new Set<string>();
     for (const e of catalog.endpoints) {
+      if (e.video) {
+        const list = videoByModel.get(e.model) ?? [];
+        list.push(e);
+        videoByModel.set(e.model, list);
+        continue;
+      }
+      if (e.speech_protocol) {
+        const list = speechByModel.get(e.model) ?? [];
+        list.push(e);
+        speechByModel.set(e.model, list);
+        continue;
+      }
       const protocol = protocolOf.get(e.provider);
       if (protocol && !ROUTABLE_PROTOCOLS.has(protocol)) {
         unrouted.add(`${e.provider} (${protocol})`);
@@ -214,6 +339,8 @@ export class CatalogService {
       endpointsByModel,
       providers: new Map(catalog.providers.map((p) => [p.slug, p])),
     };
+    this.speechRoute = { models: this.route.models, endpointsByModel: speechByModel, providers: this.route.providers };
+    this.videoRoute = { models: this.route.models, endpointsByModel: videoByModel, providers: this.route.providers };
     if (unrouted.size > 0) log?.info({ providers: [...unrouted] }, 'providers whose wire protocol has no adapter yet are listed but not routed');
     const missing: string[] = [];
     for (const p of catalog.providers) {

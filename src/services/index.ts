@@ -11,6 +11,8 @@ import type { ChatService } from './chat.js';
 import type { GenerationRecorder } from './generations.js';
 import type { HealthTracker } from './health.js';
 import type { GuardrailService } from './guardrails.js';
+import type { SpeechService } from './speech.js';
+import type { VideoService } from './videos.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -24,6 +26,10 @@ export interface Services {
   health: HealthTracker;
   recorder: GenerationRecorder;
   chat: ChatService;
+  /** Text-to-speech (POST /audio/speech). */
+  speech: SpeechService;
+  /** Video generation jobs and their worker (POST /videos; docs/videos.md). */
+  videos: VideoService;
   /** Organization settings and guardrails: management and the effective policy of each key. */
   guardrails: GuardrailService;
   /** Extra readiness checks registered by later subsystems (name → check). */

@@ -45,6 +45,12 @@ export interface Knobs {
   models?: string[];
   /** Report this many prompt tokens written to the provider's cache (Anthropic `cache_creation_input_tokens`). */
   cacheWriteTokens?: number;
+  /** Video jobs (video.ts): time (ms) a job created now takes to finish upstream; default 0. */
+  videoJobMs?: number;
+  /** Video jobs: a job created now fails upstream (after `videoJobMs`) with this message. */
+  videoFail?: string;
+  /** Video jobs: size in bytes of the generated (fake MP4) video; default 2048. */
+  videoBytes?: number;
 }
 
 export type KnobName = keyof Knobs;
@@ -74,6 +80,9 @@ const SPEC: { readonly [K in KnobName]-?: Kind } = {
   model: 'string',
   models: 'list',
   cacheWriteTokens: 'count',
+  videoJobMs: 'ms',
+  videoFail: 'string',
+  videoBytes: 'count',
 };
 
 export const KNOB_NAMES = Object.keys(SPEC) as KnobName[];

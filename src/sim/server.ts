@@ -27,6 +27,8 @@ import { applyPatch, headerKnobs, KnobError, parseKnobs, type KnobPatch, type Kn
 import { openaiEndpoints, openaiProtocol } from './openai.js';
 import { sseText, type Endpoint, type EndpointContext, type JsonReply, type SseReply } from './protocol.js';
 import { responsesEndpoints } from './responses.js';
+import { isAudioReply, ttsEndpoints, writeAudio } from './tts.js';
+import { videoEndpoints } from './video.js';
 
 export interface SimulatorOptions {
   /** Port to listen on; 0/absent = a free port. */
@@ -93,6 +95,11 @@ export interface Simulator {
 
 /** Endpoints served for every provider (other protocols get appended here). */
 const ENDPOINTS: Endpoint[] = [...openaiEndpoints, ...anthropicEndpoints, ...responsesEndpoints, ...geminiEndpoints];
+// Video generation jobs: OpenAI Videos API and Google Veo long-running operations (video.ts).
+ENDPOINTS.push(...videoEndpoints);
+// Text-to-speech (tts.ts): OpenAI /v1/audio/speech and Gemini TTS models, first because the Gemini chat pattern also
+// matches a `…tts…` model's generateContent path.
+ENDPOINTS.unshift(...ttsEndpoints);
 /** Protocol used for errors on unknown routes. */
 const FALLBACK_PROTOCOL = openaiProtocol;
 
@@ -223,6 +230,11 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
     const disconnectAfter = faulty ? k.disconnectAfterChunks : undefined;
     const malformed = faulty ? k.malformed : undefined;
     if (reply.kind === 'sse') return stream(res, reply, ep, ctx, st, errorAfter, disconnectAfter, malformed);
+    if (isAudioReply(reply) && reply.status === 200) {
+      if (st.closed) return;
+      const io = { sleep: (ms: number) => sleep(ms, st), disconnect: () => disconnect(res, st), status: (code: number) => void (st.entry && (st.entry.status = code)) };
+      return writeAudio(res, reply, k, { errorAfter, disconnectAfter, malformed }, io, ctx.rid);
+    }
 
     if (reply.status !== 200 || reply.chunks === undefined) return send(res, reply, ctx, st);
     // A complete response stands for `chunks` generated chunks: take the time to "generate" them.

@@ -27,8 +27,11 @@ import {
   type PresetVersionRow,
   type SavePresetInput,
   type Store,
+  type VideoJobPatch,
+  type VideoJobRow,
   type WorkspaceRow,
 } from './types.js';
+import { ACTIVE_VIDEO_STATUSES, checkPath, type VideoStatus } from '../core/video-states.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -57,6 +60,8 @@ const BOOL_COLUMNS = new Set([
   'enable_paid_model_training',
 ]);
 const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models']);
+// Video jobs (docs/videos.md): `error` is shared with generations (a JSON value: here a string).
+for (const c of ['request_body', 'content_refs']) JSON_COLUMNS.add(c);
 
 function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string }).code;
@@ -78,7 +83,7 @@ const GENERATION_COLUMNS = [
 ] as const;
 
 export class SqlStore implements Store {
-  private sqliteWriter?: (rows: Row[], usage: KeyUsageDelta[]) => void;
+  private sqliteWriter?: (rows: GenerationRow[], usage: KeyUsageDelta[]) => void;
 
   constructor(
     readonly kind: Dialect,
@@ -90,14 +95,21 @@ export class SqlStore implements Store {
   /** Prepares the SQLite batch writer; the statements need the tables, so this runs after migrating. */
   private attachSqliteWriter(sqlite: Database.Database): void {
     const insert = sqlite.prepare(
-      `insert or ignore into generations (${GENERATION_COLUMNS.join(', ')}) values (${GENERATION_COLUMNS.map((c) => `@${c}`).join(', ')})`,
+      `insert or ignore into generations (${GENERATION_COLUMNS.join(', ')}) values (${GENERATION_COLUMNS.map(() => '?').join(', ')})`,
     );
     const upsert = sqlite.prepare(
       'insert into key_usage_daily (key_hash, day, usage, byok_usage, requests) values (@key_hash, @day, @usage, @byok_usage, @requests) ' +
         'on conflict (key_hash, day) do update set usage = usage + excluded.usage, byok_usage = byok_usage + excluded.byok_usage, requests = requests + excluded.requests',
     );
-    this.sqliteWriter = sqlite.transaction((rows: Row[], usage: KeyUsageDelta[]) => {
-      for (const r of rows) insert.run(r);
+    // Positional values straight from the row: the busiest write path skips the generic row encoding.
+    const cell = (r: GenerationRow, c: (typeof GENERATION_COLUMNS)[number]): unknown => {
+      const v = r[c];
+      if (v === undefined || v === null) return null;
+      if (typeof v === 'boolean') return v ? 1 : 0;
+      return JSON_COLUMNS.has(c) ? JSON.stringify(v) : v;
+    };
+    this.sqliteWriter = sqlite.transaction((rows: GenerationRow[], usage: KeyUsageDelta[]) => {
+      for (const r of rows) insert.run(GENERATION_COLUMNS.map((c) => cell(r, c)));
       for (const u of usage) upsert.run(u);
     });
   }
@@ -338,16 +350,7 @@ export class SqlStore implements Store {
     const writer = this.sqliteWriter;
     if (writer) {
       // Holding Kysely's connection guarantees no Kysely transaction is open while the prepared batch runs.
-      await this.db.connection().execute(async () => {
-        writer(
-          rows.map((r) => {
-            const e = this.enc({ ...r });
-            for (const c of GENERATION_COLUMNS) if (e[c] === undefined) e[c] = null;
-            return e;
-          }),
-          usage,
-        );
-      });
+      await this.db.connection().execute(async () => writer(rows, usage));
       return;
     }
     await this.db.transaction().execute(async (trx) => {
@@ -668,6 +671,109 @@ export class SqlStore implements Store {
     if (q.creator_user_id !== undefined) query = query.where('creator_user_id', '=', q.creator_user_id);
     if (q.workspace_id !== undefined) query = query.where('workspace_id', '=', q.workspace_id);
     return (await query.execute()).map((r) => r.hash as string);
+  }
+
+  // ---- video generation jobs ------------------------------------------------------------------------------
+
+  async insertVideoJob(row: VideoJobRow): Promise<void> {
+    await this.guard(`video job ${row.id} already exists`, () => this.db.insertInto('video_jobs').values(this.enc({ ...row })).execute());
+  }
+
+  async getVideoJob(id: string): Promise<VideoJobRow | null> {
+    return this.dec<VideoJobRow>(await this.db.selectFrom('video_jobs').selectAll().where('id', '=', id).executeTakeFirst());
+  }
+
+  /** The patch as column values: never `status` (only transitions change it), never the identity columns. */
+  private videoValues(patch: VideoJobPatch, now: string): Row {
+    const p = { ...(patch as Row) };
+    for (const k of ['id', 'workspace_id', 'key_hash', 'model', 'status', 'created_at']) delete p[k];
+    return this.enc({ ...p, updated_at: p.updated_at ?? now });
+  }
+
+  async transitionVideoJob(id: string, path: VideoStatus[], patch: VideoJobPatch, opts: { owner?: string; now?: string } = {}): Promise<boolean> {
+    // The transition table guards before any SQL; the conditional UPDATEs make the database agree with it.
+    checkPath(path);
+    const now = opts.now ?? new Date().toISOString();
+    const step = async (db: Db | Transaction<any>, from: VideoStatus, to: VideoStatus, values: Row): Promise<boolean> => {
+      let q = db.updateTable('video_jobs').set({ ...values, status: to }).where('id', '=', id).where('status', '=', from);
+      if (opts.owner !== undefined) q = q.where('lease_owner', '=', opts.owner);
+      const res = await q.executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1;
+    };
+    const last = this.videoValues(patch, now);
+    if (path.length === 2) return step(this.db, path[0], path[1], last);
+    class Lost extends Error {}
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        for (let i = 1; i < path.length; i++) {
+          const ok = await step(trx, path[i - 1], path[i], i === path.length - 1 ? last : { updated_at: now });
+          if (!ok) throw new Lost();
+        }
+        return true;
+      });
+    } catch (err) {
+      if (err instanceof Lost) return false;
+      throw err;
+    }
+  }
+
+  async updateVideoJob(id: string, patch: VideoJobPatch, when: { status?: VideoStatus | VideoStatus[]; owner?: string }): Promise<boolean> {
+    if ((patch as Row).status !== undefined) throw new Error('updateVideoJob cannot change status; use transitionVideoJob');
+    let q = this.db.updateTable('video_jobs').set(this.videoValues(patch, new Date().toISOString())).where('id', '=', id);
+    if (when.status !== undefined) q = Array.isArray(when.status) ? q.where('status', 'in', when.status) : q.where('status', '=', when.status);
+    if (when.owner !== undefined) q = q.where('lease_owner', '=', when.owner);
+    const res = await q.executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+
+  async claimVideoJobs(q: { owner: string; now: string; leaseUntil: string; limit: number }): Promise<VideoJobRow[]> {
+    const free = (eb: any) => eb.or([eb('lease_owner', 'is', null), eb('lease_owner', '=', q.owner), eb('lease_until', '<', q.now)]);
+    const due = await this.db
+      .selectFrom('video_jobs')
+      .select('id')
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('status', 'in', [...ACTIVE_VIDEO_STATUSES]), eb.or([eb('next_poll_at', 'is', null), eb('next_poll_at', '<=', q.now)])]),
+          eb.and([eb('webhook_state', '=', 'pending'), eb('webhook_next_at', '<=', q.now)]),
+        ]),
+      )
+      .where(free)
+      .orderBy('created_at')
+      .limit(q.limit)
+      .execute();
+    const claimed: string[] = [];
+    for (const { id } of due) {
+      // Atomic per row on both databases: of two instances racing for a job, exactly one sees its condition hold.
+      const res = await this.db
+        .updateTable('video_jobs')
+        .set({ lease_owner: q.owner, lease_until: q.leaseUntil })
+        .where('id', '=', id as string)
+        .where(free)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) === 1) claimed.push(id as string);
+    }
+    if (claimed.length === 0) return [];
+    const rows = await this.db.selectFrom('video_jobs').selectAll().where('id', 'in', claimed).where('lease_owner', '=', q.owner).orderBy('created_at').execute();
+    return this.decAll<VideoJobRow>(rows);
+  }
+
+  async renewVideoLeases(owner: string, leaseUntil: string): Promise<number> {
+    const res = await this.db
+      .updateTable('video_jobs')
+      .set({ lease_until: leaseUntil })
+      .where('lease_owner', '=', owner)
+      .where((eb) => eb.or([eb('status', 'in', [...ACTIVE_VIDEO_STATUSES]), eb('webhook_state', '=', 'pending')]))
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows);
+  }
+
+  async releaseVideoLeases(owner: string, ids?: string[], except?: string[]): Promise<number> {
+    if (ids && ids.length === 0) return 0;
+    let q = this.db.updateTable('video_jobs').set({ lease_owner: null, lease_until: null }).where('lease_owner', '=', owner);
+    if (ids) q = q.where('id', 'in', ids);
+    if (except && except.length > 0) q = q.where('id', 'not in', except);
+    const res = await q.executeTakeFirst();
+    return Number(res.numUpdatedRows);
   }
 
   // ---- helpers ----------------------------------------------------------------------------------

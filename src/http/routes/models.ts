@@ -141,7 +141,8 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
       const endpoints = allEndpoints(m.id).map((e) => {
         const p = cat.route.providers.get(e.provider);
         const h = svc.health.health(e);
-        const routableNow = p !== undefined && cat.hasCredentials(p) && (cat.route.endpointsByModel.get(m.id) ?? []).includes(e);
+        const routed = (cat.route.endpointsByModel.get(m.id) ?? []).includes(e) || (cat.speechRoute.endpointsByModel.get(m.id) ?? []).includes(e);
+        const routableNow = p !== undefined && cat.hasCredentials(p) && routed;
         // 0 = ok; -1 = failed within the last 30 s; -10 = not routable (no credentials or no protocol adapter).
         const status = !routableNow ? -10 : h?.lastFailureAt && now - h.lastFailureAt < 30_000 && (h.consecutiveFailures ?? 0) > 0 ? -1 : 0;
         return {

@@ -2,7 +2,7 @@
  * Versioned schema migrations, shared by SQLite and PostgreSQL. Column types differ per dialect
  * (timestamps, JSON, booleans); everything else is one definition. Never edit an applied migration: add a new one.
  */
-import type { Kysely, Migration } from 'kysely';
+import { sql, type Kysely, type Migration } from 'kysely';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -225,6 +225,55 @@ function m0003(t: ColumnTypes): Migration {
   };
 }
 
+/**
+ * Video generation jobs (docs/videos.md). Status changes are conditional UPDATEs (`where status = <from>`), guarded by
+ * the transition table in src/core/video-states.ts; the check constraint keeps unknown statuses out. A worker holds a
+ * job through `lease_owner`/`lease_until`.
+ */
+function m0004(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema
+        .createTable('video_jobs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull())
+        .addColumn('key_hash', 'text', (c) => c.notNull())
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('provider', 'text')
+        .addColumn('endpoint_tag', 'text')
+        .addColumn('upstream_id', 'text')
+        .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'in_progress', 'completed', 'failed', 'cancelled', 'expired')`))
+        .addColumn('request_body', t.json, (c) => c.notNull())
+        // A JSON-encoded string in a text column on both databases (the store encodes `error` as JSON everywhere).
+        .addColumn('error', 'text')
+        .addColumn('generation_id', 'text')
+        .addColumn('cost', t.dbl)
+        .addColumn('is_byok', t.bool, (c) => c.notNull())
+        .addColumn('content_refs', t.json)
+        .addColumn('seconds', t.dbl)
+        .addColumn('callback_url', 'text')
+        .addColumn('webhook_state', 'text', (c) => c.notNull())
+        .addColumn('webhook_attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('webhook_next_at', t.ts)
+        .addColumn('webhook_last_error', 'text')
+        .addColumn('lease_owner', 'text')
+        .addColumn('lease_until', t.ts)
+        .addColumn('next_poll_at', t.ts)
+        .addColumn('poll_errors', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('deadline_at', t.ts, (c) => c.notNull())
+        .addColumn('submitted_at', t.ts)
+        .addColumn('finished_at', t.ts)
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .addColumn('updated_at', t.ts, (c) => c.notNull())
+        .execute();
+      // The worker's two scans: active jobs due for a look, terminal jobs with a webhook due.
+      await db.schema.createIndex('video_jobs_due_idx').on('video_jobs').columns(['status', 'next_poll_at']).execute();
+      await db.schema.createIndex('video_jobs_webhook_idx').on('video_jobs').columns(['webhook_state', 'webhook_next_at']).execute();
+      await db.schema.createIndex('video_jobs_workspace_idx').on('video_jobs').columns(['workspace_id', 'created_at']).execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -232,5 +281,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0001_init': m0001(t),
     '0002_generations': m0002(t),
     '0003_guardrails': m0003(t),
+    '0004_videos': m0004(t),
   };
 }

@@ -1,0 +1,437 @@
+/**
+ * Text-to-speech (`POST /audio/speech`, docs/speech.md): policy and limits, routing over the speech endpoints,
+ * upstream attempts with fallbacks until the first audio byte, the audio relayed as it arrives, cost and the
+ * generation record. The HTTP route only validates and hands over.
+ *
+ * Decisions:
+ * - Routing reuses `planRoute` over `catalog.speechRoute` (the endpoints with a `speech_protocol`), with the key's
+ *   organization settings and guardrails applied as for chat (same policy functions, 403/404 refusals, budgets) and
+ *   the key's own limit (402).
+ * - Format: an endpoint that cannot produce the requested format natively (`audio_formats`, else its protocol's) is
+ *   skipped (`unsupported_parameter` in the plan), never transcoded; an answer that turns out to be another format is
+ *   refused before any byte is relayed (see providers/speech.ts), and the next endpoint is tried.
+ * - Fallbacks: any failure before the first audio byte moves on to the next endpoint. After it, the status (200) and
+ *   Content-Type are committed: a failure then cuts the connection (the client sees an incomplete body, never an
+ *   audio file that silently ends early).
+ * - Price: `characters` × `pricing.characters`, plus the tokens the provider reports at the token prices, plus
+ *   `pricing.request`; exact decimal arithmetic (src/core/pricing.ts). For ranking and `max_price`, a per-character
+ *   price counts as a prompt price (per million characters).
+ * - Record: `api_type: "tts"`; `tokens_prompt` is the character count on per-character endpoints, else the
+ *   provider's text tokens; `tokens_completion` its audio tokens.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { AudioFormat, EndpointDef, Pricing, SpeechProtocol } from '../core/catalog-types.js';
+import { modelAccess, refusal, budgetRefusal, endpointVerdict, type PolicyRefusal } from '../core/policy.js';
+import { computeCost, formatPrice, type TokenUsage } from '../core/pricing.js';
+import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
+import { planRoute, type Attempt, type ExclusionReason, type RouteCatalog, type RoutePlan } from '../core/routing.js';
+import { badRequest, HttpError } from '../http/errors.js';
+import { UpstreamError } from '../providers/errors.js';
+import { networkError, type UpstreamHttp } from '../providers/http.js';
+import { geminiTtsAdapter } from '../providers/gemini-tts/index.js';
+import { openaiTtsAdapter } from '../providers/openai-tts/index.js';
+import type { SpeechAdapter } from '../providers/speech.js';
+import type { GenerationRow, KeyRow } from '../store/types.js';
+import type { CatalogService } from './catalog.js';
+import { newGenerationId } from './chat.js';
+import type { GenerationRecorder } from './generations.js';
+import type { GuardrailService } from './guardrails.js';
+import type { HealthTracker } from './health.js';
+import type { WorkspaceService } from './workspaces.js';
+
+export const SPEECH_ADAPTERS: Record<SpeechProtocol, SpeechAdapter> = {
+  'openai-tts': openaiTtsAdapter,
+  'gemini-tts': geminiTtsAdapter,
+};
+
+export const CONTENT_TYPES: Record<AudioFormat, string> = { mp3: 'audio/mpeg', pcm: 'audio/pcm' };
+
+/** The speech request body (schema-validated by the route). */
+export interface SpeechBody {
+  model: string;
+  input: string;
+  voice: string;
+  response_format?: AudioFormat;
+  speed?: number;
+  provider?: (ProviderPreferences & { options?: Record<string, Record<string, unknown> | null> }) | null;
+}
+
+export interface SpeechCall {
+  key: KeyRow;
+  requestId: string;
+  wantMetadata: boolean;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}
+
+export interface PreparedSpeech {
+  body: SpeechBody;
+  format: AudioFormat;
+  characters: number;
+  plan: RoutePlan;
+}
+
+interface AttemptLog {
+  provider: string;
+  model: string;
+  status: number;
+  message?: string;
+}
+
+/** The formats an endpoint produces natively. */
+export function audioFormatsOf(e: EndpointDef): readonly AudioFormat[] {
+  return e.audio_formats ?? (e.speech_protocol ? SPEECH_ADAPTERS[e.speech_protocol].formats : []);
+}
+
+/**
+ * The options of the matched provider: `provider.options[<provider slug>]`, then `[<endpoint tag>]` when the tag
+ * differs (its fields win). Every other key — other providers, unknown names — is dropped; null values mean unset.
+ */
+export function optionsFor(all: Record<string, unknown> | null | undefined, slug: string, tag: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (!all) return out;
+  for (const k of tag !== slug ? [slug, tag] : [slug]) {
+    const v = all[k];
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) continue;
+    for (const [name, value] of Object.entries(v)) if (value !== null && value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * Cost of one speech generation: characters at `pricing.characters`, reported tokens at the token prices, and the
+ * per-request price, in one exact computation (the per-character price rides in computeCost's per-unit slot).
+ */
+export function speechCost(pricing: Pricing | null, characters: number, usage: TokenUsage | null): number | null {
+  if (!pricing) return null;
+  const perChar = pricing.characters;
+  const p: Pricing = { ...pricing, image: perChar ?? '0' };
+  return computeCost(p, usage ?? { promptTokens: 0, completionTokens: 0 }, { images: perChar ? characters : 0 }).cost;
+}
+
+const toHttp = (r: PolicyRefusal) => new HttpError(r.status, r.message, r.metadata);
+
+export class SpeechService {
+  /** The speech endpoints as routing sees them (per-character prices counted as prompt prices), and their originals. */
+  private readonly route: RouteCatalog;
+  private readonly original = new Map<EndpointDef, EndpointDef>();
+
+  constructor(
+    private readonly deps: {
+      catalog: CatalogService;
+      health: HealthTracker;
+      http: UpstreamHttp;
+      recorder: GenerationRecorder;
+      workspaces?: WorkspaceService;
+      /** Organization settings and guardrails; absent = no policy. */
+      guardrails?: GuardrailService;
+      log: Logger;
+      now?: () => number;
+      rng?: () => number;
+    },
+  ) {
+    const src = deps.catalog.speechRoute;
+    const endpointsByModel = new Map<string, EndpointDef[]>();
+    for (const [model, list] of src.endpointsByModel) {
+      endpointsByModel.set(
+        model,
+        list.map((e) => {
+          const p = e.pricing;
+          const view = p?.characters ? { ...e, pricing: { ...p, prompt: formatPrice(Number(p.prompt) + Number(p.characters)) } } : { ...e };
+          this.original.set(view, e);
+          return view;
+        }),
+      );
+    }
+    this.route = { models: src.models, providers: src.providers, endpointsByModel };
+  }
+
+  private now(): number {
+    return this.deps.now ? this.deps.now() : Date.now();
+  }
+
+  private endpoint(a: Attempt): EndpointDef {
+    return this.original.get(a.endpoint) ?? a.endpoint;
+  }
+
+  // ---- preparation -------------------------------------------------------------------------------
+
+  /** Policy, limits and the route. Throws HttpError (4xx) when the request cannot be served. */
+  async prepare(body: SpeechBody, call: SpeechCall): Promise<PreparedSpeech> {
+    const model = body.model;
+    const format = body.response_format ?? 'pcm';
+    const known = this.route.models.has(model);
+    if (known && (this.route.endpointsByModel.get(model) ?? []).length === 0) {
+      throw badRequest(`${model} is not a text-to-speech model: it has no speech endpoint`, { field: 'model', error_type: 'invalid_request' });
+    }
+
+    // ---- organization settings and guardrails: the same functions as chat (src/services/guardrails.ts) -----------
+    let endpointPolicy: ((ep: EndpointDef, provider: Attempt['provider']) => ExclusionReason | undefined) | undefined;
+    let policySort: ProviderSortBy | null = null;
+    const g = this.deps.guardrails;
+    if (g) {
+      const policy = await g.policyFor(call.key);
+      if (policy.budgets.length > 0) {
+        const spent = await g.exhaustedBudget(call.key, policy);
+        if (spent) throw toHttp(budgetRefusal(spent.budget, spent.spent));
+      }
+      policySort = policy.defaultSort;
+      if (policy.rules.length > 0) {
+        const access = modelAccess(policy, this.route, this.deps.catalog.hasCredentials, model);
+        if (access.blocked) throw toHttp(refusal([{ model, access }]));
+        endpointPolicy = (ep, provider) => endpointVerdict(policy, ep, provider)?.reason;
+      }
+      // The key's own spending limit: 402 once the current window's spend reached it.
+      const limit = call.key.limit !== null ? await g.keyLimitReached(call.key) : null;
+      if (limit) {
+        throw new HttpError(402, `Key limit reached: $${limit.spent.toFixed(6)} spent of $${limit.limit} (${call.key.limit_reset ?? 'no reset'})`, {
+          error_type: 'payment_required',
+          limit: limit.limit,
+          spent: limit.spent,
+          limit_reset: call.key.limit_reset,
+        });
+      }
+    }
+
+    const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(call.key.workspace_id) : null;
+    // Routing preferences; `options` are the providers' own (see optionsFor).
+    const provider: ProviderPreferences = { ...(body.provider ?? {}) };
+    delete (provider as { options?: unknown }).options;
+    const plan = planRoute({
+      now: this.now(),
+      rng: this.deps.rng ?? Math.random,
+      models: [model],
+      catalog: this.route,
+      hasCredentials: this.deps.catalog.hasCredentials,
+      health: this.deps.health.health,
+      // Policy first (its own reason), then the format: endpoints that cannot produce it are skipped.
+      endpointPolicy: (ep, p) => endpointPolicy?.(ep, p) ?? (audioFormatsOf(ep).includes(format) ? undefined : 'unsupported_parameter'),
+      params: [],
+      provider,
+      defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? policySort,
+    });
+    // Emptied by the format filter (planRoute's latest filter wins the classification): say so.
+    if (plan.error?.code === 'constraint_filtered' && plan.error.excluded_by?.includes('unsupported_parameter')) {
+      const others = (plan.error.excluded_by ?? []).filter((r) => r !== 'unsupported_parameter');
+      plan.error.message = `No endpoint of ${model} can produce response_format "${format}"${others.length > 0 ? ` (other endpoints excluded: ${others.join(', ')})` : ''}`;
+    }
+    return { body, format, characters: Array.from(body.input).length, plan };
+  }
+
+  // ---- records and errors ------------------------------------------------------------------------
+
+  private planError(p: PreparedSpeech, id: string): HttpError {
+    const e = p.plan.error!;
+    const metadata: Record<string, unknown> = { error_type: e.code === 'model_not_found' ? 'not_found' : e.code, excluded_by: e.excluded_by ?? [] };
+    const unroutable = p.plan.considered.filter((c) => c.excluded === 'no_credentials').map((c) => c.provider);
+    if (unroutable.length > 0) metadata.providers_without_credentials = [...new Set(unroutable)];
+    const headers: Record<string, string> = { 'x-generation-id': id };
+    if (e.retry_after_ms) headers['retry-after'] = String(Math.ceil(e.retry_after_ms / 1000));
+    return new HttpError(e.status, e.message, metadata, headers);
+  }
+
+  private finalError(id: string, last: UpstreamError | null, lastAttempt: Attempt | null, attempts: AttemptLog[], retryHints: number[]): HttpError {
+    if (!last) return new HttpError(503, 'No endpoint could serve the request', { error_type: 'provider_unavailable' }, { 'x-generation-id': id });
+    const metadata: Record<string, unknown> = {
+      error_type: last.type,
+      provider_name: lastAttempt?.provider.name ?? null,
+      raw: last.raw,
+      is_byok: false,
+      previous_errors: attempts.slice(0, -1),
+    };
+    if (last.providerCode !== null) metadata.provider_code = last.providerCode;
+    const hint = retryHints.length > 0 && retryHints.length === attempts.length ? Math.min(...retryHints) : null;
+    const message = last.status >= 500 && last.type !== 'timeout' ? `Provider returned error: ${last.message}` : last.message;
+    return new HttpError(last.status, message, metadata, { 'x-generation-id': id, ...(hint !== null ? { 'retry-after': String(hint) } : {}) });
+  }
+
+  private metadata(p: PreparedSpeech, attempts: AttemptLog[], dropped: string[]): Record<string, unknown> {
+    return {
+      requested: p.body.model,
+      strategy: p.plan.strategy,
+      region: 'self-hosted',
+      is_byok: false,
+      response_format: p.format,
+      endpoints: {
+        total: p.plan.considered.filter((c) => c.provider).length,
+        available: p.plan.considered.filter((c) => !c.excluded && c.provider).map((c) => ({ model: c.model, provider: c.provider })),
+      },
+      attempts,
+      excluded: p.plan.considered.filter((c) => c.excluded).map((c) => ({ model: c.model, provider: c.provider, reason: c.excluded })),
+      ...(dropped.length > 0 ? { dropped_parameters: dropped } : {}),
+    };
+  }
+
+  private record(
+    p: PreparedSpeech,
+    call: SpeechCall,
+    id: string,
+    o: { attempt: Attempt | null; status: number; error: { status: number; message: string } | null; usage: TokenUsage | null; cost: number | null; started: number; firstByteAt: number | null; upstreamId: string | null; native: string | null; cancelled: boolean },
+    attempts: AttemptLog[],
+  ): void {
+    const end = this.now();
+    const endpoint = o.attempt ? this.endpoint(o.attempt) : null;
+    const perChar = Boolean(endpoint?.pricing?.characters);
+    const row: GenerationRow = {
+      id,
+      request_id: call.requestId,
+      key_hash: call.key.hash,
+      workspace_id: call.key.workspace_id,
+      api_type: 'tts',
+      requested_model: p.body.model,
+      model: o.attempt?.model ?? null,
+      provider_name: o.attempt?.provider.slug ?? null,
+      endpoint_tag: o.attempt?.endpoint.tag ?? null,
+      upstream_id: o.upstreamId,
+      streamed: true,
+      cancelled: o.cancelled,
+      status: o.status,
+      finish_reason: o.status === 200 ? (o.native === 'MAX_TOKENS' ? 'length' : 'stop') : o.error ? 'error' : null,
+      native_finish_reason: o.native,
+      tokens_prompt: o.attempt && perChar && !o.usage ? p.characters : (o.usage?.promptTokens ?? 0),
+      tokens_completion: o.usage?.completionTokens ?? 0,
+      native_tokens_reasoning: 0,
+      native_tokens_cached: 0,
+      native_tokens_cache_write: 0,
+      total_cost: o.cost,
+      upstream_inference_cost: o.cost,
+      is_byok: false,
+      latency_ms: Math.round(end - o.started),
+      ttft_ms: o.firstByteAt !== null ? Math.round(o.firstByteAt - o.started) : null,
+      generation_time_ms: o.firstByteAt !== null ? Math.round(end - o.firstByteAt) : null,
+      attempts,
+      error: o.error,
+      preset_id: null,
+      session_id: null,
+      created_at: new Date(end).toISOString(),
+    };
+    this.deps.recorder.record(row);
+  }
+
+  // ---- the call ----------------------------------------------------------------------------------
+
+  /**
+   * Tries the planned endpoints in order and relays the audio of the first that answers with audio. Throws HttpError
+   * when every attempt failed before the first byte (the route answers it as a JSON error); returns once the reply
+   * ended (or was cut after a failure mid-stream, or the client went away).
+   */
+  async stream(p: PreparedSpeech, call: SpeechCall, raw: ServerResponse): Promise<{ id: string }> {
+    const id = newGenerationId();
+    const started = this.now();
+    const attempts: AttemptLog[] = [];
+    const dropped: string[] = [];
+    const base = { attempt: null, usage: null, cost: null, started, firstByteAt: null, upstreamId: null, native: null, cancelled: false };
+    if (p.plan.error) {
+      const err = this.planError(p, id);
+      this.record(p, call, id, { ...base, status: err.status, error: { status: err.status, message: err.message } }, attempts);
+      if (call.wantMetadata) err.gatewayMetadata = this.metadata(p, attempts, dropped);
+      throw err;
+    }
+
+    let committed = false;
+    const commit = () => {
+      if (committed) return;
+      committed = true;
+      raw.writeHead(200, { 'content-type': CONTENT_TYPES[p.format], 'cache-control': 'no-store', 'x-generation-id': id, 'x-request-id': call.requestId });
+    };
+    const write = async (b: Buffer) => {
+      if (raw.destroyed || raw.write(b)) return;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          raw.off('drain', done);
+          raw.off('close', done);
+          resolve();
+        };
+        raw.on('drain', done);
+        raw.on('close', done);
+      });
+    };
+
+    let last: UpstreamError | null = null;
+    let lastAttempt: Attempt | null = null;
+    const retryHints: number[] = [];
+    for (const a of p.plan.attempts) {
+      if (call.signal.aborted) break;
+      const endpoint = this.endpoint(a);
+      const adapter = SPEECH_ADAPTERS[endpoint.speech_protocol!];
+      const t0 = this.now();
+      let firstByteAt: number | null = null;
+      const controller = new AbortController();
+      const onClientAbort = () => controller.abort(call.signal.reason);
+      call.signal.addEventListener('abort', onClientAbort, { once: true });
+      const timeouts = this.deps.catalog.timeouts(a.provider);
+      const timer = setTimeout(() => controller.abort(new DOMException('total timeout', 'TimeoutError')), timeouts.totalMs);
+      try {
+        const options = optionsFor(p.body.provider?.options, a.provider.slug, endpoint.tag);
+        const built = adapter.buildRequest(
+          { input: p.body.input, voice: p.body.voice, format: p.format, speed: p.body.speed, options },
+          { provider: a.provider, endpoint, apiKey: this.deps.catalog.apiKey(a.provider) },
+        );
+        dropped.splice(0, dropped.length, ...built.dropped);
+        const res = await this.deps.http.post({ url: built.req.url, headers: built.req.headers, body: built.req.body, timeouts, signal: controller.signal });
+        if (res.statusCode < 200 || res.statusCode >= 300) {
+          const text = await res.body.text().catch(() => '');
+          throw adapter.parseError(res.statusCode, text, res.headers);
+        }
+        let decoder;
+        try {
+          decoder = adapter.openStream(p.format, res.headers);
+        } catch (err) {
+          res.body.on('error', () => undefined);
+          res.body.destroy();
+          throw err;
+        }
+        let sent = 0;
+        const relay = async (bufs: Buffer[]) => {
+          for (const b of bufs) {
+            if (b.length === 0) continue;
+            if (firstByteAt === null) firstByteAt = this.now();
+            commit();
+            sent += b.length;
+            await write(b);
+          }
+        };
+        for await (const chunk of res.body) await relay(decoder.push(chunk as Buffer));
+        await relay(decoder.end());
+        if (sent === 0) throw new UpstreamError(502, 'Provider returned no audio', 'provider_unavailable', res.statusCode, null);
+        attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
+        this.deps.health.success(endpoint, Math.round((firstByteAt ?? this.now()) - t0), null);
+        const cost = speechCost(endpoint.pricing, p.characters, decoder.usage);
+        this.record(p, call, id, { ...base, attempt: a, status: 200, error: null, usage: decoder.usage, cost, firstByteAt, upstreamId: decoder.upstreamId, native: decoder.native }, attempts);
+        raw.end();
+        return { id };
+      } catch (err) {
+        if (err instanceof HttpError) throw err;
+        const e = err instanceof UpstreamError ? err : networkError(err, controller.signal);
+        attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
+        if (e.type !== 'cancelled' && e.type !== 'invalid_request') this.deps.health.failure(endpoint);
+        last = e;
+        lastAttempt = a;
+        if (e.retryAfter !== null) retryHints.push(e.retryAfter);
+        if (e.type === 'cancelled' || call.signal.aborted) break;
+        if (committed) {
+          // Too late to fall back: audio already went out. Cut the connection so the client sees an incomplete body.
+          this.deps.log.warn({ generation: id, provider: a.provider.slug, err: e.message }, 'speech stream failed after the first byte');
+          this.record(p, call, id, { ...base, attempt: a, status: e.status, error: { status: e.status, message: e.message }, firstByteAt }, attempts);
+          raw.destroy();
+          return { id };
+        }
+      } finally {
+        clearTimeout(timer);
+        call.signal.removeEventListener('abort', onClientAbort);
+      }
+    }
+
+    // Every attempt failed before any audio (or the client went away).
+    const cancelled = call.signal.aborted;
+    const error = this.finalError(id, last, lastAttempt, attempts, retryHints);
+    this.record(p, call, id, { ...base, attempt: committed ? lastAttempt : null, status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled }, attempts);
+    if (committed || cancelled) {
+      if (!raw.destroyed) raw.destroy();
+      return { id };
+    }
+    if (call.wantMetadata) error.gatewayMetadata = this.metadata(p, attempts, dropped);
+    throw error;
+  }
+}
