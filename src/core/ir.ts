@@ -5,7 +5,7 @@
  * sequence of IrStreamEvents. N inbound × M upstream protocols need N + M translations.
  *
  * The IR keeps what hub formats commonly lose: reasoning text with its signature, redacted reasoning, cache-control
- * marks, tool-call ids, refusals, and cache read/write token counts. Pure types; no I/O.
+ * marks, tool-call ids, refusals, and cache read/write token counts. Pure types (and one pure helper); no I/O.
  */
 
 /** Anthropic-style prompt-caching mark, carried on any cacheable part. */
@@ -177,3 +177,14 @@ export type IrStreamEvent =
   | { type: 'error'; status: number; message: string; error_type: string; raw?: unknown };
 
 export const emptyUsage = (): IrUsage => ({ input: 0, output: 0, cache_read: 0, cache_write: 0, reasoning: 0 });
+
+/** IR tool-call arguments (JSON text) as an object, for wire formats that want one: anything but a JSON object is `{}`. */
+export function toolArgsObject(args: string): Record<string, unknown> {
+  if (args.trim() === '') return {};
+  try {
+    const v: unknown = JSON.parse(args);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

@@ -15,31 +15,37 @@ export interface UpstreamCall {
   signal: AbortSignal;
 }
 
-export class UpstreamHttp {
+/** What `OriginPools.request` sends (the URL must be built from a configured provider base URL). */
+export interface PoolCall {
+  url: URL;
+  headers: Record<string, string>;
+  body?: string;
+  timeouts: Timeouts;
+  signal?: AbortSignal;
+}
+
+/** Keep-alive undici pools, one per origin and connect timeout, created on first use with the given options. */
+export class OriginPools {
   private readonly pools = new Map<string, Pool>();
+
+  constructor(private readonly options: Omit<Pool.Options, 'connect'>) {}
 
   private pool(origin: string, connectMs: number): Pool {
     const id = `${origin}|${connectMs}`;
     let p = this.pools.get(id);
     if (!p) {
-      p = new Pool(origin, {
-        connections: 256,
-        pipelining: 1,
-        keepAliveTimeout: 60_000,
-        keepAliveMaxTimeout: 600_000,
-        connect: { timeout: connectMs },
-      });
+      p = new Pool(origin, { ...this.options, connect: { timeout: connectMs } });
       this.pools.set(id, p);
     }
     return p;
   }
 
-  /** Sends a POST; resolves when the response headers arrive. Network failures become UpstreamError. */
-  async post(call: UpstreamCall): Promise<Dispatcher.ResponseData> {
+  /** Sends a request; resolves when the response headers arrive (any status). Network failures become UpstreamError. */
+  async request(method: 'GET' | 'POST', call: PoolCall): Promise<Dispatcher.ResponseData> {
     const pool = this.pool(call.url.origin, call.timeouts.connectMs);
     try {
       return await pool.request({
-        method: 'POST',
+        method,
         path: call.url.pathname + call.url.search,
         headers: call.headers,
         body: call.body,
@@ -55,6 +61,19 @@ export class UpstreamHttp {
   async close(): Promise<void> {
     await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
     this.pools.clear();
+  }
+}
+
+export class UpstreamHttp {
+  private readonly pools = new OriginPools({ connections: 256, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000 });
+
+  /** Sends a POST; resolves when the response headers arrive. Network failures become UpstreamError. */
+  async post(call: UpstreamCall): Promise<Dispatcher.ResponseData> {
+    return this.pools.request('POST', call);
+  }
+
+  async close(): Promise<void> {
+    await this.pools.close();
   }
 }
 

@@ -4,11 +4,11 @@
  * caller). The client keeps one keep-alive pool per origin and is closed at shutdown; only URLs built from a provider's
  * configured base URL are called with its credentials.
  */
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { EndpointDef, ProviderDef, Timeouts, VideoProtocol } from '../core/catalog-types.js';
 import type { VideoContentRef } from '../store/types.js';
 import { UpstreamError } from './errors.js';
-import { networkError } from './http.js';
+import { networkError, OriginPools } from './http.js';
 
 /** One video to generate, as sent upstream (already checked against the endpoint's capabilities). */
 export interface VideoSubmitRequest {
@@ -64,34 +64,11 @@ export interface VideoHttpCall {
 }
 
 export class VideoHttp {
-  private readonly pools = new Map<string, Pool>();
-
-  private pool(origin: string, connectMs: number): Pool {
-    const id = `${origin}|${connectMs}`;
-    let p = this.pools.get(id);
-    if (!p) {
-      p = new Pool(origin, { connections: 64, pipelining: 1, keepAliveTimeout: 30_000, connect: { timeout: connectMs } });
-      this.pools.set(id, p);
-    }
-    return p;
-  }
+  private readonly pools = new OriginPools({ connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
 
   /** Sends a request; resolves when the headers arrive (any status). Network failures become UpstreamError. */
   async request(call: VideoHttpCall): Promise<Dispatcher.ResponseData> {
-    const pool = this.pool(call.url.origin, call.timeouts.connectMs);
-    try {
-      return await pool.request({
-        method: call.method,
-        path: call.url.pathname + call.url.search,
-        headers: call.headers,
-        body: call.body,
-        signal: call.signal,
-        headersTimeout: call.timeouts.firstByteMs,
-        bodyTimeout: call.timeouts.idleMs,
-      });
-    } catch (err) {
-      throw networkError(err, call.signal);
-    }
+    return this.pools.request(call.method, call);
   }
 
   /**
@@ -117,8 +94,7 @@ export class VideoHttp {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
-    this.pools.clear();
+    await this.pools.close();
   }
 }
 

@@ -58,7 +58,7 @@ interface Prepared {
   dropped: Map<string, string[]>;
 }
 
-interface AttemptLog {
+export interface AttemptLog {
   provider: string;
   model: string;
   status: number;
@@ -89,6 +89,40 @@ let genCounter = 0;
 export function newGenerationId(): string {
   genCounter = (genCounter + 1) % 0x7fffffff;
   return `gen-${Math.floor(Date.now() / 1000)}-${GEN_PREFIX}${genCounter.toString(36)}`;
+}
+
+/** `headers` with `retry-after` (seconds) added when there is one; `headers` as given (possibly undefined) otherwise. */
+function withRetryAfter(headers: Record<string, string> | undefined, seconds: number | null): Record<string, string> | undefined {
+  return seconds !== null ? { ...headers, 'retry-after': String(seconds) } : headers;
+}
+
+/** The routing error of an empty plan as an HttpError; `headers` are added to the reply (shared with speech). */
+export function planHttpError(plan: RoutePlan, headers?: Record<string, string>): HttpError {
+  const e = plan.error!;
+  const metadata: Record<string, unknown> = { error_type: e.code === 'model_not_found' ? 'not_found' : e.code, excluded_by: e.excluded_by ?? [] };
+  const unroutable = plan.considered.filter((c) => c.excluded === 'no_credentials').map((c) => c.provider);
+  if (unroutable.length > 0) metadata.providers_without_credentials = [...new Set(unroutable)];
+  return new HttpError(e.status, e.message, metadata, withRetryAfter(headers, e.retry_after_ms ? Math.ceil(e.retry_after_ms / 1000) : null));
+}
+
+/**
+ * The error reply after every attempt failed: the last error, with the provider detail in metadata; `headers` are
+ * added to the reply (shared with speech).
+ */
+export function attemptsHttpError(last: UpstreamError | null, lastAttempt: Attempt | null, attempts: AttemptLog[], retryHints: number[], headers?: Record<string, string>): HttpError {
+  if (!last) return new HttpError(503, 'No endpoint could serve the request', { error_type: 'provider_unavailable' }, headers);
+  const metadata: Record<string, unknown> = {
+    error_type: last.type,
+    provider_name: lastAttempt?.provider.name ?? null,
+    raw: last.raw,
+    is_byok: false,
+    previous_errors: attempts.slice(0, -1),
+  };
+  if (last.providerCode !== null) metadata.provider_code = last.providerCode;
+  // Retry-After only when every attempt gave one: the smallest of them.
+  const hint = retryHints.length > 0 && retryHints.length === attempts.length ? Math.min(...retryHints) : null;
+  const message = last.status >= 500 && last.type !== 'timeout' ? `Provider returned error: ${last.message}` : last.message;
+  return new HttpError(last.status, message, metadata, withRetryAfter(headers, hint));
 }
 
 export class ChatService {
@@ -216,16 +250,6 @@ export class ChatService {
     return prepared;
   }
 
-  /** The routing error of an empty plan as an HttpError. */
-  private planError(p: Prepared): HttpError {
-    const e = p.plan.error!;
-    const metadata: Record<string, unknown> = { error_type: e.code === 'model_not_found' ? 'not_found' : e.code, excluded_by: e.excluded_by ?? [] };
-    const unroutable = p.plan.considered.filter((c) => c.excluded === 'no_credentials').map((c) => c.provider);
-    if (unroutable.length > 0) metadata.providers_without_credentials = [...new Set(unroutable)];
-    const headers = e.retry_after_ms ? { 'retry-after': String(Math.ceil(e.retry_after_ms / 1000)) } : undefined;
-    return new HttpError(e.status, e.message, metadata, headers);
-  }
-
   // ---- metadata and records ----------------------------------------------------------------------
 
   private metadata(p: Prepared, o: Outcome, attempts: AttemptLog[]): Record<string, unknown> {
@@ -344,23 +368,6 @@ export class ChatService {
     return e;
   }
 
-  /** The error reply after every attempt failed: the last error, with the provider detail in metadata. */
-  private finalError(last: UpstreamError | null, lastAttempt: Attempt | null, attempts: AttemptLog[], retryHints: number[]): HttpError {
-    if (!last) return new HttpError(503, 'No endpoint could serve the request', { error_type: 'provider_unavailable' });
-    const metadata: Record<string, unknown> = {
-      error_type: last.type,
-      provider_name: lastAttempt?.provider.name ?? null,
-      raw: last.raw,
-      is_byok: false,
-      previous_errors: attempts.slice(0, -1),
-    };
-    if (last.providerCode !== null) metadata.provider_code = last.providerCode;
-    // Retry-After only when every attempt gave one: the smallest of them.
-    const hint = retryHints.length > 0 && retryHints.length === attempts.length ? Math.min(...retryHints) : null;
-    const message = last.status >= 500 && last.type !== 'timeout' ? `Provider returned error: ${last.message}` : last.message;
-    return new HttpError(last.status, message, metadata, hint !== null ? { 'retry-after': String(hint) } : undefined);
-  }
-
   /** What the client sees added to an answer: ids, serving model, cost and (when asked) routing metadata. */
   private answerMeta(p: Prepared, o: Outcome, attempts: AttemptLog[], id: string, created: number, call: ChatCall, withCost: boolean): AnswerMeta {
     const a = o.attempt!;
@@ -388,7 +395,7 @@ export class ChatService {
     const attempts: AttemptLog[] = [];
     const o = this.fresh();
     if (p.plan.error) {
-      const err = this.planError(p);
+      const err = planHttpError(p.plan);
       this.record(p, call, id, { ...o, status: err.status, error: err }, attempts, null);
       throw this.withMetadata(err, p, o, attempts, call);
     }
@@ -442,7 +449,7 @@ export class ChatService {
       }
     }
     o.cancelled = call.signal.aborted;
-    const finalError = this.finalError(last, lastAttempt, attempts, retryHints);
+    const finalError = attemptsHttpError(last, lastAttempt, attempts, retryHints);
     this.record(p, call, id, { ...o, status: o.cancelled ? 499 : finalError.status, error: finalError }, attempts, null);
     throw this.withMetadata(finalError, p, o, attempts, call);
   }
@@ -573,7 +580,7 @@ export class ChatService {
       }
       // Every attempt failed before any content.
       o.cancelled = call.signal.aborted;
-      const error = this.finalError(last, lastAttempt, attempts, retryHints);
+      const error = attemptsHttpError(last, lastAttempt, attempts, retryHints);
       this.record(p, call, id, { ...o, status: o.cancelled ? 499 : error.status, error }, attempts, null);
       if (o.cancelled) return;
       if (!committed) throw this.withMetadata(error, p, o, attempts, call);

@@ -34,7 +34,7 @@ import { openaiTtsAdapter } from '../providers/openai-tts/index.js';
 import type { SpeechAdapter } from '../providers/speech.js';
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
-import { newGenerationId } from './chat.js';
+import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
 import type { GenerationRecorder } from './generations.js';
 import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
@@ -70,13 +70,6 @@ export interface PreparedSpeech {
   format: AudioFormat;
   characters: number;
   plan: RoutePlan;
-}
-
-interface AttemptLog {
-  provider: string;
-  model: string;
-  status: number;
-  message?: string;
 }
 
 /** The formats an endpoint produces natively. */
@@ -221,31 +214,6 @@ export class SpeechService {
 
   // ---- records and errors ------------------------------------------------------------------------
 
-  private planError(p: PreparedSpeech, id: string): HttpError {
-    const e = p.plan.error!;
-    const metadata: Record<string, unknown> = { error_type: e.code === 'model_not_found' ? 'not_found' : e.code, excluded_by: e.excluded_by ?? [] };
-    const unroutable = p.plan.considered.filter((c) => c.excluded === 'no_credentials').map((c) => c.provider);
-    if (unroutable.length > 0) metadata.providers_without_credentials = [...new Set(unroutable)];
-    const headers: Record<string, string> = { 'x-generation-id': id };
-    if (e.retry_after_ms) headers['retry-after'] = String(Math.ceil(e.retry_after_ms / 1000));
-    return new HttpError(e.status, e.message, metadata, headers);
-  }
-
-  private finalError(id: string, last: UpstreamError | null, lastAttempt: Attempt | null, attempts: AttemptLog[], retryHints: number[]): HttpError {
-    if (!last) return new HttpError(503, 'No endpoint could serve the request', { error_type: 'provider_unavailable' }, { 'x-generation-id': id });
-    const metadata: Record<string, unknown> = {
-      error_type: last.type,
-      provider_name: lastAttempt?.provider.name ?? null,
-      raw: last.raw,
-      is_byok: false,
-      previous_errors: attempts.slice(0, -1),
-    };
-    if (last.providerCode !== null) metadata.provider_code = last.providerCode;
-    const hint = retryHints.length > 0 && retryHints.length === attempts.length ? Math.min(...retryHints) : null;
-    const message = last.status >= 500 && last.type !== 'timeout' ? `Provider returned error: ${last.message}` : last.message;
-    return new HttpError(last.status, message, metadata, { 'x-generation-id': id, ...(hint !== null ? { 'retry-after': String(hint) } : {}) });
-  }
-
   private metadata(p: PreparedSpeech, attempts: AttemptLog[], dropped: string[]): Record<string, unknown> {
     return {
       requested: p.body.model,
@@ -323,7 +291,7 @@ export class SpeechService {
     const dropped: string[] = [];
     const base = { attempt: null, usage: null, cost: null, started, firstByteAt: null, upstreamId: null, native: null, cancelled: false };
     if (p.plan.error) {
-      const err = this.planError(p, id);
+      const err = planHttpError(p.plan, { 'x-generation-id': id });
       this.record(p, call, id, { ...base, status: err.status, error: { status: err.status, message: err.message } }, attempts);
       if (call.wantMetadata) err.gatewayMetadata = this.metadata(p, attempts, dropped);
       throw err;
@@ -425,7 +393,7 @@ export class SpeechService {
 
     // Every attempt failed before any audio (or the client went away).
     const cancelled = call.signal.aborted;
-    const error = this.finalError(id, last, lastAttempt, attempts, retryHints);
+    const error = attemptsHttpError(last, lastAttempt, attempts, retryHints, { 'x-generation-id': id });
     this.record(p, call, id, { ...base, attempt: committed ? lastAttempt : null, status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled }, attempts);
     if (committed || cancelled) {
       if (!raw.destroyed) raw.destroy();

@@ -10,7 +10,7 @@
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { Endpoint, EndpointContext, ErrorInfo, JsonReply, Protocol, Reply, SseEvent } from './protocol.js';
-import { applyStop, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars } from './text.js';
+import { applyStop, partsText, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars } from './text.js';
 
 /** Reasoning pieces when the request asks for reasoning (see the file comment). */
 const THOUGHT_PIECES = 6;
@@ -140,15 +140,6 @@ function validate(ctx: EndpointContext): JsonReply | undefined {
 
 // ---------------------------------------------------------------- generation
 
-/** Text of a message `content` (string or array of parts). */
-function contentText(c: unknown): string {
-  if (typeof c === 'string') return c;
-  if (!Array.isArray(c)) return '';
-  let s = '';
-  for (const p of c) if (isObj(p) && typeof p.text === 'string') s += p.text;
-  return s;
-}
-
 /** prompt_tokens = sum over messages of (ceil(chars/4) + 3), 85 per non-text part, plus the tools' JSON. */
 export function promptTokens(body: Obj): number {
   let n = 0;
@@ -199,7 +190,7 @@ function pickTool(body: Obj, toolKnob: boolean | undefined): ToolPick | undefine
 }
 
 function lastText(messages: Obj[], role: string): string {
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === role) return contentText(messages[i].content);
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === role) return partsText(messages[i].content);
   return '';
 }
 
@@ -222,7 +213,7 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
   const maxRaw = body.max_completion_tokens ?? body.max_tokens;
   const max = typeof maxRaw === 'number' ? maxRaw : Infinity;
   const afterTool = messages[messages.length - 1].role === 'tool';
-  const seed = afterTool ? contentText(messages[messages.length - 1].content) : lastText(messages, 'user');
+  const seed = afterTool ? partsText(messages[messages.length - 1].content) : lastText(messages, 'user');
   const effort = body.reasoning_effort;
   const thoughts = typeof effort === 'string' && effort !== 'none' ? replyPieces('Let me think about:', seed, THOUGHT_PIECES) : [];
   const reasoning = k.reasoningTokens ?? thoughts.length;

@@ -25,7 +25,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { openaiProtocol } from './openai.js';
 import type { Endpoint, EndpointContext, JsonReply, Protocol, Reply, SseEvent } from './protocol.js';
-import { leadingWords, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars } from './text.js';
+import { leadingWords, partsText, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars } from './text.js';
 
 const DEFAULT_COMPLETION_TOKENS = 12;
 const JSON_HEADERS: OutgoingHttpHeaders = { 'content-type': 'application/json' };
@@ -73,14 +73,6 @@ function validate(ctx: EndpointContext): JsonReply | undefined {
 /** Input items (a string input is one user message). */
 function inputItems(body: Obj): Obj[] {
   return typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : (body.input as Obj[]);
-}
-
-function partsText(c: unknown): string {
-  if (typeof c === 'string') return c;
-  if (!Array.isArray(c)) return '';
-  let s = '';
-  for (const p of c) if (isObj(p) && typeof p.text === 'string') s += p.text;
-  return s;
 }
 
 /** prompt tokens: per item ceil(chars/4) + 3 (instructions count as one), 85 per image, plus the tools' JSON. */

@@ -24,7 +24,7 @@ export function hash32(s: string): number {
 }
 
 /** Small deterministic PRNG (mulberry32) returning integers in [0, 2^32). */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -116,6 +116,15 @@ type Schema = Record<string, unknown>;
 
 function isObj(v: unknown): v is Schema {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Text of a message `content` (a string, or an array of parts whose `text` fields are joined); '' otherwise. */
+export function partsText(c: unknown): string {
+  if (typeof c === 'string') return c;
+  if (!Array.isArray(c)) return '';
+  let s = '';
+  for (const p of c) if (isObj(p) && typeof p.text === 'string') s += p.text;
+  return s;
 }
 
 /** Resolve a local `$ref` (`#/$defs/X`, `#/definitions/X`, ...) against the root schema. */

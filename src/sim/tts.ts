@@ -30,7 +30,7 @@ import { geminiProtocol } from './gemini.js';
 import type { Knobs } from './knobs.js';
 import { openaiProtocol } from './openai.js';
 import type { Endpoint, EndpointContext, JsonReply, Reply, SseEvent } from './protocol.js';
-import { hash32, tokensOfChars } from './text.js';
+import { hash32, prng, tokensOfChars } from './text.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -42,17 +42,6 @@ const DEFAULT_CHUNKS = 12;
 export const TTS_FORMAT_HEADER = 'x-sim-tts-format';
 const CONTENT_TYPES: Record<SimAudioFormat, string> = { mp3: 'audio/mpeg', pcm: 'audio/pcm', wav: 'audio/wav' };
 const GEMINI_MIME: Record<SimAudioFormat, string> = { pcm: 'audio/L16;codec=pcm;rate=24000', mp3: 'audio/mpeg', wav: 'audio/wav' };
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 function pcm(input: string, voice: string, speed: number): Buffer {
   const chars = Array.from(input.length > 0 ? input : ' ');

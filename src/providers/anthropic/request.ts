@@ -25,10 +25,10 @@
  *   whitespace of a final assistant (prefill) text is trimmed (Anthropic rejects it).
  * - Not supported by Anthropic and ignored: frequency/presence penalty, seed, message `name`, image `detail`.
  */
-import type { CacheControl, IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrText, IrTool, IrToolChoice } from '../../core/ir.js';
+import { toolArgsObject, type CacheControl, type IrImage, type IrMessage, type IrPart, type IrReasoningConfig, type IrRequest, type IrText, type IrTool, type IrToolChoice } from '../../core/ir.js';
 import { UpstreamError } from '../errors.js';
 import type { UpstreamContext, UpstreamHttpRequest } from '../types.js';
-import { ANTHROPIC_VERSION, JSON_TOOL_NAME, isObj, type Obj } from './wire.js';
+import { ANTHROPIC_VERSION, JSON_TOOL_NAME, type Obj } from './wire.js';
 
 export const DEFAULT_MAX_TOKENS = 4096;
 /** Anthropic's minimum `budget_tokens`. */
@@ -93,17 +93,6 @@ function textBlock(p: IrText): Obj | null {
   return p.text === '' ? null : withCache({ type: 'text', text: p.text }, p.cache_control);
 }
 
-/** Tool-call arguments as Anthropic's `input` object (see the file comment). */
-export function toolInput(args: string): Obj {
-  if (args.trim() === '') return {};
-  try {
-    const v: unknown = JSON.parse(args);
-    return isObj(v) ? v : {};
-  } catch {
-    return {};
-  }
-}
-
 /** One IR part as Anthropic content blocks (none when it cannot be sent). */
 function block(p: IrPart): Obj | null {
   switch (p.type) {
@@ -112,7 +101,7 @@ function block(p: IrPart): Obj | null {
     case 'image':
       return imageBlock(p);
     case 'tool_call':
-      return withCache({ type: 'tool_use', id: p.id, name: p.name, input: toolInput(p.arguments) }, p.cache_control);
+      return withCache({ type: 'tool_use', id: p.id, name: p.name, input: toolArgsObject(p.arguments) }, p.cache_control);
     case 'tool_result': {
       const b: Obj = { type: 'tool_result', tool_use_id: p.tool_call_id };
       if (typeof p.content === 'string') {

@@ -26,7 +26,7 @@
  * - Not mapped (no Gemini equivalent): `parallel_tool_calls`, `user`, message `name`, cache-control marks (Gemini
  *   caches implicitly), image `detail`.
  */
-import type { IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrResponseFormat, IrTool, IrToolChoice, IrToolResult } from '../../core/ir.js';
+import { toolArgsObject, type IrImage, type IrMessage, type IrPart, type IrReasoningConfig, type IrRequest, type IrResponseFormat, type IrTool, type IrToolChoice, type IrToolResult } from '../../core/ir.js';
 import { UpstreamError } from '../errors.js';
 import type { UpstreamContext, UpstreamHttpRequest } from '../types.js';
 import {
@@ -138,7 +138,7 @@ function toParts(content: IrPart[], role: 'user' | 'model', names: Map<string, s
       }
       case 'tool_call':
         names.set(part.id, part.name);
-        push({ functionCall: { name: part.name, args: parseArgs(part.arguments) } });
+        push({ functionCall: { name: part.name, args: toolArgsObject(part.arguments) } });
         break;
       case 'tool_result':
         for (const p of toolResultParts(part, names)) push(p);
@@ -159,17 +159,6 @@ function toParts(content: IrPart[], role: 'user' | 'model', names: Map<string, s
   }
   if (pending !== undefined) out.push({ text: '', thoughtSignature: pending });
   return out;
-}
-
-/** IR tool-call arguments (JSON text) → the `args` object Gemini wants; anything but a JSON object becomes `{}`. */
-function parseArgs(args: string): Record<string, unknown> {
-  if (args.trim() === '') return {};
-  try {
-    const v: unknown = JSON.parse(args);
-    return isObj(v) ? v : {};
-  } catch {
-    return {};
-  }
 }
 
 function toolResultParts(part: IrToolResult, names: Map<string, string>): GeminiPart[] {

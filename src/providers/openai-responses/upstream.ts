@@ -23,7 +23,7 @@
  */
 import { mapUpstreamStatus, UpstreamError } from '../errors.js';
 import { chatHeaders, openaiError } from '../openai/chat.js';
-import { imageUrl, invalidResponse, openaiEffort, SseReader } from '../openai/ir-upstream.js';
+import { imageUrl, invalidResponse, openaiEffort, parseJsonObject, parseStreamData, SseReader } from '../openai/ir-upstream.js';
 import type { IrFinishReason, IrImage, IrMessage, IrPart, IrRequest, IrResponse, IrStreamEvent, IrText, IrUsage } from '../../core/ir.js';
 import type { StreamDecoder, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../types.js';
 
@@ -221,13 +221,7 @@ export function responsesError(e: unknown, raw: unknown): UpstreamError {
 
 /** A 2xx Responses body as an IR response; throws UpstreamError for a failed response or an invalid answer. */
 export function parseResponsesResponse(text: string): IrResponse {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw invalidResponse('Provider returned an invalid (non-JSON) response', text.slice(0, 512));
-  }
-  if (!isObj(json)) throw invalidResponse('Provider returned an invalid response', json);
+  const json = parseJsonObject(text);
   if (!Array.isArray(json.output)) {
     if (json.error) throw responsesError(json.error, json);
     throw invalidResponse('Provider returned an invalid response (no output)', json);
@@ -346,12 +340,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
 
   private onEvent(name: string | undefined, data: string, out: IrStreamEvent[]): void {
     if (data === '[DONE]') return; // some compatible servers add it; the typed events decide
-    let ev: unknown;
-    try {
-      ev = JSON.parse(data);
-    } catch {
-      throw invalidResponse('Provider sent an invalid stream event', data.slice(0, 512));
-    }
+    const ev = parseStreamData(data);
     if (!isObj(ev)) return;
     const type = str(ev.type) ?? name;
     const item = typeof ev.output_index === 'number' ? ev.output_index : 0;

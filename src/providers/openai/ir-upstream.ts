@@ -87,6 +87,27 @@ export function invalidResponse(message: string, raw: unknown): UpstreamError {
   return new UpstreamError(502, message, 'provider_unavailable', 200, raw);
 }
 
+/** A 2xx body parsed as a JSON object; a 502 (`invalidResponse`) for a body that is not JSON or not an object. */
+export function parseJsonObject(text: string): Obj {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw invalidResponse('Provider returned an invalid (non-JSON) response', text.slice(0, 512));
+  }
+  if (!isObj(json)) throw invalidResponse('Provider returned an invalid response', json);
+  return json;
+}
+
+/** The data of one stream event parsed as JSON; a 502 (`invalidResponse`) for data that is not JSON. */
+export function parseStreamData(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    throw invalidResponse('Provider sent an invalid stream event', data.slice(0, 512));
+  }
+}
+
 // ------------------------------------------------------------------------------------------------ IR → chat body
 
 export interface ChatBodyOptions {
@@ -277,13 +298,7 @@ function argsText(a: unknown): string {
 
 /** A 2xx chat completion body as an IR response; throws UpstreamError for an error body or an invalid answer. */
 export function parseChatResponse(text: string): IrResponse {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw invalidResponse('Provider returned an invalid (non-JSON) response', text.slice(0, 512));
-  }
-  if (!isObj(json)) throw invalidResponse('Provider returned an invalid response', json);
+  const json = parseJsonObject(text);
   if (!Array.isArray(json.choices)) {
     if (json.error) throw streamError(json as { error?: { message?: string } });
     throw invalidResponse('Provider returned an invalid response (no choices)', json);
@@ -411,12 +426,7 @@ export class ChatStreamDecoder implements StreamDecoder {
       this.done = true;
       return;
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(data);
-    } catch {
-      throw invalidResponse('Provider sent an invalid stream event', data.slice(0, 512));
-    }
+    const json = parseStreamData(data);
     if (!isObj(json)) return;
     if (json.error) {
       const e = streamError(json as { error?: { message?: string } });
