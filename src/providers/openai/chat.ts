@@ -6,19 +6,39 @@ import type { ProviderDef } from '../../core/catalog-types.js';
 import type { TokenUsage } from '../../core/pricing.js';
 import { mapUpstreamStatus, parseRetryAfter, rawBody, type UpstreamError } from '../errors.js';
 
+// Built once per provider (the hot path asks for them on every attempt); frozen because they are shared.
+const urls = new WeakMap<ProviderDef, URL>();
+const headerSets = new WeakMap<ProviderDef, Map<string, Readonly<Record<string, string>>>>();
+
 export function chatUrl(provider: ProviderDef): URL {
-  return new URL(`${provider.baseUrl}/chat/completions`);
+  let url = urls.get(provider);
+  if (!url) {
+    url = Object.freeze(new URL(`${provider.baseUrl}/chat/completions`));
+    urls.set(provider, url);
+  }
+  return url;
 }
 
 export function chatHeaders(provider: ProviderDef, apiKey: string | null, stream: boolean): Record<string, string> {
-  const h: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: stream ? 'text/event-stream' : 'application/json',
-    'user-agent': 'model-gateway/0.1',
-    ...provider.headers,
-  };
-  if (apiKey) h.authorization = `Bearer ${apiKey}`;
-  return h;
+  let byVariant = headerSets.get(provider);
+  if (!byVariant) {
+    byVariant = new Map();
+    headerSets.set(provider, byVariant);
+  }
+  const variant = `${stream ? 's' : 'j'}|${apiKey ?? ''}`;
+  let h = byVariant.get(variant);
+  if (!h) {
+    const built: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+      'user-agent': 'model-gateway/0.1',
+      ...provider.headers,
+    };
+    if (apiKey) built.authorization = `Bearer ${apiKey}`;
+    h = Object.freeze(built);
+    byVariant.set(variant, h);
+  }
+  return h as Record<string, string>;
 }
 
 /** An upstream error response (status and body text) as the gateway's error. */
