@@ -56,6 +56,8 @@ interface Prepared {
   presetId: string | null;
   sessionId: string | null;
   dropped: Map<string, string[]>;
+  /** Ends the request's in-flight count against the key's limit (idempotent; called by record and by the route). */
+  release: (cost: number | null) => void;
 }
 
 export interface AttemptLog {
@@ -244,9 +246,11 @@ export class ChatService {
     });
     const protocols = new Set<'translated'>();
     if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map() };
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
+    // Last, with nothing left to throw: the request now counts as in flight against the key's limit.
+    if (this.deps.guardrails) prepared.release = this.deps.guardrails.admit(call.key);
     return prepared;
   }
 
@@ -279,6 +283,7 @@ export class ChatService {
   }
 
   private record(p: Prepared, call: ChatCall, id: string, o: Outcome, attempts: AttemptLog[], cost: number | null): void {
+    p.release(cost);
     const end = this.now();
     const u = o.usage;
     const row: GenerationRow = {

@@ -597,8 +597,36 @@ export class GuardrailService {
   async keyLimitReached(key: KeyRow): Promise<{ limit: number; spent: number } | null> {
     if (key.limit === null) return null;
     const budget: Budget = { guardrailId: '', name: 'key limit', scope: 'key', limitUsd: key.limit, resetInterval: key.limit_reset, includeByok: key.include_byok_in_limit };
-    const spent = await this.spent(budget, key);
+    // Requests of this key still in flight count at the key's average cost, so that a burst of concurrent requests
+    // cannot all pass the check before any of them is recorded.
+    const flying = this.inflight.get(key.hash);
+    const spent = (await this.spent(budget, key)) + (flying ? flying.n * (flying.avg ?? 0) : 0);
     return spent >= key.limit ? { limit: key.limit, spent } : null;
+  }
+
+  private readonly inflight = new Map<string, { n: number; avg: number | null }>();
+
+  /**
+   * Counts a request of a key with a limit as in flight until the returned release is called (once; later calls are
+   * ignored) with its cost, which also updates the key's average cost per request.
+   */
+  admit(key: KeyRow): (cost: number | null) => void {
+    if (key.limit === null) return () => undefined;
+    let e = this.inflight.get(key.hash);
+    if (!e) {
+      e = { n: 0, avg: null };
+      this.inflight.set(key.hash, e);
+    }
+    const entry = e;
+    entry.n++;
+    let released = false;
+    return (cost) => {
+      if (released) return;
+      released = true;
+      entry.n--;
+      if (cost !== null && cost > 0) entry.avg = entry.avg === null ? cost : 0.8 * entry.avg + 0.2 * cost;
+      if (entry.n === 0 && this.inflight.size > 100_000) this.inflight.delete(key.hash);
+    };
   }
 
   /** The first budget of the policy that is spent, if any. */

@@ -39,6 +39,24 @@ describe('key spending limits', () => {
     expect((await ask(k.key)).choices[0].message.content).toBeTruthy();
   });
 
+  it('a burst of concurrent requests cannot all pass the limit check before any is recorded', async () => {
+    // $0.0001 with one request ($0.00003) already spent. Requests still in flight count at the key's average cost:
+    // admitted while 0.00003 + n × 0.00003 < 0.0001, i.e. n = 0, 1, 2 → 3 of the 10 concurrent requests; the rest 402.
+    const k = await createInferenceKey(env.t, { name: 'burst', limit: 0.0001 });
+    await ask(k.key);
+    env.sim.setKnobs('sim-a', { latencyMs: 300 });
+    try {
+      const results = await Promise.all(Array.from({ length: 10 }, () => ask(k.key).then(() => 200, (e: { status?: number }) => e.status)));
+      expect(results.filter((s) => s === 200)).toHaveLength(3);
+      expect(results.filter((s) => s === 402)).toHaveLength(7);
+    } finally {
+      env.sim.setKnobs('sim-a', { latencyMs: null });
+    }
+    // Every admitted request was released: once recorded spend is below a raised limit, the key works again.
+    expect((await env.t.call('PATCH', `/keys/${k.hash}`, { body: { limit: 1 } })).status).toBe(200);
+    expect((await ask(k.key)).usage).toMatchObject({ cost: 0.00003 });
+  });
+
   it('a key without a limit is never refused for spend', async () => {
     const k = await createInferenceKey(env.t, { name: 'unlimited' });
     for (let i = 0; i < 3; i++) await ask(k.key);

@@ -117,9 +117,13 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
           };
           const prepared = await svc.chat.prepare(r.api, req.body, call);
           if (!prepared.stream) {
-            const { id, body } = await svc.chat.complete(prepared, call);
-            reply.header('x-generation-id', id);
-            return body;
+            try {
+              const { id, body } = await svc.chat.complete(prepared, call);
+              reply.header('x-generation-id', id);
+              return body;
+            } finally {
+              prepared.release(null); // normally already released by the generation record
+            }
           }
           reply.hijack();
           try {
@@ -132,6 +136,8 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
               reply.raw.writeHead(e.status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': req.id, ...e.headers });
               reply.raw.end(JSON.stringify(apiErrorBody(r.api, e, req.id)));
             } else if (!reply.raw.writableEnded) reply.raw.end();
+          } finally {
+            prepared.release(null); // normally already released by the generation record
           }
         },
       );
