@@ -18,6 +18,7 @@ import type { Services } from './services/index.js';
 import { buildCatalog, CatalogService } from './services/catalog.js';
 import { ChatService } from './services/chat.js';
 import { GenerationRecorder } from './services/generations.js';
+import { SharedSpend } from './services/shared-spend.js';
 import { HealthTracker } from './services/health.js';
 import { GuardrailService, orgSettingsFromConfig } from './services/guardrails.js';
 import { UpstreamHttp } from './providers/http.js';
@@ -99,7 +100,9 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const presets = new PresetService(store, now, bus, config.keyCacheTtlMs);
   const health = new HealthTracker(now);
   const http = new UpstreamHttp();
-  const recorder = new GenerationRecorder(store, logger, opts.recorder);
+  // With Redis, every instance counts the others' not-yet-written spend in limits and budgets.
+  const sharedSpend = config.redisUrl ? new SharedSpend(config.redisUrl, logger) : null;
+  const recorder = new GenerationRecorder(store, logger, opts.recorder, sharedSpend);
   const guardrails = new GuardrailService({ store, bus, catalog, workspaces, recorder, ttlMs: config.keyCacheTtlMs, now, log: logger, seed: orgSeed });
   const chat = new ChatService({
     catalog,
@@ -132,7 +135,13 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     videos,
     readiness: new Map([['videos', async () => videos.healthy()]]),
     // After the server stopped and in-flight requests ended: write every pending record, then drop upstream pools.
-    onShutdown: [() => videos.stop({ waitMs: config.shutdownGraceMs }), () => recorder.close(), () => http.close(), () => videos.http.close()],
+    onShutdown: [
+      () => videos.stop({ waitMs: config.shutdownGraceMs }),
+      () => recorder.close(),
+      async () => sharedSpend?.close(),
+      () => http.close(),
+      () => videos.http.close(),
+    ],
   };
 
   const bootstrapSecret = await bootstrap(store, config);

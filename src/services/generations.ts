@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { utcDay } from '../core/limits.js';
 import type { GenerationRow, KeyUsageDelta, Store } from '../store/types.js';
+import type { SharedSpend } from './shared-spend.js';
 
 export class GenerationRecorder {
   private queue: GenerationRow[] = [];
@@ -22,12 +23,17 @@ export class GenerationRecorder {
     private readonly store: Store,
     private readonly log: Logger,
     private readonly opts: { intervalMs: number; batchSize: number } = { intervalMs: 500, batchSize: 500 },
+    /** With several instances (Redis): not-yet-written spend shared with the others. */
+    readonly shared: SharedSpend | null = null,
   ) {}
 
   record(row: GenerationRow): void {
     this.queue.push(row);
     this.pending.set(row.id, row);
-    if (row.total_cost) this.unflushedSpend.set(row.key_hash, (this.unflushedSpend.get(row.key_hash) ?? 0) + row.total_cost);
+    if (row.total_cost) {
+      this.unflushedSpend.set(row.key_hash, (this.unflushedSpend.get(row.key_hash) ?? 0) + row.total_cost);
+      this.shared?.add(row.key_hash, row.total_cost);
+    }
     if (this.queue.length >= this.opts.batchSize) this.flush().catch(() => undefined);
     else if (!this.timer && !this.closed) {
       this.timer = setTimeout(() => {
@@ -65,6 +71,11 @@ export class GenerationRecorder {
         }));
       try {
         await this.store.recordGenerations(batch, usage);
+        if (this.shared) {
+          const byKey = new Map<string, number>();
+          for (const r of batch) if (r.total_cost) byKey.set(r.key_hash, (byKey.get(r.key_hash) ?? 0) + r.total_cost);
+          await this.shared.settle(byKey);
+        }
         for (const r of batch) {
           this.pending.delete(r.id);
           if (r.total_cost) {

@@ -232,7 +232,7 @@ export function orgSettingsFromConfig(raw: unknown, catalog: CatalogService): Or
 export class GuardrailService {
   private readonly policies = new Map<string, { policy: EffectivePolicy; at: number }>();
   private settingsCache: { row: OrgSettingsRow; at: number } | null = null;
-  private readonly spend = new Map<string, { hashes: string[]; totals: KeyUsageTotals; flushes: number; at: number }>();
+  private readonly spend = new Map<string, { hashes: string[]; totals: KeyUsageTotals; flushes: number | string; at: number }>();
   /** Bumped by every invalidation: a policy computed across one is not cached. */
   private generation = 0;
   private orgId: string | null = null;
@@ -567,7 +567,9 @@ export class GuardrailService {
   private async spent(b: Budget, key: KeyRow): Promise<number> {
     const member = b.scope === 'member' && key.creator_user_id ? key.creator_user_id : null;
     const scopeKey = b.scope === 'workspace' ? `w:${key.workspace_id}` : member ? `m:${member}` : `k:${key.hash}`;
-    const flushes = this.deps.recorder.flushes;
+    // The cached database total stays exact while no batch was written: by this instance, or — with Redis — any.
+    const shared = this.deps.recorder.shared;
+    const flushes = shared ? await shared.epoch() : this.deps.recorder.flushes;
     let e = this.spend.get(scopeKey);
     if (!e || e.flushes !== flushes || this.now() - e.at > SPEND_TTL_MS) {
       const hashes =
@@ -585,7 +587,8 @@ export class GuardrailService {
       this.spend.set(scopeKey, e);
     }
     let spent = usageInWindow(e.totals, b.resetInterval, b.includeByok);
-    for (const h of e.hashes) spent += this.deps.recorder.unflushedSpend.get(h) ?? 0;
+    if (shared) spent += await shared.pending(e.hashes);
+    else for (const h of e.hashes) spent += this.deps.recorder.unflushedSpend.get(h) ?? 0;
     return spent;
   }
 

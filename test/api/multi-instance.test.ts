@@ -57,3 +57,39 @@ describe('two instances on one PostgreSQL database with Redis', () => {
     expect(await eventually(async () => (await a.call('GET', '/key', { key: k.key })).status === 401)).toBe(true);
   });
 });
+
+describe('spending limits across two instances with Redis', () => {
+  it("one instance's not-yet-written spend counts on the other at once", async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { stringify } = await import('yaml');
+    const { createSimulator } = await import('../../src/sim/index.js');
+    const { simCatalog } = await import('../chat-helpers.js');
+    const sim = await createSimulator();
+    const dir = mkdtempSync(join(tmpdir(), 'gw-multi-'));
+    writeFileSync(join(dir, 'gateway.yaml'), stringify(simCatalog(sim.url)));
+    const db = await freshDatabase('postgres');
+    // Records are written only every minute: the spend on A stays in A's memory (and in Redis) during the test.
+    const env = { GATEWAY_REDIS_URL: REDIS_URL, GATEWAY_CONFIG: join(dir, 'gateway.yaml'), GATEWAY_DEFAULT_CATALOG: 'false' };
+    const slow = { recorder: { intervalMs: 60_000, batchSize: 10_000 } };
+    const a = await startGateway('postgres', { databaseUrl: db.url, env, gateway: slow });
+    const b = await startGateway('postgres', { databaseUrl: db.url, env, gateway: slow });
+    try {
+      // $0.0001; each request costs $0.00003 (6 prompt × $0.000001 + 12 completion × $0.000002).
+      const k = await createInferenceKey(a, { name: 'shared-limit', limit: 0.0001 });
+      const chat = (t: TestGateway) =>
+        t.call('POST', '/chat/completions', { key: k.key, body: { model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], provider: { only: ['sim-a'] } } });
+      for (let i = 0; i < 4; i++) expect((await chat(a)).status).toBe(200);
+      // $0.00012 spent on A, nothing written yet: B refuses.
+      const refused = await chat(b);
+      expect(refused.status).toBe(402);
+      expect(refused.body.error.message).toMatch(/Key limit reached/);
+    } finally {
+      await a.stop();
+      await b.stop();
+      await db.drop();
+      await sim.close();
+    }
+  });
+});
