@@ -9,6 +9,7 @@ import { estimatePromptTokens, irPromptTokens } from '../core/chat-shape.js';
 import { requestParams } from '../core/params.js';
 import { computeCost, type TokenUsage } from '../core/pricing.js';
 import { mergePreset, parsePresetModel } from '../core/presets.js';
+import { splitVariant } from '../core/variants.js';
 import { applyDeprecatedRoute, type ProviderPreferences, type ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
@@ -81,8 +82,6 @@ interface Outcome {
   started: number;
   firstTokenAt: number | null;
 }
-
-const VARIANTS = new Set(['free', 'nitro', 'floor', 'exacto', 'online', 'thinking', 'extended']);
 
 /** A random per-process prefix and a counter: unique across instances, and cheap on the hot path. */
 const GEN_PREFIX = randomBytes(9).toString('base64url');
@@ -197,13 +196,8 @@ export class ChatService {
     let provider = applyDeprecatedRoute((body.provider as ProviderPreferences | null | undefined) ?? undefined, body.route as 'fallback' | 'sort' | undefined) ?? {};
     const models: string[] = [];
     for (const id of requestedModels) {
-      const colon = id.lastIndexOf(':');
-      const variant = colon > 0 ? id.slice(colon + 1) : '';
-      if (!VARIANTS.has(variant)) {
-        models.push(id);
-        continue;
-      }
-      models.push(id.slice(0, colon));
+      const { base, variant } = splitVariant(id);
+      models.push(base);
       if (variant === 'nitro' && !provider.sort) provider = { ...provider, sort: 'throughput' };
       if (variant === 'floor' && !provider.sort) provider = { ...provider, sort: 'price' };
       if (variant === 'free') provider = { ...provider, max_price: { ...provider.max_price, prompt: 0, completion: 0 } };

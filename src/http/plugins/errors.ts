@@ -3,7 +3,7 @@
  * Unknown routes answer 404, known paths with another method 405, schema violations 400 naming the field and rule,
  * and anything unexpected 500 with the detail logged but masked in the reply.
  */
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
 import FindMyWay from 'find-my-way';
 import { describeValidationError, HttpError } from '../errors.js';
@@ -24,6 +24,32 @@ function pickError(errors: ErrorObject[]): ErrorObject {
     if (depth !== 0) return depth;
     return Number(weak.has(a.keyword)) - Number(weak.has(b.keyword));
   })[0];
+}
+
+/**
+ * Any error a route, hook or Fastify itself throws, as the HttpError to answer with: schema violations name the field
+ * and rule, body problems get 400/413/415, anything unexpected is a masked 500. Each API renders it in its envelope.
+ */
+export function toHttpError(err: FastifyError | HttpError, request: FastifyRequest): HttpError {
+  if (err instanceof HttpError) return err;
+  const fe = err as FastifyError & { validation?: ErrorObject[]; validationContext?: string };
+  if (fe.validation && fe.validation.length > 0) {
+    const d = describeValidationError(pickError(fe.validation), fe.validationContext ?? 'body');
+    return new HttpError(400, d.message, { field: d.field, rule: d.rule });
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new HttpError(400, `Malformed JSON body: ${fe.message}`);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new HttpError(413, 'Request body is too large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new HttpError(415, `Unsupported Content-Type ${request.headers['content-type'] ?? '(none)'}; send application/json`);
+  }
+  if (err instanceof SyntaxError || fe.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return new HttpError(400, `Malformed request: ${fe.message}`);
+  const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
+  if (status >= 400 && status < 500) return new HttpError(status, fe.message);
+  return new HttpError(500, 'Internal server error', { error_type: 'server', request_id: request.id });
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -52,30 +78,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setErrorHandler((err: FastifyError | HttpError, request, reply) => {
-    if (err instanceof HttpError) {
-      if (err.headers) reply.headers(err.headers);
-      return reply.code(err.status).type('application/json; charset=utf-8').send(err.envelope());
-    }
-    const fe = err as FastifyError & { validation?: ErrorObject[]; validationContext?: string };
-    if (fe.validation && fe.validation.length > 0) {
-      const d = describeValidationError(pickError(fe.validation), fe.validationContext ?? 'body');
-      return sendError(reply, 400, d.message, { field: d.field, rule: d.rule });
-    }
-    switch (fe.code) {
-      case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return sendError(reply, 400, `Malformed JSON body: ${fe.message}`);
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return sendError(reply, 413, 'Request body is too large');
-      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return sendError(reply, 415, `Unsupported Content-Type ${request.headers['content-type'] ?? '(none)'}; send application/json`);
-    }
-    if (err instanceof SyntaxError || fe.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') {
-      return sendError(reply, 400, `Malformed request: ${fe.message}`);
-    }
-    const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
-    if (status >= 400 && status < 500) return sendError(reply, status, fe.message);
-    request.log.error({ err }, 'unhandled error');
-    return sendError(reply, 500, 'Internal server error', { error_type: 'server', request_id: request.id });
+    const e = toHttpError(err, request);
+    if (e.status === 500 && !(err instanceof HttpError)) request.log.error({ err }, 'unhandled error');
+    if (e.headers) reply.headers(e.headers);
+    return reply.code(e.status).type('application/json; charset=utf-8').send(e.envelope());
   });
 }

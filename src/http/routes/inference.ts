@@ -5,8 +5,8 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import type { ErrorObject } from 'ajv';
-import { describeValidationError, HttpError } from '../errors.js';
+import { HttpError } from '../errors.js';
+import { toHttpError } from '../plugins/errors.js';
 import { errors } from '../schemas/common.js';
 import { ChatCompletionBody, MessagesBody, ResponsesBody } from '../schemas/inference.js';
 import { INBOUND, type InboundApi } from '../../services/codecs.js';
@@ -64,26 +64,13 @@ function apiErrorBody(api: InboundApi, err: HttpError, requestId: string): Recor
   return body;
 }
 
-function toHttpError(err: FastifyError | HttpError): HttpError {
-  if (err instanceof HttpError) return err;
-  const fe = err as FastifyError & { validation?: ErrorObject[]; validationContext?: string };
-  if (fe.validation && fe.validation.length > 0) {
-    const d = describeValidationError(fe.validation[0], fe.validationContext ?? 'body');
-    return new HttpError(400, d.message, { field: d.field, rule: d.rule });
-  }
-  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HttpError(413, 'Request body is too large');
-  if (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err instanceof SyntaxError) return new HttpError(400, `Malformed JSON body: ${fe.message}`);
-  const status = typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500 ? fe.statusCode : 500;
-  return new HttpError(status, status === 500 ? 'Internal server error' : fe.message, status === 500 ? { error_type: 'server' } : undefined);
-}
-
 export default async function inferenceRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
   for (const r of ROUTES) {
     await app.register(async (scope) => {
       if (r.api !== 'chat') {
         // The API's own error envelope for everything on this route, authentication and validation included.
         scope.setErrorHandler((err: FastifyError | HttpError, req, reply: FastifyReply) => {
-          const e = toHttpError(err);
+          const e = toHttpError(err, req);
           if (e.status === 500 && !(err instanceof HttpError)) req.log.error({ err }, 'unhandled error');
           if (e.headers) reply.headers(e.headers);
           return reply.code(e.status).type('application/json; charset=utf-8').send(apiErrorBody(r.api, e, req.id));

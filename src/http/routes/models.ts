@@ -6,11 +6,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { EndpointDef, ModelDef } from '../../core/catalog-types.js';
 import { MODEL_SORTS, modelView, queryModels } from '../../core/model-view.js';
+import { splitVariant } from '../../core/variants.js';
 import { notFound } from '../errors.js';
 import { errors, StringEnum } from '../schemas/common.js';
 import type { Services } from '../../services/index.js';
-
-const VARIANTS = new Set(['free', 'nitro', 'floor', 'exacto', 'online', 'thinking', 'extended']);
 
 const ListQuery = Type.Object({
   q: Type.Optional(Type.String({ maxLength: 200, description: 'Search in id, name and description.' })),
@@ -71,9 +70,7 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
   };
   const listing = (q: ListQueryT) => queryModels(cat.catalog.models.map((model) => ({ model, endpoints: allEndpoints(model.id) })), q, stats);
   const resolve = (author: string, slug: string): ModelDef => {
-    const colon = slug.lastIndexOf(':');
-    const base = colon > 0 && VARIANTS.has(slug.slice(colon + 1)) ? slug.slice(0, colon) : slug;
-    const id = `${author}/${base}`;
+    const id = `${author}/${splitVariant(slug).base}`;
     const m = cat.route.models.get(id) ?? cat.catalog.models.find((x) => x.canonical_slug === id);
     if (!m) throw notFound(`Model ${author}/${slug} not found`);
     return m;
