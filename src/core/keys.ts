@@ -1,5 +1,5 @@
 /** API key secrets: generation, hashing and the masked label. */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const KEY_PREFIX = 'sk-gw-v1-';
 
@@ -10,7 +10,7 @@ export function generateSecret(): string {
 
 /** The key's identifier: lowercase hex SHA-256 of the whole secret. The secret itself is never stored. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return hash('sha256', secret, 'hex'); // one-shot: several times cheaper than createHash on the hot path
 }
 
 /** Constant-time equality of two hex digests of the same length. */

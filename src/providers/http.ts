@@ -6,13 +6,14 @@ import { Pool, type Dispatcher } from 'undici';
 import type { Timeouts } from '../core/catalog-types.js';
 import { UpstreamError } from './errors.js';
 
+/** One inference attempt: a POST to a URL built from a configured provider base URL. */
 export interface UpstreamCall {
   url: URL;
   headers: Record<string, string>;
   body: string;
   timeouts: Timeouts;
-  /** Aborts when the client disconnects or the total timeout elapses. */
-  signal: AbortSignal;
+  /** Set when the client goes away: the attempt is aborted at once. */
+  cancel: Cancellation;
 }
 
 /** What `OriginPools.request` sends (the URL must be built from a configured provider base URL). */
@@ -58,18 +59,186 @@ export class OriginPools {
     }
   }
 
+  /** Dispatches a POST with a raw undici handler (the hot path: no Readable, no AbortSignal). */
+  dispatch(call: UpstreamCall, handler: Dispatcher.DispatchHandler): void {
+    this.pool(call.url.origin, call.timeouts.connectMs).dispatch(
+      {
+        method: 'POST',
+        path: call.url.pathname + call.url.search,
+        headers: call.headers,
+        body: call.body,
+        headersTimeout: call.timeouts.firstByteMs,
+        bodyTimeout: call.timeouts.idleMs,
+      },
+      handler,
+    );
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
     this.pools.clear();
   }
 }
 
+/**
+ * The client side of a request going away, without an AbortController: set once, and calls the one attempt currently
+ * listening (inference attempts run one after the other). EventTarget-based signals cost several microseconds per
+ * request on the hot path; this costs a field write.
+ */
+export class Cancellation {
+  aborted = false;
+  private listener: (() => void) | null = null;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const l = this.listener;
+    this.listener = null;
+    l?.();
+  }
+
+  listen(fn: () => void): void {
+    this.listener = fn;
+  }
+
+  unlisten(fn: () => void): void {
+    if (this.listener === fn) this.listener = null;
+  }
+}
+
+const HIGH_WATER = 256 * 1024;
+const LOW_WATER = 64 * 1024;
+
+/**
+ * One upstream exchange, driven by undici's dispatch API (no Readable stream, no AbortSignal per request): the
+ * response status and headers, then the body as a queue of buffers read with `read()` (streams, with back-pressure)
+ * or whole with `text()`. Failures — network, first-byte/idle/total timeout, client gone — are UpstreamErrors.
+ * `close()` must be called when the caller is done: it stops the total-timeout timer and aborts an unfinished body.
+ */
+export class UpstreamExchange implements Dispatcher.DispatchHandler {
+  statusCode = 0;
+  headers: Record<string, string | string[] | undefined> = {};
+  private controller: Dispatcher.DispatchController | null = null;
+  private pendingAbort: UpstreamError | null = null;
+  private readonly queue: Buffer[] = [];
+  private queued = 0;
+  private ended = false;
+  private error: UpstreamError | null = null;
+  private waiter: (() => void) | null = null;
+  private started: ((x: UpstreamExchange) => void) | null;
+  private failedToStart: ((e: UpstreamError) => void) | null;
+  private readonly timer: NodeJS.Timeout;
+  private readonly onCancel = () => this.abort(new UpstreamError(499, 'Request cancelled by the client', 'cancelled', null, null));
+
+  constructor(
+    private readonly cancel: Cancellation,
+    totalMs: number,
+    resolve: (x: UpstreamExchange) => void,
+    reject: (e: UpstreamError) => void,
+  ) {
+    this.started = resolve;
+    this.failedToStart = reject;
+    this.timer = setTimeout(() => this.abort(new UpstreamError(524, 'Provider did not finish within the total timeout', 'timeout', null, null)), totalMs);
+    cancel.listen(this.onCancel);
+  }
+
+  /** Aborts the exchange with `err` (what a pending or later read throws). */
+  abort(err: UpstreamError): void {
+    if (this.ended || this.error) return;
+    if (this.controller) this.controller.abort(err);
+    else this.pendingAbort = err;
+  }
+
+  /** Done with the exchange: stops the timer, stops listening for the client, aborts an unfinished body. */
+  close(): void {
+    clearTimeout(this.timer);
+    this.cancel.unlisten(this.onCancel);
+    if (!this.ended && !this.error) this.abort(new UpstreamError(499, 'Response body discarded', 'cancelled', null, null));
+  }
+
+  /** The next body buffer, or null at the end of the body. Throws the exchange's UpstreamError. */
+  read(): Promise<Buffer | null> {
+    if (this.queue.length > 0) return Promise.resolve(this.take());
+    if (this.error) return Promise.reject(this.error);
+    if (this.ended) return Promise.resolve(null);
+    return new Promise<void>((wake) => (this.waiter = wake)).then(() => this.read());
+  }
+
+  /** The whole body as UTF-8 text. */
+  async text(): Promise<string> {
+    while (!this.ended && !this.error) await new Promise<void>((wake) => (this.waiter = wake));
+    if (this.error) throw this.error;
+    const q = this.queue;
+    return q.length === 1 ? q[0].toString('utf8') : Buffer.concat(q).toString('utf8');
+  }
+
+  private take(): Buffer {
+    const b = this.queue.shift()!;
+    this.queued -= b.length;
+    if (this.controller?.paused && this.queued < LOW_WATER) this.controller.resume();
+    return b;
+  }
+
+  private wake(): void {
+    const w = this.waiter;
+    this.waiter = null;
+    w?.();
+  }
+
+  // ---- undici DispatchHandler ----
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.pendingAbort) controller.abort(this.pendingAbort);
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    this.statusCode = statusCode;
+    this.headers = headers;
+    const start = this.started;
+    this.started = this.failedToStart = null;
+    start?.(this);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.queue.push(chunk);
+    this.queued += chunk.length;
+    if (this.queued > HIGH_WATER) controller.pause();
+    this.wake();
+  }
+
+  onResponseEnd(): void {
+    this.ended = true;
+    clearTimeout(this.timer);
+    this.wake();
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    this.error = networkError(err);
+    clearTimeout(this.timer);
+    const fail = this.failedToStart;
+    this.started = this.failedToStart = null;
+    if (fail) fail(this.error);
+    else this.wake();
+  }
+}
+
 export class UpstreamHttp {
   private readonly pools = new OriginPools({ connections: 256, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000 });
 
-  /** Sends a POST; resolves when the response headers arrive. Network failures become UpstreamError. */
-  async post(call: UpstreamCall): Promise<Dispatcher.ResponseData> {
-    return this.pools.request('POST', call);
+  /**
+   * Sends a POST; resolves with the exchange when the response headers arrive (any status). Network failures and
+   * timeouts reject with an UpstreamError.
+   */
+  post(call: UpstreamCall): Promise<UpstreamExchange> {
+    if (call.cancel.aborted) return Promise.reject(new UpstreamError(499, 'Request cancelled by the client', 'cancelled', null, null));
+    return new Promise<UpstreamExchange>((resolve, reject) => {
+      const exchange = new UpstreamExchange(call.cancel, call.timeouts.totalMs, resolve, (e) => {
+        exchange.close();
+        reject(e);
+      });
+      this.pools.dispatch(call, exchange);
+    });
   }
 
   async close(): Promise<void> {

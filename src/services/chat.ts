@@ -14,7 +14,7 @@ import { applyDeprecatedRoute, type ProviderPreferences, type ProviderSortBy } f
 import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
 import { UpstreamError } from '../providers/errors.js';
-import { networkError, type UpstreamHttp } from '../providers/http.js';
+import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { IrRequest } from '../core/ir.js';
 import type { AnswerMeta } from '../providers/types.js';
@@ -40,8 +40,8 @@ export interface ChatCall {
   requestId: string;
   wantMetadata: boolean;
   sessionHeader?: string;
-  /** Aborted when the client goes away. */
-  signal: AbortSignal;
+  /** Set when the client goes away. */
+  cancel: Cancellation;
 }
 
 interface Prepared {
@@ -322,32 +322,21 @@ export class ChatService {
 
   // ---- upstream ----------------------------------------------------------------------------------
 
-  /** Sends one attempt; resolves with the 2xx response, or throws the mapped UpstreamError. */
-  private async send(p: Prepared, a: Attempt, call: ChatCall, codec: AttemptCodec, stream: boolean) {
+  /**
+   * Sends one attempt; resolves with the 2xx exchange (the caller closes it), or throws the mapped UpstreamError. The
+   * client going away or the total timeout aborts the exchange.
+   */
+  private async send(p: Prepared, a: Attempt, call: ChatCall, codec: AttemptCodec, stream: boolean): Promise<UpstreamExchange> {
     const ctx = { provider: a.provider, endpoint: a.endpoint, apiKey: this.deps.catalog.apiKey(a.provider) };
     const { req, dropped } = codec.request(ctx, stream);
-    p.dropped.set(`${a.model}|${a.endpoint.tag}`, dropped);
-    const timeouts = this.deps.catalog.timeouts(a.provider);
-    // One controller per attempt: the client going away or the total timeout aborts the upstream request.
-    const controller = new AbortController();
-    const onClientAbort = () => controller.abort(call.signal.reason);
-    call.signal.addEventListener('abort', onClientAbort, { once: true });
-    const timer = setTimeout(() => controller.abort(new DOMException('total timeout', 'TimeoutError')), timeouts.totalMs);
-    const release = () => {
-      clearTimeout(timer);
-      call.signal.removeEventListener('abort', onClientAbort);
-    };
-    try {
-      const res = await this.deps.http.post({ url: req.url, headers: req.headers, body: req.body, timeouts, signal: controller.signal });
-      if (res.statusCode < 200 || res.statusCode >= 300) {
-        const text = await res.body.text().catch(() => '');
-        throw codec.parseError(res.statusCode, text, res.headers);
-      }
-      return { res, signal: controller.signal, release };
-    } catch (err) {
-      release();
-      throw networkError(err, controller.signal);
+    if (dropped.length > 0) p.dropped.set(`${a.model}|${a.endpoint.tag}`, dropped);
+    const res = await this.deps.http.post({ url: req.url, headers: req.headers, body: req.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      const text = await res.text().catch(() => '');
+      res.close();
+      throw codec.parseError(res.statusCode, text, res.headers);
     }
+    return res;
   }
 
   private codec(p: Prepared, a: Attempt): AttemptCodec {
@@ -360,8 +349,8 @@ export class ChatService {
     return p.ir;
   }
 
-  private failed(a: Attempt, err: unknown, attempts: AttemptLog[], signal?: AbortSignal): UpstreamError {
-    const e = err instanceof UpstreamError ? err : networkError(err, signal);
+  private failed(a: Attempt, err: unknown, attempts: AttemptLog[]): UpstreamError {
+    const e = err instanceof UpstreamError ? err : networkError(err);
     attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
     if (e.type !== 'cancelled' && e.type !== 'invalid_request' && e.type !== 'context_length_exceeded') this.deps.health.failure(a.endpoint);
     return e;
@@ -413,18 +402,16 @@ export class ChatService {
     let lastAttempt: Attempt | null = null;
     const retryHints: number[] = [];
     for (const [i, a] of p.plan.attempts.entries()) {
-      if (call.signal.aborted) break;
+      if (call.cancel.aborted) break;
       const t0 = this.now();
-      let signal: AbortSignal | undefined;
       try {
         const codec = this.codec(p, a);
-        const sent = await this.send(p, a, call, codec, false);
-        signal = sent.signal;
+        const res = await this.send(p, a, call, codec, false);
         let text: string;
         try {
-          text = await sent.res.body.text();
+          text = await res.text();
         } finally {
-          sent.release();
+          res.close();
         }
         const parsed = codec.parse(text);
         const now = this.now();
@@ -441,13 +428,13 @@ export class ChatService {
         return { id, body };
       } catch (err) {
         if (err instanceof HttpError) throw err;
-        last = this.failed(a, err, attempts, signal);
+        last = this.failed(a, err, attempts);
         lastAttempt = a;
         if (last.retryAfter !== null) retryHints.push(last.retryAfter);
         if (last.type === 'cancelled') break;
       }
     }
-    o.cancelled = call.signal.aborted;
+    o.cancelled = call.cancel.aborted;
     const finalError = attemptsHttpError(last, lastAttempt, attempts, retryHints);
     this.record(p, call, id, { ...o, status: o.cancelled ? 499 : finalError.status, error: finalError }, attempts, null);
     throw this.withMetadata(finalError, p, o, attempts, call);
@@ -510,22 +497,19 @@ export class ChatService {
     const retryHints: number[] = [];
     try {
       for (const [i, a] of p.plan.attempts.entries()) {
-        if (call.signal.aborted) break;
+        if (call.cancel.aborted) break;
         const t0 = this.now();
-        let signal: AbortSignal | undefined;
         let session: StreamSession | null = null;
-        let release: (() => void) | null = null;
+        let res: UpstreamExchange | null = null;
         try {
           const codec = this.codec(p, a);
-          const sent = await this.send(p, a, call, codec, true);
-          signal = sent.signal;
-          release = sent.release;
+          res = await this.send(p, a, call, codec, true);
           // Until content flows, the attempt may still be replaced: it is "current" only for metadata.
           Object.assign(o, { attempt: a, attemptNo: i + 1 });
           session = codec.openStream(this.answerMeta(p, o, attempts, id, created, call, false));
           const decoder = new TextDecoder();
-          for await (const chunk of sent.res.body) {
-            const out = session.push(decoder.decode(chunk as Buffer, { stream: true }));
+          for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) {
+            const out = session.push(decoder.decode(chunk, { stream: true }));
             if (session.contentStarted && o.firstTokenAt === null) {
               o.firstTokenAt = this.now();
               o.ttftMs = Math.round(o.firstTokenAt - t0);
@@ -559,10 +543,10 @@ export class ChatService {
           return;
         } catch (err) {
           if (err instanceof HttpError) throw err;
-          last = this.failed(a, err, attempts, signal);
+          last = this.failed(a, err, attempts);
           lastAttempt = a;
           if (last.retryAfter !== null) retryHints.push(last.retryAfter);
-          if (last.type === 'cancelled' || call.signal.aborted) break;
+          if (last.type === 'cancelled' || call.cancel.aborted) break;
           if (session?.contentStarted) {
             // Too late to fall back: end the stream with the API's error event; the status stays 200.
             Object.assign(o, { status: last.status, error: last, finish: 'error', usage: session.usage(), upstreamId: session.upstreamId, nativeFinish: session.native });
@@ -574,11 +558,11 @@ export class ChatService {
             return;
           }
         } finally {
-          release?.();
+          res?.close();
         }
       }
       // Every attempt failed before any content.
-      o.cancelled = call.signal.aborted;
+      o.cancelled = call.cancel.aborted;
       const error = attemptsHttpError(last, lastAttempt, attempts, retryHints);
       this.record(p, call, id, { ...o, status: o.cancelled ? 499 : error.status, error }, attempts, null);
       if (o.cancelled) return;

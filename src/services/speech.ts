@@ -28,7 +28,7 @@ import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs
 import { planRoute, type Attempt, type ExclusionReason, type RouteCatalog, type RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
 import { UpstreamError } from '../providers/errors.js';
-import { networkError, type UpstreamHttp } from '../providers/http.js';
+import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
 import { geminiTtsAdapter } from '../providers/gemini-tts/index.js';
 import { openaiTtsAdapter } from '../providers/openai-tts/index.js';
 import type { SpeechAdapter } from '../providers/speech.js';
@@ -61,8 +61,8 @@ export interface SpeechCall {
   key: KeyRow;
   requestId: string;
   wantMetadata: boolean;
-  /** Aborted when the client goes away. */
-  signal: AbortSignal;
+  /** Set when the client goes away. */
+  cancel: Cancellation;
 }
 
 export interface PreparedSpeech {
@@ -320,16 +320,12 @@ export class SpeechService {
     let lastAttempt: Attempt | null = null;
     const retryHints: number[] = [];
     for (const a of p.plan.attempts) {
-      if (call.signal.aborted) break;
+      if (call.cancel.aborted) break;
       const endpoint = this.endpoint(a);
       const adapter = SPEECH_ADAPTERS[endpoint.speech_protocol!];
       const t0 = this.now();
       let firstByteAt: number | null = null;
-      const controller = new AbortController();
-      const onClientAbort = () => controller.abort(call.signal.reason);
-      call.signal.addEventListener('abort', onClientAbort, { once: true });
-      const timeouts = this.deps.catalog.timeouts(a.provider);
-      const timer = setTimeout(() => controller.abort(new DOMException('total timeout', 'TimeoutError')), timeouts.totalMs);
+      let res: UpstreamExchange | null = null;
       try {
         const options = optionsFor(p.body.provider?.options, a.provider.slug, endpoint.tag);
         const built = adapter.buildRequest(
@@ -337,19 +333,12 @@ export class SpeechService {
           { provider: a.provider, endpoint, apiKey: this.deps.catalog.apiKey(a.provider) },
         );
         dropped.splice(0, dropped.length, ...built.dropped);
-        const res = await this.deps.http.post({ url: built.req.url, headers: built.req.headers, body: built.req.body, timeouts, signal: controller.signal });
+        res = await this.deps.http.post({ url: built.req.url, headers: built.req.headers, body: built.req.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
         if (res.statusCode < 200 || res.statusCode >= 300) {
-          const text = await res.body.text().catch(() => '');
+          const text = await res.text().catch(() => '');
           throw adapter.parseError(res.statusCode, text, res.headers);
         }
-        let decoder;
-        try {
-          decoder = adapter.openStream(p.format, res.headers);
-        } catch (err) {
-          res.body.on('error', () => undefined);
-          res.body.destroy();
-          throw err;
-        }
+        const decoder = adapter.openStream(p.format, res.headers);
         let sent = 0;
         const relay = async (bufs: Buffer[]) => {
           for (const b of bufs) {
@@ -360,7 +349,7 @@ export class SpeechService {
             await write(b);
           }
         };
-        for await (const chunk of res.body) await relay(decoder.push(chunk as Buffer));
+        for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) await relay(decoder.push(chunk));
         await relay(decoder.end());
         if (sent === 0) throw new UpstreamError(502, 'Provider returned no audio', 'provider_unavailable', res.statusCode, null);
         attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
@@ -371,13 +360,13 @@ export class SpeechService {
         return { id };
       } catch (err) {
         if (err instanceof HttpError) throw err;
-        const e = err instanceof UpstreamError ? err : networkError(err, controller.signal);
+        const e = err instanceof UpstreamError ? err : networkError(err);
         attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
         if (e.type !== 'cancelled' && e.type !== 'invalid_request') this.deps.health.failure(endpoint);
         last = e;
         lastAttempt = a;
         if (e.retryAfter !== null) retryHints.push(e.retryAfter);
-        if (e.type === 'cancelled' || call.signal.aborted) break;
+        if (e.type === 'cancelled' || call.cancel.aborted) break;
         if (committed) {
           // Too late to fall back: audio already went out. Cut the connection so the client sees an incomplete body.
           this.deps.log.warn({ generation: id, provider: a.provider.slug, err: e.message }, 'speech stream failed after the first byte');
@@ -386,13 +375,12 @@ export class SpeechService {
           return { id };
         }
       } finally {
-        clearTimeout(timer);
-        call.signal.removeEventListener('abort', onClientAbort);
+        res?.close();
       }
     }
 
     // Every attempt failed before any audio (or the client went away).
-    const cancelled = call.signal.aborted;
+    const cancelled = call.cancel.aborted;
     const error = attemptsHttpError(last, lastAttempt, attempts, retryHints, { 'x-generation-id': id });
     this.record(p, call, id, { ...base, attempt: committed ? lastAttempt : null, status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled }, attempts);
     if (committed || cancelled) {

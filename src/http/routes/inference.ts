@@ -11,6 +11,7 @@ import { errors } from '../schemas/common.js';
 import { ChatCompletionBody, MessagesBody, ResponsesBody } from '../schemas/inference.js';
 import { INBOUND, type InboundApi } from '../../services/codecs.js';
 import { messagesInbound } from '../../inbound/messages.js';
+import { Cancellation } from '../../providers/http.js';
 import type { Services } from '../../services/index.js';
 
 /** `X-Gateway-Metadata: enabled` (or the legacy `X-Gateway-Experimental-Metadata`), case-insensitive. */
@@ -89,10 +90,10 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
           },
         },
         async (req, reply) => {
-          const controller = new AbortController();
+          const cancel = new Cancellation();
           // A client that goes away aborts the upstream request at once.
           reply.raw.on('close', () => {
-            if (!reply.raw.writableFinished) controller.abort();
+            if (!reply.raw.writableFinished) cancel.abort();
           });
           const session = req.headers['x-session-id'];
           const call = {
@@ -100,7 +101,7 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
             requestId: req.id,
             wantMetadata: wantsMetadata(req.headers),
             sessionHeader: typeof session === 'string' && session.length <= 256 ? session : undefined,
-            signal: controller.signal,
+            cancel,
           };
           const prepared = await svc.chat.prepare(r.api, req.body, call);
           if (!prepared.stream) {

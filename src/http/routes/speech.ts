@@ -3,6 +3,7 @@
  * (`audio/mpeg` or `audio/pcm`, `X-Generation-Id`), or a JSON error in the envelope when nothing could be served.
  */
 import { Type } from '@sinclair/typebox';
+import { Cancellation } from '../../providers/http.js';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../errors.js';
 import { errors } from '../schemas/common.js';
@@ -34,12 +35,12 @@ export default async function speechRoutes(app: FastifyInstance, { svc }: { svc:
       },
     },
     async (req, reply) => {
-      const controller = new AbortController();
+      const cancel = new Cancellation();
       // A client that goes away aborts the upstream request at once.
       reply.raw.on('close', () => {
-        if (!reply.raw.writableFinished) controller.abort();
+        if (!reply.raw.writableFinished) cancel.abort();
       });
-      const call = { key: req.key, requestId: req.id, wantMetadata: wantsMetadata(req.headers), signal: controller.signal };
+      const call = { key: req.key, requestId: req.id, wantMetadata: wantsMetadata(req.headers), cancel };
       const prepared = await svc.speech.prepare(req.body as ServiceBody, call);
       reply.hijack();
       try {
