@@ -60,16 +60,18 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   });
 
   // First onRequest hook, so that responses of failing hooks (401/403 from auth) carry the request id too.
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on every request are callback style: an async hook costs a promise and a tick per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
 
   registerValidation(app);
   registerErrorHandling(app);
   registerAuth(app, svc.keys);
   // One structured line per request, at the end (status, timing, caller's key and workspace, no secrets).
-  app.addHook('onResponse', async (request, reply) => {
-    if (!logger.isLevelEnabled('info')) return;
+  app.addHook('onResponse', (request, reply, done) => {
+    if (!logger.isLevelEnabled('info')) return done();
     request.log.info(
       {
         method: request.method,
@@ -81,6 +83,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
       },
       'request',
     );
+    done();
   });
   app.addHook('preClose', async () => {
     closing = true;

@@ -26,6 +26,8 @@ export type KeyPatch = Partial<Pick<KeyRow, 'name' | 'disabled' | 'limit' | 'lim
 interface CacheEntry {
   row: KeyRow;
   at: number;
+  /** `expires_at` parsed once (ms), or null. */
+  expiresMs: number | null;
 }
 
 export class KeyService {
@@ -75,23 +77,38 @@ export class KeyService {
    * or after the cache TTL (a safety net for instances without a shared invalidation channel).
    */
   async authenticate(secret: string | undefined): Promise<KeyRow> {
+    return this.authenticateFast(secret);
+  }
+
+  /**
+   * `authenticate` without a promise when the key is in the cache (the hot path): the key, or a promise of it when
+   * the database must be read. Throws 401 (synchronously on a cache hit).
+   */
+  authenticateFast(secret: string | undefined): KeyRow | Promise<KeyRow> {
     if (!secret) throw unauthorized('Missing Authorization header: send "Authorization: Bearer <key>"');
     const hash = hashSecret(secret);
     const now = this.now();
-    let entry = this.cache.get(hash);
-    if (!entry || now - entry.at > this.ttlMs) {
-      const row = await this.store.getKey(hash);
-      if (!row) {
-        this.cache.delete(hash);
-        throw unauthorized('Invalid API key');
-      }
-      entry = { row, at: now };
-      this.cache.set(hash, entry);
+    const entry = this.cache.get(hash);
+    if (entry && now - entry.at <= this.ttlMs) return this.usable(entry, hash, now);
+    return this.load(hash, now);
+  }
+
+  private async load(hash: string, now: number): Promise<KeyRow> {
+    const row = await this.store.getKey(hash);
+    if (!row) {
+      this.cache.delete(hash);
+      throw unauthorized('Invalid API key');
     }
+    const entry: CacheEntry = { row, at: now, expiresMs: row.expires_at ? Date.parse(row.expires_at) : null };
+    this.cache.set(hash, entry);
+    return this.usable(entry, hash, now);
+  }
+
+  private usable(entry: CacheEntry, hash: string, now: number): KeyRow {
     const row = entry.row;
     if (!hashesEqual(row.hash, hash)) throw unauthorized('Invalid API key');
     if (row.disabled) throw unauthorized('API key is disabled');
-    if (row.expires_at && Date.parse(row.expires_at) <= now) throw unauthorized('API key has expired');
+    if (entry.expiresMs !== null && entry.expiresMs <= now) throw unauthorized('API key has expired');
     return row;
   }
 

@@ -4,7 +4,7 @@
  * Runs in onRequest, before the body is parsed, so an unauthenticated caller costs no parsing.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { forbidden, MANAGEMENT_ONLY } from '../errors.js';
+import { forbidden, MANAGEMENT_ONLY, type HttpError } from '../errors.js';
 import type { KeyService } from '../../services/keys.js';
 import type { KeyRow } from '../../store/types.js';
 
@@ -30,16 +30,30 @@ function bearer(request: FastifyRequest): string | undefined {
   return m ? m[1] : undefined;
 }
 
+function allow(rule: AuthRule, key: KeyRow): HttpError | null {
+  if (rule === 'management' && key.kind !== 'management') return forbidden(MANAGEMENT_ONLY);
+  if (rule === 'inference' && key.kind !== 'inference') return forbidden('Management keys cannot call models; use an inference key');
+  return null;
+}
+
 export function registerAuth(app: FastifyInstance, keys: KeyService): void {
   app.decorateRequest('key', null as unknown as KeyRow);
-  app.addHook('onRequest', async (request) => {
+  // Callback style, and no promise when the key is cached: this runs on every request.
+  app.addHook('onRequest', (request, _reply, done) => {
     const rule = request.routeOptions.config?.auth ?? 'none';
-    if (rule === 'none') return;
-    const key = await keys.authenticate(bearer(request));
-    if (rule === 'management' && key.kind !== 'management') throw forbidden(MANAGEMENT_ONLY);
-    if (rule === 'inference' && key.kind !== 'inference') {
-      throw forbidden('Management keys cannot call models; use an inference key');
+    if (rule === 'none') return done();
+    const finish = (key: KeyRow) => {
+      const refused = allow(rule, key);
+      if (!refused) request.key = key;
+      done(refused ?? undefined);
+    };
+    let found: KeyRow | Promise<KeyRow>;
+    try {
+      found = keys.authenticateFast(bearer(request));
+    } catch (err) {
+      return done(err as Error);
     }
-    request.key = key;
+    if (found instanceof Promise) found.then(finish, done);
+    else finish(found);
   });
 }
