@@ -22,6 +22,46 @@ import organizationSettingsRoutes from './routes/organization-settings.js';
 import guardrailRoutes from './routes/guardrails.js';
 import type { Services } from '../services/index.js';
 
+/** A request's child logger, created by pino only when first used (most requests log only their access line). */
+class LazyChildLogger {
+  private real: FastifyBaseLogger | null = null;
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Record<string, unknown>,
+  ) {}
+  private get log(): FastifyBaseLogger {
+    return (this.real ??= this.parent.child(this.bindings));
+  }
+  get level(): string {
+    return this.log.level;
+  }
+  set level(v: string) {
+    this.log.level = v;
+  }
+  child(b: Record<string, unknown>, o?: object): FastifyBaseLogger {
+    return this.log.child(b, o);
+  }
+  fatal(...a: unknown[]): void {
+    (this.log.fatal as (...x: unknown[]) => void)(...a);
+  }
+  error(...a: unknown[]): void {
+    (this.log.error as (...x: unknown[]) => void)(...a);
+  }
+  warn(...a: unknown[]): void {
+    (this.log.warn as (...x: unknown[]) => void)(...a);
+  }
+  info(...a: unknown[]): void {
+    (this.log.info as (...x: unknown[]) => void)(...a);
+  }
+  debug(...a: unknown[]): void {
+    (this.log.debug as (...x: unknown[]) => void)(...a);
+  }
+  trace(...a: unknown[]): void {
+    (this.log.trace as (...x: unknown[]) => void)(...a);
+  }
+  silent(): void {}
+}
+
 export const API_PREFIX = '/api/v1';
 
 /** Route plugins of later areas (chat, models, …) register here with the same signature. */
@@ -40,6 +80,8 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   const app: FastifyInstance = Fastify({
     loggerInstance: logger as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    // `request.log` is made on first use: most requests log only their access line, written on the root logger.
+    childLoggerFactory: (parent, bindings) => new LazyChildLogger(parent, bindings) as unknown as FastifyBaseLogger,
     bodyLimit: svc.config.bodyLimit,
     // A caller's own request id is kept when it is sane; otherwise a new one is made.
     genReqId: (req) => {
@@ -72,8 +114,9 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   // One structured line per request, at the end (status, timing, caller's key and workspace, no secrets).
   app.addHook('onResponse', (request, reply, done) => {
     if (!logger.isLevelEnabled('info')) return done();
-    request.log.info(
+    logger.info(
       {
+        request_id: request.id,
         method: request.method,
         url: request.url,
         status: reply.statusCode,

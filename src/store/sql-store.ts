@@ -2,6 +2,7 @@
  * The Store implemented once over Kysely; `openStore` picks the dialect (SQLite file or PostgreSQL pool).
  * Dialect differences are confined to value encoding: SQLite keeps booleans as 0/1 and JSON as text.
  */
+import { makeBatchWriter, SqliteWriterThread, WriterGone, type BatchWrite } from './sqlite-writer.js';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -83,35 +84,28 @@ const GENERATION_COLUMNS = [
 ] as const;
 
 export class SqlStore implements Store {
-  private sqliteWriter?: (rows: GenerationRow[], usage: KeyUsageDelta[]) => void;
+  private sqliteWriter?: BatchWrite;
+  private writerStart: Promise<SqliteWriterThread> | null = null;
 
   constructor(
     readonly kind: Dialect,
     private readonly db: Db,
     /** The embedded SQLite database: generation batches use prepared statements there (the busiest write path). */
     private readonly embedded?: Database.Database,
+    /** Its file (not for `:memory:`): generation batches are then written by a worker thread. */
+    private embeddedPath?: string,
   ) {}
 
-  /** Prepares the SQLite batch writer; the statements need the tables, so this runs after migrating. */
+  /** Prepares the in-thread SQLite batch writer; the statements need the tables, so this runs after migrating. */
   private attachSqliteWriter(sqlite: Database.Database): void {
-    const insert = sqlite.prepare(
-      `insert or ignore into generations (${GENERATION_COLUMNS.join(', ')}) values (${GENERATION_COLUMNS.map(() => '?').join(', ')})`,
-    );
-    const upsert = sqlite.prepare(
-      'insert into key_usage_daily (key_hash, day, usage, byok_usage, requests) values (@key_hash, @day, @usage, @byok_usage, @requests) ' +
-        'on conflict (key_hash, day) do update set usage = usage + excluded.usage, byok_usage = byok_usage + excluded.byok_usage, requests = requests + excluded.requests',
-    );
-    // Positional values straight from the row: the busiest write path skips the generic row encoding.
-    const cell = (r: GenerationRow, c: (typeof GENERATION_COLUMNS)[number]): unknown => {
-      const v = r[c];
-      if (v === undefined || v === null) return null;
-      if (typeof v === 'boolean') return v ? 1 : 0;
-      return JSON_COLUMNS.has(c) ? JSON.stringify(v) : v;
-    };
-    this.sqliteWriter = sqlite.transaction((rows: GenerationRow[], usage: KeyUsageDelta[]) => {
-      for (const r of rows) insert.run(GENERATION_COLUMNS.map((c) => cell(r, c)));
-      for (const u of usage) upsert.run(u);
-    });
+    this.sqliteWriter = makeBatchWriter(sqlite, GENERATION_COLUMNS, [...JSON_COLUMNS]);
+  }
+
+  /** The writer thread for a database file, started on the first batch (null: write in-thread). */
+  private writerThread(): Promise<SqliteWriterThread> | null {
+    if (!this.embeddedPath) return null;
+    this.writerStart ??= SqliteWriterThread.start(this.embeddedPath, GENERATION_COLUMNS, [...JSON_COLUMNS]);
+    return this.writerStart;
   }
 
   // ---- encoding ---------------------------------------------------------------------------------
@@ -169,6 +163,7 @@ export class SqlStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (this.writerStart) await (await this.writerStart.catch(() => null))?.close();
     await this.db.destroy();
   }
 
@@ -347,6 +342,16 @@ export class SqlStore implements Store {
 
   async recordGenerations(rows: GenerationRow[], usage: KeyUsageDelta[]): Promise<void> {
     if (rows.length === 0 && usage.length === 0) return;
+    const thread = this.writerThread();
+    if (thread) {
+      try {
+        await (await thread).write(rows, usage);
+        return;
+      } catch (err) {
+        if (!(err instanceof WriterGone)) throw err;
+        this.embeddedPath = undefined; // the thread is gone: write in-thread from now on
+      }
+    }
     const writer = this.sqliteWriter;
     if (writer) {
       // Holding Kysely's connection guarantees no Kysely transaction is open while the prepared batch runs.
@@ -800,7 +805,7 @@ export function openStore(url: string): SqlStore {
     database.pragma('foreign_keys = ON');
     database.pragma('synchronous = NORMAL');
     const db: Db = new Kysely({ dialect: new SqliteDialect({ database }) });
-    return new SqlStore('sqlite', db, database);
+    return new SqlStore('sqlite', db, database, path === ':memory:' ? undefined : resolve(path));
   }
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {

@@ -1,0 +1,126 @@
+/**
+ * Generation batches on SQLite, written by a worker thread with its own connection to the database file: the request
+ * thread only posts the batch (a structured clone) and never runs the inserts, nor waits on the disk when SQLite
+ * checkpoints its write-ahead log. Several connections to one file are what WAL mode is for; each batch is one
+ * `BEGIN IMMEDIATE` transaction. An in-memory database cannot be shared, so it keeps the same writer in-thread.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+import type { GenerationRow, KeyUsageDelta } from './types.js';
+
+export type BatchWrite = (rows: GenerationRow[], usage: KeyUsageDelta[]) => void;
+
+/**
+ * The batch writer on one better-sqlite3 connection: prepared positional inserts (the busiest write path skips the
+ * generic row encoding) and the daily key-usage upsert, in one immediate transaction. Self-contained — it references
+ * nothing outside its body — because the writer thread runs it from its source text.
+ */
+export function makeBatchWriter(sqlite: Database.Database, columns: readonly string[], jsonColumns: readonly string[]): BatchWrite {
+  const json = new Set(jsonColumns);
+  const insert = sqlite.prepare(`insert or ignore into generations (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`);
+  const upsert = sqlite.prepare(
+    'insert into key_usage_daily (key_hash, day, usage, byok_usage, requests) values (@key_hash, @day, @usage, @byok_usage, @requests) ' +
+      'on conflict (key_hash, day) do update set usage = usage + excluded.usage, byok_usage = byok_usage + excluded.byok_usage, requests = requests + excluded.requests',
+  );
+  const values = (r: Record<string, unknown>) =>
+    columns.map((c) => {
+      const v = r[c];
+      if (v === undefined || v === null) return null;
+      if (typeof v === 'boolean') return v ? 1 : 0;
+      return json.has(c) ? JSON.stringify(v) : v;
+    });
+  const tx = sqlite.transaction((rows: GenerationRow[], usage: KeyUsageDelta[]) => {
+    for (const r of rows) insert.run(values(r as unknown as Record<string, unknown>));
+    for (const u of usage) upsert.run(u);
+  });
+  return (rows, usage) => tx.immediate(rows, usage);
+}
+
+interface ThreadData {
+  driver: string;
+  path: string;
+  columns: readonly string[];
+  jsonColumns: readonly string[];
+}
+
+/** The writer thread's body (run from source text, with `require` of an eval worker): one batch per message. */
+function writerThread(make: typeof makeBatchWriter): void {
+  const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
+  const data = workerData as ThreadData;
+  const Driver = require(data.driver) as typeof Database;
+  const db = new Driver(data.path);
+  db.pragma('busy_timeout = 5000');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  const write = make(db, data.columns, data.jsonColumns);
+  parentPort!.on('message', (m: { id: number; rows: GenerationRow[]; usage: KeyUsageDelta[] } | 'close') => {
+    if (m === 'close') {
+      db.close();
+      parentPort!.close();
+      return;
+    }
+    try {
+      write(m.rows, m.usage);
+      parentPort!.postMessage({ id: m.id, error: null });
+    } catch (err) {
+      parentPort!.postMessage({ id: m.id, error: String((err as Error).message ?? err) });
+    }
+  });
+  parentPort!.postMessage({ id: 0, error: null });
+}
+
+/** Raised when the writer thread is gone: the caller writes in-thread instead. */
+export class WriterGone extends Error {}
+
+/** The writer thread, seen from the request thread: `write` resolves once the batch is committed. */
+export class SqliteWriterThread {
+  private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  private next = 1;
+  private gone: Error | null = null;
+
+  private constructor(private readonly worker: Worker) {
+    worker.on('message', (m: { id: number; error: string | null }) => {
+      const w = this.waiting.get(m.id);
+      if (!w) return;
+      this.waiting.delete(m.id);
+      if (m.error === null) w.resolve();
+      else w.reject(new Error(m.error));
+    });
+    const fail = (err: Error) => {
+      this.gone ??= new WriterGone(`generation writer thread stopped: ${err.message}`);
+      for (const w of this.waiting.values()) w.reject(this.gone);
+      this.waiting.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`exit code ${code}`)));
+    worker.unref();
+  }
+
+  /** Starts the thread on a database file (already migrated); resolves once its statements are prepared. */
+  static start(path: string, columns: readonly string[], jsonColumns: readonly string[]): Promise<SqliteWriterThread> {
+    const data: ThreadData = { driver: createRequire(import.meta.url).resolve('better-sqlite3'), path, columns, jsonColumns };
+    const source = `(${writerThread.toString()})(${makeBatchWriter.toString()})`;
+    const thread = new SqliteWriterThread(new Worker(source, { eval: true, workerData: data }));
+    return new Promise((resolve, reject) => {
+      thread.waiting.set(0, { resolve: () => resolve(thread), reject });
+    });
+  }
+
+  write(rows: GenerationRow[], usage: KeyUsageDelta[]): Promise<void> {
+    if (this.gone) return Promise.reject(this.gone);
+    const id = this.next++;
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.worker.postMessage({ id, rows, usage });
+    });
+  }
+
+  /** Stops the thread after the batches already posted. */
+  async close(): Promise<void> {
+    if (this.gone) return;
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.postMessage('close');
+    await exited;
+  }
+}
