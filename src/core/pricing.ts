@@ -249,8 +249,20 @@ function parseNonNeg(v: string | undefined, fallback: Dec): Dec | null | undefin
   return d;
 }
 
+/** Catalog pricing objects are shared and never mutated: each is parsed once. */
+const parsedPricing = new WeakMap<Pricing, ParsedPricing | null>();
+
 function parsePricing(pricing: Pricing | null | undefined): ParsedPricing | null {
   if (!pricing) return null;
+  let parsed = parsedPricing.get(pricing);
+  if (parsed === undefined) {
+    parsed = parsePricingUncached(pricing);
+    parsedPricing.set(pricing, parsed);
+  }
+  return parsed;
+}
+
+function parsePricingUncached(pricing: Pricing): ParsedPricing | null {
   if (typeof pricing.prompt !== 'string' && typeof pricing.prompt !== 'number') return null;
   if (typeof pricing.completion !== 'string' && typeof pricing.completion !== 'number') return null;
   const prompt = parseDec(pricing.prompt);

@@ -136,17 +136,15 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
         native,
         upstreamId: typeof json.id === 'string' ? json.id : null,
         render(meta) {
-          const out: Record<string, unknown> = {
-            ...json,
-            id: meta.id,
-            object: 'chat.completion',
-            model: meta.model,
-            provider: meta.provider,
-            system_fingerprint: json.system_fingerprint ?? null,
-            usage: chatUsageView(usage, raw, meta),
-          };
-          if (meta.gateway_metadata) out.gateway_metadata = meta.gateway_metadata;
-          return out;
+          // The parsed upstream answer is ours: fields are set in place (unknown upstream fields stay as they are).
+          json.id = meta.id;
+          json.object = 'chat.completion';
+          json.model = meta.model;
+          json.provider = meta.provider;
+          json.system_fingerprint ??= null;
+          json.usage = chatUsageView(usage, raw, meta);
+          if (meta.gateway_metadata) json.gateway_metadata = meta.gateway_metadata;
+          return json;
         },
       };
     },
