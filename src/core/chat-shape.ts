@@ -55,16 +55,18 @@ export function estimatePromptTokens(messages: unknown): number {
  */
 export function carriesOutput(choices: unknown): boolean {
   if (!Array.isArray(choices)) return false;
-  const some = (v: unknown) => (typeof v === 'string' ? v.length > 0 : Array.isArray(v) ? v.length > 0 : v !== null && v !== undefined);
   for (const c of choices as Array<{ delta?: Record<string, unknown> | null; finish_reason?: unknown }>) {
     if (!c) continue;
     if (c.finish_reason !== null && c.finish_reason !== undefined) return true;
     const d = c.delta;
     if (!d) continue;
-    for (const k of ['content', 'tool_calls', 'function_call', 'reasoning', 'reasoning_content', 'reasoning_details', 'refusal', 'audio', 'images']) if (some(d[k])) return true;
+    for (const k of OUTPUT_FIELDS) if (present(d[k])) return true;
   }
   return false;
 }
+
+const OUTPUT_FIELDS = ['content', 'tool_calls', 'function_call', 'reasoning', 'reasoning_content', 'reasoning_details', 'refusal', 'audio', 'images'];
+const present = (v: unknown) => (typeof v === 'string' ? v.length > 0 : Array.isArray(v) ? v.length > 0 : v !== null && v !== undefined);
 
 /** The same rough prompt size for a request in the internal representation. */
 export function irPromptTokens(ir: { system: Array<{ text: string }>; messages: Array<{ content: Array<{ type: string; text?: string; content?: unknown }> }> }): number {

@@ -99,12 +99,22 @@ export function chatUsageView(u: TokenUsage | null, raw: OpenAIUsage | null, met
  * OpenAI-compatible reasoning servers (DeepSeek, vLLM, …) return reasoning text as `reasoning_content`; the chat API
  * carries it as `reasoning` (as on the translated path). The upstream field is kept, `reasoning` is added beside it.
  */
-function mirrorReasoning(choices: unknown, key: 'message' | 'delta'): void {
-  if (!Array.isArray(choices)) return;
+function mirrorReasoning(choices: unknown, key: 'message' | 'delta'): boolean {
+  if (!Array.isArray(choices)) return false;
+  let changed = false;
   for (const c of choices as Array<Record<string, unknown> | null>) {
     const m = c?.[key] as Record<string, unknown> | null | undefined;
-    if (m && typeof m.reasoning_content === 'string' && (m.reasoning === undefined || m.reasoning === null)) m.reasoning = m.reasoning_content;
+    if (m && typeof m.reasoning_content === 'string' && (m.reasoning === undefined || m.reasoning === null)) {
+      m.reasoning = m.reasoning_content;
+      changed = true;
+    }
   }
+  return changed;
+}
+
+/** The fields every OpenAI chunk starts with, as OpenAI and most compatible servers serialize them. */
+function chunkPrefix(id: string, created: number, model: string, provider?: string): string {
+  return `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},${provider === undefined ? '' : `"provider":${JSON.stringify(provider)},`}`;
 }
 
 function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef): AttemptCodec {
@@ -157,6 +167,10 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
       // still fall back to another endpoint without the client having seen anything.
       let held = '';
       const base = { id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, provider: meta.provider };
+      // Most chunks only need their id, created and model replaced and the provider added: when an event starts with
+      // exactly the upstream's usual prefix, the client line is our prefix and the rest of the event, unserialized.
+      const ourPrefix = chunkPrefix(meta.id, meta.created, meta.model, meta.provider);
+      let upstreamPrefix: string | null = null;
       const s = {
         contentStarted: false,
         failure: null as UpstreamError | null,
@@ -181,7 +195,8 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
                 throw new UpstreamError(502, 'Provider sent an invalid stream event', 'provider_unavailable', 200, ev.data.slice(0, 512));
               }
               if (json.error) throw streamError(json as { error?: { message?: string } });
-              if (json.usage) {
+              const withUsage = !!json.usage;
+              if (withUsage) {
                 raw = json.usage as OpenAIUsage;
                 delete json.usage;
               }
@@ -190,11 +205,15 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
               if (!Array.isArray(choices) || choices.length === 0) continue; // usage-only chunk: folded into the final one
               const fin = (choices as Array<{ finish_reason?: string | null }>).find((c) => c.finish_reason)?.finish_reason;
               if (fin) s.native = fin;
-              mirrorReasoning(choices, 'delta');
+              const mirrored = mirrorReasoning(choices, 'delta');
               const output = carriesOutput(choices);
               const norm = normalizeChoices(choices);
               if (norm) s.finish = norm;
-              const line = `data: ${JSON.stringify(Object.assign(json, base))}\n\n`;
+              if (upstreamPrefix === null && typeof json.id === 'string' && typeof json.created === 'number' && typeof json.model === 'string') {
+                upstreamPrefix = chunkPrefix(json.id, json.created, json.model);
+              }
+              const verbatim = !fin && !mirrored && !withUsage && json.provider === undefined && upstreamPrefix !== null && ev.data.startsWith(upstreamPrefix);
+              const line = verbatim ? `data: ${ourPrefix}${ev.data.slice(upstreamPrefix!.length)}\n\n` : `data: ${JSON.stringify(Object.assign(json, base))}\n\n`;
               if (!s.contentStarted && !output) {
                 held += line;
                 continue;
