@@ -458,11 +458,12 @@ export class ChatService {
 
     let committed = false;
     let lastWrite = this.now();
-    const write = async (s: string) => {
-      if (s.length === 0) return;
+    // A promise only when the socket pushes back (the usual write costs no promise).
+    const write = (s: string): Promise<void> | undefined => {
+      if (s.length === 0) return undefined;
       lastWrite = this.now();
       if (!raw.write(s)) {
-        await new Promise<void>((resolve) => {
+        return new Promise<void>((resolve) => {
           const done = () => {
             raw.off('drain', done);
             raw.off('close', done);
@@ -472,6 +473,7 @@ export class ChatService {
           raw.on('close', done);
         });
       }
+      return undefined;
     };
     const commit = () => {
       if (committed) return;
@@ -516,7 +518,8 @@ export class ChatService {
             }
             if (out) {
               commit();
-              await write(out);
+              const pushback = write(out);
+              if (pushback) await pushback;
             }
             if (session.failure) throw session.failure;
           }
