@@ -7,11 +7,13 @@
  *
  * Env: BENCH_SECONDS (load phases, default 8), BENCH_SOAK_SECONDS (default 60), BENCH_SERIAL (default 2000),
  * PEER_DIR (a folder whose node_modules has @portkey-ai/gateway, default ../bench-run) to add the peer gateway,
- * BENCH_LOG_LEVEL (gateway log level, default info).
+ * BENCH_LOG_LEVEL (gateway log level, default info), BENCH_PIN (1: where `taskset` exists and there are at least
+ * 2 CPUs: the load generator and the simulator run on CPU 0, each target on CPU 1, as ../shared/bench/README.md advises
+ * for steadier CPU figures — but the load generator then caps the bare proxy; default 0: the OS places every process).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -25,10 +27,15 @@ const PEER_DIR = resolve(root, process.env.PEER_DIR ?? '../bench-run');
 const ADMIN = 'sk-gw-v1-' + 'b'.repeat(64);
 const PORTS = { sim: 19100, bare: 19200, gateway: 19300, peer: 19787 };
 
+const PIN = process.env.BENCH_PIN === '1' && availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0;
+if (PIN) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]); // the load generator (this process) on CPU 0
+
 const kids: ChildProcess[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-function start(name: string, cmd: string, args: string[], env: Record<string, string>, cwd = root): ChildProcess {
-  const k = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'], cwd });
+/** Starts a process; with pinning, on `cpu` (the simulator shares CPU 0 with the load generator, targets get CPU 1). */
+function start(name: string, cmd: string, args: string[], env: Record<string, string>, cwd = root, cpu = 1): ChildProcess {
+  const [c, a] = PIN ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args];
+  const k = spawn(c, a, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'], cwd });
   k.stderr?.on('data', (d: Buffer) => {
     if (process.env.BENCH_DEBUG) process.stderr.write(`[${name}] ${d}`);
   });
@@ -145,7 +152,8 @@ async function main() {
   if (!existsSync(join(root, 'dist/bin.js'))) throw new Error('dist/ is missing: run `npm run build` first');
 
   // The simulator, with no added delay, in its own process.
-  const sim = start('sim', process.execPath, [join(root, 'dist/sim/main.js')], { SIM_PORT: String(PORTS.sim) });
+  const sim = start('sim', process.execPath, [join(root, 'dist/sim/main.js')], { SIM_PORT: String(PORTS.sim) }, root, 0);
+  console.log(PIN ? 'Pinned: load generator and simulator on CPU 0, each target on CPU 1.' : 'Not pinned: the OS places every process.');
   // The bare pass-through proxy from ../shared/bench, copied where our node_modules (undici) resolves.
   const shared = resolve(root, '../shared/bench/bare-proxy.mjs');
   const vendor = join(root, 'node_modules/.cache/gw-bench');
