@@ -30,6 +30,7 @@ import videoRoutes from './http/routes/videos.js';
 import inferenceRoutes from './http/routes/inference.js';
 import generationRoutes from './http/routes/generation.js';
 import modelRoutes from './http/routes/models.js';
+import { isoTime } from './core/time.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -49,7 +50,7 @@ export function createLogger(config: GatewayConfig): Logger {
   const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
   // A quiet server still shows its lines within a second.
   setInterval(() => destination.flush(), 1000).unref();
-  return pino({ level: config.logLevel, base: { service: 'model-gateway' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  return pino({ level: config.logLevel, base: { service: 'model-gateway' }, timestamp: () => `,"time":"${isoTime(Date.now())}"` }, destination);
 }
 
 /**

@@ -9,6 +9,7 @@ import { estimatePromptTokens, irPromptTokens } from '../core/chat-shape.js';
 import { requestParams } from '../core/params.js';
 import { computeCost, type TokenUsage } from '../core/pricing.js';
 import { mergePreset, parsePresetModel } from '../core/presets.js';
+import { isoTime } from '../core/time.js';
 import { splitVariant } from '../core/variants.js';
 import { applyDeprecatedRoute, type ProviderPreferences, type ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
@@ -311,7 +312,7 @@ export class ChatService {
       error: o.error ? { status: o.error instanceof HttpError ? o.error.status : o.error.status, message: o.error.message } : null,
       preset_id: p.presetId,
       session_id: p.sessionId,
-      created_at: new Date(end).toISOString(),
+      created_at: isoTime(end),
     };
     this.deps.recorder.record(row);
     if (o.attempt && o.status === 200 && p.sessionId) {
