@@ -25,6 +25,17 @@ export interface PoolCall {
   signal?: AbortSignal;
 }
 
+/** Upstream URLs are built once per provider and reused: their origin and path are read once too. */
+const targets = new WeakMap<URL, { origin: string; path: string }>();
+function targetOf(url: URL): { origin: string; path: string } {
+  let t = targets.get(url);
+  if (!t) {
+    t = { origin: url.origin, path: url.pathname + url.search };
+    targets.set(url, t);
+  }
+  return t;
+}
+
 /** Keep-alive undici pools, one per origin and connect timeout, created on first use with the given options. */
 export class OriginPools {
   private readonly pools = new Map<string, Pool>();
@@ -61,10 +72,11 @@ export class OriginPools {
 
   /** Dispatches a POST with a raw undici handler (the hot path: no Readable, no AbortSignal). */
   dispatch(call: UpstreamCall, handler: Dispatcher.DispatchHandler): void {
-    this.pool(call.url.origin, call.timeouts.connectMs).dispatch(
+    const target = targetOf(call.url);
+    this.pool(target.origin, call.timeouts.connectMs).dispatch(
       {
         method: 'POST',
-        path: call.url.pathname + call.url.search,
+        path: target.path,
         headers: call.headers,
         body: call.body,
         headersTimeout: call.timeouts.firstByteMs,
