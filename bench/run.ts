@@ -5,7 +5,7 @@
  * time to first byte of a stream, the gap between stream chunks, CPU time per request and peak RSS; then the added
  * latency (minus direct) and the ratios to the bare proxy; then 256 concurrent streams (stalls) and an RSS soak.
  *
- * Env: BENCH_SECONDS (load phases, default 8), BENCH_SOAK_SECONDS (default 60), BENCH_SERIAL (default 2000),
+ * Env: BENCH_SECONDS (each load phase, default 5), BENCH_ROUNDS (interleaved throughput rounds, default 3), BENCH_SOAK_SECONDS (default 60), BENCH_SERIAL (default 2000),
  * PEER_DIR (a folder whose node_modules has @portkey-ai/gateway, default ../bench-run) to add the peer gateway,
  * BENCH_LOG_LEVEL (gateway log level, default info), BENCH_PIN (1: where `taskset` exists and there are at least
  * 2 CPUs: the load generator and the simulator run on CPU 0, each target on CPU 1, as ../shared/bench/README.md advises
@@ -20,7 +20,8 @@ import autocannon from 'autocannon';
 import { request } from 'undici';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const SOAK = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
 const SERIAL = Number(process.env.BENCH_SERIAL ?? 2000);
 const PEER_DIR = resolve(root, process.env.PEER_DIR ?? '../bench-run');
@@ -90,7 +91,8 @@ function load(t: Target, connections: number, stream: boolean, seconds = SECONDS
   });
 }
 
-async function serial(t: Target, n = SERIAL) {
+/** Latencies (ms) of `n` requests one after the other. */
+async function serial(t: Target, n: number): Promise<number[]> {
   const xs: number[] = [];
   for (let i = 0; i < n; i++) {
     const t0 = process.hrtime.bigint();
@@ -99,8 +101,12 @@ async function serial(t: Target, n = SERIAL) {
     if (r.statusCode !== 200) throw new Error(`${t.name}: status ${r.statusCode}`);
     xs.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
-  xs.sort((a, b) => a - b);
-  return { p50: xs[Math.floor(n * 0.5)], p99: xs[Math.floor(n * 0.99)] };
+  return xs;
+}
+
+function percentiles(samples: number[]): { p50: number; p99: number } {
+  const xs = [...samples].sort((a, b) => a - b);
+  return { p50: xs[Math.floor(xs.length * 0.5)], p99: xs[Math.floor(xs.length * 0.99)] };
 }
 
 /** Time to first byte and the gaps between body parts of a stream. */
@@ -219,32 +225,65 @@ async function main() {
     request(`${simUrl}/_sim/knobs${body ? '/default' : ''}`, { method: body ? 'POST' : 'DELETE', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined }).then((r) => r.body.dump());
 
   const rows: Array<Record<string, string | number>> = [];
+  // Stream timing first, one target after the other (each alone on the machine).
+  const latency = new Map<string, { st: Awaited<ReturnType<typeof streamTiming>> }>();
   for (const t of targets) {
     await load(t, 4, false, 2).catch(() => null); // warm-up
-    const c1 = await serial(t);
-    const cpu0 = t.pid ? procStats(t.pid).cpu : 0;
-    const c64 = await load(t, 64, false);
-    const cpu1 = t.pid ? procStats(t.pid).cpu : 0;
-    const s64 = await load(t, 64, true);
     // Stream timing with chunks 2 ms apart, so that each chunk is its own TCP write and gaps can be measured.
     await knobs({ chunkGapMs: 2, completionTokens: 20 });
     const st = await streamTiming(t, 100);
     await knobs(null);
+    latency.set(t.name, { st });
+  }
+  // Latency at concurrency 1, in interleaved rounds too (pooled samples per target).
+  const c1Samples = new Map<string, number[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const t of targets) c1Samples.set(t.name, [...(c1Samples.get(t.name) ?? []), ...(await serial(t, Math.ceil(SERIAL / ROUNDS)))]);
+  }
+  // Throughput in interleaved rounds (every target once per round), median per target: a shared machine's speed
+  // drifts over minutes, and interleaving keeps most of that drift out of the ratios.
+  const runs = new Map<string, Array<{ rps: number; srps: number; cpu: number; errors: number; serrors: number }>>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const t of targets) {
+      const cpu0 = t.pid ? procStats(t.pid).cpu : 0;
+      const c64 = await load(t, 64, false);
+      const cpu1 = t.pid ? procStats(t.pid).cpu : 0;
+      const s64 = await load(t, 64, true);
+      const list = runs.get(t.name) ?? [];
+      list.push({
+        rps: c64.requests.average,
+        srps: s64.requests.average,
+        cpu: ((cpu1 - cpu0) * 1e6) / Math.max(1, c64.requests.total),
+        errors: c64.non2xx + c64.errors,
+        serrors: s64.non2xx + s64.errors,
+      });
+      runs.set(t.name, list);
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  for (const t of targets) {
+    const { st } = latency.get(t.name)!;
+    const c1 = percentiles(c1Samples.get(t.name)!);
+    const r = runs.get(t.name)!;
     const ps = t.pid ? procStats(t.pid) : { hwmMb: NaN };
     rows.push({
       target: t.name,
       'c1 p50 ms': +c1.p50.toFixed(3),
       'c1 p99 ms': +c1.p99.toFixed(3),
-      'c64 req/s': Math.round(c64.requests.average),
-      'c64 errors': c64.non2xx + c64.errors,
-      'stream c64 req/s': Math.round(s64.requests.average),
-      'stream errors': s64.non2xx + s64.errors,
+      'c64 req/s': Math.round(median(r.map((x) => x.rps))),
+      'c64 errors': r.reduce((a, x) => a + x.errors, 0),
+      'stream c64 req/s': Math.round(median(r.map((x) => x.srps))),
+      'stream errors': r.reduce((a, x) => a + x.serrors, 0),
       'ttfb p50 ms': +st.ttfbP50.toFixed(3),
       'chunk gap p50 ms': +st.gapP50.toFixed(3),
       'chunk gap p99 ms': +st.gapP99.toFixed(3),
-      'cpu µs/req (c64)': Math.round(((cpu1 - cpu0) * 1e6) / Math.max(1, c64.requests.total)),
+      'cpu µs/req (c64)': Math.round(median(r.map((x) => x.cpu))),
       'peak RSS MB': +ps.hwmMb.toFixed(1),
     });
+  }
+  if (ROUNDS > 1) {
+    console.log(`\nThroughput per round (c64 req/s, plain / streaming; medians below):`);
+    for (const t of targets) console.log(`  ${t.name.padEnd(12)} ${runs.get(t.name)!.map((x) => `${Math.round(x.rps)} / ${Math.round(x.srps)}`).join('   ')}`);
   }
   const direct = rows.find((r) => r.target === 'direct')!;
   const base = rows.find((r) => r.target === 'bare-proxy')!;
