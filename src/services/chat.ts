@@ -3,6 +3,7 @@
  * cost, gateway metadata and the generation record. The HTTP route only validates and hands over.
  */
 import { randomBytes } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { estimatePromptTokens, irPromptTokens } from '../core/chat-shape.js';
@@ -510,9 +511,9 @@ export class ChatService {
           // Until content flows, the attempt may still be replaced: it is "current" only for metadata.
           Object.assign(o, { attempt: a, attemptNo: i + 1 });
           session = codec.openStream(this.answerMeta(p, o, attempts, id, created, call, false));
-          const decoder = new TextDecoder();
+          const decoder = new StringDecoder('utf8'); // keeps characters split across reads; cheaper than TextDecoder
           for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) {
-            const out = session.push(decoder.decode(chunk, { stream: true }));
+            const out = session.push(decoder.write(chunk));
             if (session.contentStarted && o.firstTokenAt === null) {
               o.firstTokenAt = this.now();
               o.ttftMs = Math.round(o.firstTokenAt - t0);
