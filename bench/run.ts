@@ -104,13 +104,9 @@ async function serial(t: Target, n: number): Promise<number[]> {
   return xs;
 }
 
-function percentiles(samples: number[]): { p50: number; p99: number } {
-  const xs = [...samples].sort((a, b) => a - b);
-  return { p50: xs[Math.floor(xs.length * 0.5)], p99: xs[Math.floor(xs.length * 0.99)] };
-}
-
 /** Time to first byte and the gaps between body parts of a stream. */
-async function streamTiming(t: Target, n = 200) {
+/** Time to first byte and the gaps between body parts of `n` streams, one after the other (raw samples, ms). */
+async function streamTiming(t: Target, n: number): Promise<{ first: number[]; gaps: number[] }> {
   const first: number[] = [];
   const gaps: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -125,11 +121,13 @@ async function streamTiming(t: Target, n = 200) {
     }
     if (r.statusCode !== 200) throw new Error(`${t.name}: stream status ${r.statusCode}`);
   }
-  first.sort((a, b) => a - b);
-  gaps.sort((a, b) => a - b);
-  const q = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
-  return { ttfbP50: q(first, 0.5), gapP50: q(gaps, 0.5), gapP99: q(gaps, 0.99) };
+  return { first, gaps };
 }
+
+const quantile = (samples: number[], p: number) => {
+  const xs = [...samples].sort((a, b) => a - b);
+  return xs[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
+};
 
 /** Many concurrent streams: every one must finish with [DONE], and no gap between parts may exceed `stallMs`. */
 async function concurrentStreams(t: Target, n: number, stallMs: number) {
@@ -225,16 +223,19 @@ async function main() {
     request(`${simUrl}/_sim/knobs${body ? '/default' : ''}`, { method: body ? 'POST' : 'DELETE', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined }).then((r) => r.body.dump());
 
   const rows: Array<Record<string, string | number>> = [];
-  // Stream timing first, one target after the other (each alone on the machine).
-  const latency = new Map<string, { st: Awaited<ReturnType<typeof streamTiming>> }>();
-  for (const t of targets) {
-    await load(t, 4, false, 2).catch(() => null); // warm-up
-    // Stream timing with chunks 2 ms apart, so that each chunk is its own TCP write and gaps can be measured.
-    await knobs({ chunkGapMs: 2, completionTokens: 20 });
-    const st = await streamTiming(t, 100);
-    await knobs(null);
-    latency.set(t.name, { st });
+  for (const t of targets) await load(t, 4, false, 2).catch(() => null); // warm-up
+  // Stream timing with chunks 2 ms apart (each chunk its own TCP write, so that gaps can be measured), in interleaved
+  // rounds like everything below (pooled samples per target).
+  const streamSamples = new Map<string, { first: number[]; gaps: number[] }>();
+  await knobs({ chunkGapMs: 2, completionTokens: 20 });
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const t of targets) {
+      const got = await streamTiming(t, Math.ceil(100 / ROUNDS));
+      const all = streamSamples.get(t.name) ?? { first: [], gaps: [] };
+      streamSamples.set(t.name, { first: all.first.concat(got.first), gaps: all.gaps.concat(got.gaps) });
+    }
   }
+  await knobs(null);
   // Latency at concurrency 1, in interleaved rounds too (pooled samples per target).
   const c1Samples = new Map<string, number[]>();
   for (let round = 0; round < ROUNDS; round++) {
@@ -262,8 +263,8 @@ async function main() {
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const t of targets) {
-    const { st } = latency.get(t.name)!;
-    const c1 = percentiles(c1Samples.get(t.name)!);
+    const st = streamSamples.get(t.name)!;
+    const c1 = { p50: quantile(c1Samples.get(t.name)!, 0.5), p99: quantile(c1Samples.get(t.name)!, 0.99) };
     const r = runs.get(t.name)!;
     const ps = t.pid ? procStats(t.pid) : { hwmMb: NaN };
     rows.push({
@@ -274,9 +275,9 @@ async function main() {
       'c64 errors': r.reduce((a, x) => a + x.errors, 0),
       'stream c64 req/s': Math.round(median(r.map((x) => x.srps))),
       'stream errors': r.reduce((a, x) => a + x.serrors, 0),
-      'ttfb p50 ms': +st.ttfbP50.toFixed(3),
-      'chunk gap p50 ms': +st.gapP50.toFixed(3),
-      'chunk gap p99 ms': +st.gapP99.toFixed(3),
+      'ttfb p50 ms': +quantile(st.first, 0.5).toFixed(3),
+      'chunk gap p50 ms': +quantile(st.gaps, 0.5).toFixed(3),
+      'chunk gap p99 ms': +quantile(st.gaps, 0.99).toFixed(3),
       'cpu µs/req (c64)': Math.round(median(r.map((x) => x.cpu))),
       'peak RSS MB': +ps.hwmMb.toFixed(1),
     });

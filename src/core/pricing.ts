@@ -240,6 +240,8 @@ interface ParsedPricing {
   reasoning: Dec;
   /** 1 − discount */
   factor: Dec;
+  /** prompt + completion as a number (set on first use). */
+  blended?: number;
 }
 
 function parseNonNeg(v: string | undefined, fallback: Dec): Dec | null | undefined {
@@ -352,5 +354,6 @@ export function computeCost(pricing: Pricing | null, usage: TokenUsage, opts?: C
 export function blendedTokenPrice(pricing: Pricing | null | undefined): number | null {
   const p = parsePricing(pricing);
   if (!p) return null;
-  return decToNumber(add(p.prompt, p.completion));
+  // Routing asks on every request: computed once per parsed price (which is itself kept per pricing object).
+  return (p.blended ??= decToNumber(add(p.prompt, p.completion)));
 }
