@@ -168,6 +168,11 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (!this.ended && !this.error) this.abort(new UpstreamError(499, 'Response body discarded', 'cancelled', null, null));
   }
 
+  /** True once the whole body has arrived and been read: the next `read()` returns null. */
+  get finished(): boolean {
+    return this.ended && this.queue.length === 0;
+  }
+
   /** The next body buffer, or null at the end of the body. Throws the exchange's UpstreamError. */
   read(): Promise<Buffer | null> {
     if (this.queue.length > 0) return Promise.resolve(this.take());

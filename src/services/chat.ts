@@ -505,6 +505,8 @@ export class ChatService {
         const t0 = this.now();
         let session: StreamSession | null = null;
         let res: UpstreamExchange | null = null;
+        // Output of the upstream's last read, once its body is complete: written with the final event, in one write.
+        let held = '';
         try {
           const codec = this.codec(p, a);
           res = await this.send(p, a, call, codec, true);
@@ -520,15 +522,18 @@ export class ChatService {
             }
             if (out) {
               commit();
-              const pushback = write(out);
-              if (pushback) await pushback;
+              if (res.finished) held += out;
+              else {
+                const pushback = write(out);
+                if (pushback) await pushback;
+              }
             }
             if (session.failure) throw session.failure;
           }
           const tailOut = session.end();
           if (tailOut) {
             commit();
-            await write(tailOut);
+            held += tailOut;
           }
           if (session.failure) throw session.failure;
           // Success: usage (with cost) and metadata on the API's final event, then its terminator.
@@ -541,7 +546,8 @@ export class ChatService {
           attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
           const meta = this.answerMeta(p, o, attempts, id, created, call, true);
           commit();
-          await write(session.finishOut(meta));
+          // The last output, the final event and the end of the response in one socket write.
+          raw.end(held + session.finishOut(meta));
           const genMs = o.firstTokenAt !== null ? this.now() - o.firstTokenAt : 0;
           this.deps.health.success(a.endpoint, o.ttftMs ?? 0, o.usage && genMs > 0 ? (o.usage.completionTokens * 1000) / genMs : null);
           this.record(p, call, id, o, attempts, meta.cost);
@@ -552,13 +558,17 @@ export class ChatService {
           lastAttempt = a;
           if (last.retryAfter !== null) retryHints.push(last.retryAfter);
           if (last.type === 'cancelled' || call.cancel.aborted) break;
+          if (held && !session?.contentStarted) {
+            raw.write(held); // what was produced stays sent, as when it is written at once
+            held = '';
+          }
           if (session?.contentStarted) {
             // Too late to fall back: end the stream with the API's error event; the status stays 200.
             Object.assign(o, { status: last.status, error: last, finish: 'error', usage: session.usage(), upstreamId: session.upstreamId, nativeFinish: session.native });
             const meta = this.answerMeta(p, o, attempts, id, created, call, true);
             const masked = last.status >= 500 ? 'Provider error during the stream' : last.message;
             commit();
-            await write(session.errorOut(last.status, masked, last.type, meta));
+            raw.end(held + session.errorOut(last.status, masked, last.type, meta));
             this.record(p, call, id, o, attempts, meta.cost);
             return;
           }
@@ -577,7 +587,7 @@ export class ChatService {
       if (call.wantMetadata) meta.gateway_metadata = this.metadata(p, o, attempts);
       const session = lastAttempt ? this.codec(p, lastAttempt).openStream(meta) : null;
       commit();
-      if (session) await write(session.errorOut(error.status, error.message, String(error.metadata?.error_type ?? 'provider_unavailable'), meta));
+      if (session) raw.end(session.errorOut(error.status, error.message, String(error.metadata?.error_type ?? 'provider_unavailable'), meta));
     } finally {
       clearInterval(keepalive);
       if (committed && !raw.writableEnded) raw.end();
