@@ -137,6 +137,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   private ended = false;
   private error: UpstreamError | null = null;
   private waiter: (() => void) | null = null;
+  /** Read whole (`text()`): never paused, whatever the size. */
+  private whole = false;
   private started: ((x: UpstreamExchange) => void) | null;
   private failedToStart: ((e: UpstreamError) => void) | null;
   private readonly timer: NodeJS.Timeout;
@@ -183,6 +185,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 
   /** The whole body as UTF-8 text. */
   async text(): Promise<string> {
+    this.whole = true;
+    if (this.controller?.paused) this.controller.resume();
     while (!this.ended && !this.error) await new Promise<void>((wake) => (this.waiter = wake));
     if (this.error) throw this.error;
     const q = this.queue;
@@ -220,7 +224,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.queue.push(chunk);
     this.queued += chunk.length;
-    if (this.queued > HIGH_WATER) controller.pause();
+    if (this.queued > HIGH_WATER && !this.whole) controller.pause();
     this.wake();
   }
 

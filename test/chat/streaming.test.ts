@@ -6,7 +6,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
-import { isolatedEnv, streamChat, streamedText, until, USER, type Json } from './util.js';
+import { chat, isolatedEnv, streamChat, streamedText, until, USER, type Json } from './util.js';
 
 const KEEPALIVE = { GATEWAY_STREAM_KEEPALIVE_MS: '200' };
 
@@ -104,6 +104,22 @@ describe('stream format', () => {
     expect(JSON.parse(calls.map((t: Json) => t.function.arguments).join(''))).toHaveProperty('q');
     expect(r.chunks[r.chunks.length - 2].choices[0].finish_reason).toBe('tool_calls');
   });
+
+  it('large answers (well over the relay\'s 256 KB read-ahead) arrive whole, streamed and not', async () => {
+    env.sim.setKnobs('sim-a', { completionTokens: 120_000 });
+    try {
+      const streamed = await streamChat(env, { model: 'test/alpha' });
+      expect(streamed.status).toBe(200);
+      const text = streamedText(streamed.chunks);
+      expect(text.length).toBeGreaterThan(300_000);
+      const plain = await chat(env, { model: 'test/alpha' });
+      expect(plain.status).toBe(200);
+      expect(plain.body.choices[0].message.content).toBe(text);
+      expect(plain.body.usage.completion_tokens).toBe(120_000);
+    } finally {
+      env.sim.resetKnobs();
+    }
+  }, 30_000);
 });
 
 describe('stream failures', () => {
