@@ -2,6 +2,7 @@
  * Upstream HTTP: one keep-alive undici pool per provider origin, with separate connect, first-byte (headers),
  * idle-between-chunks (body) and total timeouts. Only URLs built from configured provider base URLs are ever called.
  */
+import type { ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import type { Timeouts } from '../core/catalog-types.js';
 import { UpstreamError } from './errors.js';
@@ -24,6 +25,10 @@ export interface PoolCall {
   timeouts: Timeouts;
   signal?: AbortSignal;
 }
+
+/** The client went away (499) / the provider did not finish within the total timeout (524). */
+const clientGone = () => new UpstreamError(499, 'Request cancelled by the client', 'cancelled', null, null);
+const totalTimeout = () => new UpstreamError(524, 'Provider did not finish within the total timeout', 'timeout', null, null);
 
 /** Upstream URLs are built once per provider and reused: their origin and path are read once too. */
 const targets = new WeakMap<URL, { origin: string; path: string }>();
@@ -101,6 +106,15 @@ export class Cancellation {
   aborted = false;
   private listener: (() => void) | null = null;
 
+  /** Set when the client's connection closes before `res` was fully written. */
+  static of(res: ServerResponse): Cancellation {
+    const cancel = new Cancellation();
+    res.on('close', () => {
+      if (!res.writableFinished) cancel.abort();
+    });
+    return cancel;
+  }
+
   abort(): void {
     if (this.aborted) return;
     this.aborted = true;
@@ -142,7 +156,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   private started: ((x: UpstreamExchange) => void) | null;
   private failedToStart: ((e: UpstreamError) => void) | null;
   private readonly timer: NodeJS.Timeout;
-  private readonly onCancel = () => this.abort(new UpstreamError(499, 'Request cancelled by the client', 'cancelled', null, null));
+  private readonly onCancel = () => this.abort(clientGone());
 
   constructor(
     private readonly cancel: Cancellation,
@@ -152,7 +166,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   ) {
     this.started = resolve;
     this.failedToStart = reject;
-    this.timer = setTimeout(() => this.abort(new UpstreamError(524, 'Provider did not finish within the total timeout', 'timeout', null, null)), totalMs);
+    this.timer = setTimeout(() => this.abort(totalTimeout()), totalMs);
     cancel.listen(this.onCancel);
   }
 
@@ -252,7 +266,7 @@ export class UpstreamHttp {
    * timeouts reject with an UpstreamError.
    */
   post(call: UpstreamCall): Promise<UpstreamExchange> {
-    if (call.cancel.aborted) return Promise.reject(new UpstreamError(499, 'Request cancelled by the client', 'cancelled', null, null));
+    if (call.cancel.aborted) return Promise.reject(clientGone());
     return new Promise<UpstreamExchange>((resolve, reject) => {
       const exchange = new UpstreamExchange(call.cancel, call.timeouts.totalMs, resolve, (e) => {
         exchange.close();
@@ -274,8 +288,7 @@ export function networkError(err: unknown, signal?: AbortSignal): UpstreamError 
   const code = e.code ?? e.cause?.code;
   if (signal?.aborted) {
     const reason = signal.reason as { name?: string } | undefined;
-    if (reason?.name === 'TimeoutError') return new UpstreamError(524, 'Provider did not finish within the total timeout', 'timeout', null, null);
-    return new UpstreamError(499, 'Request cancelled by the client', 'cancelled', null, null);
+    return reason?.name === 'TimeoutError' ? totalTimeout() : clientGone();
   }
   switch (code) {
     case 'UND_ERR_HEADERS_TIMEOUT':

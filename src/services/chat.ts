@@ -94,6 +94,19 @@ export function newGenerationId(): string {
   return `gen-${Math.floor(Date.now() / 1000)}-${GEN_PREFIX}${genCounter.toString(36)}`;
 }
 
+/** Resolves when a response that pushed back can take more (or is closed). Shared with speech. */
+export function drained(raw: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      raw.off('drain', done);
+      raw.off('close', done);
+      resolve();
+    };
+    raw.on('drain', done);
+    raw.on('close', done);
+  });
+}
+
 /** `headers` with `retry-after` (seconds) added when there is one; `headers` as given (possibly undefined) otherwise. */
 function withRetryAfter(headers: Record<string, string> | undefined, seconds: number | null): Record<string, string> | undefined {
   return seconds !== null ? { ...headers, 'retry-after': String(seconds) } : headers;
@@ -464,18 +477,7 @@ export class ChatService {
     const write = (s: string): Promise<void> | undefined => {
       if (s.length === 0) return undefined;
       lastWrite = this.now();
-      if (!raw.write(s)) {
-        return new Promise<void>((resolve) => {
-          const done = () => {
-            raw.off('drain', done);
-            raw.off('close', done);
-            resolve();
-          };
-          raw.on('drain', done);
-          raw.on('close', done);
-        });
-      }
-      return undefined;
+      return raw.write(s) ? undefined : drained(raw);
     };
     const commit = () => {
       if (committed) return;

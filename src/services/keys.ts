@@ -73,18 +73,11 @@ export class KeyService {
   }
 
   /**
-   * Resolves a bearer secret to its key, or throws 401. Served from memory; the database is read only on a miss
-   * or after the cache TTL (a safety net for instances without a shared invalidation channel).
+   * Resolves a bearer secret to its key, or throws 401. Served from memory — then without a promise, and a refusal is
+   * thrown synchronously (the hot path); the database is read only on a miss or after the cache TTL (a safety net
+   * for instances without a shared invalidation channel).
    */
-  async authenticate(secret: string | undefined): Promise<KeyRow> {
-    return this.authenticateFast(secret);
-  }
-
-  /**
-   * `authenticate` without a promise when the key is in the cache (the hot path): the key, or a promise of it when
-   * the database must be read. Throws 401 (synchronously on a cache hit).
-   */
-  authenticateFast(secret: string | undefined): KeyRow | Promise<KeyRow> {
+  authenticate(secret: string | undefined): KeyRow | Promise<KeyRow> {
     if (!secret) throw unauthorized('Missing Authorization header: send "Authorization: Bearer <key>"');
     const hash = hashSecret(secret);
     const now = this.now();

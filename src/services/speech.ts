@@ -34,7 +34,7 @@ import { openaiTtsAdapter } from '../providers/openai-tts/index.js';
 import type { SpeechAdapter } from '../providers/speech.js';
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
-import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
+import { attemptsHttpError, drained, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
 import type { GenerationRecorder } from './generations.js';
 import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
@@ -305,15 +305,7 @@ export class SpeechService {
     };
     const write = async (b: Buffer) => {
       if (raw.destroyed || raw.write(b)) return;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          raw.off('drain', done);
-          raw.off('close', done);
-          resolve();
-        };
-        raw.on('drain', done);
-        raw.on('close', done);
-      });
+      await drained(raw);
     };
 
     let last: UpstreamError | null = null;

@@ -49,7 +49,7 @@ export function registerAuth(app: FastifyInstance, keys: KeyService): void {
     };
     let found: KeyRow | Promise<KeyRow>;
     try {
-      found = keys.authenticateFast(bearer(request));
+      found = keys.authenticate(bearer(request));
     } catch (err) {
       return done(err as Error);
     }

@@ -90,11 +90,8 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
           },
         },
         async (req, reply) => {
-          const cancel = new Cancellation();
           // A client that goes away aborts the upstream request at once.
-          reply.raw.on('close', () => {
-            if (!reply.raw.writableFinished) cancel.abort();
-          });
+          const cancel = Cancellation.of(reply.raw);
           const session = req.headers['x-session-id'];
           const call = {
             key: req.key,

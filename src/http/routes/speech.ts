@@ -35,11 +35,8 @@ export default async function speechRoutes(app: FastifyInstance, { svc }: { svc:
       },
     },
     async (req, reply) => {
-      const cancel = new Cancellation();
       // A client that goes away aborts the upstream request at once.
-      reply.raw.on('close', () => {
-        if (!reply.raw.writableFinished) cancel.abort();
-      });
+      const cancel = Cancellation.of(reply.raw);
       const call = { key: req.key, requestId: req.id, wantMetadata: wantsMetadata(req.headers), cancel };
       const prepared = await svc.speech.prepare(req.body as ServiceBody, call);
       reply.hijack();
