@@ -2,7 +2,7 @@
  * The Store implemented once over Kysely; `openStore` picks the dialect (SQLite file or PostgreSQL pool).
  * Dialect differences are confined to value encoding: SQLite keeps booleans as 0/1 and JSON as text.
  */
-import { makeBatchWriter, SqliteWriterThread, WriterGone, type BatchWrite } from './sqlite-writer.js';
+import { CONNECTION_PRAGMAS, makeBatchWriter, SqliteWriterThread, WriterGone, type BatchWrite } from './sqlite-writer.js';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -801,9 +801,7 @@ export function openStore(url: string): SqlStore {
     if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
     const database = new Database(path === ':memory:' ? ':memory:' : resolve(path));
     database.pragma('journal_mode = WAL');
-    database.pragma('busy_timeout = 5000');
-    database.pragma('foreign_keys = ON');
-    database.pragma('synchronous = NORMAL');
+    for (const pragma of CONNECTION_PRAGMAS) database.pragma(pragma);
     const db: Db = new Kysely({ dialect: new SqliteDialect({ database }) });
     return new SqlStore('sqlite', db, database, path === ':memory:' ? undefined : resolve(path));
   }

@@ -11,6 +11,9 @@ import type { GenerationRow, KeyUsageDelta } from './types.js';
 
 export type BatchWrite = (rows: GenerationRow[], usage: KeyUsageDelta[]) => void;
 
+/** Settings of every connection to a gateway SQLite file (the file itself is put in WAL mode once, by `openStore`). */
+export const CONNECTION_PRAGMAS = ['busy_timeout = 5000', 'foreign_keys = ON', 'synchronous = NORMAL'] as const;
+
 /**
  * The batch writer on one better-sqlite3 connection: prepared positional inserts (the busiest write path skips the
  * generic row encoding) and the daily key-usage upsert, in one immediate transaction. Self-contained — it references
@@ -40,6 +43,7 @@ export function makeBatchWriter(sqlite: Database.Database, columns: readonly str
 interface ThreadData {
   driver: string;
   path: string;
+  pragmas: readonly string[];
   columns: readonly string[];
   jsonColumns: readonly string[];
 }
@@ -50,9 +54,7 @@ function writerThread(make: typeof makeBatchWriter): void {
   const data = workerData as ThreadData;
   const Driver = require(data.driver) as typeof Database;
   const db = new Driver(data.path);
-  db.pragma('busy_timeout = 5000');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
+  for (const pragma of data.pragmas) db.pragma(pragma);
   const write = make(db, data.columns, data.jsonColumns);
   parentPort!.on('message', (m: { id: number; rows: GenerationRow[]; usage: KeyUsageDelta[] } | 'close') => {
     if (m === 'close') {
@@ -99,7 +101,7 @@ export class SqliteWriterThread {
 
   /** Starts the thread on a database file (already migrated); resolves once its statements are prepared. */
   static start(path: string, columns: readonly string[], jsonColumns: readonly string[]): Promise<SqliteWriterThread> {
-    const data: ThreadData = { driver: createRequire(import.meta.url).resolve('better-sqlite3'), path, columns, jsonColumns };
+    const data: ThreadData = { driver: createRequire(import.meta.url).resolve('better-sqlite3'), path, pragmas: CONNECTION_PRAGMAS, columns, jsonColumns };
     const source = `(${writerThread.toString()})(${makeBatchWriter.toString()})`;
     const thread = new SqliteWriterThread(new Worker(source, { eval: true, workerData: data }));
     return new Promise((resolve, reject) => {
