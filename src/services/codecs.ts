@@ -224,7 +224,7 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
               if (upstreamPrefix === null && typeof json.id === 'string' && typeof json.created === 'number' && typeof json.model === 'string') {
                 upstreamPrefix = chunkPrefix(json.id, json.created, json.model);
               }
-              const verbatim = !fin && !mirrored && !withUsage && json.provider === undefined && upstreamPrefix !== null && ev.data.startsWith(upstreamPrefix);
+              const verbatim = norm === null && !mirrored && !withUsage && json.provider === undefined && upstreamPrefix !== null && ev.data.startsWith(upstreamPrefix);
               const line = verbatim ? `data: ${ourPrefix}${ev.data.slice(upstreamPrefix!.length)}\n\n` : `data: ${JSON.stringify(Object.assign(json, base))}\n\n`;
               if (!s.contentStarted && !output) {
                 held += line;
