@@ -261,7 +261,6 @@ async function main() {
       runs.set(t.name, list);
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const t of targets) {
     const st = streamSamples.get(t.name)!;
     const c1 = { p50: quantile(c1Samples.get(t.name)!, 0.5), p99: quantile(c1Samples.get(t.name)!, 0.99) };
@@ -271,14 +270,14 @@ async function main() {
       target: t.name,
       'c1 p50 ms': +c1.p50.toFixed(3),
       'c1 p99 ms': +c1.p99.toFixed(3),
-      'c64 req/s': Math.round(median(r.map((x) => x.rps))),
+      'c64 req/s': Math.round(quantile(r.map((x) => x.rps), 0.5)),
       'c64 errors': r.reduce((a, x) => a + x.errors, 0),
-      'stream c64 req/s': Math.round(median(r.map((x) => x.srps))),
+      'stream c64 req/s': Math.round(quantile(r.map((x) => x.srps), 0.5)),
       'stream errors': r.reduce((a, x) => a + x.serrors, 0),
       'ttfb p50 ms': +quantile(st.first, 0.5).toFixed(3),
       'chunk gap p50 ms': +quantile(st.gaps, 0.5).toFixed(3),
       'chunk gap p99 ms': +quantile(st.gaps, 0.99).toFixed(3),
-      'cpu µs/req (c64)': Math.round(median(r.map((x) => x.cpu))),
+      'cpu µs/req (c64)': Math.round(quantile(r.map((x) => x.cpu), 0.5)),
       'peak RSS MB': +ps.hwmMb.toFixed(1),
     });
   }
