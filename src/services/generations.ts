@@ -8,6 +8,25 @@ import { utcDay } from '../core/limits.js';
 import type { GenerationRow, KeyUsageDelta, Store } from '../store/types.js';
 import type { SharedSpend } from './shared-spend.js';
 
+/**
+ * The key usage a batch adds, one delta per key and UTC day (a batch is mostly one key's requests: one upsert instead
+ * of one per row). Only costed generations count, as requests too.
+ */
+export function keyUsage(batch: readonly GenerationRow[]): KeyUsageDelta[] {
+  const byKeyDay = new Map<string, KeyUsageDelta>();
+  for (const r of batch) {
+    if (r.total_cost === null || !(r.total_cost > 0)) continue;
+    const day = utcDay(Date.parse(r.created_at));
+    const k = `${r.key_hash}|${day}`;
+    let d = byKeyDay.get(k);
+    if (!d) byKeyDay.set(k, (d = { key_hash: r.key_hash, day, usage: 0, byok_usage: 0, requests: 0 }));
+    if (r.is_byok) d.byok_usage += r.total_cost;
+    else d.usage += r.total_cost;
+    d.requests++;
+  }
+  return [...byKeyDay.values()];
+}
+
 export class GenerationRecorder {
   private queue: GenerationRow[] = [];
   private readonly pending = new Map<string, GenerationRow>();
@@ -60,15 +79,7 @@ export class GenerationRecorder {
     const batch = this.queue;
     this.queue = [];
     this.flushing = (async () => {
-      const usage: KeyUsageDelta[] = batch
-        .filter((r) => r.total_cost !== null && r.total_cost > 0)
-        .map((r) => ({
-          key_hash: r.key_hash,
-          day: utcDay(Date.parse(r.created_at)),
-          usage: r.is_byok ? 0 : r.total_cost!,
-          byok_usage: r.is_byok ? r.total_cost! : 0,
-          requests: 1,
-        }));
+      const usage = keyUsage(batch);
       try {
         await this.store.recordGenerations(batch, usage);
         if (this.shared) {

@@ -2,7 +2,7 @@
  * The Store implemented once over Kysely; `openStore` picks the dialect (SQLite file or PostgreSQL pool).
  * Dialect differences are confined to value encoding: SQLite keeps booleans as 0/1 and JSON as text.
  */
-import { CONNECTION_PRAGMAS, makeBatchWriter, SqliteWriterThread, WriterGone, type BatchWrite } from './sqlite-writer.js';
+import { CONNECTION_PRAGMAS, makeBatchWriter, rowEncoder, SqliteWriterThread, WriterGone, type BatchWrite } from './sqlite-writer.js';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -82,6 +82,7 @@ const GENERATION_COLUMNS = [
   'native_tokens_cached', 'native_tokens_cache_write', 'total_cost', 'upstream_inference_cost', 'is_byok', 'latency_ms', 'ttft_ms',
   'generation_time_ms', 'attempts', 'error', 'preset_id', 'session_id', 'created_at',
 ] as const;
+const encodeGeneration = rowEncoder(GENERATION_COLUMNS, [...JSON_COLUMNS]);
 
 export class SqlStore implements Store {
   private sqliteWriter?: BatchWrite;
@@ -98,13 +99,13 @@ export class SqlStore implements Store {
 
   /** Prepares the in-thread SQLite batch writer; the statements need the tables, so this runs after migrating. */
   private attachSqliteWriter(sqlite: Database.Database): void {
-    this.sqliteWriter = makeBatchWriter(sqlite, GENERATION_COLUMNS, [...JSON_COLUMNS]);
+    this.sqliteWriter = makeBatchWriter(sqlite, GENERATION_COLUMNS);
   }
 
   /** The writer thread for a database file, started on the first batch (null: write in-thread). */
   private writerThread(): Promise<SqliteWriterThread> | null {
     if (!this.embeddedPath) return null;
-    this.writerStart ??= SqliteWriterThread.start(this.embeddedPath, GENERATION_COLUMNS, [...JSON_COLUMNS]);
+    this.writerStart ??= SqliteWriterThread.start(this.embeddedPath, GENERATION_COLUMNS);
     return this.writerStart;
   }
 
@@ -343,9 +344,10 @@ export class SqlStore implements Store {
   async recordGenerations(rows: GenerationRow[], usage: KeyUsageDelta[]): Promise<void> {
     if (rows.length === 0 && usage.length === 0) return;
     const thread = this.writerThread();
-    if (thread) {
+    const values = this.embedded ? rows.map(encodeGeneration) : null;
+    if (thread && values) {
       try {
-        await (await thread).write(rows, usage);
+        await (await thread).write(values, usage);
         return;
       } catch (err) {
         if (!(err instanceof WriterGone)) throw err;
@@ -353,9 +355,9 @@ export class SqlStore implements Store {
       }
     }
     const writer = this.sqliteWriter;
-    if (writer) {
+    if (writer && values) {
       // Holding Kysely's connection guarantees no Kysely transaction is open while the prepared batch runs.
-      await this.db.connection().execute(async () => writer(rows, usage));
+      await this.db.connection().execute(async () => writer(values, usage));
       return;
     }
     await this.db.transaction().execute(async (trx) => {

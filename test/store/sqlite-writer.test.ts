@@ -91,3 +91,25 @@ describe('SQLite generation writer thread', () => {
     expect((store as unknown as { writerStart: unknown }).writerStart).toBeNull();
   });
 });
+
+describe('key usage of a batch', () => {
+  it('is one delta per key and UTC day, costed generations only, BYOK apart', async () => {
+    const { keyUsage } = await import('../../src/services/generations.js');
+    const a = 'a'.repeat(64);
+    const b = 'b'.repeat(64);
+    const rows = [
+      row({ key_hash: a, total_cost: 0.25, created_at: '2026-11-22T10:00:00.000Z' }),
+      row({ key_hash: a, total_cost: 0.5, created_at: '2026-11-22T23:59:59.999Z' }),
+      row({ key_hash: a, total_cost: 1, created_at: '2026-11-23T00:00:00.000Z' }),
+      row({ key_hash: a, total_cost: 0.125, is_byok: true, created_at: '2026-11-22T11:00:00.000Z' }),
+      row({ key_hash: b, total_cost: null, created_at: '2026-11-22T10:00:00.000Z' }),
+      row({ key_hash: b, total_cost: 0, created_at: '2026-11-22T10:00:00.000Z' }),
+      row({ key_hash: b, total_cost: 2, created_at: '2026-11-22T10:00:00.000Z' }),
+    ];
+    expect(keyUsage(rows)).toEqual([
+      { key_hash: a, day: '2026-11-22', usage: 0.75, byok_usage: 0.125, requests: 3 },
+      { key_hash: a, day: '2026-11-23', usage: 1, byok_usage: 0, requests: 1 },
+      { key_hash: b, day: '2026-11-22', usage: 2, byok_usage: 0, requests: 1 },
+    ]);
+  });
+});
