@@ -7,10 +7,30 @@ import type { EndpointHealth, PercentileStats } from '../core/routing.js';
 
 const WINDOW_MS = 5 * 60_000;
 const MAX_SAMPLES = 256;
+const MAX_OUTCOMES = 4096;
 
-interface Samples {
-  at: number[];
-  v: number[];
+/** The last `size` (time, value) samples in a ring: recording one allocates nothing (this runs on every request). */
+class Ring {
+  private readonly at: Float64Array;
+  private readonly v: Float64Array;
+  private next = 0;
+  private count = 0;
+  constructor(private readonly size: number) {
+    this.at = new Float64Array(size);
+    this.v = new Float64Array(size);
+  }
+  push(at: number, v: number): void {
+    this.at[this.next] = at;
+    this.v[this.next] = v;
+    this.next = (this.next + 1) % this.size;
+    if (this.count < this.size) this.count++;
+  }
+  /** The values of samples taken within `ms` before `now`. */
+  since(now: number, ms: number): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.count; i++) if (now - this.at[i] <= ms) out.push(this.v[i]);
+    return out;
+  }
 }
 
 interface Entry {
@@ -20,24 +40,14 @@ interface Entry {
   consecutiveFailures: number;
   successes: number;
   failures: number;
-  ttft: Samples;
-  tps: Samples;
-  /** Outcomes within the window for uptime: [time, ok]. */
-  outcomes: Array<[number, boolean]>;
+  ttft: Ring;
+  tps: Ring;
+  /** Outcomes for uptime: 1 = success, 0 = failure. */
+  outcomes: Ring;
 }
 
-function push(s: Samples, at: number, v: number): void {
-  s.at.push(at);
-  s.v.push(v);
-  if (s.at.length > MAX_SAMPLES) {
-    s.at.shift();
-    s.v.shift();
-  }
-}
-
-function percentiles(s: Samples, now: number): PercentileStats | null {
-  const vals: number[] = [];
-  for (let i = 0; i < s.at.length; i++) if (now - s.at[i] <= WINDOW_MS) vals.push(s.v[i]);
+function percentiles(s: Ring, now: number): PercentileStats | null {
+  const vals = s.since(now, WINDOW_MS);
   if (vals.length === 0) return null;
   vals.sort((a, b) => a - b);
   const q = (p: number) => vals[Math.min(vals.length - 1, Math.floor(p * vals.length))];
@@ -48,24 +58,32 @@ export const endpointKey = (e: Pick<EndpointDef, 'model' | 'tag'>) => `${e.model
 
 export class HealthTracker {
   private readonly entries = new Map<string, Entry>();
+  /** The entry of each catalog endpoint object, found without building its key (a reloaded catalog shares entries). */
+  private readonly byEndpoint = new WeakMap<EndpointDef, Entry>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  private entry(e: EndpointDef): Entry {
-    const k = endpointKey(e);
-    let x = this.entries.get(k);
+  private find(e: EndpointDef): Entry | undefined {
+    let x = this.byEndpoint.get(e);
     if (!x) {
-      x = { consecutiveFailures: 0, successes: 0, failures: 0, ttft: { at: [], v: [] }, tps: { at: [], v: [] }, outcomes: [] };
-      this.entries.set(k, x);
+      x = this.entries.get(endpointKey(e));
+      if (x) this.byEndpoint.set(e, x);
+    }
+    return x;
+  }
+
+  private entry(e: EndpointDef): Entry {
+    let x = this.find(e);
+    if (!x) {
+      x = { consecutiveFailures: 0, successes: 0, failures: 0, ttft: new Ring(MAX_SAMPLES), tps: new Ring(MAX_SAMPLES), outcomes: new Ring(MAX_OUTCOMES) };
+      this.entries.set(endpointKey(e), x);
+      this.byEndpoint.set(e, x);
     }
     return x;
   }
 
   private outcome(x: Entry, ok: boolean): void {
-    const now = this.now();
-    x.outcomes.push([now, ok]);
-    while (x.outcomes.length > 0 && now - x.outcomes[0][0] > 24 * 3600_000) x.outcomes.shift();
-    if (x.outcomes.length > 4096) x.outcomes.shift();
+    x.outcomes.push(this.now(), ok ? 1 : 0);
   }
 
   /** A failed attempt (rate limits count too: the endpoint is skipped for a while). */
@@ -85,14 +103,14 @@ export class HealthTracker {
     if (x.consecutiveFailures !== 0) x.view = undefined;
     x.consecutiveFailures = 0;
     x.successes++;
-    push(x.ttft, now, ttftMs);
-    if (tokensPerSecond !== null && Number.isFinite(tokensPerSecond)) push(x.tps, now, tokensPerSecond);
+    x.ttft.push(now, ttftMs);
+    if (tokensPerSecond !== null && Number.isFinite(tokensPerSecond)) x.tps.push(now, tokensPerSecond);
     this.outcome(x, true);
   }
 
   /** What routing needs to know about an endpoint. */
   health = (e: EndpointDef): EndpointHealth | undefined => {
-    const x = this.entries.get(endpointKey(e));
+    const x = this.find(e);
     if (!x) return undefined;
     const now = this.now();
     if (x.view && now - x.view.at < 1000) return x.view.health;
@@ -103,16 +121,12 @@ export class HealthTracker {
 
   /** Percent of successful attempts over the last `ms`, or null without data. */
   uptime(e: EndpointDef, ms: number): number | null {
-    const x = this.entries.get(endpointKey(e));
+    const x = this.find(e);
     if (!x) return null;
-    const now = this.now();
+    const seen = x.outcomes.since(this.now(), ms);
+    if (seen.length === 0) return null;
     let ok = 0;
-    let all = 0;
-    for (const [at, good] of x.outcomes) {
-      if (now - at > ms) continue;
-      all++;
-      if (good) ok++;
-    }
-    return all === 0 ? null : (100 * ok) / all;
+    for (const good of seen) ok += good;
+    return (100 * ok) / seen.length;
   }
 }
