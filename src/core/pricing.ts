@@ -2,9 +2,11 @@
  * Cost computation with exact decimal arithmetic.
  *
  * Prices in the catalog are decimal strings in USD per token (or per unit). All
- * arithmetic is done on scaled BigInts (value = n / 10^scale), so e.g.
+ * arithmetic is exact on scaled integers (value = n / 10^scale), so e.g.
  * 1234 × "0.0000025" is exactly 0.003085 and 3 × "0.1" is exactly 0.3. Only the
  * final result is converted to a JS number, rounded to 12 significant digits.
+ * The integers are BigInts, or plain numbers when every product and sum provably
+ * stays below 2^53 (the usual case: the same exact result, several times cheaper).
  *
  * Token accounting (each token is billed exactly once, at its own rate):
  * - `promptTokens` INCLUDES cached-read and cache-write tokens (OpenAI convention;
@@ -242,6 +244,66 @@ interface ParsedPricing {
   factor: Dec;
   /** prompt + completion as a number (set on first use). */
   blended?: number;
+  /** The same prices as integers over one scale with the discount folded in (set on first use; null: too large). */
+  fixed?: FixedPrices | null;
+}
+
+/** Prices as safe integers over 10^scale (discount included): exact arithmetic in plain numbers. */
+interface FixedPrices {
+  scale: number;
+  prompt: number;
+  cacheRead: number;
+  cacheWrite: number;
+  completion: number;
+  reasoning: number;
+  request: number;
+  image: number;
+}
+
+/** Largest power of ten that is an exact double (so `n / 10^k` is correctly rounded). */
+const MAX_EXACT_POW10 = 22;
+const POW10 = Array.from({ length: MAX_EXACT_POW10 + 1 }, (_, k) => 10 ** k);
+
+function fixedPrices(p: ParsedPricing): FixedPrices | null {
+  const all = [p.prompt, p.cacheRead, p.cacheWrite, p.completion, p.reasoning, p.request, p.image];
+  const scale = Math.max(...all.map((d) => d.scale)) + p.factor.scale;
+  if (scale > MAX_EXACT_POW10) return null;
+  const ints: number[] = [];
+  for (const d of all) {
+    const n = d.n * p.factor.n * pow10(scale - d.scale - p.factor.scale);
+    if (n > BigInt(Number.MAX_SAFE_INTEGER)) return null;
+    ints.push(Number(n));
+  }
+  const [prompt, cacheRead, cacheWrite, completion, reasoning, request, image] = ints;
+  return { scale, prompt, cacheRead, cacheWrite, completion, reasoning, request, image };
+}
+
+/**
+ * `n / 10^scale` rounded (half away from zero) to `sig` significant digits, for a non-negative safe integer `n`;
+ * the same number `decToNumber` gives. NaN when the plain-number route cannot be exact (the caller then uses BigInts).
+ */
+function fixedToNumber(n: number, scale: number, sig: number): number {
+  if (n === 0) return 0;
+  let digits = 1;
+  while (digits < 16 && n >= POW10[digits]) digits++;
+  if (digits > sig) {
+    const drop = digits - sig;
+    const div = POW10[drop];
+    if (n > Number.MAX_SAFE_INTEGER - div) return NaN; // q × div below must stay exact
+    let q = Math.floor(n / div);
+    let r = n - q * div; // exact: both below 2^53
+    if (r < 0) {
+      q--;
+      r += div;
+    } else if (r >= div) {
+      q++;
+      r -= div;
+    }
+    if (r * 2 >= div) q++;
+    n = q;
+    scale -= drop;
+  }
+  return scale >= 0 ? n / POW10[scale] : NaN;
 }
 
 function parseNonNeg(v: string | undefined, fallback: Dec): Dec | null | undefined {
@@ -317,33 +379,58 @@ export function computeCost(pricing: Pricing | null, usage: TokenUsage, opts?: C
   const requests = opts?.requests === undefined ? 1 : count(opts.requests);
   const images = count(opts?.images);
 
-  const promptExact = mul(
-    add(add(mulInt(p.prompt, uncachedPrompt), mulInt(p.cacheRead, cachedRead)), mulInt(p.cacheWrite, cacheWrite)),
-    p.factor,
-  );
-  const completionExact = mul(add(mulInt(p.completion, completion), mulInt(p.reasoning, reasoning)), p.factor);
-  const requestExact = mul(mulInt(p.request, requests), p.factor);
-  const imageExact = mul(mulInt(p.image, images), p.factor);
-  const totalExact = add(add(promptExact, completionExact), add(requestExact, imageExact));
+  const f = (p.fixed ??= fixedPrices(p));
+  if (f) {
+    // Every term is a product of safe integers; a result at or above 2^53 (inexact) fails isSafeInteger.
+    const promptN = f.prompt * uncachedPrompt + f.cacheRead * cachedRead + f.cacheWrite * cacheWrite;
+    const completionN = f.completion * completion + f.reasoning * reasoning;
+    const requestN = f.request * requests;
+    const imageN = f.image * images;
+    const totalN = promptN + completionN + requestN + imageN;
+    if (Number.isSafeInteger(totalN) && Number.isSafeInteger(f.prompt * uncachedPrompt) && Number.isSafeInteger(f.cacheRead * cachedRead) && Number.isSafeInteger(f.cacheWrite * cacheWrite) && Number.isSafeInteger(f.completion * completion) && Number.isSafeInteger(f.reasoning * reasoning) && Number.isSafeInteger(requestN) && Number.isSafeInteger(imageN)) {
+      const S = COST_SIGNIFICANT_DIGITS;
+      const cost = fixedToNumber(totalN, f.scale, S);
+      const promptCost = fixedToNumber(promptN, f.scale, S);
+      const completionCost = fixedToNumber(completionN, f.scale, S);
+      const requestCost = fixedToNumber(requestN, f.scale, S);
+      const imageCost = fixedToNumber(imageN, f.scale, S);
+      if (!Number.isNaN(cost + promptCost + completionCost + requestCost + imageCost)) {
+        return priced(cost, promptCost, completionCost, requestCost, imageCost, billedTokens);
+      }
+    }
+  }
+  return exactCost(p, billedTokens, requests, images);
+}
 
-  const S = COST_SIGNIFICANT_DIGITS;
-  const cost = decToNumber(totalExact, S);
-  const promptCost = decToNumber(promptExact, S);
-  const completionCost = decToNumber(completionExact, S);
+function priced(cost: number, promptCost: number, completionCost: number, requestCost: number, imageCost: number, billedTokens: CostResult['billedTokens']): CostResult {
   return {
     cost,
     priced: true,
     promptCost,
     completionCost,
-    requestCost: decToNumber(requestExact, S),
-    imageCost: decToNumber(imageExact, S),
+    requestCost,
+    imageCost,
     billedTokens,
-    details: {
-      upstream_inference_prompt_cost: promptCost,
-      upstream_inference_completions_cost: completionCost,
-      upstream_inference_cost: cost,
-    },
+    details: { upstream_inference_prompt_cost: promptCost, upstream_inference_completions_cost: completionCost, upstream_inference_cost: cost },
   };
+}
+
+/** The cost in BigInt arithmetic: any size. */
+function exactCost(p: ParsedPricing, t: CostResult['billedTokens'], requests: number, images: number): CostResult {
+  const promptExact = mul(add(add(mulInt(p.prompt, t.uncachedPrompt), mulInt(p.cacheRead, t.cachedRead)), mulInt(p.cacheWrite, t.cacheWrite)), p.factor);
+  const completionExact = mul(add(mulInt(p.completion, t.completion), mulInt(p.reasoning, t.reasoning)), p.factor);
+  const requestExact = mul(mulInt(p.request, requests), p.factor);
+  const imageExact = mul(mulInt(p.image, images), p.factor);
+  const totalExact = add(add(promptExact, completionExact), add(requestExact, imageExact));
+  const S = COST_SIGNIFICANT_DIGITS;
+  return priced(decToNumber(totalExact, S), decToNumber(promptExact, S), decToNumber(completionExact, S), decToNumber(requestExact, S), decToNumber(imageExact, S), t);
+}
+
+/** `computeCost` always through BigInts (the reference the plain-number route is tested against). */
+export function computeCostExact(pricing: Pricing | null, usage: TokenUsage, opts?: CostOptions): CostResult {
+  const p = parsePricing(pricing);
+  const r = computeCost(pricing, usage, opts);
+  return p && r.priced ? exactCost(p, r.billedTokens, opts?.requests === undefined ? 1 : count(opts.requests), count(opts?.images)) : r;
 }
 
 /**

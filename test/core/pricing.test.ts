@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import type { Pricing } from '../../src/core/catalog-types.js';
 import {
+  computeCostExact,
   computeCost,
   pricePerMillion,
   formatPrice,
@@ -230,5 +231,36 @@ describe('price helpers', () => {
   it('blendedTokenPrice sums prompt and completion, null when unknown', () => {
     expect(blendedTokenPrice({ prompt: '0.0000001', completion: '0.0000002' })).toBe(3e-7);
     expect(blendedTokenPrice(null)).toBeNull();
+  });
+
+  it('the plain-number route gives exactly the BigInt result, and large figures fall back to BigInts', () => {
+    // A deterministic generator: prices with 1–12 decimals, token counts up to 10^9, discounts, request/image fees.
+    let seed = 42;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const price = () => {
+      const digits = 1 + rnd(12);
+      return `0.${String(rnd(10 ** Math.min(digits, 9))).padStart(digits, '0')}`;
+    };
+    for (let i = 0; i < 3000; i++) {
+      const pricing: Pricing = { prompt: price(), completion: price() };
+      if (rnd(2)) pricing.input_cache_read = price();
+      if (rnd(2)) pricing.input_cache_write = price();
+      if (rnd(3) === 0) pricing.internal_reasoning = price();
+      if (rnd(4) === 0) pricing.request = price();
+      if (rnd(4) === 0) pricing.image = price();
+      if (rnd(4) === 0) pricing.discount = rnd(100) / 100;
+      const big = 10 ** (1 + rnd(9));
+      const usage = { promptTokens: rnd(big), completionTokens: rnd(big), cachedReadTokens: rnd(big), cacheWriteTokens: rnd(1000), reasoningTokens: rnd(big) };
+      const opts = { requests: rnd(3), images: rnd(3) };
+      expect(computeCost(pricing, usage, opts)).toEqual(computeCostExact(pricing, usage, opts));
+    }
+    // Beyond 2^53 (a price with many digits × a huge count): still exact, through BigInts.
+    const huge: Pricing = { prompt: '0.000000123456789012345', completion: '1' };
+    const usage = { promptTokens: 987_654_321_123, completionTokens: 3 };
+    expect(computeCost(huge, usage)).toEqual(computeCostExact(huge, usage));
+    expect(computeCost(huge, usage).cost).toBe(121935.63114) // 121935.631140013046… rounded to 12 significant digits;
   });
 });
