@@ -46,10 +46,14 @@ export interface Gateway {
  * Structured JSON logs on stdout. Writes are buffered (4 KiB) instead of one syscall per line: a per-request log
  * line must not cost the hot path a write each; the buffer is flushed at shutdown.
  */
-export function createLogger(config: GatewayConfig): Logger {
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-  // A quiet server still shows its lines within a second.
-  setInterval(() => destination.flush(), 1000).unref();
+export function createLogger(config: GatewayConfig, to?: pino.DestinationStream): Logger {
+  let destination = to;
+  if (!destination) {
+    const stdout = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+    // A quiet server still shows its lines within a second.
+    setInterval(() => stdout.flush(), 1000).unref();
+    destination = stdout;
+  }
   return pino({ level: config.logLevel, base: { service: 'model-gateway' }, timestamp: () => `,"time":"${isoTime(Date.now())}"` }, destination);
 }
 

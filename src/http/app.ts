@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Logger } from 'pino';
+import { registerAccessLog } from './plugins/access-log.js';
 import { registerAuth } from './plugins/auth.js';
 import { registerErrorHandling, sendError } from './plugins/errors.js';
 import { registerValidation } from './plugins/validation.js';
@@ -111,23 +112,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   registerValidation(app);
   registerErrorHandling(app);
   registerAuth(app, svc.keys);
-  // One structured line per request, at the end (status, timing, caller's key and workspace, no secrets).
-  app.addHook('onResponse', (request, reply, done) => {
-    if (!logger.isLevelEnabled('info')) return done();
-    logger.info(
-      {
-        request_id: request.id,
-        method: request.method,
-        url: request.url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
-        key: request.key ? request.key.hash.slice(0, 12) : undefined,
-        workspace: request.key?.workspace_id,
-      },
-      'request',
-    );
-    done();
-  });
+  registerAccessLog(app, logger);
   app.addHook('preClose', async () => {
     closing = true;
   });
