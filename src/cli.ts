@@ -11,6 +11,7 @@ import { MemberService } from './services/members.js';
 import { WorkspaceService } from './services/workspaces.js';
 import { LocalBus } from './services/invalidation.js';
 import { HttpError } from './http/errors.js';
+import { parseInterval } from './core/rate-limits.js';
 import type { MemberRole } from './store/types.js';
 
 interface Command {
@@ -75,13 +76,14 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'keys create': {
-    usage: 'keys create --name <name> [--management] [--limit <usd>] [--limit-reset daily|weekly|monthly] [--workspace <id|slug>] [--expires-at <iso>]',
+    usage: 'keys create --name <name> [--management] [--limit <usd>] [--limit-reset daily|weekly|monthly] [--rate-limit <requests>/<interval>] [--workspace <id|slug>] [--expires-at <iso>]',
     help: 'Create a key and print its secret (shown once).',
     options: {
       name: { type: 'string' },
       management: { type: 'boolean' },
       limit: { type: 'string' },
       'limit-reset': { type: 'string' },
+      'rate-limit': { type: 'string' },
       workspace: { type: 'string' },
       'expires-at': { type: 'string' },
     },
@@ -93,6 +95,9 @@ const COMMANDS: Record<string, Command> = {
       if (reset !== null && !['daily', 'weekly', 'monthly'].includes(reset)) throw new Error('--limit-reset must be daily, weekly or monthly');
       const expires = v['expires-at'] as string | undefined;
       if (expires !== undefined && Number.isNaN(Date.parse(expires))) throw new Error('--expires-at must be an ISO 8601 timestamp');
+      const rate = v['rate-limit'] === undefined ? null : /^([1-9][0-9]{0,8})\/(.+)$/.exec(String(v['rate-limit']));
+      const rateInterval = rate ? parseInterval(rate[2]) : null;
+      if (v['rate-limit'] !== undefined && (!rate || rateInterval === null)) throw new Error('--rate-limit must be <requests>/<interval>, e.g. 100/1m (interval: a number and s, m, h or d; at most 30d)');
       await withStore(config, async ({ keys, workspaces }) => {
         const ws = await workspaces.resolve(v.workspace as string | undefined);
         const { row, secret } = await keys.create({
@@ -103,6 +108,7 @@ const COMMANDS: Record<string, Command> = {
           expires_at: expires ? new Date(expires).toISOString() : null,
           workspace_id: ws.id,
           creator_user_id: null,
+          rate_limit: rate && rateInterval !== null ? { requests: Number(rate[1]), interval_s: rateInterval } : null,
         });
         out(`Created ${row.kind} key "${row.name}" (hash ${row.hash}) in workspace ${ws.slug}.\nSecret (shown once):\n  ${secret}`);
       });

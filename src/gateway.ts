@@ -19,6 +19,7 @@ import { buildCatalog, CatalogService } from './services/catalog.js';
 import { ChatService } from './services/chat.js';
 import { GenerationRecorder } from './services/generations.js';
 import { SharedSpend } from './services/shared-spend.js';
+import { RateLimiter } from './services/rate-limits.js';
 import { HealthTracker } from './services/health.js';
 import { GuardrailService, orgSettingsFromConfig } from './services/guardrails.js';
 import { UpstreamHttp } from './providers/http.js';
@@ -123,11 +124,13 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   });
   // Video jobs: durable, driven by a background worker (started below, stopped first at shutdown).
   const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, log: logger, now, options: config.video });
+  const rateLimits = new RateLimiter(config.redisUrl ?? null, logger, now);
   const svc: Services = {
     config,
     store,
     bus,
     keys: new KeyService(store, bus, config.keyCacheTtlMs, now),
+    rateLimits,
     workspaces,
     members: new MemberService(store, now),
     presets,
@@ -144,6 +147,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
       () => videos.stop({ waitMs: config.shutdownGraceMs }),
       () => recorder.close(),
       async () => sharedSpend?.close(),
+      () => rateLimits.close(),
       () => http.close(),
       () => videos.http.close(),
     ],

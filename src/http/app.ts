@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
+import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { registerAccessLog } from './plugins/access-log.js';
 import { registerAuth } from './plugins/auth.js';
@@ -109,9 +110,15 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
     done();
   });
 
+  // Any authenticated route may answer 429 (the key's rate limit): documented on each in the OpenAPI document.
+  app.addHook('onRoute', (route) => {
+    const auth = (route.config as { auth?: string } | undefined)?.auth;
+    const response = route.schema?.response as Record<string, unknown> | undefined;
+    if (auth && auth !== 'none' && response && !response[429]) response[429] = Type.Ref('ErrorEnvelope');
+  });
   registerValidation(app);
   registerErrorHandling(app);
-  registerAuth(app, svc.keys);
+  registerAuth(app, svc.keys, svc.rateLimits);
   registerAccessLog(app, logger);
   app.addHook('preClose', async () => {
     closing = true;

@@ -2,6 +2,7 @@
 import type { GatewayConfig } from '../config.js';
 import type { Store } from '../store/types.js';
 import type { InvalidationBus } from './invalidation.js';
+import type { RateLimiter } from './rate-limits.js';
 import type { KeyService } from './keys.js';
 import type { MemberService } from './members.js';
 import type { PresetService } from './presets.js';
@@ -19,6 +20,8 @@ export interface Services {
   store: Store;
   bus: InvalidationBus;
   keys: KeyService;
+  /** Per-key rate limits, counted per instance or, with Redis, across instances. */
+  rateLimits: RateLimiter;
   workspaces: WorkspaceService;
   members: MemberService;
   presets: PresetService;

@@ -4,6 +4,7 @@
  */
 import { generateSecret, hashSecret, hashesEqual, labelFor } from '../core/keys.js';
 import { limitRemaining, usageInWindow, windowStarts } from '../core/limits.js';
+import { formatInterval } from '../core/rate-limits.js';
 import { badRequest, conflict, notFound, unauthorized } from '../http/errors.js';
 import type { InvalidationBus } from './invalidation.js';
 import type { KeyKind, KeyRow, KeyUsageTotals, LimitReset, Store } from '../store/types.js';
@@ -19,9 +20,16 @@ export interface CreateKeyInput {
   creator_user_id: string | null;
   /** Use this secret instead of generating one (bootstrap from GATEWAY_ADMIN_KEY). */
   secret?: string;
+  /** At most `requests` requests per `interval_s` seconds; null or absent: no rate limit. */
+  rate_limit?: RateLimitSetting | null;
 }
 
-export type KeyPatch = Partial<Pick<KeyRow, 'name' | 'disabled' | 'limit' | 'limit_reset' | 'include_byok_in_limit'>>;
+export interface RateLimitSetting {
+  requests: number;
+  interval_s: number;
+}
+
+export type KeyPatch = Partial<Pick<KeyRow, 'name' | 'disabled' | 'limit' | 'limit_reset' | 'include_byok_in_limit'>> & { rate_limit?: RateLimitSetting | null };
 
 interface CacheEntry {
   row: KeyRow;
@@ -61,6 +69,8 @@ export class KeyService {
       workspace_id: input.workspace_id,
       created_at: nowIso,
       updated_at: null,
+      rate_limit_requests: input.rate_limit?.requests ?? null,
+      rate_limit_interval_s: input.rate_limit?.interval_s ?? null,
     };
     return { row, secret };
   }
@@ -119,9 +129,13 @@ export class KeyService {
     const current = await this.get(hash);
     if (patch.disabled === true && !current.disabled && current.kind === 'management') await this.refuseLastManagementKey();
     // Only the patchable fields: unknown body fields (or workspace_id, expires_at, …) must never reach the database.
-    const known: KeyPatch = {};
+    const known: Partial<KeyRow> = {};
     for (const k of ['name', 'disabled', 'limit', 'limit_reset', 'include_byok_in_limit'] as const) {
       if (patch[k] !== undefined) (known as Record<string, unknown>)[k] = patch[k];
+    }
+    if (patch.rate_limit !== undefined) {
+      known.rate_limit_requests = patch.rate_limit?.requests ?? null;
+      known.rate_limit_interval_s = patch.rate_limit?.interval_s ?? null;
     }
     const row = await this.store.updateKey(hash, { ...known, updated_at: new Date(this.now()).toISOString() });
     this.bus.publish('key', hash);
@@ -170,6 +184,12 @@ export class KeyService {
       creator_user_id: row.creator_user_id,
       workspace_id: row.workspace_id,
       is_management_key: row.kind === 'management',
+      rate_limit: KeyService.rateLimit(row),
     };
+  }
+
+  /** The key's rate limit as the API shows it (`{ requests, interval }`), or null. */
+  static rateLimit(row: KeyRow): { requests: number; interval: string } | null {
+    return row.rate_limit_requests && row.rate_limit_interval_s ? { requests: row.rate_limit_requests, interval: formatInterval(row.rate_limit_interval_s) } : null;
   }
 }

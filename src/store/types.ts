@@ -57,6 +57,10 @@ export interface KeyRow {
   workspace_id: string;
   created_at: string;
   updated_at: string | null;
+  /** Rate limit: at most this many requests per window (null: none). */
+  rate_limit_requests: number | null;
+  /** Its window in seconds (set together with `rate_limit_requests`). */
+  rate_limit_interval_s: number | null;
 }
 
 export interface PresetRow {

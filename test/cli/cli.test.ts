@@ -176,7 +176,7 @@ describe('CLI', () => {
       } finally {
         await store.close();
       }
-      const r = await run('keys', 'create', '--name', 'ops', '--management', '--limit', '12.5', '--limit-reset', 'weekly', '--expires-at', '2099-01-01T00:00:00Z', '--workspace', 'team');
+      const r = await run('keys', 'create', '--name', 'ops', '--management', '--limit', '12.5', '--limit-reset', 'weekly', '--rate-limit', '120/1m', '--expires-at', '2099-01-01T00:00:00Z', '--workspace', 'team');
       expect(r.code).toBe(0);
       expect(r.stdout).toContain('Created management key "ops"');
       expect(r.stdout).toContain('in workspace team');
@@ -188,7 +188,7 @@ describe('CLI', () => {
 
       const s = openStore(DB_URL);
       try {
-        expect(await s.getKey(hash)).toMatchObject({ kind: 'management', limit: 12.5, limit_reset: 'weekly', expires_at: '2099-01-01T00:00:00.000Z' });
+        expect(await s.getKey(hash)).toMatchObject({ kind: 'management', limit: 12.5, limit_reset: 'weekly', expires_at: '2099-01-01T00:00:00.000Z', rate_limit_requests: 120, rate_limit_interval_s: 60 });
       } finally {
         await s.close();
       }
@@ -201,6 +201,9 @@ describe('CLI', () => {
         [['--name', 'x', '--limit', 'ten'], /--limit/],
         [['--name', 'x', '--limit-reset', 'yearly'], /--limit-reset/],
         [['--name', 'x', '--expires-at', 'someday'], /--expires-at/],
+        [['--name', 'x', '--rate-limit', '100'], /--rate-limit must be <requests>\/<interval>/],
+        [['--name', 'x', '--rate-limit', '100/1w'], /--rate-limit/],
+        [['--name', 'x', '--rate-limit', '0/1m'], /--rate-limit/],
         [['--name', 'x', '--expires-at', '2001-01-01T00:00:00Z'], /expires_at must be in the future/],
         [['--name', 'x', '--workspace', 'missing'], /not found \(404\)/],
       ];

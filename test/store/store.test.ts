@@ -55,6 +55,8 @@ function key(workspace_id: string, over: Partial<KeyRow> = {}): KeyRow {
     workspace_id,
     created_at: ts(),
     updated_at: null,
+    rate_limit_requests: null,
+    rate_limit_interval_s: null,
     ...over,
   };
 }

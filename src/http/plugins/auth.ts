@@ -1,11 +1,13 @@
 /**
  * Bearer authentication. Each route declares who may call it in `config.auth`:
  * `management` (management keys only), `inference` (inference keys only, the model operations) or `any`.
- * Runs in onRequest, before the body is parsed, so an unauthenticated caller costs no parsing.
+ * Runs in onRequest, before the body is parsed, so an unauthenticated caller costs no parsing. A key with a rate limit
+ * has each request it is allowed to make counted here; over the limit, 429.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { forbidden, MANAGEMENT_ONLY, type HttpError } from '../errors.js';
 import type { KeyService } from '../../services/keys.js';
+import type { RateLimiter } from '../../services/rate-limits.js';
 import type { KeyRow } from '../../store/types.js';
 
 export type AuthRule = 'management' | 'inference' | 'any' | 'none';
@@ -36,7 +38,7 @@ function allow(rule: AuthRule, key: KeyRow): HttpError | null {
   return null;
 }
 
-export function registerAuth(app: FastifyInstance, keys: KeyService): void {
+export function registerAuth(app: FastifyInstance, keys: KeyService, limits: RateLimiter): void {
   app.decorateRequest('key', null as unknown as KeyRow);
   // Callback style, and no promise when the key is cached: this runs on every request.
   app.addHook('onRequest', (request, _reply, done) => {
@@ -44,8 +46,12 @@ export function registerAuth(app: FastifyInstance, keys: KeyService): void {
     if (rule === 'none') return done();
     const finish = (key: KeyRow) => {
       const refused = allow(rule, key);
-      if (!refused) request.key = key;
-      done(refused ?? undefined);
+      if (refused) return done(refused);
+      request.key = key;
+      const decision = limits.admit(key);
+      if (decision === null) return done();
+      if (decision instanceof Promise) decision.then((d) => done(d.allowed ? undefined : limits.refusal(key, d)), done);
+      else done(decision.allowed ? undefined : limits.refusal(key, decision));
     };
     let found: KeyRow | Promise<KeyRow>;
     try {

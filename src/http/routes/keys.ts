@@ -3,10 +3,21 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../errors.js';
 import { DeletedResponse, errors, Nullable, StringEnum, Timestamp, Uuid } from '../schemas/common.js';
-import { KeyService } from '../../services/keys.js';
+import { KeyService, type RateLimitSetting } from '../../services/keys.js';
+import { INTERVAL_PATTERN, parseInterval } from '../../core/rate-limits.js';
 import type { Services } from '../../services/index.js';
 
 const LimitReset = Nullable(StringEnum(['daily', 'weekly', 'monthly'] as const), { description: 'Reset period of the limit (midnight UTC; weeks Monday–Sunday); null never resets.' });
+const RateLimit = Nullable(
+  Type.Object(
+    {
+      requests: Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Requests allowed per window.' }),
+      interval: Type.String({ pattern: INTERVAL_PATTERN, description: 'The window: a number and s, m, h or d (`10s`, `1m`, `1h`, `1d`; at most 30 days). Windows are aligned to the clock.' }),
+    },
+    { additionalProperties: false },
+  ),
+  { description: 'Extension: at most `requests` requests per `interval` with this key (every authenticated request counts; over the limit, 429 with Retry-After); null for none.' },
+);
 const Limit = Nullable(Type.Number({ minimum: 0 }), { description: 'Spending limit in USD; null for none.' });
 
 const KeyView = Type.Object(
@@ -33,6 +44,7 @@ const KeyView = Type.Object(
     creator_user_id: Nullable(Type.String()),
     workspace_id: Uuid,
     is_management_key: Type.Boolean({ description: 'Extension: whether this is a management key.' }),
+    rate_limit: RateLimit,
   },
   { $id: 'ApiKey' },
 );
@@ -46,6 +58,7 @@ const CreateBody = Type.Object({
   workspace_id: Type.Optional(Type.String({ minLength: 1, description: 'Workspace id or slug; the default workspace when omitted.' })),
   creator_user_id: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
   management: Type.Optional(Type.Boolean({ description: 'Extension: create a management key instead of an inference key.' })),
+  rate_limit: Type.Optional(RateLimit),
 });
 
 const PatchBody = Type.Object(
@@ -55,6 +68,7 @@ const PatchBody = Type.Object(
     limit: Type.Optional(Limit),
     limit_reset: Type.Optional(LimitReset),
     include_byok_in_limit: Type.Optional(Type.Boolean()),
+    rate_limit: Type.Optional(RateLimit),
   },
   { minProperties: 1 },
 );
@@ -68,6 +82,14 @@ const ListQuery = Type.Object({
 });
 
 const PAGE = 100;
+
+/** The body's rate limit in seconds (undefined: not given; null: none); 400 naming the field when too long. */
+function rateLimitSetting(v: Static<typeof RateLimit> | undefined): RateLimitSetting | null | undefined {
+  if (v === undefined || v === null) return v;
+  const interval_s = parseInterval(v.interval);
+  if (interval_s === null) throw badRequest(`rate_limit.interval must be at most 30 days (${v.interval})`, { field: 'rate_limit.interval' });
+  return { requests: v.requests, interval_s };
+}
 
 export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
   const withUsage = async (rows: Awaited<ReturnType<KeyService['list']>>) => {
@@ -112,6 +134,7 @@ export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Se
         expires_at: b.expires_at ? new Date(b.expires_at).toISOString() : null,
         workspace_id: ws.id,
         creator_user_id: creator,
+        rate_limit: rateLimitSetting(b.rate_limit),
       });
       reply.code(201);
       return { data: KeyService.view(row, undefined), key: secret };
@@ -137,7 +160,7 @@ export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Se
       schema: { tags: ['API keys'], summary: 'Update an API key', params: HashParams, body: PatchBody, response: { 200: Type.Object({ data: Type.Ref('ApiKey') }), ...errors(400, 401, 403, 404, 409, 429, 500) } },
     },
     async (req) => {
-      const row = await svc.keys.update(req.params.hash, req.body);
+      const row = await svc.keys.update(req.params.hash, { ...req.body, rate_limit: rateLimitSetting(req.body.rate_limit) });
       return { data: (await withUsage([row]))[0] };
     },
   );
@@ -183,14 +206,17 @@ export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Se
     },
     async (req) => {
       const [view] = await withUsage([req.key]);
-      const { hash: _h, name: _n, disabled: _d, created_at: _c, updated_at: _u, workspace_id: _w, ...rest } = view;
+      const { hash: _h, name: _n, disabled: _d, created_at: _c, updated_at: _u, workspace_id: _w, rate_limit: _r, ...rest } = view;
       return {
         data: {
           ...rest,
           is_free_tier: false,
           is_management_key: req.key.kind === 'management',
           is_provisioning_key: req.key.kind === 'management',
-          rate_limit: { requests: -1, interval: '10s', note: 'Deprecated; rate limits are not expressed here.' },
+          // The hosted API's deprecated field (always -1 there); here it carries the key's rate limit when it has one.
+          rate_limit: view.rate_limit
+            ? { ...view.rate_limit, note: 'This key\'s rate limit: every authenticated request counts; over it, 429 with Retry-After.' }
+            : { requests: -1, interval: '10s', note: 'Deprecated; this key has no rate limit.' },
         },
       };
     },

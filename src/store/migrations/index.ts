@@ -274,6 +274,16 @@ function m0004(t: ColumnTypes): Migration {
   };
 }
 
+/** Per-key rate limits (docs/keys.md): both null = none. */
+function m0005(): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema.alterTable('api_keys').addColumn('rate_limit_requests', 'integer').execute();
+      await db.schema.alterTable('api_keys').addColumn('rate_limit_interval_s', 'integer').execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -282,5 +292,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0002_generations': m0002(t),
     '0003_guardrails': m0003(t),
     '0004_videos': m0004(t),
+    '0005_key_rate_limits': m0005(),
   };
 }

@@ -1,0 +1,169 @@
+/**
+ * Per-key rate limits: set at creation or by PATCH, shown on the key, enforced on every authenticated request with
+ * 429, Retry-After and X-RateLimit-* (in each API's own error shape), windows aligned to the clock and reset when
+ * over; with PostgreSQL + Redis the limit holds across instances; bad settings are refused naming the field.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
+import { createInferenceKey, freshDatabase, REDIS_URL, startGateway, type TestGateway } from '../helpers.js';
+import { decide, formatInterval, parseInterval, windowAt } from '../../src/core/rate-limits.js';
+import { expectError } from './util.js';
+
+describe('rate limit arithmetic', () => {
+  it('parses and formats intervals, aligns windows to the clock', () => {
+    expect(parseInterval('10s')).toBe(10);
+    expect(parseInterval('1m')).toBe(60);
+    expect(parseInterval('6h')).toBe(21_600);
+    expect(parseInterval('30d')).toBe(2_592_000);
+    expect(parseInterval('31d')).toBeNull();
+    expect(parseInterval('0s')).toBeNull();
+    expect(parseInterval('1w')).toBeNull();
+    expect(formatInterval(60)).toBe('1m');
+    expect(formatInterval(90)).toBe('90s');
+    expect(formatInterval(7200)).toBe('2h');
+    expect(formatInterval(86_400)).toBe('1d');
+    expect(windowAt(Date.UTC(2026, 10, 22, 10, 0, 59, 999), 60)).toEqual({ index: Date.UTC(2026, 10, 22, 10, 0) / 60_000, resetAt: Date.UTC(2026, 10, 22, 10, 1) });
+    expect(decide(3, 3, 0)).toEqual({ allowed: true, limit: 3, remaining: 0, resetAt: 0 });
+    expect(decide(4, 3, 0).allowed).toBe(false);
+  });
+});
+
+describe('per-key rate limits on one instance', () => {
+  let t: TestGateway;
+  let clock = Date.UTC(2026, 10, 22, 10, 0, 10);
+  beforeAll(async () => {
+    t = await startGateway('sqlite', { gateway: { now: () => clock } });
+  });
+  afterAll(() => t.close());
+
+  it('is shown on the key and by GET /key; none is null', async () => {
+    const k = await createInferenceKey(t, { name: 'limited', rate_limit: { requests: 3, interval: '60s' } });
+    expect(k.data.rate_limit).toEqual({ requests: 3, interval: '1m' });
+    const got = await t.call('GET', `/keys/${k.hash}`);
+    expect(got.body.data.rate_limit).toEqual({ requests: 3, interval: '1m' });
+    const self = await t.call('GET', '/key', { key: k.key });
+    expect(self.body.data.rate_limit).toMatchObject({ requests: 3, interval: '1m' });
+    const plain = await createInferenceKey(t, { name: 'plain' });
+    expect(plain.data.rate_limit).toBeNull();
+    expect((await t.call('GET', '/key', { key: plain.key })).body.data.rate_limit.requests).toBe(-1);
+  });
+
+  it('admits exactly the limit out of a concurrent burst, then 429 with Retry-After and X-RateLimit-*, until the window ends', async () => {
+    clock = Date.UTC(2026, 10, 22, 10, 5, 20);
+    const k = await createInferenceKey(t, { name: 'burst', rate_limit: { requests: 5, interval: '1m' } });
+    const replies = await Promise.all(Array.from({ length: 12 }, () => t.call('GET', '/key', { key: k.key })));
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(5);
+    const refused = replies.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(7);
+    const r = refused[0];
+    expectError(r, 429, { message: '5 requests per 1m' });
+    expect(r.body.error.metadata).toMatchObject({ error_type: 'rate_limit_exceeded', limit: 5, interval: '1m', reset_at: '2026-11-22T10:06:00.000Z' });
+    expect(r.headers.get('retry-after')).toBe('40');
+    expect(r.headers.get('x-ratelimit-limit')).toBe('5');
+    expect(r.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(r.headers.get('x-ratelimit-reset')).toBe(String(Date.UTC(2026, 10, 22, 10, 6)));
+    // Other keys are not affected; the next window admits the key again.
+    expect((await t.call('GET', '/keys')).status).toBe(200);
+    clock = Date.UTC(2026, 10, 22, 10, 6, 0);
+    expect((await t.call('GET', '/key', { key: k.key })).status).toBe(200);
+  });
+
+  it('a PATCH sets, changes and removes the limit at once', async () => {
+    clock = Date.UTC(2026, 10, 22, 11, 0, 0);
+    const k = await createInferenceKey(t, { name: 'patched' });
+    expect((await t.call('GET', '/key', { key: k.key })).status).toBe(200); // cached without a limit
+    const set = await t.call('PATCH', `/keys/${k.hash}`, { body: { rate_limit: { requests: 1, interval: '1h' } } });
+    expect(set.status).toBe(200);
+    expect(set.body.data.rate_limit).toEqual({ requests: 1, interval: '1h' });
+    expect((await t.call('GET', '/key', { key: k.key })).status).toBe(200);
+    expect((await t.call('GET', '/key', { key: k.key })).status).toBe(429);
+    const cleared = await t.call('PATCH', `/keys/${k.hash}`, { body: { rate_limit: null } });
+    expect(cleared.body.data.rate_limit).toBeNull();
+    for (let i = 0; i < 3; i++) expect((await t.call('GET', '/key', { key: k.key })).status).toBe(200);
+  });
+
+  it('refuses bad settings naming the field, and writes nothing', async () => {
+    const bad: Array<[unknown, string]> = [
+      [{ requests: 0, interval: '1m' }, 'rate_limit.requests'],
+      [{ requests: 1.5, interval: '1m' }, 'rate_limit.requests'],
+      [{ requests: 10, interval: 'minute' }, 'rate_limit.interval'],
+      [{ requests: 10, interval: '31d' }, 'rate_limit.interval'],
+      [{ requests: 10 }, 'rate_limit.interval'],
+      [{ requests: 10, interval: '1m', burst: 2 }, 'rate_limit'],
+      ['10/m', 'rate_limit'],
+    ];
+    for (const [rate_limit, field] of bad) {
+      const before = (await t.call('GET', '/keys')).body.data.length;
+      expectError(await t.call('POST', '/keys', { body: { name: 'bad', rate_limit } }), 400, { field });
+      expect((await t.call('GET', '/keys')).body.data.length).toBe(before);
+    }
+    const k = await createInferenceKey(t, { name: 'kept' });
+    expectError(await t.call('PATCH', `/keys/${k.hash}`, { body: { rate_limit: { requests: 1, interval: '90d' } } }), 400, { field: 'rate_limit.interval' });
+    expect((await t.call('GET', `/keys/${k.hash}`)).body.data.rate_limit).toBeNull();
+  });
+
+  it('documents 429 on authenticated routes in the OpenAPI document', async () => {
+    const doc = (await t.call('GET', '/openapi.json')).body;
+    expect(doc.paths['/key'].get.responses['429']).toBeDefined();
+    expect(doc.paths['/generation'].get.responses['429']).toBeDefined();
+    expect(doc.components.schemas.ApiKey.properties.rate_limit).toBeDefined();
+  });
+});
+
+describe('rate limits on the inference APIs', () => {
+  let env: ChatEnv;
+  beforeAll(async () => {
+    env = await startChatEnv('sqlite');
+  });
+  afterAll(() => env.close());
+
+  it('chat answers the gateway envelope, messages the Anthropic error shape', async () => {
+    const k = await createInferenceKey(env.t, { name: 'chat-limited', rate_limit: { requests: 1, interval: '30d' } });
+    const chat = (body: object) => fetch(`${env.t.api}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const ok = await chat({ model: 'test/alpha', messages: [{ role: 'user', content: 'hi' }] });
+    expect(ok.status).toBe(200);
+    const refused = await chat({ model: 'test/alpha', messages: [{ role: 'user', content: 'hi' }] });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(((await refused.json()) as { error: unknown }).error).toMatchObject({ code: 429, metadata: { error_type: 'rate_limit_exceeded' } });
+    const messages = await fetch(`${env.t.api}/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': k.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'test/alpha', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(messages.status).toBe(429);
+    expect(await messages.json()).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+  });
+});
+
+describe('rate limits across two instances (PostgreSQL + Redis)', () => {
+  let a: TestGateway;
+  let b: TestGateway;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const db = await freshDatabase('postgres');
+    drop = db.drop;
+    const env = { GATEWAY_REDIS_URL: REDIS_URL };
+    a = await startGateway('postgres', { databaseUrl: db.url, env });
+    b = await startGateway('postgres', { databaseUrl: db.url, env });
+  });
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    await drop?.();
+  });
+
+  it('one shared window: a burst split over both instances admits exactly the limit', async () => {
+    const k = await createInferenceKey(a, { name: 'shared-limit', rate_limit: { requests: 6, interval: '30d' } });
+    const replies = await Promise.all(Array.from({ length: 16 }, (_, i) => (i % 2 ? a : b).call('GET', '/key', { key: k.key })));
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(6);
+    expect(replies.filter((r) => r.status === 429)).toHaveLength(10);
+    // Refused requests count too (16 so far). A limit raised to 20 on A applies on B at once (invalidation), on the
+    // same shared count: four more pass, the fifth does not.
+    expect((await a.call('PATCH', `/keys/${k.hash}`, { body: { rate_limit: { requests: 20, interval: '30d' } } })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    const more = await Promise.all(Array.from({ length: 4 }, () => b.call('GET', '/key', { key: k.key })));
+    expect(more.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect((await a.call('GET', '/key', { key: k.key })).status).toBe(429);
+  });
+});
