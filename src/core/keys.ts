@@ -1,5 +1,5 @@
 /** API key secrets: generation, hashing and the masked label. */
-import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const KEY_PREFIX = 'sk-gw-v1-';
 
@@ -13,10 +13,15 @@ export function hashSecret(secret: string): string {
   return hash('sha256', secret, 'hex'); // one-shot: several times cheaper than createHash on the hot path
 }
 
-/** Constant-time equality of two hex digests of the same length. */
+/**
+ * Constant-time equality of two hex digests of the same length: every character is compared, whatever differs first
+ * (an XOR accumulated over the whole string, without the two Buffers `timingSafeEqual` needs on every request).
+ */
 export function hashesEqual(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
-  return timingSafeEqual(Buffer.from(a, 'latin1'), Buffer.from(b, 'latin1'));
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
 }
 
 /** Masked rendering shown in listings, e.g. `sk-gw-v1-0e6...1c96`. */
