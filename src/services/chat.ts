@@ -228,16 +228,9 @@ export class ChatService {
     // the organization's default sort go to planRoute. The same policy function lists GET /models/user.
     const policy = this.deps.guardrails ? await this.deps.guardrails.enforce(call.key, models) : null;
     // ---- end of organization settings and guardrails -------------------------------------------------------------
-    // The key's own spending limit: 402 once the current window's spend reached it.
-    const limit = call.key.limit !== null && this.deps.guardrails ? await this.deps.guardrails.keyLimitReached(call.key) : null;
-    if (limit) {
-      throw new HttpError(402, `Key limit reached: $${limit.spent.toFixed(6)} spent of $${limit.limit} (${call.key.limit_reset ?? 'no reset'})`, {
-        error_type: 'payment_required',
-        limit: limit.limit,
-        spent: limit.spent,
-        limit_reset: call.key.limit_reset,
-      });
-    }
+    // The key's own spending limit: 402 once the current window's spend reached it. Otherwise the request counts as
+    // in flight against the limit from here on (released by the generation record, or below if preparing fails).
+    const release = call.key.limit !== null && this.deps.guardrails ? await this.deps.guardrails.admitWithinLimit(call.key) : null;
     const plan = planRoute({
       now: this.now(),
       rng: this.deps.rng ?? Math.random,
@@ -255,11 +248,14 @@ export class ChatService {
     });
     const protocols = new Set<'translated'>();
     if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined };
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: release ?? (() => undefined) };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
-    if (protocols.size > 0) this.ir(prepared);
-    // Last, with nothing left to throw: the request now counts as in flight against the key's limit.
-    if (this.deps.guardrails) prepared.release = this.deps.guardrails.admit(call.key);
+    try {
+      if (protocols.size > 0) this.ir(prepared);
+    } catch (err) {
+      prepared.release(null);
+      throw err;
+    }
     return prepared;
   }
 
@@ -292,7 +288,6 @@ export class ChatService {
   }
 
   private record(p: Prepared, call: ChatCall, id: string, o: Outcome, attempts: AttemptLog[], cost: number | null): void {
-    p.release(cost);
     const end = this.now();
     const u = o.usage;
     const row: GenerationRow = {
@@ -329,6 +324,8 @@ export class ChatService {
       created_at: isoTime(end),
     };
     this.deps.recorder.record(row);
+    // After the record: its spend is counted (and, with Redis, sent) before the request stops counting as in flight.
+    p.release(cost);
     if (o.attempt && o.status === 200 && p.sessionId) {
       if (this.sessions.size > 50_000) this.sessions.clear();
       this.sessions.set(`${call.key.workspace_id}|${p.sessionId}`, { model: o.attempt.model, tag: o.attempt.endpoint.tag, at: end });

@@ -229,6 +229,16 @@ export function orgSettingsFromConfig(raw: unknown, catalog: CatalogService): Or
 // The service
 // ---------------------------------------------------------------------------
 
+/** The 402 of a key whose spending limit is reached (model calls, speech, videos). */
+export function keyLimitError(key: KeyRow, limit: number, spent: number): HttpError {
+  return new HttpError(402, `Key limit reached: $${spent.toFixed(6)} spent of $${limit} (${key.limit_reset ?? 'no reset'})`, {
+    error_type: 'payment_required',
+    limit,
+    spent,
+    limit_reset: key.limit_reset,
+  });
+}
+
 export class GuardrailService {
   private readonly policies = new Map<string, { policy: EffectivePolicy; at: number }>();
   private settingsCache: { row: OrgSettingsRow; at: number } | null = null;
@@ -564,7 +574,7 @@ export class GuardrailService {
   }
 
   /** USD spent against a budget: the scope's keys' usage in the budget's window plus what is not yet flushed. */
-  private async spent(b: Budget, key: KeyRow): Promise<number> {
+  private async spent(b: Budget, key: KeyRow, withPending = true): Promise<number> {
     const member = b.scope === 'member' && key.creator_user_id ? key.creator_user_id : null;
     const scopeKey = b.scope === 'workspace' ? `w:${key.workspace_id}` : member ? `m:${member}` : `k:${key.hash}`;
     // The cached database total stays exact while no batch was written: by this instance, or — with Redis — any.
@@ -587,6 +597,7 @@ export class GuardrailService {
       this.spend.set(scopeKey, e);
     }
     let spent = usageInWindow(e.totals, b.resetInterval, b.includeByok);
+    if (!withPending) return spent;
     if (shared) spent += await shared.pending(e.hashes);
     else for (const h of e.hashes) spent += this.deps.recorder.unflushedSpend.get(h) ?? 0;
     return spent;
@@ -609,18 +620,42 @@ export class GuardrailService {
 
   private readonly inflight = new Map<string, { n: number; avg: number | null }>();
 
-  /**
-   * Counts a request of a key with a limit as in flight until the returned release is called (once; later calls are
-   * ignored) with its cost, which also updates the key's average cost per request.
-   */
-  admit(key: KeyRow): (cost: number | null) => void {
-    if (key.limit === null) return () => undefined;
+  private inflightOf(key: KeyRow): { n: number; avg: number | null } {
     let e = this.inflight.get(key.hash);
     if (!e) {
       e = { n: 0, avg: null };
       this.inflight.set(key.hash, e);
     }
-    const entry = e;
+    return e;
+  }
+
+  /**
+   * Checks the key's spending limit and counts the request as in flight in one step, so that no other request of the
+   * key passes the check in between: resolves with the release (call it once the request's cost is known; later calls
+   * are ignored), or throws 402. On one instance the check and the count are one synchronous step after the spend is
+   * read; with Redis, one atomic script over every instance's in-flight requests and not-yet-written spend.
+   */
+  async admitWithinLimit(key: KeyRow): Promise<(cost: number | null) => void> {
+    if (key.limit === null) return () => undefined;
+    const shared = this.deps.recorder.shared;
+    if (!shared) {
+      const reached = await this.keyLimitReached(key);
+      if (reached) throw keyLimitError(key, reached.limit, reached.spent);
+      return this.admit(key, null);
+    }
+    const budget: Budget = { guardrailId: '', name: 'key limit', scope: 'key', limitUsd: key.limit, resetInterval: key.limit_reset, includeByok: key.include_byok_in_limit };
+    const stored = await this.spent(budget, key, false);
+    const r = await shared.admit(key.hash, stored, key.limit, this.inflightOf(key).avg);
+    if (!r.admitted) throw keyLimitError(key, key.limit, r.spent);
+    return this.admit(key, (avg) => shared.release(key.hash, avg));
+  }
+
+  /**
+   * Counts a request of a key with a limit as in flight on this instance until the returned release is called (once)
+   * with its cost, which also updates the key's average cost per request; `then` runs after (the shared count).
+   */
+  private admit(key: KeyRow, then: ((avg: number | null) => void) | null): (cost: number | null) => void {
+    const entry = this.inflightOf(key);
     entry.n++;
     let released = false;
     return (cost) => {
@@ -629,6 +664,7 @@ export class GuardrailService {
       entry.n--;
       if (cost !== null && cost > 0) entry.avg = entry.avg === null ? cost : 0.8 * entry.avg + 0.2 * cost;
       if (entry.n === 0 && this.inflight.size > 100_000) this.inflight.delete(key.hash);
+      then?.(entry.avg);
     };
   }
 

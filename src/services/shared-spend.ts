@@ -9,6 +9,31 @@ import type { Logger } from 'pino';
 
 const EPOCH = 'gw:spend:epoch';
 const pendingKey = (hash: string) => `gw:spend:pending:${hash}`;
+const inflightKey = (hash: string) => `gw:spend:inflight:${hash}`;
+const avgKey = (hash: string) => `gw:spend:avg:${hash}`;
+/** A crashed instance's in-flight count stops counting after this long without a new request of the key. */
+const INFLIGHT_TTL_S = 3600;
+
+/**
+ * A key's limit check and its in-flight count in one step on Redis: spent = stored (ARGV[1]) + every instance's
+ * not-yet-written spend + every instance's requests in flight × the key's average cost; below the limit (ARGV[2]),
+ * one more request is counted in flight. Returns {admitted, spent as text}.
+ */
+const ADMIT = `
+local pending = tonumber(redis.call('GET', KEYS[1]) or '0')
+if pending < 0 then pending = 0 end
+local flying = tonumber(redis.call('GET', KEYS[2]) or '0')
+if flying < 0 then flying = 0 end
+local avg = tonumber(redis.call('GET', KEYS[3]) or ARGV[3])
+if avg < 0 then avg = 0 end
+local spent = tonumber(ARGV[1]) + pending + flying * avg
+if spent >= tonumber(ARGV[2]) then return {0, tostring(spent)} end
+redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ${INFLIGHT_TTL_S})
+return {1, tostring(spent)}
+`;
+
+type AdmitRedis = Redis & { gwAdmit(k1: string, k2: string, k3: string, stored: string, limit: string, avg: string): Promise<[number, string]> };
 /** A crashed instance's pending spend (never written) stops counting after this long. */
 const PENDING_TTL_S = 2 * 24 * 3600;
 
@@ -18,6 +43,24 @@ export class SharedSpend {
   constructor(url: string, log: Logger) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 1 });
     this.redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis spend counter error'));
+    this.redis.defineCommand('gwAdmit', { numberOfKeys: 3, lua: ADMIT });
+  }
+
+  /**
+   * A request of a key with a spending limit, across every instance: admitted (and counted in flight until
+   * `release`) when stored spend + everyone's unwritten spend + everyone's in-flight requests at the key's average
+   * cost stay below the limit. `avg` is this instance's average cost per request (null: unknown).
+   */
+  async admit(hash: string, stored: number, limit: number, avg: number | null): Promise<{ admitted: boolean; spent: number }> {
+    const [ok, spent] = await (this.redis as AdmitRedis).gwAdmit(pendingKey(hash), inflightKey(hash), avgKey(hash), String(stored), String(limit), String(avg ?? -1));
+    return { admitted: ok === 1, spent: Number(spent) };
+  }
+
+  /** An admitted request ended; its key's average cost per request is shared with the other instances. */
+  release(hash: string, avg: number | null): void {
+    const p = this.redis.pipeline().decr(inflightKey(hash));
+    if (avg !== null) p.set(avgKey(hash), String(avg), 'EX', 7 * 24 * 3600);
+    p.exec().catch(() => undefined);
   }
 
   /** Spend recorded here but not yet written to the database. */

@@ -36,7 +36,7 @@ import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
 import { attemptsHttpError, drained, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
 import type { GenerationRecorder } from './generations.js';
-import type { GuardrailService } from './guardrails.js';
+import { keyLimitError, type GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
 import type { WorkspaceService } from './workspaces.js';
 
@@ -177,14 +177,7 @@ export class SpeechService {
       }
       // The key's own spending limit: 402 once the current window's spend reached it.
       const limit = call.key.limit !== null ? await g.keyLimitReached(call.key) : null;
-      if (limit) {
-        throw new HttpError(402, `Key limit reached: $${limit.spent.toFixed(6)} spent of $${limit.limit} (${call.key.limit_reset ?? 'no reset'})`, {
-          error_type: 'payment_required',
-          limit: limit.limit,
-          spent: limit.spent,
-          limit_reset: call.key.limit_reset,
-        });
-      }
+      if (limit) throw keyLimitError(call.key, limit.limit, limit.spent);
     }
 
     const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(call.key.workspace_id) : null;

@@ -34,7 +34,7 @@ import type { VideoConfig } from '../config.js';
 import { videoProtocolOf, type CatalogService } from './catalog.js';
 import { newGenerationId } from './chat.js';
 import type { GenerationRecorder } from './generations.js';
-import type { GuardrailService } from './guardrails.js';
+import { keyLimitError, type GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
 import type { WorkspaceService } from './workspaces.js';
 
@@ -485,14 +485,7 @@ export class VideoService {
       }
       defaultSort = (policy.defaultSort as ProviderSortBy | null | undefined) ?? null;
       const limit = key.limit !== null ? await g.keyLimitReached(key) : null;
-      if (limit) {
-        throw new HttpError(402, `Key limit reached: $${limit.spent.toFixed(6)} spent of $${limit.limit} (${key.limit_reset ?? 'no reset'})`, {
-          error_type: 'payment_required',
-          limit: limit.limit,
-          spent: limit.spent,
-          limit_reset: key.limit_reset,
-        });
-      }
+      if (limit) throw keyLimitError(key, limit.limit, limit.spent);
     }
     const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(key.workspace_id) : null;
     const sort = (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? defaultSort;

@@ -3,10 +3,15 @@
  * GET /key shows what is left. Cost per request here: test/alpha on sim-a, 6 prompt tokens × $0.000001 + 12 completion
  * tokens × $0.000002 = $0.00003.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
-import { createInferenceKey } from '../helpers.js';
+import { stringify } from 'yaml';
+import { createSimulator, type Simulator } from '../../src/sim/index.js';
+import { simCatalog, startChatEnv, type ChatEnv } from '../chat-helpers.js';
+import { createInferenceKey, freshDatabase, REDIS_URL, startGateway, type TestGateway } from '../helpers.js';
 
 describe('key spending limits', () => {
   let env: ChatEnv;
@@ -62,5 +67,52 @@ describe('key spending limits', () => {
     for (let i = 0; i < 3; i++) await ask(k.key);
     const me = await env.t.call('GET', '/key', { key: k.key });
     expect(me.body.data.limit_remaining).toBeNull();
+  });
+});
+
+describe('key spending limits across two instances (PostgreSQL + Redis)', () => {
+  let sim: Simulator;
+  let a: TestGateway;
+  let b: TestGateway;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    sim = await createSimulator();
+    const file = join(mkdtempSync(join(tmpdir(), 'gw-limits-')), 'gateway.yaml');
+    writeFileSync(file, stringify(simCatalog(sim.url)));
+    const db = await freshDatabase('postgres');
+    drop = db.drop;
+    const env = { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', GATEWAY_REDIS_URL: REDIS_URL };
+    a = await startGateway('postgres', { databaseUrl: db.url, env });
+    b = await startGateway('postgres', { databaseUrl: db.url, env });
+  });
+  afterAll(async () => {
+    await a?.stop();
+    await b?.stop();
+    await drop?.();
+    await sim?.close();
+  });
+
+  const ask = (t: TestGateway, key: string) =>
+    new OpenAI({ baseURL: t.api, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], provider: { only: ['sim-a'] } } as never);
+
+  it('a burst split over both instances admits exactly what the limit has room for', async () => {
+    // $0.0001 with one request ($0.00003) spent on A: 3 more fit (0.00003 + n × 0.00003 < 0.0001 for n = 0, 1, 2),
+    // counted over both instances' requests in flight — B has served nothing yet and learns the average cost from A.
+    const k = await createInferenceKey(a, { name: 'shared-burst', limit: 0.0001 });
+    await ask(a, k.key);
+    sim.setKnobs('sim-a', { latencyMs: 300 });
+    try {
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => ask(i % 2 ? a : b, k.key).then(() => 200, (e: { status?: number }) => e.status)));
+      expect(results.filter((s) => s === 200)).toHaveLength(3);
+      expect(results.filter((s) => s === 402)).toHaveLength(7);
+    } finally {
+      sim.setKnobs('sim-a', { latencyMs: null });
+    }
+    // Spent now: 4 × $0.00003 ≥ $0.0001, on either instance; raised, both serve again (nothing left counted in flight).
+    expect(await ask(b, k.key).catch((e: { status?: number }) => e.status)).toBe(402);
+    expect((await a.call('PATCH', `/keys/${k.hash}`, { body: { limit: 1 } })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await ask(b, k.key)).usage).toMatchObject({ cost: 0.00003 });
+    expect((await ask(a, k.key)).usage).toMatchObject({ cost: 0.00003 });
   });
 });
