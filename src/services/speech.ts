@@ -36,7 +36,7 @@ import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
 import { attemptsHttpError, drained, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
 import type { GenerationRecorder } from './generations.js';
-import { keyLimitError, type GuardrailService } from './guardrails.js';
+import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
 import type { WorkspaceService } from './workspaces.js';
 
@@ -70,6 +70,8 @@ export interface PreparedSpeech {
   format: AudioFormat;
   characters: number;
   plan: RoutePlan;
+  /** Ends the request's in-flight count against the key's limit (idempotent; called by the record and the route). */
+  release: (cost: number | null) => void;
 }
 
 /** The formats an endpoint produces natively. */
@@ -175,9 +177,6 @@ export class SpeechService {
         if (access.blocked) throw toHttp(refusal([{ model, access }]));
         endpointPolicy = (ep, provider) => endpointVerdict(policy, ep, provider)?.reason;
       }
-      // The key's own spending limit: 402 once the current window's spend reached it.
-      const limit = call.key.limit !== null ? await g.keyLimitReached(call.key) : null;
-      if (limit) throw keyLimitError(call.key, limit.limit, limit.spent);
     }
 
     const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(call.key.workspace_id) : null;
@@ -202,7 +201,10 @@ export class SpeechService {
       const others = (plan.error.excluded_by ?? []).filter((r) => r !== 'unsupported_parameter');
       plan.error.message = `No endpoint of ${model} can produce response_format "${format}"${others.length > 0 ? ` (other endpoints excluded: ${others.join(', ')})` : ''}`;
     }
-    return { body, format, characters: Array.from(body.input).length, plan };
+    // Last, with nothing left to throw: the key's own spending limit (402 once the current window's spend reached
+    // it); otherwise the request counts as in flight against it until its generation record.
+    const release = g && call.key.limit !== null ? await g.admitWithinLimit(call.key) : null;
+    return { body, format, characters: Array.from(body.input).length, plan, release: release ?? (() => undefined) };
   }
 
   // ---- records and errors ------------------------------------------------------------------------
@@ -268,6 +270,7 @@ export class SpeechService {
       created_at: new Date(end).toISOString(),
     };
     this.deps.recorder.record(row);
+    p.release(o.cost);
   }
 
   // ---- the call ----------------------------------------------------------------------------------

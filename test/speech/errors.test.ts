@@ -146,4 +146,15 @@ describe('speech error statuses', () => {
     expect(second.body.error).toMatchObject({ code: 402, metadata: { error_type: 'payment_required', limit: 0.0001 } });
     expect(env.sim.stats('sim-tts').requests).toBe(1);
   });
+
+  it('concurrent speech of a limited key counts the calls in flight: a burst cannot all pass the check', async () => {
+    // $0.0004 with one call ($0.000165) made: the next is admitted at 0.000165 (< 0.0004) and counts in flight at the
+    // key's average cost, so the one after sees 0.00033 (< 0.0004, admitted) and the third 0.000495: 2 of 6 pass.
+    const { key } = await createInferenceKey(env.t, { name: 'speech-burst', limit: 0.0004 });
+    expect((await speech(env, { model: 'test/tts', input: 'Hello there', voice: 'alloy' }, { key })).status).toBe(200);
+    env.sim.setKnobs('sim-tts', { latencyMs: 300 });
+    const statuses = (await Promise.all(Array.from({ length: 6 }, () => speech(env, { model: 'test/tts', input: 'Hello there', voice: 'alloy' }, { key })))).map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(2);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(4);
+  });
 });
