@@ -342,6 +342,8 @@ function violates(stats: PercentileStats | null | undefined, cutoff: PercentileC
   return false;
 }
 
+const NO_MAX_PRICE: Record<'prompt' | 'completion' | 'request' | 'image', number | undefined> = Object.freeze({ prompt: undefined, completion: undefined, request: undefined, image: undefined });
+
 export function planRoute(input: RouteInput): RoutePlan {
   const prefs: ProviderPreferences = input.provider ?? {};
   const now = input.now;
@@ -349,19 +351,23 @@ export function planRoute(input: RouteInput): RoutePlan {
   const considered: ConsideredEndpoint[] = [];
 
   // --- preferences ---------------------------------------------------------
-  const maxPrice = {
-    prompt: parsePriceLimit(prefs.max_price?.prompt),
-    completion: parsePriceLimit(prefs.max_price?.completion),
-    request: parsePriceLimit(prefs.max_price?.request),
-    image: parsePriceLimit(prefs.max_price?.image),
-    // `audio` is accepted but cannot be enforced: the catalog Pricing has no audio price.
-  };
-  for (const [k, v] of Object.entries(maxPrice)) {
-    if (v !== undefined && Number.isNaN(v)) {
-      return err(400, 'invalid_request', `provider.max_price.${k} must be a non-negative number`, considered);
+  const maxPrice = prefs.max_price
+    ? {
+        prompt: parsePriceLimit(prefs.max_price.prompt),
+        completion: parsePriceLimit(prefs.max_price.completion),
+        request: parsePriceLimit(prefs.max_price.request),
+        image: parsePriceLimit(prefs.max_price.image),
+        // `audio` is accepted but cannot be enforced: the catalog Pricing has no audio price.
+      }
+    : NO_MAX_PRICE;
+  if (maxPrice !== NO_MAX_PRICE) {
+    for (const [k, v] of Object.entries(maxPrice)) {
+      if (v !== undefined && Number.isNaN(v)) {
+        return err(400, 'invalid_request', `provider.max_price.${k} must be a non-negative number`, considered);
+      }
     }
   }
-  const hasMaxPrice = Object.values(maxPrice).some((v) => v !== undefined);
+  const hasMaxPrice = maxPrice !== NO_MAX_PRICE && Object.values(maxPrice).some((v) => v !== undefined);
 
   const sortCfg = normalizeSort(prefs.sort, input.defaultSort);
   // 'exacto' (quality-first by tool-calling success) needs quality data we do not have:
@@ -381,7 +387,7 @@ export function planRoute(input: RouteInput): RoutePlan {
   const denyData = prefs.data_collection === 'deny' || input.denyDataCollection === true;
   const quantizations = nonEmpty(prefs.quantizations ?? null)?.map((q) => q.toLowerCase()) ?? null;
   const requireParams = prefs.require_parameters === true;
-  const checkedParams = [...new Set(input.params)].filter((p) => !UNIVERSAL_PARAMS.has(p));
+  const checkedParams = requireParams ? [...new Set(input.params)].filter((p) => !UNIVERSAL_PARAMS.has(p)) : [];
   const minTp = normalizeCutoff(prefs.preferred_min_throughput);
   const maxLat = normalizeCutoff(prefs.preferred_max_latency);
   const hasSoftPrefs = minTp !== null || maxLat !== null;
@@ -565,6 +571,7 @@ export function planRoute(input: RouteInput): RoutePlan {
    * weights); the rest follow by price ascending, unknown prices last.
    */
   const orderTier = (tier: Cand[]): Cand[] => {
+    if (tier.length < 2) return tier;
     const sorted = [...tier].sort(fullCmp);
     if (!loadBalance) return sorted;
     const priced = sorted.filter((c) => c.price !== null);
@@ -595,7 +602,9 @@ export function planRoute(input: RouteInput): RoutePlan {
    * failures, then the oldest failure (most likely recovered), then the usual order.
    */
   const orderUnhealthy = (tier: Cand[]): Cand[] =>
-    [...tier].sort(
+    tier.length < 2
+      ? tier
+      : [...tier].sort(
       (a, b) =>
         cmpOrder(a, b) ||
         (a.health?.consecutiveFailures ?? 1) - (b.health?.consecutiveFailures ?? 1) ||
@@ -603,24 +612,30 @@ export function planRoute(input: RouteInput): RoutePlan {
         fullCmp(a, b),
     );
 
-  const tiersOf = (cands: Cand[]): { pref: Cand[]; miss: Cand[]; bad: Cand[] } => ({
-    pref: cands.filter((c) => !c.unhealthy && !c.missesPrefs),
-    miss: cands.filter((c) => !c.unhealthy && c.missesPrefs),
-    bad: cands.filter((c) => c.unhealthy),
-  });
+  const NONE: Cand[] = [];
+  const tiersOf = (cands: Cand[]): { pref: Cand[]; miss: Cand[]; bad: Cand[] } =>
+    cands.every((c) => !c.unhealthy && !c.missesPrefs)
+      ? { pref: cands, miss: NONE, bad: NONE }
+      : {
+          pref: cands.filter((c) => !c.unhealthy && !c.missesPrefs),
+          miss: cands.filter((c) => !c.unhealthy && c.missesPrefs),
+          bad: cands.filter((c) => c.unhealthy),
+        };
+  /** The three tiers in order (without copying when only the first has endpoints). */
+  const ordered = (t: { pref: Cand[]; miss: Cand[]; bad: Cand[] }): Cand[] =>
+    t.miss.length === 0 && t.bad.length === 0 ? [...orderTier(t.pref)] : [...orderTier(t.pref), ...orderTier(t.miss), ...orderUnhealthy(t.bad)];
 
   let blocks: Cand[][];
   if (partition === 'none') {
     // Sort all endpoints of all models together.
-    const t = tiersOf(states.flatMap((s) => s.cands));
-    blocks = [[...orderTier(t.pref), ...orderTier(t.miss), ...orderUnhealthy(t.bad)]];
+    blocks = [ordered(tiersOf(states.flatMap((s) => s.cands)))];
   } else {
     const withPref: Cand[][] = [];
     const withoutPref: Cand[][] = [];
     for (const st of states) {
       if (st.cands.length === 0) continue;
       const t = tiersOf(st.cands);
-      const block = [...orderTier(t.pref), ...orderTier(t.miss), ...orderUnhealthy(t.bad)];
+      const block = ordered(t);
       // Soft preferences can promote a fallback model: models with no healthy endpoint
       // meeting them move after the models that have one (stable otherwise).
       if (hasSoftPrefs && t.pref.length === 0) withoutPref.push(block);
