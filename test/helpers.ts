@@ -114,3 +114,20 @@ export async function createInferenceKey(t: TestGateway, body: Record<string, un
   if (res.status !== 201) throw new Error(`key creation failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { key: res.body.key, hash: res.body.data.hash, data: res.body.data };
 }
+
+/** Two gateway instances on one fresh PostgreSQL database with Redis (behind one load balancer, say). */
+export async function startTwoInstances(env: Record<string, string> = {}): Promise<{ a: TestGateway; b: TestGateway; close: () => Promise<void> }> {
+  const db = await freshDatabase('postgres');
+  const all = { GATEWAY_REDIS_URL: REDIS_URL, ...env };
+  const a = await startGateway('postgres', { databaseUrl: db.url, env: all });
+  const b = await startGateway('postgres', { databaseUrl: db.url, env: all });
+  return {
+    a,
+    b,
+    close: async () => {
+      await a.stop();
+      await b.stop();
+      await db.drop();
+    },
+  };
+}

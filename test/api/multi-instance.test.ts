@@ -3,25 +3,17 @@
  * instance is refused by the others at once (Redis invalidation), not after the key cache's TTL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInferenceKey, freshDatabase, REDIS_URL, startGateway, type TestGateway } from '../helpers.js';
+import { createInferenceKey, freshDatabase, REDIS_URL, startGateway, startTwoInstances, type TestGateway } from '../helpers.js';
 
 describe('two instances on one PostgreSQL database with Redis', () => {
   let a: TestGateway;
   let b: TestGateway;
-  let drop: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    const db = await freshDatabase('postgres');
-    drop = db.drop;
     // A long cache TTL: only the invalidation channel can make B notice a change in time.
-    const env = { GATEWAY_REDIS_URL: REDIS_URL, GATEWAY_KEY_CACHE_TTL_MS: '600000' };
-    a = await startGateway('postgres', { databaseUrl: db.url, env });
-    b = await startGateway('postgres', { databaseUrl: db.url, env });
+    ({ a, b, close } = await startTwoInstances({ GATEWAY_KEY_CACHE_TTL_MS: '600000' }));
   });
-  afterAll(async () => {
-    await a?.stop();
-    await b?.stop();
-    await drop?.();
-  });
+  afterAll(async () => close?.());
 
   async function eventually(check: () => Promise<boolean>, ms = 2000): Promise<boolean> {
     const end = Date.now() + ms;

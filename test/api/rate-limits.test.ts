@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
-import { createInferenceKey, freshDatabase, REDIS_URL, startGateway, type TestGateway } from '../helpers.js';
+import { createInferenceKey, startGateway, startTwoInstances, type TestGateway } from '../helpers.js';
 import { decide, formatInterval, parseInterval, windowAt } from '../../src/core/rate-limits.js';
 import { expectError } from './util.js';
 
@@ -139,19 +139,11 @@ describe('rate limits on the inference APIs', () => {
 describe('rate limits across two instances (PostgreSQL + Redis)', () => {
   let a: TestGateway;
   let b: TestGateway;
-  let drop: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    const db = await freshDatabase('postgres');
-    drop = db.drop;
-    const env = { GATEWAY_REDIS_URL: REDIS_URL };
-    a = await startGateway('postgres', { databaseUrl: db.url, env });
-    b = await startGateway('postgres', { databaseUrl: db.url, env });
+    ({ a, b, close } = await startTwoInstances());
   });
-  afterAll(async () => {
-    await a?.stop();
-    await b?.stop();
-    await drop?.();
-  });
+  afterAll(async () => close?.());
 
   it('one shared window: a burst split over both instances admits exactly the limit', async () => {
     const k = await createInferenceKey(a, { name: 'shared-limit', rate_limit: { requests: 6, interval: '30d' } });

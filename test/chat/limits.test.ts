@@ -11,7 +11,7 @@ import OpenAI from 'openai';
 import { stringify } from 'yaml';
 import { createSimulator, type Simulator } from '../../src/sim/index.js';
 import { simCatalog, startChatEnv, type ChatEnv } from '../chat-helpers.js';
-import { createInferenceKey, freshDatabase, REDIS_URL, startGateway, type TestGateway } from '../helpers.js';
+import { createInferenceKey, startTwoInstances, type TestGateway } from '../helpers.js';
 
 describe('key spending limits', () => {
   let env: ChatEnv;
@@ -74,21 +74,15 @@ describe('key spending limits across two instances (PostgreSQL + Redis)', () => 
   let sim: Simulator;
   let a: TestGateway;
   let b: TestGateway;
-  let drop: () => Promise<void>;
+  let close: (() => Promise<void>) | undefined;
   beforeAll(async () => {
     sim = await createSimulator();
     const file = join(mkdtempSync(join(tmpdir(), 'gw-limits-')), 'gateway.yaml');
     writeFileSync(file, stringify(simCatalog(sim.url)));
-    const db = await freshDatabase('postgres');
-    drop = db.drop;
-    const env = { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', GATEWAY_REDIS_URL: REDIS_URL };
-    a = await startGateway('postgres', { databaseUrl: db.url, env });
-    b = await startGateway('postgres', { databaseUrl: db.url, env });
+    ({ a, b, close } = await startTwoInstances({ GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false' }));
   });
   afterAll(async () => {
-    await a?.stop();
-    await b?.stop();
-    await drop?.();
+    await close?.();
     await sim?.close();
   });
 
