@@ -132,6 +132,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Video jobs: durable, driven by a background worker (started below, stopped first at shutdown).
   const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, log: logger, now, options: config.video });
   const rateLimits = new RateLimiter(config.redisUrl ?? null, logger, now);
+  await rateLimits.ready();
   const svc: Services = {
     config,
     store,

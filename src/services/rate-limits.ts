@@ -1,5 +1,5 @@
 /**
- * Per-key rate limits (docs/keys.md): every authenticated request of a key with a rate limit counts against the
+ * Per-key rate limits (docs/api.md, "Rate limits"): every authenticated request of a key with a rate limit counts against the
  * current fixed window (src/core/rate-limits.ts); over the limit, 429 with `Retry-After` and `X-RateLimit-*`.
  *
  * One instance counts in memory, without a promise. With Redis configured, every instance counts on one shared
@@ -25,7 +25,8 @@ export class RateLimiter {
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
   ) {
-    this.redis = redisUrl ? new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true }) : null;
+    // No offline queue: while Redis is unreachable a count fails at once and is taken on this instance instead.
+    this.redis = redisUrl ? new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
     this.redis?.on('error', (err: Error) => log.warn({ err: err.message }, 'redis rate limit counter error'));
   }
 
@@ -71,6 +72,21 @@ export class RateLimiter {
   private prune(): void {
     const now = this.now();
     for (const [hash, c] of this.local) if (windowAt(now, c.intervalS).index !== c.index) this.local.delete(hash);
+  }
+
+  /** Resolves once the shared counter is reachable (or after `ms`: until then, counts are taken on this instance). */
+  async ready(ms = 2000): Promise<void> {
+    const redis = this.redis;
+    if (!redis || redis.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        redis!.off('ready', done);
+        resolve();
+      }
+      redis.once('ready', done);
+    });
   }
 
   /** The 429 for a refused request of `key`. */

@@ -6,7 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
 import { createInferenceKey, startGateway, startTwoInstances, type TestGateway } from '../helpers.js';
+import pino from 'pino';
 import { decide, formatInterval, parseInterval, windowAt } from '../../src/core/rate-limits.js';
+import { RateLimiter } from '../../src/services/rate-limits.js';
+import type { KeyRow } from '../../src/store/types.js';
 import { expectError } from './util.js';
 
 describe('rate limit arithmetic', () => {
@@ -25,6 +28,32 @@ describe('rate limit arithmetic', () => {
     expect(windowAt(Date.UTC(2026, 10, 22, 10, 0, 59, 999), 60)).toEqual({ index: Date.UTC(2026, 10, 22, 10, 0) / 60_000, resetAt: Date.UTC(2026, 10, 22, 10, 1) });
     expect(decide(3, 3, 0)).toEqual({ allowed: true, limit: 3, remaining: 0, resetAt: 0 });
     expect(decide(4, 3, 0).allowed).toBe(false);
+  });
+});
+
+describe('the rate limiter', () => {
+  const key = (over: Partial<KeyRow> = {}) => ({ hash: 'f'.repeat(64), rate_limit_requests: 2, rate_limit_interval_s: 60, ...over }) as KeyRow;
+
+  it('counts per key and window in memory, synchronously; a key without a limit is not counted', () => {
+    let clock = Date.UTC(2026, 10, 22, 12, 0, 0);
+    const rl = new RateLimiter(null, pino({ level: 'silent' }), () => clock);
+    expect(rl.admit(key({ rate_limit_requests: null, rate_limit_interval_s: null }))).toBeNull();
+    expect(rl.admit(key())).toMatchObject({ allowed: true, remaining: 1 });
+    expect(rl.admit(key())).toMatchObject({ allowed: true, remaining: 0 });
+    expect(rl.admit(key())).toMatchObject({ allowed: false, remaining: 0, resetAt: Date.UTC(2026, 10, 22, 12, 1, 0) });
+    expect(rl.admit(key({ hash: 'e'.repeat(64) }))).toMatchObject({ allowed: true });
+    clock += 60_000;
+    expect(rl.admit(key())).toMatchObject({ allowed: true, remaining: 1 });
+  });
+
+  it('with Redis unreachable, counts on this instance instead of failing or letting everything through', async () => {
+    const rl = new RateLimiter('redis://127.0.0.1:1', pino({ level: 'silent' }));
+    try {
+      const got = await Promise.all([rl.admit(key()), rl.admit(key()), rl.admit(key())]);
+      expect(got.map((d) => d?.allowed)).toEqual([true, true, false]);
+    } finally {
+      await rl.close();
+    }
   });
 });
 

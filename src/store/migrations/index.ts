@@ -274,7 +274,7 @@ function m0004(t: ColumnTypes): Migration {
   };
 }
 
-/** Per-key rate limits (docs/keys.md): both null = none. */
+/** Per-key rate limits (docs/api.md, "Rate limits"): both null = none. */
 function m0005(): Migration {
   return {
     async up(db: Db) {
