@@ -52,6 +52,20 @@ describe('access log', () => {
     }
   });
 
+  it('a logger with a mixin writes its access lines through pino, mixin included', async () => {
+    const mixed: string[] = [];
+    const logger = pino({ level: 'info', mixin: () => ({ zone: 'eu' }) }, { write: (s: string) => void mixed.push(s) });
+    const g = await startGateway('sqlite', { gateway: { logger } });
+    try {
+      expect((await g.call('GET', '/keys', { headers: { 'x-request-id': 'req-mixin' } })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 20));
+      const line = mixed.map((l) => JSON.parse(l)).find((l) => l.msg === 'request');
+      expect(line).toMatchObject({ zone: 'eu', request_id: 'req-mixin', status: 200, method: 'GET' });
+    } finally {
+      await g.close();
+    }
+  });
+
   it('writes nothing below level info', async () => {
     const quiet: string[] = [];
     const logger = createLogger(loadConfig({ GATEWAY_LOG_LEVEL: 'warn', GATEWAY_DATABASE_URL: 'sqlite::memory:' }), { write: (s: string) => void quiet.push(s) });
