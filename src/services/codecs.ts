@@ -129,6 +129,30 @@ function chunkPrefix(id: string, created: number, model: string, provider?: stri
   return `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},${provider === undefined ? '' : `"provider":${JSON.stringify(provider)},`}`;
 }
 
+/** A JSON string token, exactly as RFC 8259 defines it (`+` instead of `*` in NONEMPTY: at least one character). */
+const JSON_STRING = '"(?:[^"\\\\\\u0000-\\u001f]|\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-F]{4}))*"';
+const NONEMPTY_JSON_STRING = JSON_STRING.replace(/\*"$/, '+"');
+/** Top-level fields a plain content chunk may carry besides its choice, with values that change nothing here. */
+const INERT_FIELD = `"(?:system_fingerprint|service_tier)":(?:null|${JSON_STRING})|"usage":null`;
+/**
+ * The rest of an ordinary content chunk after the upstream's usual prefix: one choice whose delta is a non-empty
+ * `content` string, no finish reason, and only inert fields besides. Such a chunk needs nothing from its parse — no
+ * error, usage, finish reason, reasoning or provider field is possible, and the pattern admits valid JSON only — so
+ * it is relayed with its prefix rewritten without `JSON.parse` (~0.1 µs instead of ~1.5 µs per event). Anything
+ * else takes the parsing path. Sticky: matched from `lastIndex` (the prefix length) to the end.
+ */
+const PLAIN_CONTENT_REST = new RegExp(
+  `(?:(?:${INERT_FIELD}),)*"choices":\\[\\{"index":0,"delta":\\{"content":${NONEMPTY_JSON_STRING}\\}(?:,"logprobs":null)?,"finish_reason":null\\}\\](?:,(?:${INERT_FIELD}))*\\}$`,
+  'y',
+);
+
+/** Whether `data` is the upstream prefix followed by a plain content chunk (see PLAIN_CONTENT_REST). */
+export function isPlainContentChunk(data: string, upstreamPrefix: string): boolean {
+  if (!data.startsWith(upstreamPrefix)) return false;
+  PLAIN_CONTENT_REST.lastIndex = upstreamPrefix.length;
+  return PLAIN_CONTENT_REST.test(data);
+}
+
 function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef): AttemptCodec {
   return {
     request(ctx, stream) {
@@ -199,6 +223,12 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
               if (ev.data === '[DONE]') {
                 done = true;
                 break;
+              }
+              if (upstreamPrefix !== null && isPlainContentChunk(ev.data, upstreamPrefix)) {
+                s.contentStarted = true;
+                out += `${held}data: ${ourPrefix}${ev.data.slice(upstreamPrefix.length)}\n\n`;
+                held = '';
+                continue;
               }
               let json: Record<string, unknown>;
               try {

@@ -5,7 +5,7 @@
  * order or spacing — is re-serialized. Either way the client sees the same JSON.
  */
 import { describe, expect, it } from 'vitest';
-import { codecFor } from '../../src/services/codecs.js';
+import { codecFor, isPlainContentChunk } from '../../src/services/codecs.js';
 import type { EndpointDef } from '../../src/core/catalog-types.js';
 import type { AnswerMeta } from '../../src/providers/types.js';
 
@@ -55,5 +55,51 @@ describe('chat stream relay (OpenAI protocol upstream)', () => {
       '{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1699999999, "model": "up-model", "choices": [{"index": 0, "delta": {"content": "c"}, "finish_reason": null}]}',
     ]);
     for (const [i, text] of ['a', 'b', 'c'].entries()) expect(out[i]).toEqual({ ...ours, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] });
+  });
+
+  it('plain content chunks (relayed without a parse) are recognized exactly: anything else is parsed', () => {
+    const head = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1699999999,"model":"up-model",';
+    const plain = (choice: string, before = '"service_tier":"default","system_fingerprint":"fp_1",', after = ',"usage":null') => `${head}${before}"choices":[${choice}]${after}}`;
+    const text = (content: string, extra = ',"logprobs":null') => `{"index":0,"delta":{"content":${content}}${extra},"finish_reason":null}`;
+    for (const yes of [
+      plain(text('"Hi"')),
+      plain(text('"Hi \\"there\\" \\u00e9 é \\n\\\\"'), '', ''),
+      plain(text('"x"', ''), '"system_fingerprint":null,'),
+      plain(text('"x"'), '', ',"service_tier":null,"system_fingerprint":"fp"'),
+    ]) {
+      expect(JSON.parse(yes)).toBeTypeOf('object');
+      expect(isPlainContentChunk(yes, head), yes).toBe(true);
+    }
+    for (const no of [
+      plain(text('""')), // no output yet: held, parsed
+      plain('{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":"stop"}'),
+      plain(text('"x"'), '', ',"usage":{"prompt_tokens":1}'),
+      plain(text('"x"'), '', ',"error":{"message":"boom"}'),
+      plain(text('"x"'), '"provider":"other",'),
+      plain('{"index":0,"delta":{"role":"assistant","content":"x"},"finish_reason":null}'),
+      plain('{"index":0,"delta":{"content":"x","reasoning_content":"y"},"finish_reason":null}'),
+      plain('{"index":0,"delta":{"tool_calls":[]},"finish_reason":null}'),
+      plain(`${text('"x"')},${text('"y"')}`), // two choices
+      plain(text('"bad \\x escape"')),
+      plain(text('"raw \n newline"')),
+      plain(text('"unterminated')),
+      plain(text('"x"')) + ' ',
+      plain(text('"x"')).replace('"up-model"', '"other-model"'),
+      plain(text('"x"'), '"x_extra":1,'),
+    ]) {
+      expect(isPlainContentChunk(no, head), no).toBe(false);
+    }
+  });
+
+  it('a stream of plain content chunks reaches the client as the parsing path renders it', () => {
+    const events = [
+      chunk('"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null}'),
+      ...['Hel', 'lo \\"w\\"', ' é'].map((c) => chunk(`"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"content":"${c}"},"logprobs":null,"finish_reason":null}],"usage":null}`)),
+      chunk('"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}'),
+    ];
+    const out = relay(events);
+    expect(out.slice(1, 4).map((c) => (c.choices as Array<{ delta: { content: string } }>)[0].delta.content)).toEqual(['Hel', 'lo "w"', ' é']);
+    for (const c of out.slice(0, 5)) expect(c).toMatchObject({ ...ours, system_fingerprint: 'fp_1', usage: null });
+    expect(out[4]).toMatchObject({ choices: [{ finish_reason: 'stop', native_finish_reason: 'stop' }] });
   });
 });
