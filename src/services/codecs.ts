@@ -134,15 +134,17 @@ const JSON_STRING = '"(?:[^"\\\\\\u0000-\\u001f]|\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-
 const NONEMPTY_JSON_STRING = JSON_STRING.replace(/\*"$/, '+"');
 /** Top-level fields a plain content chunk may carry besides its choice, with values that change nothing here. */
 const INERT_FIELD = `"(?:system_fingerprint|service_tier)":(?:null|${JSON_STRING})|"usage":null`;
+/** Deltas that carry output and nothing to normalize: non-empty text, or a piece of one tool call's arguments. */
+const PLAIN_DELTA = `\\{"content":${NONEMPTY_JSON_STRING}\\}|\\{"tool_calls":\\[\\{"index":(?:0|[1-9][0-9]{0,3}),"function":\\{"arguments":${JSON_STRING}\\}\\}\\]\\}`;
 /**
  * The rest of an ordinary content chunk after the upstream's usual prefix: one choice whose delta is a non-empty
- * `content` string, no finish reason, and only inert fields besides. Such a chunk needs nothing from its parse — no
+ * `content` string (or a tool call's next arguments), no finish reason, and only inert fields besides. Such a chunk needs nothing from its parse — no
  * error, usage, finish reason, reasoning or provider field is possible, and the pattern admits valid JSON only — so
  * it is relayed with its prefix rewritten without `JSON.parse` (~0.1 µs instead of ~1.5 µs per event). Anything
  * else takes the parsing path. Sticky: matched from `lastIndex` (the prefix length) to the end.
  */
 const PLAIN_CONTENT_REST = new RegExp(
-  `(?:(?:${INERT_FIELD}),)*"choices":\\[\\{"index":0,"delta":\\{"content":${NONEMPTY_JSON_STRING}\\}(?:,"logprobs":null)?,"finish_reason":null\\}\\](?:,(?:${INERT_FIELD}))*\\}$`,
+  `(?:(?:${INERT_FIELD}),)*"choices":\\[\\{"index":0,"delta":(?:${PLAIN_DELTA})(?:,"logprobs":null)?,"finish_reason":null\\}\\](?:,(?:${INERT_FIELD}))*\\}$`,
   'y',
 );
 

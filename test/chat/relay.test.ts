@@ -66,6 +66,8 @@ describe('chat stream relay (OpenAI protocol upstream)', () => {
       plain(text('"Hi \\"there\\" \\u00e9 é \\n\\\\"'), '', ''),
       plain(text('"x"', ''), '"system_fingerprint":null,'),
       plain(text('"x"'), '', ',"service_tier":null,"system_fingerprint":"fp"'),
+      plain('{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"city\\":"}}]},"logprobs":null,"finish_reason":null}'),
+      plain('{"index":0,"delta":{"tool_calls":[{"index":12,"function":{"arguments":""}}]},"finish_reason":null}'),
     ]) {
       expect(JSON.parse(yes)).toBeTypeOf('object');
       expect(isPlainContentChunk(yes, head), yes).toBe(true);
@@ -79,6 +81,9 @@ describe('chat stream relay (OpenAI protocol upstream)', () => {
       plain('{"index":0,"delta":{"role":"assistant","content":"x"},"finish_reason":null}'),
       plain('{"index":0,"delta":{"content":"x","reasoning_content":"y"},"finish_reason":null}'),
       plain('{"index":0,"delta":{"tool_calls":[]},"finish_reason":null}'),
+      plain('{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]},"finish_reason":null}'),
+      plain('{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"a"}},{"index":1,"function":{"arguments":"b"}}]},"finish_reason":null}'),
+      plain('{"index":0,"delta":{"tool_calls":[{"index":01,"function":{"arguments":"a"}}]},"finish_reason":null}'),
       plain(`${text('"x"')},${text('"y"')}`), // two choices
       plain(text('"bad \\x escape"')),
       plain(text('"raw \n newline"')),
