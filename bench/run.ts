@@ -18,6 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { request } from 'undici';
+import { procStats, waitUp, writeGatewayConfig } from './common.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -46,31 +47,6 @@ function start(name: string, cmd: string, args: string[], env: Record<string, st
 const killAll = () => kids.forEach((k) => k.kill('SIGKILL'));
 process.on('exit', killAll);
 process.on('SIGINT', () => process.exit(130));
-
-async function waitUp(url: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    try {
-      const r = await request(url, { method: 'GET' });
-      await r.body.dump();
-      return;
-    } catch {
-      await sleep(100);
-    }
-  }
-  throw new Error(`not up: ${url}`);
-}
-
-/** CPU seconds (user + system) and peak RSS (MB) of a process, from /proc. */
-function procStats(pid: number): { cpu: number; hwmMb: number; rssMb: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = 100;
-  const cpu = (Number(f[11]) + Number(f[12])) / ticks;
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { cpu, hwmMb: kb('VmHWM') / 1024, rssMb: kb('VmRSS') / 1024 };
-}
 
 interface Target {
   name: string;
@@ -166,18 +142,7 @@ async function main() {
   const bare = start('bare', process.execPath, [join(vendor, 'bare-proxy.mjs')], { PORT: String(PORTS.bare), UPSTREAM: `http://127.0.0.1:${PORTS.sim}` });
 
   // The gateway, as a user runs it: the built CLI, SQLite, a config file routing bench/model to the simulator.
-  const config = join(scratch, 'gateway.yaml');
-  writeFileSync(
-    config,
-    [
-      'providers:',
-      `  - { slug: sim, name: Simulator, protocol: openai, base_url: "http://127.0.0.1:${PORTS.sim}/v1", no_auth: true }`,
-      'models:',
-      '  - { id: bench/model, name: Bench model, context_length: 32000 }',
-      'endpoints:',
-      '  - { model: bench/model, provider: sim, upstream_model: bench-model, pricing: { prompt: "0.000001", completion: "0.000002" } }',
-    ].join('\n'),
-  );
+  const config = writeGatewayConfig(scratch, `http://127.0.0.1:${PORTS.sim}/v1`);
   const gateway = start('gateway', process.execPath, [join(root, 'dist/bin.js'), 'serve'], {
     PORT: String(PORTS.gateway),
     HOST: '127.0.0.1',

@@ -1,0 +1,48 @@
+/** Helpers shared by the benchmark scripts (run.ts, pair.ts). */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function waitUp(url: string, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      const r = await request(url, { method: 'GET' });
+      await r.body.dump();
+      return;
+    } catch {
+      await sleep(100);
+    }
+  }
+  throw new Error(`not up: ${url}`);
+}
+
+/** CPU seconds (user + system) and peak RSS (MB) of a process, from /proc. */
+export function procStats(pid: number): { cpu: number; hwmMb: number; rssMb: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = 100;
+  const cpu = (Number(f[11]) + Number(f[12])) / ticks;
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { cpu, hwmMb: kb('VmHWM') / 1024, rssMb: kb('VmRSS') / 1024 };
+}
+
+/** A gateway config file routing `bench/model` to the simulator at `simBase` (…/v1); returns its path. */
+export function writeGatewayConfig(dir: string, simBase: string): string {
+  const file = join(dir, 'gateway.yaml');
+  writeFileSync(
+    file,
+    [
+      'providers:',
+      `  - { slug: sim, name: Simulator, protocol: openai, base_url: "${simBase}", no_auth: true }`,
+      'models:',
+      '  - { id: bench/model, name: Bench model, context_length: 32000 }',
+      'endpoints:',
+      '  - { model: bench/model, provider: sim, upstream_model: bench-model, pricing: { prompt: "0.000001", completion: "0.000002" } }',
+    ].join('\n'),
+  );
+  return file;
+}

@@ -1,0 +1,110 @@
+/**
+ * `npm run bench:pair -- <A> <B>`: two builds of the gateway measured at the same time, each under its own load, for
+ * changes smaller than this machine's drift between runs (a shared VM's speed moves ±30 % over minutes, so two runs of
+ * `npm run bench` cannot tell 5 % apart). Both gateways share the simulator and the machine's state; what is compared
+ * is each one's CPU time per request over the same seconds. The same build against itself reads 0.99–1.01.
+ *
+ * A and B are checkouts with `dist/` built and their own `node_modules` (e.g. the current one and an older commit:
+ * `git worktree add ../gw-old <ref> && (cd ../gw-old && npm ci && npm run build)`, then
+ * `npm run bench:pair -- ../gw-old .`).
+ *
+ * Env: PAIR_ROUNDS (default 3), PAIR_SECONDS (each measured phase, default 10), PAIR_CONNECTIONS (per gateway, default
+ * 32), PAIR_STREAM (1: streamed requests), PAIR_NODE_OPTIONS_B (node options for B only, e.g. a GC flag to try).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { request } from 'undici';
+import { procStats, waitUp, writeGatewayConfig } from './common.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const ROUNDS = Math.max(1, Number(process.env.PAIR_ROUNDS ?? 3));
+const SECONDS = Number(process.env.PAIR_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.PAIR_CONNECTIONS ?? 32);
+const STREAM = process.env.PAIR_STREAM === '1';
+const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
+const SIM_PORT = 19150;
+
+const kids = new Set<ChildProcess>();
+process.on('exit', () => kids.forEach((k) => k.kill('SIGKILL')));
+
+function start(cmd: string[], env: Record<string, string>): ChildProcess {
+  const k = spawn(process.execPath, cmd, { env: { ...process.env, ...env }, stdio: 'ignore' });
+  kids.add(k);
+  return k;
+}
+
+function stop(k: ChildProcess): Promise<void> {
+  kids.delete(k);
+  return new Promise((r) => {
+    k.once('exit', () => r());
+    k.kill('SIGKILL');
+  });
+}
+
+function load(url: string, key: string, seconds: number): Promise<autocannon.Result> {
+  const body = JSON.stringify({ model: 'bench/model', messages: [{ role: 'user', content: 'hello' }], stream: STREAM });
+  return new Promise((res, rej) =>
+    autocannon(
+      { url, method: 'POST', connections: CONNECTIONS, duration: seconds, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body },
+      (e, r) => (e ? rej(e) : res(r)),
+    ),
+  );
+}
+
+async function gateway(dir: string, port: number, config: string, scratch: string, nodeOptions = ''): Promise<{ proc: ChildProcess; url: string; key: string }> {
+  const proc = start([join(dir, 'dist/bin.js'), 'serve'], {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    GATEWAY_DATABASE_URL: `sqlite:${join(scratch, `gw-${port}.db`)}`,
+    GATEWAY_ADMIN_KEY: ADMIN,
+    GATEWAY_CONFIG: config,
+    GATEWAY_DEFAULT_CATALOG: 'false',
+    GATEWAY_LOG_LEVEL: 'info',
+    NODE_OPTIONS: nodeOptions,
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitUp(`${base}/health`);
+  const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'pair' }) });
+  const { key } = (await res.body.json()) as { key: string };
+  return { proc, url: `${base}/api/v1/chat/completions`, key };
+}
+
+async function main() {
+  const [a, b] = process.argv.slice(2).map((d) => resolve(d));
+  if (!a || !b) throw new Error('usage: npm run bench:pair -- <checkout A> <checkout B>');
+  for (const d of [a, b]) if (!existsSync(join(d, 'dist/bin.js'))) throw new Error(`${d}/dist/bin.js is missing: build that checkout first`);
+  const scratch = mkdtempSync(join(tmpdir(), 'gw-pair-'));
+  const sim = start([join(root, 'dist/sim/main.js')], { SIM_PORT: String(SIM_PORT) });
+  await waitUp(`http://127.0.0.1:${SIM_PORT}/_sim/health`);
+  const config = writeGatewayConfig(scratch, `http://127.0.0.1:${SIM_PORT}/v1`);
+  console.log(`A = ${a}\nB = ${b}\n${STREAM ? 'streamed' : 'plain'} requests, ${CONNECTIONS} connections each, ${SECONDS} s per round`);
+  const ratios: number[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const [ga, gb] = await Promise.all([gateway(a, 19351, config, scratch), gateway(b, 19352, config, scratch, process.env.PAIR_NODE_OPTIONS_B ?? '')]);
+    await Promise.all([load(ga.url, ga.key, 3), load(gb.url, gb.key, 3)]); // warm-up
+    const cpu0 = [procStats(ga.proc.pid!).cpu, procStats(gb.proc.pid!).cpu];
+    const [ra, rb] = await Promise.all([load(ga.url, ga.key, SECONDS), load(gb.url, gb.key, SECONDS)]);
+    const cpu1 = [procStats(ga.proc.pid!).cpu, procStats(gb.proc.pid!).cpu];
+    const perReq = (i: number, r: autocannon.Result) => ((cpu1[i] - cpu0[i]) * 1e6) / Math.max(1, r.requests.total);
+    const [ua, ub] = [perReq(0, ra), perReq(1, rb)];
+    ratios.push(ub / ua);
+    const errors = (r: autocannon.Result) => r.non2xx + r.errors;
+    console.log(
+      `round ${round}: A ${ua.toFixed(0)} µs/req (${ra.requests.total} req, ${errors(ra)} errors)   B ${ub.toFixed(0)} µs/req (${rb.requests.total} req, ${errors(rb)} errors)   B/A ${(ub / ua).toFixed(3)}`,
+    );
+    await Promise.all([stop(ga.proc), stop(gb.proc)]);
+  }
+  ratios.sort((x, y) => x - y);
+  console.log(`B/A CPU per request: median ${ratios[Math.floor(ratios.length / 2)].toFixed(3)} (${ratios.map((r) => r.toFixed(3)).join(', ')})`);
+  await stop(sim);
+  process.exit(0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
