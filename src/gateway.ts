@@ -132,7 +132,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Video jobs: durable, driven by a background worker (started below, stopped first at shutdown).
   const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, log: logger, now, options: config.video });
   const rateLimits = new RateLimiter(config.redisUrl ?? null, logger, now);
-  await rateLimits.ready();
+  // Shared counters count from the first request (each waits up to 2 s for Redis; without it, this instance counts).
+  await Promise.all([rateLimits.ready(), sharedSpend?.ready()]);
   const svc: Services = {
     config,
     store,

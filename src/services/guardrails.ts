@@ -578,8 +578,11 @@ export class GuardrailService {
     const member = b.scope === 'member' && key.creator_user_id ? key.creator_user_id : null;
     const scopeKey = b.scope === 'workspace' ? `w:${key.workspace_id}` : member ? `m:${member}` : `k:${key.hash}`;
     // The cached database total stays exact while no batch was written: by this instance, or — with Redis — any.
-    const shared = this.deps.recorder.shared;
-    const flushes = shared ? await shared.epoch() : this.deps.recorder.flushes;
+    let shared = this.deps.recorder.shared;
+    // Redis unreachable: this instance's own figures (its unwritten spend, its flushes) until it is back.
+    const epoch = shared ? await shared.epoch().catch(() => null) : null;
+    if (epoch === null) shared = null;
+    const flushes = epoch ?? this.deps.recorder.flushes;
     let e = this.spend.get(scopeKey);
     if (!e || e.flushes !== flushes || this.now() - e.at > SPEND_TTL_MS) {
       const hashes =
@@ -598,7 +601,8 @@ export class GuardrailService {
     }
     let spent = usageInWindow(e.totals, b.resetInterval, b.includeByok);
     if (!withPending) return spent;
-    if (shared) spent += await shared.pending(e.hashes);
+    const pending = shared ? await shared.pending(e.hashes).catch(() => null) : null;
+    if (pending !== null) spent += pending;
     else for (const h of e.hashes) spent += this.deps.recorder.unflushedSpend.get(h) ?? 0;
     return spent;
   }
@@ -645,7 +649,15 @@ export class GuardrailService {
     }
     const budget: Budget = { guardrailId: '', name: 'key limit', scope: 'key', limitUsd: key.limit, resetInterval: key.limit_reset, includeByok: key.include_byok_in_limit };
     const stored = await this.spent(budget, key, false);
-    const r = await shared.admit(key.hash, stored, key.limit, this.inflightOf(key).avg);
+    const r = await shared.admit(key.hash, stored, key.limit, this.inflightOf(key).avg).catch((err: Error) => {
+      this.deps.log?.warn({ err: err.message }, 'spending limits: Redis unavailable, counting this instance only');
+      return null;
+    });
+    if (r === null) {
+      const reached = await this.keyLimitReached(key);
+      if (reached) throw keyLimitError(key, reached.limit, reached.spent);
+      return this.admit(key, null);
+    }
     if (!r.admitted) throw keyLimitError(key, key.limit, r.spent);
     return this.admit(key, (avg) => shared.release(key.hash, avg));
   }

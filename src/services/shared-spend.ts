@@ -41,7 +41,8 @@ export class SharedSpend {
   private readonly redis: Redis;
 
   constructor(url: string, log: Logger) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1 });
+    // No offline queue: while Redis is unreachable a read fails at once and the caller counts this instance only.
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
     this.redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis spend counter error'));
     this.redis.defineCommand('gwAdmit', { numberOfKeys: 3, lua: ADMIT });
   }
@@ -63,17 +64,52 @@ export class SharedSpend {
     p.exec().catch(() => undefined);
   }
 
+  /**
+   * Pending spend this instance did add to Redis and has not taken out yet, per key: a settle takes out no more than
+   * that, so an add lost while Redis was unreachable cannot drive the shared counter below zero.
+   */
+  private readonly added = new Map<string, number>();
+  /** What settles that failed (Redis unreachable) still have to take out, per key: the next settle does. */
+  private readonly owed = new Map<string, number>();
+
   /** Spend recorded here but not yet written to the database. */
   add(hash: string, usd: number): void {
-    this.redis.pipeline().incrbyfloat(pendingKey(hash), usd).expire(pendingKey(hash), PENDING_TTL_S).exec().catch(() => undefined);
+    this.redis
+      .pipeline()
+      .incrbyfloat(pendingKey(hash), usd)
+      .expire(pendingKey(hash), PENDING_TTL_S)
+      .exec()
+      .then((res) => {
+        if (res && !res[0]?.[0]) this.added.set(hash, (this.added.get(hash) ?? 0) + usd);
+      })
+      .catch(() => undefined);
   }
 
   /** A batch was written: its spend leaves the pending counters, and the epoch tells every instance to re-read. */
   async settle(byKey: Map<string, number>): Promise<void> {
     const p = this.redis.pipeline();
-    for (const [hash, usd] of byKey) p.incrbyfloat(pendingKey(hash), -usd);
+    const wanted = new Map<string, number>();
+    const taking = new Map<string, number>();
+    for (const hash of new Set([...byKey.keys(), ...this.owed.keys()])) {
+      const want = (byKey.get(hash) ?? 0) + (this.owed.get(hash) ?? 0);
+      wanted.set(hash, want);
+      const take = Math.min(want, this.added.get(hash) ?? 0);
+      if (take <= 0) continue;
+      p.incrbyfloat(pendingKey(hash), -take);
+      taking.set(hash, take);
+    }
     p.incr(EPOCH);
-    await p.exec().catch(() => undefined);
+    const res = await p.exec().catch(() => null);
+    if (!res) {
+      for (const [hash, want] of wanted) this.owed.set(hash, want);
+      return;
+    }
+    for (const hash of wanted.keys()) {
+      this.owed.delete(hash);
+      const left = (this.added.get(hash) ?? 0) - (taking.get(hash) ?? 0);
+      if (left <= 1e-12) this.added.delete(hash);
+      else this.added.set(hash, left);
+    }
   }
 
   /** Changes whenever any instance wrote spend to the database. */
@@ -88,6 +124,21 @@ export class SharedSpend {
     let sum = 0;
     for (const v of values) if (v !== null) sum += Math.max(0, Number(v));
     return sum;
+  }
+
+  /** Resolves once Redis is reachable, or after `ms` (until then, reads fail and callers fall back). */
+  async ready(ms = 2000): Promise<void> {
+    const redis = this.redis;
+    if (redis.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        redis.off('ready', done);
+        resolve();
+      }
+      redis.once('ready', done);
+    });
   }
 
   async close(): Promise<void> {

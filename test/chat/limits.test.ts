@@ -110,3 +110,23 @@ describe('key spending limits across two instances (PostgreSQL + Redis)', () => 
     expect((await ask(a, k.key)).usage).toMatchObject({ cost: 0.00003 });
   });
 });
+
+describe('limits while Redis is unreachable', () => {
+  let env: ChatEnv;
+  beforeAll(async () => {
+    env = await startChatEnv('sqlite', { env: { GATEWAY_REDIS_URL: 'redis://127.0.0.1:1' } });
+  });
+  afterAll(async () => env?.close());
+
+  it('keys with a spending limit or a rate limit are still served, their limits counted on this instance', async () => {
+    const ask = (key: string) => new OpenAI({ baseURL: env.t.api, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], provider: { only: ['sim-a'] } } as never);
+    const spend = await createInferenceKey(env.t, { name: 'spend', limit: 0.00005 });
+    expect((await ask(spend.key)).usage).toMatchObject({ cost: 0.00003 });
+    expect((await ask(spend.key)).usage).toMatchObject({ cost: 0.00003 });
+    expect(await ask(spend.key).catch((e: { status?: number }) => e.status)).toBe(402);
+    const rate = await createInferenceKey(env.t, { name: 'rate', rate_limit: { requests: 2, interval: '30d' } });
+    expect((await ask(rate.key)).choices[0].message.content).toBeTruthy();
+    expect((await ask(rate.key)).choices[0].message.content).toBeTruthy();
+    expect(await ask(rate.key).catch((e: { status?: number }) => e.status)).toBe(429);
+  });
+});
