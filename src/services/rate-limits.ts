@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { decide, formatInterval, windowAt, type RateDecision } from '../core/rate-limits.js';
 import { HttpError } from '../http/errors.js';
 import type { KeyRow } from '../store/types.js';
+import { whenReady } from './redis.js';
 
 const counterKey = (hash: string, intervalS: number, index: number) => `gw:rl:${hash}:${intervalS}:${index}`;
 
@@ -76,17 +77,7 @@ export class RateLimiter {
 
   /** Resolves once the shared counter is reachable (or after `ms`: until then, counts are taken on this instance). */
   async ready(ms = 2000): Promise<void> {
-    const redis = this.redis;
-    if (!redis || redis.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        redis!.off('ready', done);
-        resolve();
-      }
-      redis.once('ready', done);
-    });
+    if (this.redis) await whenReady(this.redis, ms);
   }
 
   /** The 429 for a refused request of `key`. */

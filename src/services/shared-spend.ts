@@ -6,6 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { whenReady } from './redis.js';
 
 const EPOCH = 'gw:spend:epoch';
 const pendingKey = (hash: string) => `gw:spend:pending:${hash}`;
@@ -127,18 +128,8 @@ export class SharedSpend {
   }
 
   /** Resolves once Redis is reachable, or after `ms` (until then, reads fail and callers fall back). */
-  async ready(ms = 2000): Promise<void> {
-    const redis = this.redis;
-    if (redis.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        redis.off('ready', done);
-        resolve();
-      }
-      redis.once('ready', done);
-    });
+  ready(ms = 2000): Promise<void> {
+    return whenReady(this.redis, ms);
   }
 
   async close(): Promise<void> {
