@@ -228,9 +228,6 @@ export class ChatService {
     // the organization's default sort go to planRoute. The same policy function lists GET /models/user.
     const policy = this.deps.guardrails ? await this.deps.guardrails.enforce(call.key, models) : null;
     // ---- end of organization settings and guardrails -------------------------------------------------------------
-    // The key's own spending limit: 402 once the current window's spend reached it. Otherwise the request counts as
-    // in flight against the limit from here on (released by the generation record, or below if preparing fails).
-    const release = call.key.limit !== null && this.deps.guardrails ? await this.deps.guardrails.admitWithinLimit(call.key) : null;
     const plan = planRoute({
       now: this.now(),
       rng: this.deps.rng ?? Math.random,
@@ -248,14 +245,12 @@ export class ChatService {
     });
     const protocols = new Set<'translated'>();
     if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: release ?? (() => undefined) };
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
-    try {
-      if (protocols.size > 0) this.ir(prepared);
-    } catch (err) {
-      prepared.release(null);
-      throw err;
-    }
+    if (protocols.size > 0) this.ir(prepared);
+    // Last, with nothing left to throw: the key's own spending limit (402 once the current window's spend reached it);
+    // otherwise the request counts as in flight against it until its generation record (or the route) releases it.
+    if (call.key.limit !== null && this.deps.guardrails) prepared.release = await this.deps.guardrails.admitWithinLimit(call.key);
     return prepared;
   }
 
