@@ -352,6 +352,15 @@ function count(v: number | undefined): number {
 
 /** Computes the cost of one generation. See the module comment for the rules. */
 export function computeCost(pricing: Pricing | null, usage: TokenUsage, opts?: CostOptions): CostResult {
+  return costOf(pricing, usage, opts, true);
+}
+
+/** `computeCost` always through BigInts (the reference the plain-number route is tested against). */
+export function computeCostExact(pricing: Pricing | null, usage: TokenUsage, opts?: CostOptions): CostResult {
+  return costOf(pricing, usage, opts, false);
+}
+
+function costOf(pricing: Pricing | null, usage: TokenUsage, opts: CostOptions | undefined, plainNumbers: boolean): CostResult {
   // Clamp the token buckets so that their sum equals the (clamped) totals.
   const prompt = count(usage.promptTokens);
   const cachedRead = Math.min(count(usage.cachedReadTokens), prompt);
@@ -379,15 +388,15 @@ export function computeCost(pricing: Pricing | null, usage: TokenUsage, opts?: C
   const requests = opts?.requests === undefined ? 1 : count(opts.requests);
   const images = count(opts?.images);
 
-  const f = (p.fixed ??= fixedPrices(p));
+  const f = plainNumbers ? (p.fixed ??= fixedPrices(p)) : null;
   if (f) {
     // Every term is a product of safe integers; a result at or above 2^53 (inexact) fails isSafeInteger.
-    const promptN = f.prompt * uncachedPrompt + f.cacheRead * cachedRead + f.cacheWrite * cacheWrite;
-    const completionN = f.completion * completion + f.reasoning * reasoning;
-    const requestN = f.request * requests;
-    const imageN = f.image * images;
+    const terms = [f.prompt * uncachedPrompt, f.cacheRead * cachedRead, f.cacheWrite * cacheWrite, f.completion * completion, f.reasoning * reasoning, f.request * requests, f.image * images];
+    const [uncachedN, cachedReadN, cacheWriteN, completionOnlyN, reasoningN, requestN, imageN] = terms;
+    const promptN = uncachedN + cachedReadN + cacheWriteN;
+    const completionN = completionOnlyN + reasoningN;
     const totalN = promptN + completionN + requestN + imageN;
-    if (Number.isSafeInteger(totalN) && Number.isSafeInteger(f.prompt * uncachedPrompt) && Number.isSafeInteger(f.cacheRead * cachedRead) && Number.isSafeInteger(f.cacheWrite * cacheWrite) && Number.isSafeInteger(f.completion * completion) && Number.isSafeInteger(f.reasoning * reasoning) && Number.isSafeInteger(requestN) && Number.isSafeInteger(imageN)) {
+    if (Number.isSafeInteger(totalN) && terms.every(Number.isSafeInteger)) {
       const S = COST_SIGNIFICANT_DIGITS;
       const cost = fixedToNumber(totalN, f.scale, S);
       const promptCost = fixedToNumber(promptN, f.scale, S);
@@ -426,12 +435,6 @@ function exactCost(p: ParsedPricing, t: CostResult['billedTokens'], requests: nu
   return priced(decToNumber(totalExact, S), decToNumber(promptExact, S), decToNumber(completionExact, S), decToNumber(requestExact, S), decToNumber(imageExact, S), t);
 }
 
-/** `computeCost` always through BigInts (the reference the plain-number route is tested against). */
-export function computeCostExact(pricing: Pricing | null, usage: TokenUsage, opts?: CostOptions): CostResult {
-  const p = parsePricing(pricing);
-  const r = computeCost(pricing, usage, opts);
-  return p && r.priced ? exactCost(p, r.billedTokens, opts?.requests === undefined ? 1 : count(opts.requests), count(opts?.images)) : r;
-}
 
 /**
  * Blended per-token price used for routing decisions (prompt + completion, USD per
