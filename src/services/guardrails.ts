@@ -229,6 +229,11 @@ export function orgSettingsFromConfig(raw: unknown, catalog: CatalogService): Or
 // The service
 // ---------------------------------------------------------------------------
 
+/** A key's own spending limit seen as a budget of its own scope (same spend figures as guardrail budgets). */
+function keyBudget(key: KeyRow, limitUsd: number): Budget {
+  return { guardrailId: '', name: 'key limit', scope: 'key', limitUsd, resetInterval: key.limit_reset, includeByok: key.include_byok_in_limit };
+}
+
 /** The 402 of a key whose spending limit is reached (model calls, speech, videos). */
 export function keyLimitError(key: KeyRow, limit: number, spent: number): HttpError {
   return new HttpError(402, `Key limit reached: $${spent.toFixed(6)} spent of $${limit} (${key.limit_reset ?? 'no reset'})`, {
@@ -614,7 +619,7 @@ export class GuardrailService {
    */
   async keyLimitReached(key: KeyRow): Promise<{ limit: number; spent: number } | null> {
     if (key.limit === null) return null;
-    const budget: Budget = { guardrailId: '', name: 'key limit', scope: 'key', limitUsd: key.limit, resetInterval: key.limit_reset, includeByok: key.include_byok_in_limit };
+    const budget = keyBudget(key, key.limit);
     // Requests of this key still in flight count at the key's average cost, so that a burst of concurrent requests
     // cannot all pass the check before any of them is recorded.
     const flying = this.inflight.get(key.hash);
@@ -642,24 +647,22 @@ export class GuardrailService {
   async admitWithinLimit(key: KeyRow): Promise<(cost: number | null) => void> {
     if (key.limit === null) return () => undefined;
     const shared = this.deps.recorder.shared;
-    if (!shared) {
-      const reached = await this.keyLimitReached(key);
-      if (reached) throw keyLimitError(key, reached.limit, reached.spent);
-      return this.admit(key, null);
+    if (shared) {
+      const budget = keyBudget(key, key.limit);
+      const stored = await this.spent(budget, key, false);
+      const r = await shared.admit(key.hash, stored, key.limit, this.inflightOf(key).avg).catch((err: Error) => {
+        this.deps.log?.warn({ err: err.message }, 'spending limits: Redis unavailable, counting this instance only');
+        return null;
+      });
+      if (r) {
+        if (!r.admitted) throw keyLimitError(key, key.limit, r.spent);
+        return this.admit(key, (avg) => shared.release(key.hash, avg));
+      }
     }
-    const budget: Budget = { guardrailId: '', name: 'key limit', scope: 'key', limitUsd: key.limit, resetInterval: key.limit_reset, includeByok: key.include_byok_in_limit };
-    const stored = await this.spent(budget, key, false);
-    const r = await shared.admit(key.hash, stored, key.limit, this.inflightOf(key).avg).catch((err: Error) => {
-      this.deps.log?.warn({ err: err.message }, 'spending limits: Redis unavailable, counting this instance only');
-      return null;
-    });
-    if (r === null) {
-      const reached = await this.keyLimitReached(key);
-      if (reached) throw keyLimitError(key, reached.limit, reached.spent);
-      return this.admit(key, null);
-    }
-    if (!r.admitted) throw keyLimitError(key, key.limit, r.spent);
-    return this.admit(key, (avg) => shared.release(key.hash, avg));
+    // This instance alone: without Redis, or while it is unreachable.
+    const reached = await this.keyLimitReached(key);
+    if (reached) throw keyLimitError(key, reached.limit, reached.spent);
+    return this.admit(key, null);
   }
 
   /**
