@@ -84,7 +84,7 @@ export class GenerationRecorder {
         await this.store.recordGenerations(batch, usage);
         if (this.shared) {
           const byKey = new Map<string, number>();
-          for (const r of batch) if (r.total_cost) byKey.set(r.key_hash, (byKey.get(r.key_hash) ?? 0) + r.total_cost);
+          for (const d of usage) byKey.set(d.key_hash, (byKey.get(d.key_hash) ?? 0) + d.usage + d.byok_usage);
           await this.shared.settle(byKey);
         }
         for (const r of batch) {
