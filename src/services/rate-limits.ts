@@ -80,24 +80,19 @@ export class RateLimiter {
     if (this.redis) await whenReady(this.redis, ms);
   }
 
-  /** The 429 for a refused request of `key`. */
+  /** The 429 for a refused request of `key`: the envelope, `Retry-After` (seconds) and the `X-RateLimit-*` headers. */
   refusal(key: KeyRow, d: RateDecision): HttpError {
-    return rateLimited(key, d, this.now());
+    const interval = formatInterval(key.rate_limit_interval_s ?? 0);
+    const retryAfter = Math.max(1, Math.ceil((d.resetAt - this.now()) / 1000));
+    return new HttpError(
+      429,
+      `Rate limit exceeded: this key may make ${d.limit} requests per ${interval}; try again in ${retryAfter}s`,
+      { error_type: 'rate_limit_exceeded', limit: d.limit, interval, reset_at: new Date(d.resetAt).toISOString() },
+      { 'retry-after': String(retryAfter), 'x-ratelimit-limit': String(d.limit), 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(d.resetAt) },
+    );
   }
 
   async close(): Promise<void> {
     this.redis?.disconnect();
   }
-}
-
-/** The 429 of a refused request: the envelope, `Retry-After` (seconds) and the `X-RateLimit-*` headers. */
-export function rateLimited(key: KeyRow, d: RateDecision, nowMs: number): HttpError {
-  const interval = formatInterval(key.rate_limit_interval_s ?? 0);
-  const retryAfter = Math.max(1, Math.ceil((d.resetAt - nowMs) / 1000));
-  return new HttpError(
-    429,
-    `Rate limit exceeded: this key may make ${d.limit} requests per ${interval}; try again in ${retryAfter}s`,
-    { error_type: 'rate_limit_exceeded', limit: d.limit, interval, reset_at: new Date(d.resetAt).toISOString() },
-    { 'retry-after': String(retryAfter), 'x-ratelimit-limit': String(d.limit), 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(d.resetAt) },
-  );
 }
