@@ -138,10 +138,11 @@ const INERT_FIELD = `"(?:system_fingerprint|service_tier)":(?:null|${JSON_STRING
 const PLAIN_DELTA = `\\{"content":${NONEMPTY_JSON_STRING}\\}|\\{"tool_calls":\\[\\{"index":(?:0|[1-9][0-9]{0,3}),"function":\\{"arguments":${JSON_STRING}\\}\\}\\]\\}`;
 /**
  * The rest of an ordinary content chunk after the upstream's usual prefix: one choice whose delta is a non-empty
- * `content` string (or a tool call's next arguments), no finish reason, and only inert fields besides. Such a chunk needs nothing from its parse — no
- * error, usage, finish reason, reasoning or provider field is possible, and the pattern admits valid JSON only — so
- * it is relayed with its prefix rewritten without `JSON.parse` (~0.1 µs instead of ~1.5 µs per event). Anything
- * else takes the parsing path. Sticky: matched from `lastIndex` (the prefix length) to the end.
+ * `content` string (or a tool call's next arguments), no finish reason, and only inert fields besides. Such a chunk
+ * needs nothing from its parse — no error, usage, finish reason, reasoning or provider field is possible, and the
+ * pattern admits valid JSON only — so it is relayed with its prefix rewritten without `JSON.parse` (~0.1 µs instead
+ * of ~1.5 µs per event). Anything else takes the parsing path. Sticky: matched from `lastIndex` (the prefix length)
+ * to the end.
  */
 const PLAIN_CONTENT_REST = new RegExp(
   `(?:(?:${INERT_FIELD}),)*"choices":\\[\\{"index":0,"delta":(?:${PLAIN_DELTA})(?:,"logprobs":null)?,"finish_reason":null\\}\\](?:,(?:${INERT_FIELD}))*\\}$`,
