@@ -188,7 +188,9 @@ async function main() {
     request(`${simUrl}/_sim/knobs${body ? '/default' : ''}`, { method: body ? 'POST' : 'DELETE', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined }).then((r) => r.body.dump());
 
   const rows: Array<Record<string, string | number>> = [];
-  for (const t of targets) await load(t, 4, false, 2).catch(() => null); // warm-up
+  // Warm-up of every path measured below, plain and streamed: the figures are of warm processes (a JIT that has not
+  // yet optimized the stream path's per-request code would otherwise weigh on the first stream-timing round).
+  for (const t of targets) for (const stream of [false, true]) await load(t, 4, stream, 2).catch(() => null);
   // Stream timing with chunks 2 ms apart (each chunk its own TCP write, so that gaps can be measured), in interleaved
   // rounds like everything below (pooled samples per target).
   const streamSamples = new Map<string, { first: number[]; gaps: number[] }>();

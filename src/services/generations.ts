@@ -16,7 +16,8 @@ export function keyUsage(batch: readonly GenerationRow[]): KeyUsageDelta[] {
   const byKeyDay = new Map<string, KeyUsageDelta>();
   for (const r of batch) {
     if (r.total_cost === null || !(r.total_cost > 0)) continue;
-    const day = utcDay(Date.parse(r.created_at));
+    // Records are stamped with UTC ISO strings (`…Z`): their first ten characters are the UTC day.
+    const day = r.created_at.endsWith('Z') ? r.created_at.slice(0, 10) : utcDay(Date.parse(r.created_at));
     const k = `${r.key_hash}|${day}`;
     let d = byKeyDay.get(k);
     if (!d) byKeyDay.set(k, (d = { key_hash: r.key_hash, day, usage: 0, byok_usage: 0, requests: 0 }));

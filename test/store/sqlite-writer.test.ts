@@ -112,4 +112,13 @@ describe('key usage of a batch', () => {
       { key_hash: b, day: '2026-11-22', usage: 2, byok_usage: 0, requests: 1 },
     ]);
   });
+
+  it('takes the UTC day of a timestamp written with an offset', async () => {
+    const { keyUsage } = await import('../../src/services/generations.js');
+    const a = 'a'.repeat(64);
+    // 01:30 at +02:00 is 23:30 UTC the day before.
+    expect(keyUsage([row({ key_hash: a, total_cost: 1, created_at: '2026-11-23T01:30:00.000+02:00' })])).toEqual([
+      { key_hash: a, day: '2026-11-22', usage: 1, byok_usage: 0, requests: 1 },
+    ]);
+  });
 });
