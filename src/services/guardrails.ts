@@ -247,7 +247,11 @@ export function keyLimitError(key: KeyRow, limit: number, spent: number): HttpEr
 export class GuardrailService {
   private readonly policies = new Map<string, { policy: EffectivePolicy; at: number }>();
   private settingsCache: { row: OrgSettingsRow; at: number } | null = null;
-  private readonly spend = new Map<string, { hashes: string[]; totals: KeyUsageTotals; flushes: number | string; at: number }>();
+  private readonly spend = new Map<string, { hashes: string[]; totals: KeyUsageTotals; reserved: number; flushes: string; at: number }>();
+  /** Bumped whenever video reservations change on this instance (cached spend figures include them). */
+  private reservations = 0;
+  /** Per key: the tail of this instance's chain of video admissions (one at a time per key). */
+  private readonly admitting = new Map<string, Promise<unknown>>();
   /** Bumped by every invalidation: a policy computed across one is not cached. */
   private generation = 0;
   private orgId: string | null = null;
@@ -578,8 +582,11 @@ export class GuardrailService {
     return policy;
   }
 
-  /** USD spent against a budget: the scope's keys' usage in the budget's window plus what is not yet flushed. */
-  private async spent(b: Budget, key: KeyRow, withPending = true): Promise<number> {
+  /**
+   * USD spent against a budget: the scope's keys' usage in the budget's window, plus what is not yet flushed, plus
+   * what their unfinished video jobs hold. `fresh` reads the database whatever the cache holds.
+   */
+  private async spent(b: Budget, key: KeyRow, withPending = true, fresh = false): Promise<number> {
     const member = b.scope === 'member' && key.creator_user_id ? key.creator_user_id : null;
     const scopeKey = b.scope === 'workspace' ? `w:${key.workspace_id}` : member ? `m:${member}` : `k:${key.hash}`;
     // The cached database total stays exact while no batch was written: by this instance, or — with Redis — any.
@@ -587,9 +594,9 @@ export class GuardrailService {
     // Redis unreachable: this instance's own figures (its unwritten spend, its flushes) until it is back.
     const epoch = shared ? await shared.epoch().catch(() => null) : null;
     if (epoch === null) shared = null;
-    const flushes = epoch ?? this.deps.recorder.flushes;
+    const flushes = `${epoch ?? this.deps.recorder.flushes}:${this.reservations}`;
     let e = this.spend.get(scopeKey);
-    if (!e || e.flushes !== flushes || this.now() - e.at > SPEND_TTL_MS) {
+    if (fresh || !e || e.flushes !== flushes || this.now() - e.at > SPEND_TTL_MS) {
       const hashes =
         b.scope === 'workspace'
           ? await this.deps.store.listKeyHashes({ workspace_id: key.workspace_id })
@@ -600,11 +607,14 @@ export class GuardrailService {
       const usage = await this.deps.store.getKeyUsage(hashes, windowStarts(this.now()));
       const totals: KeyUsageTotals = { usage: 0, usage_daily: 0, usage_weekly: 0, usage_monthly: 0, byok_usage: 0, byok_usage_daily: 0, byok_usage_weekly: 0, byok_usage_monthly: 0 };
       for (const t of usage.values()) for (const k of Object.keys(totals) as Array<keyof KeyUsageTotals>) totals[k] += t[k];
-      e = { hashes, totals, flushes, at: this.now() };
+      let reserved = 0;
+      for (const usd of (await this.deps.store.videoReservations(hashes)).values()) reserved += usd;
+      e = { hashes, totals, reserved, flushes, at: this.now() };
       if (this.spend.size > 100_000) this.spend.clear();
       this.spend.set(scopeKey, e);
     }
-    let spent = usageInWindow(e.totals, b.resetInterval, b.includeByok);
+    // A reserved video cost lands in the current window when the job completes (BYOK is not known before then).
+    let spent = usageInWindow(e.totals, b.resetInterval, b.includeByok) + e.reserved;
     if (!withPending) return spent;
     const pending = shared ? await shared.pending(e.hashes).catch(() => null) : null;
     if (pending !== null) spent += pending;
@@ -663,6 +673,63 @@ export class GuardrailService {
     const reached = await this.keyLimitReached(key);
     if (reached) throw keyLimitError(key, reached.limit, reached.spent);
     return this.admit(key, null);
+  }
+
+  /**
+   * Admits a video job against the key's spending limit and stores it (`insert`) in one step: refused (402) when the
+   * key's spend — stored, not yet written, what its unfinished video jobs hold, and its requests in flight at their
+   * average cost — has reached the limit, or would pass it with the `reserve` this job holds (the most it can bill).
+   * Admissions of one key run one at a time: on this instance in memory, across instances under the store's key lock
+   * (so every figure read is fresh, not cached).
+   */
+  async admitVideo(key: KeyRow, reserve: number, insert: () => Promise<void>): Promise<void> {
+    const limit = key.limit;
+    if (limit === null) {
+      await insert();
+      if (reserve > 0) this.reservationsChanged();
+      return;
+    }
+    const run = async () => {
+      const spent = (await this.spent(keyBudget(key, limit), key, true, true)) + (await this.flyingCost(key));
+      if (spent >= limit) throw keyLimitError(key, limit, spent);
+      if (spent + reserve > limit + 1e-9) {
+        throw new HttpError(402, `Key limit would be exceeded: this video can cost up to $${reserve.toFixed(6)}, and $${spent.toFixed(6)} of $${limit} is spent or held (${key.limit_reset ?? 'no reset'})`, {
+          error_type: 'payment_required',
+          limit,
+          spent,
+          reserve,
+          limit_reset: key.limit_reset,
+        });
+      }
+      await insert();
+      this.reservationsChanged();
+    };
+    const prev = this.admitting.get(key.hash) ?? Promise.resolve();
+    const mine = prev.then(() => this.deps.store.withKeyLock(key.hash, run));
+    const tail = mine.catch(() => undefined);
+    this.admitting.set(key.hash, tail);
+    try {
+      await mine;
+    } finally {
+      if (this.admitting.get(key.hash) === tail) this.admitting.delete(key.hash);
+    }
+  }
+
+  /** Video reservations changed (a job was admitted or ended): cached spend is read again, here and — with Redis — everywhere. */
+  reservationsChanged(): void {
+    this.reservations++;
+    this.deps.recorder.shared?.bump().catch(() => undefined);
+  }
+
+  /** The key's requests in flight at its average cost: every instance's with Redis (this one's while it is unreachable). */
+  private async flyingCost(key: KeyRow): Promise<number> {
+    const local = this.inflight.get(key.hash);
+    const shared = this.deps.recorder.shared;
+    if (shared) {
+      const v = await shared.flyingCost(key.hash, local?.avg ?? null).catch(() => null);
+      if (v !== null) return v;
+    }
+    return local ? local.n * (local.avg ?? 0) : 0;
   }
 
   /**

@@ -113,7 +113,20 @@ export class SharedSpend {
     }
   }
 
-  /** Changes whenever any instance wrote spend to the database. */
+  /** Requests of the key in flight on every instance, at the key's shared average cost (`avg` when none is shared). */
+  async flyingCost(hash: string, avg: number | null): Promise<number> {
+    const [n, shared] = await this.redis.mget(inflightKey(hash), avgKey(hash));
+    const flying = Math.max(0, Number(n ?? 0));
+    const each = shared !== null ? Number(shared) : (avg ?? 0);
+    return flying * Math.max(0, each);
+  }
+
+  /** Something other than a write changed the spend figures (a video reservation): every instance reads them again. */
+  async bump(): Promise<void> {
+    await this.redis.incr(EPOCH);
+  }
+
+  /** Changes whenever any instance wrote spend to the database (or a video reservation changed). */
   async epoch(): Promise<string> {
     return (await this.redis.get(EPOCH)) ?? '0';
   }

@@ -34,7 +34,7 @@ import type { VideoConfig } from '../config.js';
 import { videoProtocolOf, type CatalogService } from './catalog.js';
 import { newGenerationId } from './chat.js';
 import type { GenerationRecorder } from './generations.js';
-import { keyLimitError, type GuardrailService } from './guardrails.js';
+import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
 import type { WorkspaceService } from './workspaces.js';
 
@@ -293,6 +293,7 @@ export class VideoService {
       error: null,
       generation_id: null,
       cost: null,
+      reserved_cost: null,
       is_byok: false,
       content_refs: null,
       seconds: null,
@@ -311,8 +312,14 @@ export class VideoService {
       created_at: iso(now),
       updated_at: iso(now),
     };
-    // Stored before the answer: a job the caller was told about exists, whatever happens next.
-    await this.deps.store.insertVideoJob(row);
+    // Held against the key's spending limit and budgets until the job ends (then its real cost, if any, counts).
+    const reserve = videoReserve(candidates.map((a) => this.real.get(`${a.endpoint.model}|${a.endpoint.tag}`) ?? a.endpoint), req);
+    if (reserve > 0) row.reserved_cost = reserve;
+    // Stored before the answer: a job the caller was told about exists, whatever happens next. With a spending limit,
+    // the admission and the insert are one step per key (a burst of jobs cannot all pass the check).
+    const insert = () => this.deps.store.insertVideoJob(row);
+    if (this.deps.guardrails) await this.deps.guardrails.admitVideo(key, reserve, insert);
+    else await insert();
     this.deps.log.info({ job: row.id, model: row.model, candidates: req.candidates.length }, 'video job created');
     this.kick();
     return this.view(row);
@@ -341,6 +348,7 @@ export class VideoService {
       };
       // No owner condition: the caller wins over a worker, whose next conditional update then finds the job moved.
       if (await this.deps.store.transitionVideoJob(id, pathTo(job.status, 'cancelled')!, patch, { now: iso(now) })) {
+        if (job.reserved_cost) this.deps.guardrails?.reservationsChanged();
         const done: VideoJobRow = { ...job, ...patch, status: 'cancelled' } as VideoJobRow;
         this.record(done, 'cancelled', 499, 'Cancelled by the caller');
         this.deps.log.info({ job: id }, 'video job cancelled');
@@ -484,8 +492,7 @@ export class VideoService {
         endpointPolicy = (ep, provider) => endpointVerdict(policy, ep, provider)?.reason;
       }
       defaultSort = (policy.defaultSort as ProviderSortBy | null | undefined) ?? null;
-      const limit = key.limit !== null ? await g.keyLimitReached(key) : null;
-      if (limit) throw keyLimitError(key, limit.limit, limit.spent);
+      // The key's own spending limit is checked last, when the job is stored (`admitVideo`).
     }
     const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(key.workspace_id) : null;
     const sort = (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? defaultSort;
@@ -733,7 +740,9 @@ export class VideoService {
     const ok = await this.deps.store.transitionVideoJob(job.id, path, full, { owner: this.owner, now: iso(now) });
     if (!ok) return;
     const done = { ...job, ...full, status } as VideoJobRow;
+    // Its reservation stops counting as its cost (if any) is recorded: that spend counts as not yet written at once.
     this.record(done, status, httpStatus, done.error ?? undefined);
+    if (job.reserved_cost) this.deps.guardrails?.reservationsChanged();
     this.deps.log.info({ job: job.id, status, cost: done.cost }, 'video job ended');
     if (done.webhook_state === 'pending') await this.deliverWebhook(done);
     else await this.deps.store.releaseVideoLeases(this.owner, [job.id]);
@@ -853,6 +862,23 @@ function routePrice(e: EndpointDef): string | null {
   if (p.video_second !== undefined) return p.video_second;
   if (p.video !== undefined) return String(Number(p.video) / (e.video?.default_duration ?? 8));
   return null;
+}
+
+/**
+ * What a job holds against its key's spending limit while it runs: the most it can bill on any of its candidate
+ * endpoints, for the requested duration (else the endpoint's default, else its longest) at the requested resolution
+ * (else the default). 0 when no candidate has a known price.
+ */
+export function videoReserve(endpoints: EndpointDef[], r: VideoJobRequest): number {
+  let most = 0;
+  for (const e of endpoints) {
+    const caps = e.video;
+    if (!caps) continue;
+    const seconds = r.duration ?? caps.default_duration ?? (caps.durations && caps.durations.length > 0 ? Math.max(...caps.durations) : null);
+    const cost = videoCost(e, seconds, effectiveDims(r).resolution ?? caps.default_resolution ?? null);
+    if (cost !== null && cost > most) most = cost;
+  }
+  return most;
 }
 
 /**

@@ -76,6 +76,9 @@ class StaticMigrations implements MigrationProvider {
   }
 }
 
+/** Seed of the advisory-lock ids of `withKeyLock` (keeps them apart from any other use of advisory locks). */
+const KEY_LOCK_SEED = 0x6777;
+
 const GENERATION_COLUMNS = [
   'id', 'request_id', 'key_hash', 'workspace_id', 'api_type', 'requested_model', 'model', 'provider_name', 'endpoint_tag', 'upstream_id',
   'streamed', 'cancelled', 'status', 'finish_reason', 'native_finish_reason', 'tokens_prompt', 'tokens_completion', 'native_tokens_reasoning',
@@ -781,6 +784,35 @@ export class SqlStore implements Store {
     if (except && except.length > 0) q = q.where('id', 'not in', except);
     const res = await q.executeTakeFirst();
     return Number(res.numUpdatedRows);
+  }
+
+  async videoReservations(hashes: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (hashes.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('video_jobs')
+      .select(['key_hash', sql<number>`sum(reserved_cost)`.as('usd')])
+      .where('key_hash', 'in', hashes)
+      .where('status', 'in', [...ACTIVE_VIDEO_STATUSES])
+      .groupBy('key_hash')
+      .execute();
+    for (const r of rows) if (r.usd !== null && Number(r.usd) > 0) out.set(r.key_hash as string, Number(r.usd));
+    return out;
+  }
+
+  async withKeyLock<T>(hash: string, fn: () => Promise<T>): Promise<T> {
+    if (this.kind === 'sqlite') return fn();
+    // A session-level advisory lock on a connection of its own, so that `fn` may use the pool (and transactions)
+    // freely; the lock id is a 64-bit hash of the key's hash in a namespace of its own.
+    const id = sql`hashtextextended(${hash}, ${KEY_LOCK_SEED})`;
+    return this.db.connection().execute(async (conn) => {
+      await sql`select pg_advisory_lock(${id})`.execute(conn);
+      try {
+        return await fn();
+      } finally {
+        await sql`select pg_advisory_unlock(${id})`.execute(conn);
+      }
+    });
   }
 
   // ---- helpers ----------------------------------------------------------------------------------

@@ -339,6 +339,14 @@ export interface Store {
   renewVideoLeases(owner: string, leaseUntil: string): Promise<number>;
   /** Gives up the leases `owner` holds (all, or those of `ids`; never those of `except`). */
   releaseVideoLeases(owner: string, ids?: string[], except?: string[]): Promise<number>;
+  /** USD the unfinished (`pending`, `in_progress`) video jobs of these keys hold (`reserved_cost`), per key. */
+  videoReservations(hashes: string[]): Promise<Map<string, number>>;
+  /**
+   * Runs `fn` while holding a lock on the key that every instance sharing the database respects (PostgreSQL: an
+   * advisory lock on its own connection); on SQLite, which one instance owns, `fn` simply runs. Callers serialize
+   * their own concurrent calls in memory too.
+   */
+  withKeyLock<T>(hash: string, fn: () => Promise<T>): Promise<T>;
 }
 
 // ---- video generation jobs ------------------------------------------------------------------------------------------
@@ -390,6 +398,11 @@ export interface VideoJobRow {
   generation_id: string | null;
   /** USD, once completed (null when the endpoint's price is unknown). */
   cost: number | null;
+  /**
+   * USD held against the key's spending limit and budgets while the job is unfinished: the most any of its endpoints
+   * would bill for the requested duration (null: no known price).
+   */
+  reserved_cost: number | null;
   is_byok: boolean;
   /** Upstream references of the generated videos, once completed. */
   content_refs: VideoContentRef[] | null;

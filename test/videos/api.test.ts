@@ -284,14 +284,15 @@ describe.each(BACKENDS)('videos API (%s)', (backend) => {
   });
 
   it("applies the key's spending limit (402) once its video spend reached it", async () => {
-    const limited = await createInferenceKey(env.t, { name: 'limited', limit: 1 });
+    const limited = await createInferenceKey(env.t, { name: 'limited', limit: 1.2 });
     const first = await create({ model: 'test/veo', prompt: 'spend it' }, limited.key);
     expect(first.status).toBe(202);
     const { job } = await waitForJob(env.t, limited.key, first.body.id);
     expect(job.usage.cost).toBeCloseTo(1.2, 10);
-    const second = await create({ model: 'test/veo', prompt: 'one more' }, limited.key);
+    const second = await create({ model: 'test/veo', prompt: 'one more', duration: 4 }, limited.key);
     expect(second.status).toBe(402);
     expect(second.body.error.metadata.error_type).toBe('payment_required');
+    expect(second.body.error.message).toMatch(/^Key limit reached/);
   });
 
   it('applies guardrails (403) and the organization privacy rules (404: video is not zero-data-retention)', async () => {

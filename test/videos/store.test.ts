@@ -36,6 +36,7 @@ function job(over: Partial<VideoJobRow> = {}): VideoJobRow {
     error: null,
     generation_id: null,
     cost: null,
+    reserved_cost: null,
     is_byok: false,
     content_refs: null,
     seconds: null,
@@ -89,6 +90,38 @@ describe.each(BACKENDS)('video job store (%s)', (backend) => {
     const back = await store.getVideoJob(row.id);
     expect(back).toEqual(row);
     expect(await store.getVideoJob('job-missing')).toBeNull();
+  });
+
+  it('sums what unfinished jobs reserve, per key (ended jobs and jobs without a price hold nothing)', async () => {
+    const a = `a${backend}`.padEnd(64, '1');
+    const b = `b${backend}`.padEnd(64, '2');
+    await jobIn('pending', { key_hash: a, reserved_cost: 0.6 });
+    await jobIn('in_progress', { key_hash: a, reserved_cost: 1.2 });
+    await jobIn('pending', { key_hash: a, reserved_cost: null });
+    for (const ended of ['completed', 'failed', 'cancelled', 'expired'] as const) await jobIn(ended, { key_hash: a, reserved_cost: 5 });
+    await jobIn('pending', { key_hash: b, reserved_cost: 0.25 });
+    const got = await store.videoReservations([a, b, 'c'.repeat(64)]);
+    expect([...got.keys()].sort()).toEqual([a, b].sort());
+    expect(got.get(a)).toBeCloseTo(1.8, 10);
+    expect(got.get(b)).toBeCloseTo(0.25, 10);
+    expect((await store.videoReservations([])).size).toBe(0);
+  });
+
+  it.runIf(backend === 'postgres')('runs one holder of a key lock at a time (each call holds it on a connection of its own)', async () => {
+    const order: string[] = [];
+    const hold = (name: string, ms: number) =>
+      store.withKeyLock('k'.repeat(64), async () => {
+        order.push(`${name}+`);
+        await new Promise((r) => setTimeout(r, ms));
+        order.push(`${name}-`);
+        return name;
+      });
+    expect(await Promise.all([hold('a', 60), hold('b', 30), hold('c', 10)])).toEqual(['a', 'b', 'c']);
+    // No two holders overlap: every start is directly followed by its own end.
+    for (let i = 0; i < order.length; i += 2) expect(order[i + 1]).toBe(order[i].replace('+', '-'));
+    // A different key is not held up.
+    const t0 = Date.now();
+    await Promise.all([hold('x', 80), store.withKeyLock('z'.repeat(64), async () => expect(Date.now() - t0).toBeLessThan(60))]);
   });
 
   it.each([

@@ -284,6 +284,19 @@ function m0005(): Migration {
   };
 }
 
+/**
+ * Video jobs hold their largest possible cost against the key's spending limit while they run (docs/videos.md,
+ * "Spending limits"): `reserved_cost` (USD; null: no known price), summed per key over unfinished jobs.
+ */
+function m0006(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema.alterTable('video_jobs').addColumn('reserved_cost', t.dbl).execute();
+      await db.schema.createIndex('video_jobs_key_status_idx').on('video_jobs').columns(['key_hash', 'status']).execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -293,5 +306,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0003_guardrails': m0003(t),
     '0004_videos': m0004(t),
     '0005_key_rate_limits': m0005(),
+    '0006_video_reservations': m0006(t),
   };
 }
