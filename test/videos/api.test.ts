@@ -1,23 +1,13 @@
 /** POST /videos, GET /videos/{id}, content, cancel, models: lifecycle, errors and access, on both databases. */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { simVideoBytes } from '../../src/sim/video.js';
 import { ADMIN_KEY, BACKENDS, createInferenceKey } from '../helpers.js';
-import { startVideoEnv, upstreamCreates, waitForJob, type VideoEnv } from './util.js';
+import { videoEnvFor, upstreamCreates, waitForJob } from './util.js';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 describe.each(BACKENDS)('videos API (%s)', (backend) => {
-  let env: VideoEnv;
-
-  beforeAll(async () => {
-    env = await startVideoEnv(backend);
-  });
-  afterAll(async () => {
-    await env?.close();
-  });
-  beforeEach(() => {
-    env.sim.resetKnobs();
-  });
+  const env = videoEnvFor(backend);
 
   const create = (body: Record<string, unknown>, key = env.key) => env.t.call('POST', '/videos', { key, body });
 

@@ -2,24 +2,14 @@
  * Video jobs against the key's spending limit: a job holds the most it can bill while it runs, so that a burst of
  * jobs cannot pass one check together, and what it holds counts for the key's other requests (chat) too.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BACKENDS, createInferenceKey, REDIS_URL } from '../helpers.js';
-import { startVideoEnv, waitForJob, type VideoEnv } from './util.js';
+import { videoEnvFor, waitForJob } from './util.js';
 
 const HOLD = { videoJobMs: 60_000 }; // jobs that stay in progress until cancelled
 
 describe.each(BACKENDS)('video jobs and spending limits (%s)', (backend) => {
-  let env: VideoEnv;
-
-  beforeAll(async () => {
-    env = await startVideoEnv(backend);
-  });
-  afterAll(async () => {
-    await env?.close();
-  });
-  beforeEach(() => {
-    env.sim.resetKnobs();
-  });
+  const env = videoEnvFor(backend);
 
   const create = (key: string, body: Record<string, unknown>) => env.t.call('POST', '/videos', { key, body: { model: 'test/veo', prompt: 'a fox', ...body } });
   const cancelAll = async (key: string, ids: string[]) => {
@@ -103,14 +93,7 @@ describe.each(BACKENDS)('video jobs and spending limits (%s)', (backend) => {
 });
 
 describe('video jobs and spending limits across two instances (PostgreSQL + Redis)', () => {
-  let env: VideoEnv;
-
-  beforeAll(async () => {
-    env = await startVideoEnv('postgres', { env: { GATEWAY_REDIS_URL: REDIS_URL } });
-  });
-  afterAll(async () => {
-    await env?.close();
-  });
+  const env = videoEnvFor('postgres', { env: { GATEWAY_REDIS_URL: REDIS_URL } });
 
   it('a burst split over both instances admits exactly as many jobs as the limit covers', async () => {
     env.sim.setKnobs('sim-veo', HOLD);

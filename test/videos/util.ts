@@ -8,6 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { stringify } from 'yaml';
 import { createSimulator, type Simulator } from '../../src/sim/index.js';
 import { createInferenceKey, freshDatabase, startGateway, type Backend, type TestGateway } from '../helpers.js';
@@ -112,6 +113,24 @@ export async function startVideoEnv(backend: Backend, opts: { env?: Record<strin
       await sim.close();
     },
   };
+}
+
+/**
+ * The video environment of a describe block: started before its tests, closed after them, the simulator's knobs
+ * reset before each test. The returned object is filled in once it has started.
+ */
+export function videoEnvFor(backend: Backend, opts: { env?: Record<string, string> } = {}): VideoEnv {
+  const env = {} as VideoEnv;
+  beforeAll(async () => {
+    Object.assign(env, await startVideoEnv(backend, opts));
+  });
+  afterAll(async () => {
+    await env.close?.();
+  });
+  beforeEach(() => {
+    env.sim.resetKnobs();
+  });
+  return env;
 }
 
 /** Polls GET /videos/{id} (through `t`) until `done(job)` holds; returns every distinct status seen and the last job. */

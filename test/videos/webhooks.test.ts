@@ -1,8 +1,8 @@
 /** Terminal-state webhooks: payload, HMAC signature, idempotency key, retries with backoff (kept across restarts). */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signWebhook } from '../../src/services/videos.js';
 import { BACKENDS } from '../helpers.js';
-import { startVideoEnv, until, verifySignature, waitForJob, webhookReceiver, WEBHOOK_SECRET, type VideoEnv } from './util.js';
+import { startVideoEnv, videoEnvFor, until, verifySignature, waitForJob, webhookReceiver, WEBHOOK_SECRET } from './util.js';
 
 describe('webhook signature', () => {
   it('is t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>,<raw body>")>', () => {
@@ -18,17 +18,7 @@ describe('webhook signature', () => {
 });
 
 describe.each(BACKENDS)('video webhooks (%s)', (backend) => {
-  let env: VideoEnv;
-
-  beforeAll(async () => {
-    env = await startVideoEnv(backend);
-  });
-  afterAll(async () => {
-    await env?.close();
-  });
-  beforeEach(() => {
-    env.sim.resetKnobs();
-  });
+  const env = videoEnvFor(backend);
 
   it('POSTs a signed video.generation.completed event, retried with backoff after a failing receiver', async () => {
     const hook = await webhookReceiver([500, 503]);
