@@ -21,8 +21,11 @@ export function topEndpoint(endpoints: EndpointDef[]): EndpointDef | undefined {
   return best ?? endpoints[0];
 }
 
-function pricingView(p: Pricing | null | undefined): Record<string, string> | null {
-  if (!p) return null;
+/** The hosted API's mark of a price that is not fixed (its auto router's), used for a price the gateway does not know. */
+const UNKNOWN_PRICING = { prompt: '-1', completion: '-1' } as const;
+
+function pricingView(p: Pricing | null | undefined): Record<string, string> {
+  if (!p) return { ...UNKNOWN_PRICING };
   const out: Record<string, string> = { ...ZERO_PRICING };
   for (const [k, v] of Object.entries(p)) if (typeof v === 'string') out[k] = v;
   if (typeof p.discount === 'number') out.discount = String(p.discount);
@@ -42,7 +45,7 @@ export function modelView(m: ModelDef, endpoints: EndpointDef[], opts: { withRea
     description: m.description,
     context_length: Math.max(0, ...endpoints.map((e) => e.context_length)) || m.context_length,
     architecture: m.architecture,
-    // Null when no endpoint has a known price (flagged, never shown as free).
+    // "-1" prices when no endpoint has a known price (flagged as the hosted API does, never shown as free).
     pricing: pricingView(top?.pricing),
     top_provider: top
       ? { context_length: top.context_length, max_completion_tokens: top.max_completion_tokens, is_moderated: top.is_moderated }

@@ -133,7 +133,13 @@ function chunkPrefix(id: string, created: number, model: string, provider?: stri
 const JSON_STRING = '"(?:[^"\\\\\\u0000-\\u001f]|\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-F]{4}))*"';
 const NONEMPTY_JSON_STRING = JSON_STRING.replace(/\*"$/, '+"');
 /** Top-level fields a plain content chunk may carry besides its choice, with values that change nothing here. */
-const INERT_FIELD = `"(?:system_fingerprint|service_tier)":(?:null|${JSON_STRING})|"usage":null`;
+const INERT_FIELD = `"(?:system_fingerprint|service_tier)":(?:null|${JSON_STRING})`;
+/**
+ * How OpenAI ends every chunk but the last when usage is asked for (`stream_options.include_usage`, which the gateway
+ * always asks for). The gateway's chunks carry no `usage` until the final one — as the hosted API's, whose SDK
+ * refuses a `usage: null` — so a plain chunk ending so is relayed without it.
+ */
+const USAGE_NULL_TAIL = ',"usage":null}';
 /** Deltas that carry output and nothing to normalize: non-empty text, or a piece of one tool call's arguments. */
 const PLAIN_DELTA = `\\{"content":${NONEMPTY_JSON_STRING}\\}|\\{"tool_calls":\\[\\{"index":(?:0|[1-9][0-9]{0,3}),"function":\\{"arguments":${JSON_STRING}\\}\\}\\]\\}`;
 /**
@@ -145,13 +151,19 @@ const PLAIN_DELTA = `\\{"content":${NONEMPTY_JSON_STRING}\\}|\\{"tool_calls":\\[
  * to the end.
  */
 const PLAIN_CONTENT_REST = new RegExp(
-  `(?:(?:${INERT_FIELD}),)*"choices":\\[\\{"index":0,"delta":(?:${PLAIN_DELTA})(?:,"logprobs":null)?,"finish_reason":null\\}\\](?:,(?:${INERT_FIELD}))*\\}$`,
+  `(?:(?:${INERT_FIELD}),)*"choices":\\[\\{"index":0,"delta":(?:${PLAIN_DELTA})(?:,"logprobs":null)?,"finish_reason":null\\}\\](?:,(?:${INERT_FIELD}))*(?:,"usage":null)?\\}$`,
   'y',
 );
 
 /** `s.startsWith(prefix)`, several times faster on this V8 for a long prefix (~0.05 instead of ~0.35 µs at 100 characters). */
 function hasPrefix(s: string, prefix: string): boolean {
   return s.length >= prefix.length && s.slice(0, prefix.length) === prefix;
+}
+
+/** What follows the upstream prefix in a plain content chunk, as the client gets it (without a final `usage: null`). */
+export function plainChunkRest(data: string, upstreamPrefix: string): string {
+  const n = data.length - USAGE_NULL_TAIL.length;
+  return data.slice(n) === USAGE_NULL_TAIL ? `${data.slice(upstreamPrefix.length, n)}}` : data.slice(upstreamPrefix.length);
 }
 
 /** Whether `data` is the upstream prefix followed by a plain content chunk (see PLAIN_CONTENT_REST). */
@@ -234,7 +246,7 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
               }
               if (upstreamPrefix !== null && isPlainContentChunk(ev.data, upstreamPrefix)) {
                 s.contentStarted = true;
-                out += `${held}data: ${ourPrefix}${ev.data.slice(upstreamPrefix.length)}\n\n`;
+                out += `${held}data: ${ourPrefix}${plainChunkRest(ev.data, upstreamPrefix)}\n\n`;
                 held = '';
                 continue;
               }
@@ -245,9 +257,10 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
                 throw new UpstreamError(502, 'Provider sent an invalid stream event', 'provider_unavailable', 200, ev.data.slice(0, 512));
               }
               if (json.error) throw streamError(json as { error?: { message?: string } });
-              const withUsage = !!json.usage;
+              // Usage (or OpenAI's `usage: null` on every other chunk) goes only on the gateway's final chunk.
+              const withUsage = json.usage !== undefined;
               if (withUsage) {
-                raw = json.usage as OpenAIUsage;
+                if (json.usage) raw = json.usage as OpenAIUsage;
                 delete json.usage;
               }
               if (typeof json.id === 'string') s.upstreamId = json.id;

@@ -368,7 +368,8 @@ export class GuardrailService {
 
   // ---- guardrails --------------------------------------------------------------------------------
 
-  private async organizationId(): Promise<string> {
+  /** The organization's id (GET /key's `organization_id`, guardrail member assignments). */
+  async organizationId(): Promise<string> {
     this.orgId ??= (await this.deps.store.getOrganization())?.id ?? 'org';
     return this.orgId;
   }

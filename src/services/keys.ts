@@ -182,6 +182,8 @@ export class KeyService {
       updated_at: row.updated_at,
       expires_at: row.expires_at,
       creator_user_id: row.creator_user_id,
+      // The hosted API's end-user id of keys it issues for its customers' users: none here (the official SDK reads it).
+      external_user: null,
       workspace_id: row.workspace_id,
       is_management_key: row.kind === 'management',
       rate_limit: KeyService.rateLimit(row),

@@ -113,14 +113,15 @@ describe('cost arithmetic', () => {
     expect(PRICES.c).toEqual({ prompt: '0.0000005', completion: '0.000001' });
   });
 
-  it('an unknown price: cost null (never $0), flagged in gateway_metadata, null in the record', async () => {
+  it('an unknown price: cost null (never $0), flagged in gateway_metadata and in the record', async () => {
     const [body, usage] = await bothWays({ model: 'test/unpriced' });
     expect(usage.prompt_tokens).toBe(100);
     expect(usage.cost).toBeNull();
     expect(usage.cost_details).toEqual({ upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null });
     expect(body.gateway_metadata.pricing).toBe('unknown');
     const g = await env.t.call('GET', `/generation?id=${body.id}`, { key: env.key });
-    expect(g.body.data.total_cost).toBeNull();
+    // The record's total is a number as the hosted API's (0: nothing billed), flagged instead of silent.
+    expect(g.body.data).toMatchObject({ total_cost: 0, usage: 0, upstream_inference_cost: null, pricing: 'unknown' });
     expect(g.body.data.tokens_prompt).toBe(100);
     // Priced replies carry no such flag.
     const priced = await chat(env, { model: 'test/alpha' }, { headers: { 'X-Gateway-Metadata': 'enabled' } });

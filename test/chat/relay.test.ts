@@ -5,7 +5,7 @@
  * order or spacing — is re-serialized. Either way the client sees the same JSON.
  */
 import { describe, expect, it } from 'vitest';
-import { codecFor, isPlainContentChunk } from '../../src/services/codecs.js';
+import { codecFor, isPlainContentChunk, plainChunkRest } from '../../src/services/codecs.js';
 import type { EndpointDef } from '../../src/core/catalog-types.js';
 import type { AnswerMeta } from '../../src/providers/types.js';
 
@@ -71,6 +71,10 @@ describe('chat stream relay (OpenAI protocol upstream)', () => {
     ]) {
       expect(JSON.parse(yes)).toBeTypeOf('object');
       expect(isPlainContentChunk(yes, head), yes).toBe(true);
+      // Relayed as the same JSON without `usage: null`.
+      const rest = plainChunkRest(yes, head);
+      const { usage: _u, ...expected } = JSON.parse(yes) as Record<string, unknown>;
+      expect(JSON.parse(`${head}${rest}`)).toEqual(expected);
     }
     for (const no of [
       plain(text('""')), // no output yet: held, parsed
@@ -91,6 +95,7 @@ describe('chat stream relay (OpenAI protocol upstream)', () => {
       plain(text('"x"')) + ' ',
       plain(text('"x"')).replace('"up-model"', '"other-model"'),
       plain(text('"x"'), '"x_extra":1,'),
+      plain(text('"x"'), '"usage":null,', ''), // usage: null other than last: parsed (and dropped there)
     ]) {
       expect(isPlainContentChunk(no, head), no).toBe(false);
     }
@@ -104,7 +109,12 @@ describe('chat stream relay (OpenAI protocol upstream)', () => {
     ];
     const out = relay(events);
     expect(out.slice(1, 4).map((c) => (c.choices as Array<{ delta: { content: string } }>)[0].delta.content)).toEqual(['Hel', 'lo "w"', ' é']);
-    for (const c of out.slice(0, 5)) expect(c).toMatchObject({ ...ours, system_fingerprint: 'fp_1', usage: null });
+    // OpenAI's `usage: null` on every chunk but the last is not relayed (the parsed ones and the plain ones alike):
+    // usage comes once, on the gateway's final chunk — the hosted API's shape, which its SDK requires.
+    for (const c of out.slice(0, 5)) {
+      expect(c).toMatchObject({ ...ours, system_fingerprint: 'fp_1' });
+      expect(c).not.toHaveProperty('usage');
+    }
     expect(out[4]).toMatchObject({ choices: [{ finish_reason: 'stop', native_finish_reason: 'stop' }] });
   });
 });

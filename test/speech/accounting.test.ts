@@ -84,7 +84,7 @@ describe('speech cost and generation records', () => {
     const failed = await speech(env, { model: 'test/tts', input: 'nope', voice: 'alloy' }, { key });
     expect(failed.status).toBe(502);
     const fg = await generation(env, failed.headers.get('x-generation-id')!);
-    expect(fg).toMatchObject({ api_type: 'tts', status: 502, total_cost: null, provider_name: null, error: { status: 502 } });
+    expect(fg).toMatchObject({ api_type: 'tts', status: 502, total_cost: 0, provider_name: null, error: { status: 502 } });
     env.advance(31_000);
     env.sim.resetKnobs();
     for (let i = 0; i < 2; i++) expect((await speech(env, { model: 'test/tts', input: 'x'.repeat(100), voice: 'alloy' }, { key })).status).toBe(200);

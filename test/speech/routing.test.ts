@@ -102,7 +102,7 @@ describe('speech routing', () => {
     await expect(res.arrayBuffer()).rejects.toThrow();
     expect(env.sim.stats('sim-tts2').requests).toBe(0);
     const g = await generation(env, res.headers.get('x-generation-id')!);
-    expect(g).toMatchObject({ status: 502, provider_name: 'sim-tts', total_cost: null });
+    expect(g).toMatchObject({ status: 502, provider_name: 'sim-tts', total_cost: 0 });
   });
 
   it('provider.order and provider.only pick the endpoint', async () => {

@@ -130,7 +130,7 @@ describe.each(BACKENDS)('videos API (%s)', (backend) => {
     expect(job.unsigned_urls).toBeUndefined();
     const gen = await env.call('GET', `/generation?id=${job.generation_id}`);
     expect(gen.status).toBe(200);
-    expect(gen.body.data).toMatchObject({ api_type: 'video', finish_reason: 'failed', total_cost: null, provider_name: 'sim-veo' });
+    expect(gen.body.data).toMatchObject({ api_type: 'video', finish_reason: 'failed', total_cost: 0, provider_name: 'sim-veo' });
   });
 
   it('fails a job whose submission the provider refuses', async () => {
@@ -194,7 +194,7 @@ describe.each(BACKENDS)('videos API (%s)', (backend) => {
     expect(again.status).toBe(409);
     expect(again.body.error.message).toMatch(/already cancelled/);
     const gen = await env.call('GET', `/generation?id=${c.body.generation_id}`);
-    expect(gen.body.data).toMatchObject({ finish_reason: 'cancelled', cancelled: true, total_cost: null });
+    expect(gen.body.data).toMatchObject({ finish_reason: 'cancelled', cancelled: true, total_cost: 0 });
   });
 
   it("answers 404 for another workspace's job and for unknown ids; a job is visible to its workspace's keys", async () => {

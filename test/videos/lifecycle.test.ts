@@ -108,7 +108,7 @@ describe.each(BACKENDS)('video job states, one worker pass at a time (%s)', (bac
     expect(expired.usage).toBeUndefined();
     expect((await store().getVideoJob(id))!.error).toMatch(/did not finish within/);
     const gen = await env.call('GET', `/generation?id=${expired.generation_id}`);
-    expect(gen.body.data).toMatchObject({ finish_reason: 'expired', status: 524, total_cost: null });
+    expect(gen.body.data).toMatchObject({ finish_reason: 'expired', status: 524, total_cost: 0 });
   });
 
   it('pending → in_progress → expired in one pass when no worker took the job in time (never submitted)', async () => {

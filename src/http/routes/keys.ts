@@ -42,6 +42,7 @@ const KeyView = Type.Object(
     updated_at: Nullable(Timestamp),
     expires_at: Nullable(Timestamp),
     creator_user_id: Nullable(Type.String()),
+    external_user: Type.Null({ description: "The hosted API's end-user id of a key; always null here." }),
     workspace_id: Uuid,
     is_management_key: Type.Boolean({ description: 'Extension: whether this is a management key.' }),
     rate_limit: RateLimit,
@@ -198,6 +199,13 @@ export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Se
               is_provisioning_key: Type.Boolean(),
               expires_at: Nullable(Timestamp),
               rate_limit: Type.Object({ requests: Type.Integer(), interval: Type.String(), note: Type.String() }),
+              workspace_id: Uuid,
+              organization_id: Type.String(),
+              allowed_data_regions: Type.Array(Type.String(), { description: "Always [\"global\"]: the gateway does not pin keys to a data region." }),
+              free_model_daily_requests: Type.Object(
+                { limit: Type.Integer(), remaining: Type.Integer(), used: Type.Integer() },
+                { description: 'The hosted API\'s daily quota of free-model requests; the gateway has none: all -1.' },
+              ),
             }, { additionalProperties: true }),
           }),
           ...errors(401, 500),
@@ -206,10 +214,13 @@ export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Se
     },
     async (req) => {
       const [view] = await withUsage([req.key]);
-      const { hash: _h, name: _n, disabled: _d, created_at: _c, updated_at: _u, workspace_id: _w, rate_limit: _r, ...rest } = view;
+      const { hash: _h, name: _n, disabled: _d, created_at: _c, updated_at: _u, external_user: _e, rate_limit: _r, ...rest } = view;
       return {
         data: {
           ...rest,
+          organization_id: await svc.guardrails.organizationId(),
+          allowed_data_regions: ['global'],
+          free_model_daily_requests: { limit: -1, remaining: -1, used: -1 },
           is_free_tier: false,
           is_management_key: req.key.kind === 'management',
           is_provisioning_key: req.key.kind === 'management',

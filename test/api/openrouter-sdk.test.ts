@@ -1,0 +1,142 @@
+/**
+ * The official `@openrouter/sdk` (the hosted router's TypeScript SDK) pointed at the gateway: it validates every
+ * answer against its own schemas, so each call here checks the gateway's answer shape as that SDK's users get it —
+ * chat (plain and streamed), keys, the calling key, generations, models, workspaces, guardrails, members — and that
+ * errors surface as its typed errors with the right status.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { OpenRouter } from '@openrouter/sdk';
+import * as errors from '@openrouter/sdk/models/errors';
+import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
+import { ADMIN_KEY } from '../helpers.js';
+
+let env: ChatEnv;
+/** An inference key's client, and the admin (management) key's. */
+let sdk: OpenRouter;
+let admin: OpenRouter;
+
+beforeAll(async () => {
+  env = await startChatEnv('sqlite');
+  sdk = new OpenRouter({ apiKey: env.key, serverURL: env.t.api });
+  admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: env.t.api });
+});
+afterAll(async () => env?.close());
+beforeEach(() => env.sim.resetKnobs());
+
+const hello = (model = 'test/alpha') => ({ model, messages: [{ role: 'user' as const, content: 'What is the weather in Paris?' }] });
+
+async function rejection(p: Promise<unknown>): Promise<errors.OpenRouterError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(errors.OpenRouterError);
+    return e as errors.OpenRouterError;
+  }
+  throw new Error('expected an error');
+}
+
+describe('@openrouter/sdk: chat', () => {
+  it('a plain completion: content, the serving model, usage with cost, the generation id', async () => {
+    // A non-streamed call answers the completion (the declared result also covers a stream).
+    const res = (await sdk.chat.send({ chatRequest: hello() })) as any;
+    expect(res.id).toMatch(/^gen-/);
+    expect(res.model).toBe('test/alpha');
+    expect(res.choices[0].message.content).toMatch(/^Simulated reply to:/);
+    expect(res.choices[0].finishReason).toBe('stop');
+    expect(res.usage?.promptTokens).toBeGreaterThan(0);
+    expect(res.usage?.cost).toBeGreaterThan(0);
+    const gen = await sdk.generations.getGeneration({ id: res.id });
+    expect(gen.data.id).toBe(res.id);
+    expect(gen.data.model).toBe('test/alpha');
+    expect(gen.data.totalCost).toBeCloseTo(res.usage!.cost!, 12);
+  });
+
+  it.each(['test/alpha', 'test/claude', 'test/gemini'])('a streamed completion (%s): chunks in order, usage once, on the last', async (model) => {
+    const stream = await sdk.chat.send({ chatRequest: { ...hello(model), stream: true } });
+    let text = '';
+    const withUsage: number[] = [];
+    let n = 0;
+    for await (const chunk of stream as AsyncIterable<any>) {
+      text += chunk.choices[0]?.delta?.content ?? '';
+      if (chunk.usage) withUsage.push(n);
+      n++;
+    }
+    expect(text).toMatch(/^Simulated reply to:/);
+    expect(withUsage).toEqual([n - 1]);
+  });
+
+  it('errors are its typed errors: 401, 402, 404, 400', async () => {
+    const stranger = new OpenRouter({ apiKey: 'sk-gw-v1-' + '0'.repeat(64), serverURL: env.t.api });
+    const e401 = await rejection(stranger.chat.send({ chatRequest: hello() }));
+    expect(e401).toBeInstanceOf(errors.UnauthorizedResponseError);
+    expect(e401.statusCode).toBe(401);
+
+    const limited = await admin.apiKeys.create({ requestBody: { name: 'sdk-limited', limit: 0.000001 } });
+    const spender = new OpenRouter({ apiKey: limited.key, serverURL: env.t.api });
+    await spender.chat.send({ chatRequest: hello() }); // spends past the tiny limit
+    await new Promise((r) => setTimeout(r, 50));
+    const e402 = await rejection(spender.chat.send({ chatRequest: hello() }));
+    expect(e402).toBeInstanceOf(errors.PaymentRequiredResponseError);
+    expect(e402.statusCode).toBe(402);
+
+    const e404 = await rejection(sdk.chat.send({ chatRequest: hello('nobody/nothing') }));
+    expect(e404).toBeInstanceOf(errors.NotFoundResponseError);
+    const e400 = await rejection(sdk.chat.send({ chatRequest: { ...hello(), temperature: 7 } }));
+    expect(e400.statusCode).toBe(400);
+  });
+});
+
+describe('@openrouter/sdk: keys, models, workspaces, guardrails, members', () => {
+  it('API keys: create (secret once), list, get, update, the calling key, delete', async () => {
+    const created = await admin.apiKeys.create({ requestBody: { name: 'sdk-key', limit: 5, limitReset: 'monthly' } });
+    expect(created.key).toMatch(/^sk-gw-v1-/);
+    const hash = created.data.hash;
+    expect(created.data).toMatchObject({ name: 'sdk-key', limit: 5, limitReset: 'monthly', disabled: false, externalUser: null });
+    const listed = await admin.apiKeys.list();
+    expect(listed.data.map((k) => k.hash)).toContain(hash);
+    expect((await admin.apiKeys.get({ hash })).data.name).toBe('sdk-key');
+    const updated = await admin.apiKeys.update({ hash, requestBody: { name: 'sdk-key-2', limit: 7 } });
+    expect(updated.data).toMatchObject({ name: 'sdk-key-2', limit: 7 });
+
+    const own = new OpenRouter({ apiKey: created.key, serverURL: env.t.api });
+    const me = await own.apiKeys.getCurrentKeyMetadata();
+    expect(me.data).toMatchObject({ limit: 7, limitReset: 'monthly', isManagementKey: false, isFreeTier: false, allowedDataRegions: ['global'] });
+    expect(me.data.workspaceId).toBe(created.data.workspaceId);
+    expect(me.data.organizationId).toEqual(expect.any(String));
+    expect(me.data.rateLimit.requests).toBe(-1);
+
+    expect((await admin.apiKeys.delete({ hash })).deleted).toBe(true);
+    const gone = await rejection(admin.apiKeys.get({ hash }));
+    expect(gone.statusCode).toBe(404);
+  });
+
+  it('models: list (unknown prices as "-1"), count, the calling key\'s models', async () => {
+    const all = (await sdk.models.list()).result.data;
+    const ids = all.map((m) => m.id);
+    expect(ids).toContain('test/alpha');
+    expect(all.find((m) => m.id === 'test/alpha')!.pricing).toMatchObject({ prompt: '0.000001', completion: '0.000002' });
+    expect(all.find((m) => m.id === 'test/unpriced')!.pricing).toMatchObject({ prompt: '-1', completion: '-1' });
+    expect((await sdk.models.count()).data.count).toBe(ids.length);
+    // This operation takes its credential per call in the SDK.
+    const mine = (await sdk.models.listForUser({ bearer: env.key })).result.data;
+    expect(mine.map((m) => m.id)).toContain('test/alpha');
+  });
+
+  it('workspaces, guardrails and organization members', async () => {
+    const ws = await admin.workspaces.create({ createWorkspaceRequest: { name: 'SDK workspace', slug: 'sdk-ws' } });
+    expect(ws.data.slug).toBe('sdk-ws');
+    const list = await admin.workspaces.list();
+    expect(list.result.data.map((w) => w.slug)).toContain('sdk-ws');
+    expect((await admin.workspaces.get({ id: ws.data.id })).data.name).toBe('SDK workspace');
+
+    const g = await admin.guardrails.create({ createGuardrailRequest: { name: 'sdk guardrail', allowedModels: ['test/alpha'] } });
+    expect(g.data.name).toBe('sdk guardrail');
+    expect((await admin.guardrails.get({ id: g.data.id })).data.allowedModels).toEqual(['test/alpha']);
+    expect((await admin.guardrails.list()).result.data.map((x) => x.id)).toContain(g.data.id);
+    expect((await admin.guardrails.delete({ id: g.data.id })).deleted).toBe(true);
+
+    const members = await admin.organization.listMembers();
+    expect(members.result.data.length).toBeGreaterThan(0);
+    expect(members.result.data[0].role).toBe('org:admin');
+  });
+});
