@@ -162,8 +162,8 @@ function hasPrefix(s: string, prefix: string): boolean {
 
 /** What follows the upstream prefix in a plain content chunk, as the client gets it (without a final `usage: null`). */
 export function plainChunkRest(data: string, upstreamPrefix: string): string {
-  const n = data.length - USAGE_NULL_TAIL.length;
-  return data.slice(n) === USAGE_NULL_TAIL ? `${data.slice(upstreamPrefix.length, n)}}` : data.slice(upstreamPrefix.length);
+  // endsWith is cheap for a short suffix (~40 ns here; unlike startsWith with a long prefix, see hasPrefix).
+  return data.endsWith(USAGE_NULL_TAIL) ? `${data.slice(upstreamPrefix.length, data.length - USAGE_NULL_TAIL.length)}}` : data.slice(upstreamPrefix.length);
 }
 
 /** Whether `data` is the upstream prefix followed by a plain content chunk (see PLAIN_CONTENT_REST). */
