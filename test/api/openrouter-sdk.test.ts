@@ -122,6 +122,16 @@ describe('@openrouter/sdk: keys, models, workspaces, guardrails, members', () =>
     expect(mine.map((m) => m.id)).toContain('test/alpha');
   });
 
+  it("a model's endpoints and the zero-data-retention endpoints", async () => {
+    const eps = (await sdk.endpoints.list({ author: 'test', slug: 'alpha' })).data.endpoints;
+    expect(eps.map((e) => e.tag).sort()).toEqual(['sim-a', 'sim-b']);
+    for (const e of eps) expect(e.supportsToolChoice).toEqual(expect.objectContaining({ auto: expect.any(Boolean), required: expect.any(Boolean) }));
+    const zdr = (await sdk.endpoints.listZdrEndpoints()).data;
+    const tags = zdr.map((e) => `${e.modelId}|${e.tag}`);
+    expect(tags).toContain('test/alpha|sim-a');
+    expect(tags).not.toContain('test/alpha|sim-b'); // sim-b retains prompts and trains on them
+  });
+
   it('workspaces, guardrails and organization members', async () => {
     const ws = await admin.workspaces.create({ createWorkspaceRequest: { name: 'SDK workspace', slug: 'sdk-ws' } });
     expect(ws.data.slug).toBe('sdk-ws');

@@ -6,6 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { EndpointDef, ModelDef } from '../../core/catalog-types.js';
 import { MODEL_SORTS, modelView, queryModels } from '../../core/model-view.js';
+import { effectiveDataPolicy } from '../../core/routing.js';
 import { splitVariant } from '../../core/variants.js';
 import { notFound } from '../errors.js';
 import { errors, StringEnum } from '../schemas/common.js';
@@ -58,6 +59,39 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
   const tags = ['Models'];
   const cat = svc.catalog;
   const allEndpoints = (id: string): EndpointDef[] => cat.catalog.endpoints.filter((e) => e.model === id);
+  /** One endpoint as the hosted API lists it, with the gateway's own measured status, uptime, latency and throughput. */
+  const endpointView = (m: ModelDef, e: EndpointDef, now: number) => {
+    const p = cat.route.providers.get(e.provider);
+    const h = svc.health.health(e);
+    const routed = (cat.route.endpointsByModel.get(m.id) ?? []).includes(e) || (cat.speechRoute.endpointsByModel.get(m.id) ?? []).includes(e);
+    const routableNow = p !== undefined && cat.hasCredentials(p) && routed;
+    // 0 = ok; -1 = failed within the last 30 s; -10 = not routable (no credentials or no protocol adapter).
+    const status = !routableNow ? -10 : h?.lastFailureAt && now - h.lastFailureAt < 30_000 && (h.consecutiveFailures ?? 0) > 0 ? -1 : 0;
+    // Which `tool_choice` values the endpoint takes: all of them with the parameter, none without it.
+    const toolChoice = e.supported_parameters.includes('tool_choice');
+    return {
+      name: `${p?.name ?? e.provider} | ${m.name}`,
+      model_id: m.id,
+      model_name: m.name,
+      provider_name: p?.name ?? e.provider,
+      tag: e.tag,
+      context_length: e.context_length,
+      max_prompt_tokens: e.max_prompt_tokens,
+      max_completion_tokens: e.max_completion_tokens,
+      pricing: modelView(m, [e]).pricing,
+      quantization: e.quantization,
+      supported_parameters: e.supported_parameters,
+      supports_implicit_caching: e.supports_implicit_caching,
+      supports_tool_choice: { auto: toolChoice, none: toolChoice, required: toolChoice, function: toolChoice },
+      supports_voice_cloning: false,
+      status,
+      uptime_last_5m: svc.health.uptime(e, 5 * 60_000),
+      uptime_last_30m: svc.health.uptime(e, 30 * 60_000),
+      uptime_last_1d: svc.health.uptime(e, 24 * 3600_000),
+      latency_last_30m: h?.latencyMs ?? null,
+      throughput_last_30m: h?.throughput ?? null,
+    };
+  };
   const stats = (id: string) => {
     let throughput: number | null = null;
     let latency: number | null = null;
@@ -135,36 +169,30 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
     async (req) => {
       const m = resolve(req.params.author, req.params.slug);
       const now = Date.now();
-      const endpoints = allEndpoints(m.id).map((e) => {
-        const p = cat.route.providers.get(e.provider);
-        const h = svc.health.health(e);
-        const routed = (cat.route.endpointsByModel.get(m.id) ?? []).includes(e) || (cat.speechRoute.endpointsByModel.get(m.id) ?? []).includes(e);
-        const routableNow = p !== undefined && cat.hasCredentials(p) && routed;
-        // 0 = ok; -1 = failed within the last 30 s; -10 = not routable (no credentials or no protocol adapter).
-        const status = !routableNow ? -10 : h?.lastFailureAt && now - h.lastFailureAt < 30_000 && (h.consecutiveFailures ?? 0) > 0 ? -1 : 0;
-        return {
-          name: `${p?.name ?? e.provider} | ${m.name}`,
-          model_id: m.id,
-          model_name: m.name,
-          provider_name: p?.name ?? e.provider,
-          tag: e.tag,
-          context_length: e.context_length,
-          max_prompt_tokens: e.max_prompt_tokens,
-          max_completion_tokens: e.max_completion_tokens,
-          pricing: modelView(m, [e]).pricing,
-          quantization: e.quantization,
-          supported_parameters: e.supported_parameters,
-          supports_implicit_caching: e.supports_implicit_caching,
-          supports_voice_cloning: false,
-          status,
-          uptime_last_5m: svc.health.uptime(e, 5 * 60_000),
-          uptime_last_30m: svc.health.uptime(e, 30 * 60_000),
-          uptime_last_1d: svc.health.uptime(e, 24 * 3600_000),
-          latency_last_30m: h?.latencyMs ?? null,
-          throughput_last_30m: h?.throughput ?? null,
-        };
-      });
+      const endpoints = allEndpoints(m.id).map((e) => endpointView(m, e, now));
       return { data: { id: m.id, name: m.name, created: m.created, description: m.description, architecture: m.architecture, endpoints } };
+    },
+  );
+
+  app.get(
+    '/endpoints/zdr',
+    {
+      schema: {
+        tags,
+        summary: 'The endpoints whose provider retains no prompts and trains on none (zero data retention), in the shape of a model\'s endpoints',
+        security: [],
+        response: { 200: Type.Object({ data: Type.Array(Type.Object({}, { additionalProperties: true })) }), ...errors(500) },
+      },
+    },
+    async () => {
+      const now = Date.now();
+      const data: Array<ReturnType<typeof endpointView>> = [];
+      for (const e of cat.catalog.endpoints) {
+        const m = cat.route.models.get(e.model);
+        const p = cat.route.providers.get(e.provider);
+        if (m && p && effectiveDataPolicy(p, e).zdr) data.push(endpointView(m, e, now));
+      }
+      return { data };
     },
   );
 
