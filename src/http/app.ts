@@ -20,6 +20,7 @@ import keyRoutes from './routes/keys.js';
 import workspaceRoutes from './routes/workspaces.js';
 import presetRoutes from './routes/presets.js';
 import organizationRoutes, { MemberView } from './routes/organization.js';
+import { VideoJob } from './routes/videos.js';
 import organizationSettingsRoutes from './routes/organization-settings.js';
 import guardrailRoutes from './routes/guardrails.js';
 import type { Services } from '../services/index.js';
@@ -124,7 +125,9 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
     closing = true;
   });
 
-  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView, MemberView]) app.addSchema(s);
+  // Shared schemas live on the root instance only: a plugin that calls addSchema gets a schema controller of its own,
+  // which drops the validator compiler set above (its bodies would be coerced by Fastify's default Ajv).
+  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView, MemberView, VideoJob]) app.addSchema(s);
 
   await app.register(swagger, {
     openapi: {

@@ -242,6 +242,9 @@ describe.each(BACKENDS)('videos API (%s)', (backend) => {
     ['no model', { prompt: 'x' }, 400, /model/],
     ['an unknown resolution', { model: 'test/veo', prompt: 'x', resolution: '999p' }, 400, /resolution/],
     ['a zero duration', { model: 'test/veo', prompt: 'x', duration: 0 }, 400, /duration/],
+    // Bodies are validated as sent: no type is coerced.
+    ['a duration sent as a string', { model: 'test/veo', prompt: 'x', duration: '8' }, 400, /duration/],
+    ['a model sent as a number', { model: 42, prompt: 'x' }, 400, /model/],
     ['a duration the model does not support', { model: 'test/veo', prompt: 'x', duration: 7 }, 400, /duration 7 is not supported by test\/veo \(supported: 4, 6, 8\)/],
     ['an aspect ratio the model does not support', { model: 'test/veo', prompt: 'x', aspect_ratio: '1:1' }, 400, /aspect_ratio 1:1 is not supported/],
     ['a size the model does not support', { model: 'test/sora', prompt: 'x', size: '1024x1024' }, 400, /size 1024x1024 is not supported/],

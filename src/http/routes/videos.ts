@@ -55,7 +55,8 @@ export const VideoGenerationBody = Type.Object(
   { additionalProperties: true },
 );
 
-const VideoJob = Type.Object(
+/** Registered on the root instance by app.ts (see there: a plugin's own addSchema would reset its validator). */
+export const VideoJob = Type.Object(
   {
     id: Type.String(),
     polling_url: Type.String(),
@@ -73,7 +74,6 @@ const ContentQuery = Type.Object({ index: Type.Optional(Nullable(Type.Integer({ 
 
 export default async function videoRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
   const tags = ['Video Generation'];
-  app.addSchema(VideoJob);
 
   app.post<{ Body: Static<typeof VideoGenerationBody> }>(
     '/videos',
