@@ -1,8 +1,8 @@
 /** Workspaces: the unit that owns keys, presets and routing defaults. */
 import { randomUUID } from 'node:crypto';
-import { conflict, forbidden, notFound } from '../http/errors.js';
+import { badRequest, conflict, forbidden, notFound } from '../http/errors.js';
 import { workspaceGuardrailId } from '../core/policy.js';
-import { ConflictError, type Store, type WorkspaceRow } from '../store/types.js';
+import { ConflictError, type MemberRow, type Page, type Store, type WorkspaceMemberRow, type WorkspaceRow } from '../store/types.js';
 import type { InvalidationBus } from './invalidation.js';
 
 export interface WorkspaceInput {
@@ -55,6 +55,16 @@ export function newWorkspace(input: WorkspaceInput, createdBy: string, now: stri
   };
 }
 
+/** A member's membership of a workspace, with the role they hold in the organization. */
+function membership(workspaceId: string, m: MemberRow, now: string): WorkspaceMemberRow {
+  return { id: randomUUID(), workspace_id: workspaceId, user_id: m.id, role: m.role === 'org:admin' ? 'admin' : 'member', created_at: now };
+}
+
+/** The stable id of a member's implicit membership of the default workspace (a name-based UUID, like guardrails'). */
+function implicitMembershipId(workspaceId: string, userId: string): string {
+  return workspaceGuardrailId(`${workspaceId}|member|${userId}`);
+}
+
 export function workspaceView(row: WorkspaceRow) {
   const { is_default: _hidden, ...rest } = row;
   // Every workspace has a default guardrail covering all its traffic; its id is derived from the workspace id.
@@ -94,9 +104,52 @@ export class WorkspaceService {
   }
 
   async create(input: WorkspaceInput, createdBy: string): Promise<WorkspaceRow> {
-    const row = newWorkspace(input, createdBy, new Date(this.now()).toISOString());
-    await mapConflict(this.store.insertWorkspace(row));
+    const now = new Date(this.now()).toISOString();
+    const row = newWorkspace(input, createdBy, now);
+    // Its creator (a member of the organization, when a member's key made it) is its first member.
+    const creator = await this.store.getMember(createdBy);
+    const members = creator ? [membership(row.id, creator, now)] : [];
+    await mapConflict(this.store.insertWorkspace(row, members));
     return row;
+  }
+
+  // ---- members (docs/api.md, "Workspace members") ----------------------------------------------------------------
+
+  /** A workspace's members: explicit ones; for the default workspace, every organization member (implicitly). */
+  async members(idOrSlug: string, offset: number, limit: number): Promise<Page<WorkspaceMemberRow>> {
+    const ws = await this.get(idOrSlug);
+    if (!ws.is_default) return this.store.listWorkspaceMembers(ws.id, offset, limit);
+    const page = await this.store.listMembers(offset, limit);
+    return { rows: page.rows.map((m) => ({ ...membership(ws.id, m, m.created_at), id: implicitMembershipId(ws.id, m.id) })), total: page.total };
+  }
+
+  /** Adds organization members (each must exist: 400 naming it); those already in are skipped. Returns those added. */
+  async addMembers(idOrSlug: string, userIds: string[]): Promise<WorkspaceMemberRow[]> {
+    const ws = await this.get(idOrSlug);
+    if (ws.is_default) throw badRequest('Every organization member belongs to the default workspace', { field: 'id' });
+    const now = new Date(this.now()).toISOString();
+    const rows: WorkspaceMemberRow[] = [];
+    for (const [i, id] of userIds.entries()) {
+      const m = await this.store.getMember(id);
+      if (!m) throw badRequest(`user_ids[${i}]: ${id} is not a member of the organization`, { field: `user_ids[${i}]` });
+      rows.push(membership(ws.id, m, now));
+    }
+    return this.store.addWorkspaceMembers(rows);
+  }
+
+  /** Removes members (refused, 409, for one who owns an active key in the workspace); returns how many were in it. */
+  async removeMembers(idOrSlug: string, userIds: string[]): Promise<number> {
+    const ws = await this.get(idOrSlug);
+    if (ws.is_default) throw badRequest('Members cannot be removed from the default workspace: every organization member belongs to it', { field: 'id' });
+    return mapConflict(this.store.removeWorkspaceMembers(ws.id, userIds));
+  }
+
+  /**
+   * Whether a member may own keys in the workspace: organization admins anywhere; other members in the default
+   * workspace and in the workspaces they belong to.
+   */
+  async mayOwnKeysIn(ws: WorkspaceRow, member: MemberRow): Promise<boolean> {
+    return ws.is_default || member.role === 'org:admin' || this.store.isWorkspaceMember(ws.id, member.id);
   }
 
   async get(idOrSlug: string): Promise<WorkspaceRow> {

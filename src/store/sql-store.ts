@@ -30,6 +30,7 @@ import {
   type Store,
   type VideoJobPatch,
   type VideoJobRow,
+  type WorkspaceMemberRow,
   type WorkspaceRow,
 } from './types.js';
 import { ACTIVE_VIDEO_STATUSES, checkPath, type VideoStatus } from '../core/video-states.js';
@@ -237,15 +238,66 @@ export class SqlStore implements Store {
       // Disabled keys keep a dangling creator otherwise; detach them.
       await trx.updateTable('api_keys').set({ creator_user_id: null }).where('creator_user_id', '=', id).execute();
       await trx.deleteFrom('guardrail_assignments').where('user_id', '=', id).execute();
+      await trx.deleteFrom('workspace_members').where('user_id', '=', id).execute();
       await trx.deleteFrom('members').where('id', '=', id).execute();
       return true;
     });
   }
 
+  async listWorkspaceMembers(workspace_id: string, offset: number, limit: number): Promise<Page<WorkspaceMemberRow>> {
+    const rows = await this.db.selectFrom('workspace_members').selectAll().where('workspace_id', '=', workspace_id).orderBy('created_at').orderBy('id').offset(offset).limit(limit).execute();
+    return { rows: this.decAll<WorkspaceMemberRow>(rows), total: await this.countWhere(this.db, 'workspace_members', 'workspace_id', workspace_id) };
+  }
+
+  async isWorkspaceMember(workspace_id: string, user_id: string): Promise<boolean> {
+    const row = await this.db.selectFrom('workspace_members').select('id').where('workspace_id', '=', workspace_id).where('user_id', '=', user_id).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async addWorkspaceMembers(rows: WorkspaceMemberRow[]): Promise<WorkspaceMemberRow[]> {
+    if (rows.length === 0) return [];
+    return this.db.transaction().execute(async (trx) => {
+      const present = await trx
+        .selectFrom('workspace_members')
+        .select('user_id')
+        .where('workspace_id', '=', rows[0].workspace_id)
+        .where('user_id', 'in', rows.map((r) => r.user_id))
+        .execute();
+      const have = new Set(present.map((r) => r.user_id as string));
+      const added = rows.filter((r) => !have.has(r.user_id) && have.add(r.user_id));
+      for (const r of added) await trx.insertInto('workspace_members').values(this.enc({ ...r })).execute();
+      return added;
+    });
+  }
+
+  async removeWorkspaceMembers(workspace_id: string, user_ids: string[]): Promise<number> {
+    if (user_ids.length === 0) return 0;
+    return this.db.transaction().execute(async (trx) => {
+      const owners = await trx
+        .selectFrom('api_keys')
+        .select('creator_user_id')
+        .distinct()
+        .where('workspace_id', '=', workspace_id)
+        .where('creator_user_id', 'in', user_ids)
+        .where('disabled', '=', this.bool(false))
+        .execute();
+      if (owners.length > 0) {
+        throw new ConflictError(`member(s) ${owners.map((o) => o.creator_user_id).join(', ')} still own active keys in the workspace; disable or delete them first`);
+      }
+      const res = await trx.deleteFrom('workspace_members').where('workspace_id', '=', workspace_id).where('user_id', 'in', user_ids).executeTakeFirst();
+      return Number(res.numDeletedRows);
+    });
+  }
+
   // ---- workspaces -------------------------------------------------------------------------------
 
-  async insertWorkspace(row: WorkspaceRow): Promise<void> {
-    await this.guard(`a workspace with slug "${row.slug}" already exists`, () => this.db.insertInto('workspaces').values(this.enc({ ...row })).execute());
+  async insertWorkspace(row: WorkspaceRow, members: WorkspaceMemberRow[] = []): Promise<void> {
+    await this.guard(`a workspace with slug "${row.slug}" already exists`, () =>
+      this.db.transaction().execute(async (trx) => {
+        await trx.insertInto('workspaces').values(this.enc({ ...row })).execute();
+        for (const m of members) await trx.insertInto('workspace_members').values(this.enc({ ...m })).execute();
+      }),
+    );
   }
 
   async getWorkspace(idOrSlug: string): Promise<WorkspaceRow | null> {
@@ -297,6 +349,7 @@ export class SqlStore implements Store {
       await trx.deleteFrom('guardrail_assignments').where((eb) => eb.or([eb('guardrail_id', 'in', guardrailIds), eb('key_hash', 'in', keyHashes)])).execute();
       await trx.deleteFrom('guardrails').where('workspace_id', '=', id).execute();
       await trx.deleteFrom('api_keys').where('workspace_id', '=', id).execute();
+      await trx.deleteFrom('workspace_members').where('workspace_id', '=', id).execute();
       await trx.deleteFrom('workspaces').where('id', '=', id).execute();
       return true;
     });

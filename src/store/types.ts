@@ -24,6 +24,15 @@ export interface MemberRow {
   created_at: string;
 }
 
+/** An organization member's membership of a (non-default) workspace; `role` is the member's organization role. */
+export interface WorkspaceMemberRow {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  role: 'admin' | 'member';
+  created_at: string;
+}
+
 export interface WorkspaceRow {
   id: string;
   name: string;
@@ -251,8 +260,19 @@ export interface Store {
   insertMember(row: MemberRow): Promise<void>;
   /** Refuses (ConflictError) to remove the last admin or a member who still owns active keys. */
   deleteMember(id: string): Promise<boolean>;
+  /** Members of a workspace (explicit memberships), oldest first. */
+  listWorkspaceMembers(workspace_id: string, offset: number, limit: number): Promise<Page<WorkspaceMemberRow>>;
+  isWorkspaceMember(workspace_id: string, user_id: string): Promise<boolean>;
+  /** Adds the rows whose member is not in the workspace yet, in one transaction; returns those added. */
+  addWorkspaceMembers(rows: WorkspaceMemberRow[]): Promise<WorkspaceMemberRow[]>;
+  /**
+   * Removes these members from the workspace in one transaction; refuses (ConflictError, nothing removed) when any of
+   * them owns an active key in it. Returns how many were members.
+   */
+  removeWorkspaceMembers(workspace_id: string, user_ids: string[]): Promise<number>;
 
-  insertWorkspace(row: WorkspaceRow): Promise<void>;
+  /** Stores a workspace and its first members (its creator) in one transaction. */
+  insertWorkspace(row: WorkspaceRow, members?: WorkspaceMemberRow[]): Promise<void>;
   getWorkspace(idOrSlug: string): Promise<WorkspaceRow | null>;
   getDefaultWorkspace(): Promise<WorkspaceRow | null>;
   listWorkspaces(offset: number, limit: number): Promise<Page<WorkspaceRow>>;

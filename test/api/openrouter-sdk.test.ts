@@ -139,6 +139,18 @@ describe('@openrouter/sdk: keys, models, workspaces, guardrails, members', () =>
     expect(list.result.data.map((w) => w.slug)).toContain('sdk-ws');
     expect((await admin.workspaces.get({ id: ws.data.id })).data.name).toBe('SDK workspace');
 
+    // Members: the creator is in; an organization member is added, listed and removed.
+    const added = await admin.organization.listMembers();
+    const ownerId = added.result.data[0].id;
+    const newcomer = await env.t.call('POST', '/organization/members', { body: { email: 'sdk-member@example.com' } });
+    const inWs = await admin.workspaces.listMembers({ id: 'sdk-ws' });
+    expect(inWs.result.data.map((m) => m.userId)).toEqual([ownerId]);
+    const bulk = await admin.workspaces.bulkAddMembers({ id: 'sdk-ws', bulkAddWorkspaceMembersRequest: { userIds: [newcomer.body.data.id] } });
+    expect(bulk.addedCount).toBe(1);
+    expect(bulk.data[0]).toMatchObject({ userId: newcomer.body.data.id, role: 'member', workspaceId: ws.data.id });
+    const removed = await admin.workspaces.bulkRemoveMembers({ id: 'sdk-ws', bulkRemoveWorkspaceMembersRequest: { userIds: [newcomer.body.data.id] } });
+    expect(removed.removedCount).toBe(1);
+
     const g = await admin.guardrails.create({ createGuardrailRequest: { name: 'sdk guardrail', allowedModels: ['test/alpha'] } });
     expect(g.data.name).toBe('sdk guardrail');
     expect((await admin.guardrails.get({ id: g.data.id })).data.allowedModels).toEqual(['test/alpha']);

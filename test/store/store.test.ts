@@ -407,3 +407,32 @@ describe.each(BACKENDS)('Store (%s)', (backend) => {
     });
   });
 });
+
+describe.each(BACKENDS)('migration 0007: workspace members (%s)', (backend) => {
+  it('gives every existing workspace but the default one its creator as an admin member', async () => {
+    const { Migrator } = await import('kysely');
+    const { migrations } = await import('../../src/store/migrations/index.js');
+    const db = await freshDatabase(backend);
+    const store = openStore(db.url);
+    try {
+      const kysely = (store as unknown as { db: import('kysely').Kysely<any> }).db;
+      const migrator = new Migrator({ db: kysely, provider: { getMigrations: async () => migrations(store.kind) } });
+      const before = await migrator.migrateTo('0006_video_reservations');
+      expect(before.error).toBeUndefined();
+      const creator = member();
+      await store.insertMember(creator);
+      const made = workspace({ created_by: creator.id });
+      const byOther = workspace({ created_by: 'system' }); // not a member: no membership
+      const def = workspace({ created_by: creator.id, is_default: true });
+      for (const w of [made, byOther, def]) await store.insertWorkspace(w);
+      expect(await store.migrate()).toEqual(['0007_workspace_members']);
+      const rows = (await store.listWorkspaceMembers(made.id, 0, 10)).rows;
+      expect(rows).toEqual([expect.objectContaining({ workspace_id: made.id, user_id: creator.id, role: 'admin', created_at: made.created_at })]);
+      expect((await store.listWorkspaceMembers(byOther.id, 0, 10)).total).toBe(0);
+      expect((await store.listWorkspaceMembers(def.id, 0, 10)).total).toBe(0);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+});

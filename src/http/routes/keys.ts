@@ -126,6 +126,11 @@ export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Se
         if (!member) throw badRequest(`creator_user_id ${b.creator_user_id} is not a member of the organization`, { field: 'creator_user_id' });
         creator = member.id;
       }
+      // A key belongs to its creator: a member who is not an admin may own keys only in the workspaces they belong to.
+      const owner = creator ? await svc.store.getMember(creator) : null;
+      if (owner && !(await svc.workspaces.mayOwnKeysIn(ws, owner))) {
+        throw badRequest(`creator_user_id ${owner.id} is not a member of workspace ${ws.slug}; add them first (POST /workspaces/${ws.slug}/members/add)`, { field: 'creator_user_id' });
+      }
       const { row, secret } = await svc.keys.create({
         name: b.name,
         kind: b.management ? 'management' : 'inference',

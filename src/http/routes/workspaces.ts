@@ -47,12 +47,75 @@ const WorkspaceView = Type.Object(
   { $id: 'Workspace' },
 );
 
+const WorkspaceMember = Type.Object(
+  {
+    id: Uuid,
+    workspace_id: Uuid,
+    user_id: Type.String(),
+    role: StringEnum(['admin', 'member'] as const, { description: "The member's role in the organization." }),
+    created_at: Timestamp,
+  },
+  { description: 'A membership of a workspace.' },
+);
+const UserIds = Type.Object({ user_ids: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 100, uniqueItems: true }) });
+
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, description: 'Workspace UUID or slug.' }) });
 const ListQuery = Type.Object({ offset: Type.Optional(OffsetQuery), limit: Type.Optional(LimitQuery()) });
 const One = Type.Object({ data: Type.Ref('Workspace') });
 
 export default async function workspaceRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
   const tags = ['Workspaces'];
+  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof ListQuery> }>(
+    '/workspaces/:id/members',
+    {
+      config: { auth: 'management' },
+      schema: {
+        tags,
+        summary: "List a workspace's members (oldest first; the default workspace lists every organization member)",
+        params: IdParams,
+        querystring: ListQuery,
+        response: { 200: Type.Object({ data: Type.Array(WorkspaceMember), total_count: Type.Integer() }), ...errors(400, 401, 403, 404, 500) },
+      },
+    },
+    async (req) => {
+      const page = await svc.workspaces.members(req.params.id, req.query.offset ?? 0, req.query.limit ?? 50);
+      return { data: page.rows, total_count: page.total };
+    },
+  );
+
+  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof UserIds> }>(
+    '/workspaces/:id/members/add',
+    {
+      config: { auth: 'management' },
+      schema: {
+        tags,
+        summary: 'Add organization members to a workspace (with their organization role); members already in it are skipped',
+        params: IdParams,
+        body: UserIds,
+        response: { 200: Type.Object({ added_count: Type.Integer(), data: Type.Array(WorkspaceMember) }), ...errors(400, 401, 403, 404, 500) },
+      },
+    },
+    async (req) => {
+      const added = await svc.workspaces.addMembers(req.params.id, req.body.user_ids);
+      return { added_count: added.length, data: added };
+    },
+  );
+
+  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof UserIds> }>(
+    '/workspaces/:id/members/remove',
+    {
+      config: { auth: 'management' },
+      schema: {
+        tags,
+        summary: 'Remove members from a workspace (refused for a member who owns active keys in it)',
+        params: IdParams,
+        body: UserIds,
+        response: { 200: Type.Object({ removed_count: Type.Integer() }), ...errors(400, 401, 403, 404, 409, 500) },
+      },
+    },
+    async (req) => ({ removed_count: await svc.workspaces.removeMembers(req.params.id, req.body.user_ids) }),
+  );
+
   app.get<{ Querystring: Static<typeof ListQuery> }>(
     '/workspaces',
     { config: { auth: 'management' }, schema: { tags, summary: 'List workspaces (oldest first)', querystring: ListQuery, response: { 200: Type.Object({ data: Type.Array(Type.Ref('Workspace')), total_count: Type.Integer() }), ...errors(400, 401, 403, 500) } } },

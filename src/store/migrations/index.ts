@@ -2,6 +2,7 @@
  * Versioned schema migrations, shared by SQLite and PostgreSQL. Column types differ per dialect
  * (timestamps, JSON, booleans); everything else is one definition. Never edit an applied migration: add a new one.
  */
+import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Migration } from 'kysely';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -297,6 +298,36 @@ function m0006(t: ColumnTypes): Migration {
   };
 }
 
+/**
+ * Workspace membership (docs/api.md, "Workspace members"): which organization members belong to a workspace other
+ * than the default one (every member belongs to that one). Existing workspaces get their creator as an admin member.
+ */
+function m0007(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema
+        .createTable('workspace_members')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+        .addColumn('user_id', 'text', (c) => c.notNull().references('members.id').onDelete('cascade'))
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .addUniqueConstraint('workspace_members_uq', ['workspace_id', 'user_id'])
+        .execute();
+      await db.schema.createIndex('workspace_members_user_idx').on('workspace_members').column('user_id').execute();
+      const rows = await db
+        .selectFrom('workspaces')
+        .innerJoin('members', 'members.id', 'workspaces.created_by')
+        .select(['workspaces.id as workspace_id', 'members.id as user_id', 'workspaces.created_at as created_at'])
+        .where('workspaces.is_default', '=', t.bool === 'boolean' ? (false as never) : (0 as never))
+        .execute();
+      for (const r of rows) {
+        await db.insertInto('workspace_members').values({ id: randomUUID(), workspace_id: r.workspace_id, user_id: r.user_id, role: 'admin', created_at: r.created_at }).execute();
+      }
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -307,5 +338,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0004_videos': m0004(t),
     '0005_key_rate_limits': m0005(),
     '0006_video_reservations': m0006(t),
+    '0007_workspace_members': m0007(t),
   };
 }
