@@ -1,22 +1,25 @@
 /**
  * The official `@openrouter/sdk` (the hosted router's TypeScript SDK) pointed at the gateway: it validates every
  * answer against its own schemas, so each call here checks the gateway's answer shape as that SDK's users get it —
- * chat (plain and streamed), keys, the calling key, generations, models, workspaces, guardrails, members — and that
+ * chat (plain and streamed), speech, presets, keys, the calling key, generations, models, endpoints, workspaces and
+ * their members, guardrails, organization members — and that
  * errors surface as its typed errors with the right status.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OpenRouter } from '@openrouter/sdk';
 import * as errors from '@openrouter/sdk/models/errors';
-import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
+import { simSpeechAudio } from '../../src/sim/tts.js';
+import { startClockedEnv, type ClockedEnv } from '../chat/util.js';
 import { ADMIN_KEY } from '../helpers.js';
+import { speechCatalog } from '../speech/util.js';
 
-let env: ChatEnv;
+let env: ClockedEnv;
 /** An inference key's client, and the admin (management) key's. */
 let sdk: OpenRouter;
 let admin: OpenRouter;
 
 beforeAll(async () => {
-  env = await startChatEnv('sqlite');
+  env = await startClockedEnv('sqlite', { extra: speechCatalog });
   sdk = new OpenRouter({ apiKey: env.key, serverURL: env.t.api });
   admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: env.t.api });
 });
@@ -83,6 +86,33 @@ describe('@openrouter/sdk: chat', () => {
     expect(e404).toBeInstanceOf(errors.NotFoundResponseError);
     const e400 = await rejection(sdk.chat.send({ chatRequest: { ...hello(), temperature: 7 } }));
     expect(e400.statusCode).toBe(400);
+  });
+});
+
+describe('@openrouter/sdk: speech and presets', () => {
+  it('tts.createSpeech: the upstream audio bytes', async () => {
+    const input = 'The quick brown fox.';
+    const audio = await sdk.tts.createSpeech({ speechRequest: { model: 'test/tts', input, voice: 'alloy', responseFormat: 'mp3' } });
+    const bytes = Buffer.from(await new Response(audio as ReadableStream).arrayBuffer());
+    expect(bytes.equals(simSpeechAudio({ input, voice: 'alloy', format: 'mp3' }))).toBe(true);
+  });
+
+  it('presets from a chat, a responses and a messages body; listed, read, versioned, and used by chat', async () => {
+    const p = await admin.presets.createPresetsChatCompletions({ slug: 'sdk-brief', chatRequest: { model: 'test/alpha', temperature: 0.3, messages: [{ role: 'system', content: 'Be brief.' }] } });
+    expect(p.data.slug).toBe('sdk-brief');
+    await admin.presets.createPresetsResponses({ slug: 'sdk-resp', responsesRequest: { model: 'test/alpha', instructions: 'Answer in French.' } });
+    await admin.presets.createPresetsMessages({ slug: 'sdk-msg', messagesRequest: { model: 'test/alpha', maxTokens: 10, messages: [] } });
+    const slugs = (await admin.presets.list({})).result.data.map((x) => x.slug);
+    expect(slugs).toEqual(expect.arrayContaining(['sdk-brief', 'sdk-resp', 'sdk-msg']));
+    expect((await admin.presets.get({ slug: 'sdk-brief' })).data.slug).toBe('sdk-brief');
+    const versions = (await admin.presets.listVersions({ slug: 'sdk-brief' })).result.data;
+    expect(versions.map((v) => v?.config)).toEqual([{ model: 'test/alpha', temperature: 0.3 }]);
+    expect((await admin.presets.getVersion({ slug: 'sdk-brief', version: '1' })).data?.config).toEqual({ model: 'test/alpha', temperature: 0.3 });
+    const res = (await sdk.chat.send({ chatRequest: { model: '@preset/sdk-brief', messages: [{ role: 'user', content: 'hi' }] } })) as any;
+    expect(res.model).toBe('test/alpha');
+    const sent = env.sim.requests.at(-1)!.body as { temperature: number; messages: Array<{ role: string; content: string }> };
+    expect(sent.temperature).toBe(0.3);
+    expect(sent.messages[0]).toEqual({ role: 'system', content: 'Be brief.' });
   });
 });
 
