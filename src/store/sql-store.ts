@@ -79,6 +79,32 @@ class StaticMigrations implements MigrationProvider {
 
 /** Seed of the advisory-lock ids of `withKeyLock` (keeps them apart from any other use of advisory locks). */
 const KEY_LOCK_SEED = 0x6777;
+/** Connections of an instance's PostgreSQL pool. */
+const PG_POOL_MAX = 10;
+/**
+ * Key locks held at once by an instance: each holds a connection of its own while what runs under it queries on
+ * others, so holders must never take the whole pool (they would wait for each other's connections forever).
+ */
+const KEY_LOCK_SLOTS = 4;
+
+/** At most `n` callers run at once; the others wait, in order. */
+class Slots {
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private free: number) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await fn();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
+}
 
 const GENERATION_COLUMNS = [
   'id', 'request_id', 'key_hash', 'workspace_id', 'api_type', 'requested_model', 'model', 'provider_name', 'endpoint_tag', 'upstream_id',
@@ -90,6 +116,7 @@ const encodeGeneration = rowEncoder(GENERATION_COLUMNS, [...JSON_COLUMNS]);
 
 export class SqlStore implements Store {
   private sqliteWriter?: BatchWrite;
+  private readonly keyLockSlots = new Slots(KEY_LOCK_SLOTS);
   private writerStart: Promise<SqliteWriterThread> | null = null;
 
   constructor(
@@ -858,14 +885,16 @@ export class SqlStore implements Store {
     // A session-level advisory lock on a connection of its own, so that `fn` may use the pool (and transactions)
     // freely; the lock id is a 64-bit hash of the key's hash in a namespace of its own.
     const id = sql`hashtextextended(${hash}, ${KEY_LOCK_SEED})`;
-    return this.db.connection().execute(async (conn) => {
-      await sql`select pg_advisory_lock(${id})`.execute(conn);
-      try {
-        return await fn();
-      } finally {
-        await sql`select pg_advisory_unlock(${id})`.execute(conn);
-      }
-    });
+    return this.keyLockSlots.run(() =>
+      this.db.connection().execute(async (conn) => {
+        await sql`select pg_advisory_lock(${id})`.execute(conn);
+        try {
+          return await fn();
+        } finally {
+          await sql`select pg_advisory_unlock(${id})`.execute(conn);
+        }
+      }),
+    );
   }
 
   // ---- helpers ----------------------------------------------------------------------------------
@@ -900,7 +929,7 @@ export function openStore(url: string): SqlStore {
       return pg.types.getTypeParser(oid, format as 'text');
     },
   };
-  const pool = new pg.Pool({ connectionString: url, max: 10, types: types as pg.CustomTypesConfig });
+  const pool = new pg.Pool({ connectionString: url, max: PG_POOL_MAX, types: types as pg.CustomTypesConfig });
   // An idle client whose connection drops (server restart, terminated backend) is discarded and replaced by the pool;
   // without a listener its 'error' event would be an uncaught exception that kills the process.
   pool.on('error', () => undefined);

@@ -363,8 +363,9 @@ export interface Store {
   videoReservations(hashes: string[]): Promise<Map<string, number>>;
   /**
    * Runs `fn` while holding a lock on the key that every instance sharing the database respects (PostgreSQL: an
-   * advisory lock on its own connection); on SQLite, which one instance owns, `fn` simply runs. Callers serialize
-   * their own concurrent calls in memory too.
+   * advisory lock on its own connection; a few holders at a time per instance, so that what runs under the locks
+   * always finds a free connection); on SQLite, which one instance owns, `fn` simply runs. Callers serialize their
+   * own concurrent calls per key in memory too.
    */
   withKeyLock<T>(hash: string, fn: () => Promise<T>): Promise<T>;
 }

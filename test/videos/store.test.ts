@@ -119,6 +119,12 @@ describe.each(BACKENDS)('video job store (%s)', (backend) => {
     expect(await Promise.all([hold('a', 60), hold('b', 30), hold('c', 10)])).toEqual(['a', 'b', 'c']);
     // No two holders overlap: every start is directly followed by its own end.
     for (let i = 0; i < order.length; i += 2) expect(order[i + 1]).toBe(order[i].replace('+', '-'));
+    // Many keys at once, each running queries of its own while it holds its lock: the pool's connections are not all
+    // taken by lock holders (which would leave none for those queries).
+    const many = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => store.withKeyLock(`key-${i}`.padEnd(64, 'x'), async () => (await store.videoReservations([`key-${i}`])).size)),
+    );
+    expect(many).toEqual(Array.from({ length: 24 }, () => 0));
     // A different key is not held up.
     const t0 = Date.now();
     await Promise.all([hold('x', 80), store.withKeyLock('z'.repeat(64), async () => expect(Date.now() - t0).toBeLessThan(60))]);
