@@ -30,6 +30,7 @@ import { VideoService } from './services/videos.js';
 import videoRoutes from './http/routes/videos.js';
 import inferenceRoutes from './http/routes/inference.js';
 import generationRoutes from './http/routes/generation.js';
+import activityRoutes from './http/routes/activity.js';
 import modelRoutes from './http/routes/models.js';
 import { isoTime } from './core/time.js';
 
@@ -170,7 +171,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     logger.info('first start: created the organization, the default workspace and the management key from GATEWAY_ADMIN_KEY');
   }
 
-  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, modelRoutes, speechRoutes, videoRoutes, ...(opts.extraRoutes ?? [])] });
+  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, activityRoutes, modelRoutes, speechRoutes, videoRoutes, ...(opts.extraRoutes ?? [])] });
   videos.start();
   let closed: Promise<void> | null = null;
 

@@ -12,6 +12,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, 
 import { migrations, type Dialect } from './migrations/index.js';
 import {
   ConflictError,
+  type ActivityRow,
   type BootstrapInput,
   type GenerationRow,
   type GuardrailAssignmentRow,
@@ -754,6 +755,52 @@ export class SqlStore implements Store {
       member: (memberA && byId.get(memberA.guardrail_id as string)) || null,
       workspace: rows.find((r) => r.is_workspace_default && r.workspace_id === q.workspace_id) ?? null,
     };
+  }
+
+  async activity(q: { from: string; to: string; keyHashes: string[] | null; workspaceId: string | null; byWorkspace: boolean }): Promise<ActivityRow[]> {
+    if (q.keyHashes && q.keyHashes.length === 0) return [];
+    const day = this.kind === 'sqlite' ? sql<string>`substr(created_at, 1, 10)` : sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
+    const byok = this.bool(true);
+    let query = this.db
+      .selectFrom('generations')
+      .select([
+        day.as('date'),
+        'model',
+        'provider_name',
+        'endpoint_tag',
+        sql<number>`sum(case when is_byok = ${byok} then 0 else coalesce(total_cost, 0) end)`.as('usage'),
+        sql<number>`sum(case when is_byok = ${byok} then coalesce(upstream_inference_cost, 0) else 0 end)`.as('byok_usage_inference'),
+        sql<number>`count(*)`.as('requests'),
+        sql<number>`sum(tokens_prompt)`.as('prompt_tokens'),
+        sql<number>`sum(tokens_completion)`.as('completion_tokens'),
+        sql<number>`sum(native_tokens_reasoning)`.as('reasoning_tokens'),
+      ])
+      .where('created_at', '>=', q.from)
+      .where('created_at', '<', q.to)
+      .where('model', 'is not', null)
+      .where('provider_name', 'is not', null)
+      .where((eb) => eb.or([eb('status', '=', 200), eb('total_cost', '>', 0)]));
+    if (q.keyHashes) query = query.where('key_hash', 'in', q.keyHashes);
+    if (q.workspaceId) query = query.where('workspace_id', '=', q.workspaceId);
+    let grouped = query.groupBy([day, 'model', 'provider_name', 'endpoint_tag']);
+    if (q.byWorkspace) grouped = grouped.select('workspace_id').groupBy('workspace_id');
+    const rows = await grouped.orderBy(day).orderBy('model').orderBy('provider_name').orderBy('endpoint_tag').execute();
+    return rows.map((r) => {
+      const out: ActivityRow = {
+        date: r.date as string,
+        model: r.model as string,
+        provider_name: r.provider_name as string,
+        endpoint_tag: (r.endpoint_tag as string | null) ?? '',
+        usage: Number(r.usage),
+        byok_usage_inference: Number(r.byok_usage_inference),
+        requests: Number(r.requests),
+        prompt_tokens: Number(r.prompt_tokens),
+        completion_tokens: Number(r.completion_tokens),
+        reasoning_tokens: Number(r.reasoning_tokens),
+      };
+      if (q.byWorkspace) out.workspace_id = (r as unknown as { workspace_id: string }).workspace_id;
+      return out;
+    });
   }
 
   async listKeyHashes(q: { creator_user_id?: string; workspace_id?: string }): Promise<string[]> {

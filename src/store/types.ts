@@ -33,6 +33,21 @@ export interface WorkspaceMemberRow {
   created_at: string;
 }
 
+/** One row of GET /activity: a day's served generations of one model on one endpoint (and workspace, when split). */
+export interface ActivityRow {
+  date: string;
+  model: string;
+  provider_name: string;
+  endpoint_tag: string;
+  workspace_id?: string;
+  usage: number;
+  byok_usage_inference: number;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  reasoning_tokens: number;
+}
+
 export interface WorkspaceRow {
   id: string;
   name: string;
@@ -332,6 +347,11 @@ export interface Store {
   listMemberAssignments(guardrail_id: string | null, offset: number, limit: number): Promise<Page<GuardrailAssignmentRow>>;
   /** The guardrails that apply to a key: its own, its member's (creator), and its workspace's default (when configured). */
   guardrailsFor(q: { key_hash: string; user_id: string | null; workspace_id: string }): Promise<{ key: GuardrailRow | null; member: GuardrailRow | null; workspace: GuardrailRow | null }>;
+  /**
+   * Served generations (status 200, or billed) created in [from, to) (ISO timestamps), summed per UTC day, model,
+   * provider and endpoint — and workspace with `byWorkspace` — optionally only of these keys or of one workspace.
+   */
+  activity(q: { from: string; to: string; keyHashes: string[] | null; workspaceId: string | null; byWorkspace: boolean }): Promise<ActivityRow[]>;
   /** Hashes of the keys created by a member, or of a workspace. */
   listKeyHashes(q: { creator_user_id?: string; workspace_id?: string }): Promise<string[]>;
 
