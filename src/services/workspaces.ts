@@ -1,7 +1,7 @@
 /** Workspaces: the unit that owns keys, presets and routing defaults. */
 import { randomUUID } from 'node:crypto';
 import { badRequest, conflict, forbidden, notFound } from '../http/errors.js';
-import { workspaceGuardrailId } from '../core/policy.js';
+import { nameUuid, workspaceGuardrailId } from '../core/policy.js';
 import { ConflictError, type MemberRow, type Page, type Store, type WorkspaceMemberRow, type WorkspaceRow } from '../store/types.js';
 import type { InvalidationBus } from './invalidation.js';
 
@@ -55,14 +55,16 @@ export function newWorkspace(input: WorkspaceInput, createdBy: string, now: stri
   };
 }
 
-/** A member's membership of a workspace, with the role they hold in the organization. */
-function membership(workspaceId: string, m: MemberRow, now: string): WorkspaceMemberRow {
-  return { id: randomUUID(), workspace_id: workspaceId, user_id: m.id, role: m.role === 'org:admin' ? 'admin' : 'member', created_at: now };
+/** A member's membership of a workspace, with the role they hold in the organization unless `role` is given. */
+function membership(workspaceId: string, m: MemberRow, now: string, role?: WorkspaceMemberRow['role']): WorkspaceMemberRow {
+  return { id: randomUUID(), workspace_id: workspaceId, user_id: m.id, role: role ?? (m.role === 'org:admin' ? 'admin' : 'member'), created_at: now };
 }
 
-/** The stable id of a member's implicit membership of the default workspace (a name-based UUID, like guardrails'). */
+const IMPLICIT_MEMBERSHIP_NAMESPACE = Buffer.from('3b8e0d5a2c6f4a71b9e4d0c2a5f78e16', 'hex');
+
+/** The stable id of a member's implicit membership of the default workspace (never stored: derived on every read). */
 function implicitMembershipId(workspaceId: string, userId: string): string {
-  return workspaceGuardrailId(`${workspaceId}|member|${userId}`);
+  return nameUuid(IMPLICIT_MEMBERSHIP_NAMESPACE, `${workspaceId}|${userId}`);
 }
 
 export function workspaceView(row: WorkspaceRow) {
@@ -106,9 +108,10 @@ export class WorkspaceService {
   async create(input: WorkspaceInput, createdBy: string): Promise<WorkspaceRow> {
     const now = new Date(this.now()).toISOString();
     const row = newWorkspace(input, createdBy, now);
-    // Its creator (a member of the organization, when a member's key made it) is its first member.
+    // Its creator (a member of the organization, when a member's key made it) is its first member, as an admin (as
+    // migration 0007 made the creators of earlier workspaces; docs/api.md).
     const creator = await this.store.getMember(createdBy);
-    const members = creator ? [membership(row.id, creator, now)] : [];
+    const members = creator ? [membership(row.id, creator, now, 'admin')] : [];
     await mapConflict(this.store.insertWorkspace(row, members));
     return row;
   }
