@@ -250,7 +250,7 @@ export class GuardrailService {
   private readonly spend = new Map<string, { hashes: string[]; totals: KeyUsageTotals; reserved: number; flushes: string; at: number }>();
   /** Bumped whenever video reservations change on this instance (cached spend figures include them). */
   private reservations = 0;
-  /** Per key: the tail of this instance's chain of video admissions (one at a time per key). */
+  /** Per key: the tail of this instance's chain of video admissions and hold ends (one at a time per key). */
   private readonly admitting = new Map<string, Promise<unknown>>();
   /** Bumped by every invalidation: a policy computed across one is not cached. */
   private generation = 0;
@@ -630,12 +630,17 @@ export class GuardrailService {
    */
   async keyLimitReached(key: KeyRow): Promise<{ limit: number; spent: number } | null> {
     if (key.limit === null) return null;
-    const budget = keyBudget(key, key.limit);
-    // Requests of this key still in flight count at the key's average cost, so that a burst of concurrent requests
-    // cannot all pass the check before any of them is recorded.
-    const flying = this.inflight.get(key.hash);
-    const spent = (await this.spent(budget, key)) + (flying ? flying.n * (flying.avg ?? 0) : 0);
+    const spent = await this.limitSpend(key, key.limit);
     return spent >= key.limit ? { limit: key.limit, spent } : null;
+  }
+
+  /**
+   * What counts against the key's own limit: its spend in the limit's window (see `spent`; `fresh` bypasses the
+   * cache), plus its requests in flight at the key's average cost, so that a burst of concurrent requests cannot all
+   * pass the check before any of them is recorded.
+   */
+  private async limitSpend(key: KeyRow, limit: number, fresh = false): Promise<number> {
+    return (await this.spent(keyBudget(key, limit), key, true, fresh)) + (await this.flyingCost(key));
   }
 
   private readonly inflight = new Map<string, { n: number; avg: number | null }>();
@@ -691,7 +696,7 @@ export class GuardrailService {
       return;
     }
     const run = async () => {
-      const spent = (await this.spent(keyBudget(key, limit), key, true, true)) + (await this.flyingCost(key));
+      const spent = await this.limitSpend(key, limit, true);
       if (spent >= limit) throw keyLimitError(key, limit, spent);
       if (spent + reserve > limit + 1e-9) {
         throw new HttpError(402, `Key limit would be exceeded: this video can cost up to $${reserve.toFixed(6)}, and $${spent.toFixed(6)} of $${limit} is spent or held (${key.limit_reset ?? 'no reset'})`, {
@@ -705,14 +710,32 @@ export class GuardrailService {
       await insert();
       this.reservationsChanged();
     };
-    const prev = this.admitting.get(key.hash) ?? Promise.resolve();
-    const mine = prev.then(() => this.deps.store.withKeyLock(key.hash, run));
+    await this.oneAtATime(key.hash, run);
+  }
+
+  /**
+   * Ends a video job's hold: `end` moves the job to its terminal status and records its generation (whose cost then
+   * counts as spend not yet written). It runs as one step against the key's admissions, so that no admission can read
+   * the job as ended before its cost counts — it would see neither the hold nor the cost. Resolves with `end`'s result.
+   */
+  async endVideoHold<T>(keyHash: string, end: () => Promise<T>): Promise<T> {
+    return this.oneAtATime(keyHash, async () => {
+      const result = await end();
+      this.reservationsChanged();
+      return result;
+    });
+  }
+
+  /** Runs `fn` alone for the key: after this instance's earlier calls for it, and under the store's key lock. */
+  private async oneAtATime<T>(keyHash: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.admitting.get(keyHash) ?? Promise.resolve();
+    const mine = prev.then(() => this.deps.store.withKeyLock(keyHash, fn));
     const tail = mine.catch(() => undefined);
-    this.admitting.set(key.hash, tail);
+    this.admitting.set(keyHash, tail);
     try {
-      await mine;
+      return await mine;
     } finally {
-      if (this.admitting.get(key.hash) === tail) this.admitting.delete(key.hash);
+      if (this.admitting.get(keyHash) === tail) this.admitting.delete(keyHash);
     }
   }
 

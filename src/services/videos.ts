@@ -346,11 +346,14 @@ export class VideoService {
         lease_until: null,
         ...this.webhookStart(job, now),
       };
+      const done: VideoJobRow = { ...job, ...patch, status: 'cancelled' } as VideoJobRow;
       // No owner condition: the caller wins over a worker, whose next conditional update then finds the job moved.
-      if (await this.deps.store.transitionVideoJob(id, pathTo(job.status, 'cancelled')!, patch, { now: iso(now) })) {
-        if (job.reserved_cost) this.deps.guardrails?.reservationsChanged();
-        const done: VideoJobRow = { ...job, ...patch, status: 'cancelled' } as VideoJobRow;
-        this.record(done, 'cancelled', 499, 'Cancelled by the caller');
+      const cancelled = await this.endJob(job, async () => {
+        const ok = await this.deps.store.transitionVideoJob(id, pathTo(job.status, 'cancelled')!, patch, { now: iso(now) });
+        if (ok) this.record(done, 'cancelled', 499, 'Cancelled by the caller');
+        return ok;
+      });
+      if (cancelled) {
         this.deps.log.info({ job: id }, 'video job cancelled');
         if (done.webhook_state === 'pending') this.kick();
         return this.view(done);
@@ -737,15 +740,26 @@ export class VideoService {
     const status = path[path.length - 1] as TerminalVideoStatus;
     const now = this.now();
     const full: VideoJobPatch = { ...patch, finished_at: iso(now), next_poll_at: null, ...this.webhookStart(job, now) };
-    const ok = await this.deps.store.transitionVideoJob(job.id, path, full, { owner: this.owner, now: iso(now) });
-    if (!ok) return;
     const done = { ...job, ...full, status } as VideoJobRow;
-    // Its reservation stops counting as its cost (if any) is recorded: that spend counts as not yet written at once.
-    this.record(done, status, httpStatus, done.error ?? undefined);
-    if (job.reserved_cost) this.deps.guardrails?.reservationsChanged();
+    const ok = await this.endJob(job, async () => {
+      const moved = await this.deps.store.transitionVideoJob(job.id, path, full, { owner: this.owner, now: iso(now) });
+      if (moved) this.record(done, status, httpStatus, done.error ?? undefined);
+      return moved;
+    });
+    if (!ok) return;
     this.deps.log.info({ job: job.id, status, cost: done.cost }, 'video job ended');
     if (done.webhook_state === 'pending') await this.deliverWebhook(done);
     else await this.deps.store.releaseVideoLeases(this.owner, [job.id]);
+  }
+
+  /**
+   * Runs `end` — the job's terminal transition, then (when it won) its generation record — as one step against the
+   * key's spending-limit admissions when the job holds a reserve: its reservation stops counting exactly as its cost
+   * (if any) starts counting as spend not yet written.
+   */
+  private endJob(job: VideoJobRow, end: () => Promise<boolean>): Promise<boolean> {
+    const g = this.deps.guardrails;
+    return job.reserved_cost && g ? g.endVideoHold(job.key_hash, end) : end();
   }
 
   private webhookStart(job: VideoJobRow, now: number): VideoJobPatch {
