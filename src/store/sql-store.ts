@@ -8,7 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationProvider, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Migration, type MigrationProvider, type Transaction } from 'kysely';
 import { migrations, type Dialect } from './migrations/index.js';
 import {
   ConflictError,
@@ -957,6 +957,28 @@ export class SqlStore implements Store {
   }
 }
 
+/**
+ * SQLite transactions that take the write lock when they begin (`BEGIN IMMEDIATE`). The generation writer thread
+ * writes to the same file on its own connection: a deferred transaction that has read and then writes fails at once
+ * (SQLITE_BUSY, which the busy timeout cannot wait out) when that thread committed in between; an immediate one waits
+ * for the lock. Every store transaction writes.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly cfg: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(cfg);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.cfg);
+  }
+}
+
 /** Opens the store named by a database URL: `sqlite:<path>` (or `sqlite::memory:`) or `postgres://…`. */
 export function openStore(url: string): SqlStore {
   if (url.startsWith('sqlite:')) {
@@ -965,7 +987,7 @@ export function openStore(url: string): SqlStore {
     const database = new Database(path === ':memory:' ? ':memory:' : resolve(path));
     database.pragma('journal_mode = WAL');
     for (const pragma of CONNECTION_PRAGMAS) database.pragma(pragma);
-    const db: Db = new Kysely({ dialect: new SqliteDialect({ database }) });
+    const db: Db = new Kysely({ dialect: new ImmediateSqliteDialect({ database }) });
     return new SqlStore('sqlite', db, database, path === ':memory:' ? undefined : resolve(path));
   }
   const types = {
