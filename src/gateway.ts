@@ -25,6 +25,8 @@ import { GuardrailService, orgSettingsFromConfig } from './services/guardrails.j
 import { UpstreamHttp } from './providers/http.js';
 import { shippedCatalog } from './catalog/default-catalog.js';
 import { SpeechService } from './services/speech.js';
+import { EmbeddingsService } from './services/embeddings.js';
+import embeddingRoutes from './http/routes/embeddings.js';
 import speechRoutes from './http/routes/speech.js';
 import { VideoService } from './services/videos.js';
 import videoRoutes from './http/routes/videos.js';
@@ -149,6 +151,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     recorder,
     chat,
     speech: new SpeechService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
+    embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     guardrails,
     videos,
     readiness: new Map([['videos', async () => videos.healthy()]]),
@@ -171,7 +174,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     logger.info('first start: created the organization, the default workspace and the management key from GATEWAY_ADMIN_KEY');
   }
 
-  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, activityRoutes, modelRoutes, speechRoutes, videoRoutes, ...(opts.extraRoutes ?? [])] });
+  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, activityRoutes, modelRoutes, speechRoutes, embeddingRoutes, videoRoutes, ...(opts.extraRoutes ?? [])] });
   videos.start();
   let closed: Promise<void> | null = null;
 

@@ -42,6 +42,7 @@ import type {
 } from '../core/catalog-types.js';
 import { DEFAULT_PROVIDERS } from './providers.js';
 import { DEFAULT_VIDEO_ENDPOINTS, DEFAULT_VIDEO_MODELS } from './video-catalog.js';
+import { DEFAULT_EMBEDDING_ENDPOINTS, DEFAULT_EMBEDDING_MODELS } from './embedding-catalog.js';
 
 /** Month the figures in this file were last checked against the public sources. */
 export const DEFAULT_CATALOG_CHECKED = '2026-11';
@@ -1500,7 +1501,7 @@ export const DEFAULT_SPEECH_ENDPOINTS: EndpointDef[] = [
   }),
 ];
 
-/** The catalog the gateway ships: the chat catalog plus the text-to-speech models and endpoints (a fresh copy). */
+/** The catalog the gateway ships: the chat catalog plus the text-to-speech, video and embeddings models and endpoints (a fresh copy). */
 export function shippedCatalog(): Catalog {
   const c = defaultCatalog();
   c.models.push(...structuredClone(DEFAULT_SPEECH_MODELS));
@@ -1508,5 +1509,8 @@ export function shippedCatalog(): Catalog {
   // Video generation (POST /videos; src/catalog/video-catalog.ts, docs/videos.md).
   c.models.push(...structuredClone(DEFAULT_VIDEO_MODELS));
   c.endpoints.push(...structuredClone(DEFAULT_VIDEO_ENDPOINTS));
+  // Embeddings (POST /embeddings; src/catalog/embedding-catalog.ts, docs/embeddings.md).
+  c.models.push(...structuredClone(DEFAULT_EMBEDDING_MODELS));
+  c.endpoints.push(...structuredClone(DEFAULT_EMBEDDING_ENDPOINTS));
   return c;
 }

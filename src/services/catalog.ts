@@ -265,7 +265,17 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
     if (video && !video.protocol && !videoProtocolOf({ ...(prev ?? ({} as EndpointDef)), video }, providers.get(provider))) {
       problems.push(`${where}.video.protocol must be set (${VIDEO_PROTOCOLS.join(', ')}): the provider's protocol has no video API`);
     }
-    const defaultParams = video ? [...VIDEO_PARAMETERS] : speechProtocol === 'openai-tts' ? ['speed'] : speechProtocol ? [] : ['temperature', 'top_p', 'max_tokens', 'stop', 'seed', 'frequency_penalty', 'presence_penalty', 'tools', 'tool_choice', 'response_format'];
+    // Embedding endpoints (a model whose outputs are embeddings) take encoding_format and user unless told otherwise;
+    // `dimensions` only where listed (docs/embeddings.md).
+    const defaultParams = video
+      ? [...VIDEO_PARAMETERS]
+      : isEmbeddingModel(m)
+        ? ['encoding_format', 'user']
+        : speechProtocol === 'openai-tts'
+          ? ['speed']
+          : speechProtocol
+            ? []
+            : ['temperature', 'top_p', 'max_tokens', 'stop', 'seed', 'frequency_penalty', 'presence_penalty', 'tools', 'tool_choice', 'response_format'];
     endpoints.set(`${model}|${tag}`, {
       model,
       provider,
@@ -292,6 +302,14 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
   return { providers: [...providers.values()], models: [...models.values()], endpoints: [...endpoints.values()] };
 }
 
+/** Whether a model produces embeddings (`output_modalities` includes `embeddings`): its endpoints serve POST /embeddings. */
+export function isEmbeddingModel(m: ModelDef): boolean {
+  return m.architecture.output_modalities.includes('embeddings');
+}
+
+/** Wire protocols with an embeddings adapter (OpenAI's `/embeddings`); other endpoints of embedding models are not routed. */
+export const EMBEDDING_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai']);
+
 /** Wire protocols with an adapter; endpoints of other protocols stay listed but are not routed. */
 export const ROUTABLE_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'anthropic', 'google', 'openai-responses']);
 
@@ -302,6 +320,8 @@ export class CatalogService {
   readonly speechRoute: RouteCatalog;
   /** What `POST /videos` routes: the video generation endpoints only (`video` set; docs/videos.md). */
   readonly videoRoute: RouteCatalog;
+  /** What `POST /embeddings` routes: the endpoints of embedding models on an OpenAI-protocol provider (docs/embeddings.md). */
+  readonly embeddingRoute: RouteCatalog;
   readonly catalog: Catalog;
   private readonly credentials = new Map<string, string | null>();
 
@@ -310,6 +330,8 @@ export class CatalogService {
     const endpointsByModel = new Map<string, EndpointDef[]>();
     const speechByModel = new Map<string, EndpointDef[]>();
     const videoByModel = new Map<string, EndpointDef[]>();
+    const embeddingByModel = new Map<string, EndpointDef[]>();
+    const embeddingModels = new Set(catalog.models.filter(isEmbeddingModel).map((m) => m.id));
     const protocolOf = new Map(catalog.providers.map((p) => [p.slug, p.protocol]));
     const unrouted = new Set<string>();
     for (const e of catalog.endpoints) {
@@ -326,6 +348,17 @@ export class CatalogService {
         continue;
       }
       const protocol = protocolOf.get(e.provider);
+      if (embeddingModels.has(e.model)) {
+        // Never routed by the chat APIs; by POST /embeddings when the provider speaks an embeddings protocol.
+        if (protocol && !EMBEDDING_PROTOCOLS.has(protocol)) {
+          unrouted.add(`${e.provider} (${protocol}, embeddings)`);
+          continue;
+        }
+        const list = embeddingByModel.get(e.model) ?? [];
+        list.push(e);
+        embeddingByModel.set(e.model, list);
+        continue;
+      }
       if (protocol && !ROUTABLE_PROTOCOLS.has(protocol)) {
         unrouted.add(`${e.provider} (${protocol})`);
         continue;
@@ -341,6 +374,7 @@ export class CatalogService {
     };
     this.speechRoute = { models: this.route.models, endpointsByModel: speechByModel, providers: this.route.providers };
     this.videoRoute = { models: this.route.models, endpointsByModel: videoByModel, providers: this.route.providers };
+    this.embeddingRoute = { models: this.route.models, endpointsByModel: embeddingByModel, providers: this.route.providers };
     if (unrouted.size > 0) log?.info({ providers: [...unrouted] }, 'providers whose wire protocol has no adapter yet are listed but not routed');
     const missing: string[] = [];
     for (const p of catalog.providers) {

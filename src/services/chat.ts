@@ -218,6 +218,11 @@ export class ChatService {
       if (variant === 'free') provider = { ...provider, max_price: { ...provider.max_price, prompt: 0, completion: 0 } };
     }
 
+    // Embeddings models have no chat endpoints: say where they are served rather than "no endpoints".
+    if (models.every((id) => this.deps.catalog.embeddingRoute.endpointsByModel.has(id))) {
+      throw badRequest(`${models.join(', ')} ${models.length > 1 ? 'are embeddings models' : 'is an embeddings model'}: use POST /embeddings`, { field: 'model', error_type: 'invalid_request' });
+    }
+
     // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.
     const ir = api === 'chat' ? undefined : INBOUND[api].toIr(body);
     const maxOut = ir ? ir.max_tokens : ((body.max_completion_tokens ?? body.max_tokens) as number | null | undefined);

@@ -13,6 +13,7 @@ import type { GenerationRecorder } from './generations.js';
 import type { HealthTracker } from './health.js';
 import type { GuardrailService } from './guardrails.js';
 import type { SpeechService } from './speech.js';
+import type { EmbeddingsService } from './embeddings.js';
 import type { VideoService } from './videos.js';
 
 export interface Services {
@@ -31,6 +32,8 @@ export interface Services {
   chat: ChatService;
   /** Text-to-speech (POST /audio/speech). */
   speech: SpeechService;
+  /** Embeddings (POST /embeddings). */
+  embeddings: EmbeddingsService;
   /** Video generation jobs and their worker (POST /videos; docs/videos.md). */
   videos: VideoService;
   /** Organization settings and guardrails: management and the effective policy of each key. */

@@ -7,6 +7,7 @@
  *
  * Routes:
  *   POST /v1/chat/completions, GET /v1/models          provider `default`
+ *   POST /v1/embeddings (embeddings.ts), /v1/audio/speech (tts.ts), video jobs (video.ts)
  *   POST /<provider>/v1/chat/completions, GET .../models  provider `<provider>`
  *   POST   /_sim/knobs/<provider>   merge JSON knobs (null removes one)
  *   GET    /_sim/knobs[/<provider>] current knobs
@@ -22,6 +23,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { anthropicEndpoints } from './anthropic.js';
+import { embeddingEndpoints } from './embeddings.js';
 import { geminiEndpoints } from './gemini.js';
 import { applyPatch, headerKnobs, KnobError, parseKnobs, type KnobPatch, type Knobs } from './knobs.js';
 import { openaiEndpoints, openaiProtocol } from './openai.js';
@@ -97,6 +99,8 @@ export interface Simulator {
 const ENDPOINTS: Endpoint[] = [...openaiEndpoints, ...anthropicEndpoints, ...responsesEndpoints, ...geminiEndpoints];
 // Video generation jobs: OpenAI Videos API and Google Veo long-running operations (video.ts).
 ENDPOINTS.push(...videoEndpoints);
+// Embeddings (embeddings.ts): OpenAI /v1/embeddings.
+ENDPOINTS.push(...embeddingEndpoints);
 // Text-to-speech (tts.ts): OpenAI /v1/audio/speech and Gemini TTS models, first because the Gemini chat pattern also
 // matches a `…tts…` model's generateContent path.
 ENDPOINTS.unshift(...ttsEndpoints);

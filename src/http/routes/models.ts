@@ -63,7 +63,7 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
   const endpointView = (m: ModelDef, e: EndpointDef, now: number) => {
     const p = cat.route.providers.get(e.provider);
     const h = svc.health.health(e);
-    const routed = (cat.route.endpointsByModel.get(m.id) ?? []).includes(e) || (cat.speechRoute.endpointsByModel.get(m.id) ?? []).includes(e);
+    const routed = [cat.route, cat.speechRoute, cat.embeddingRoute].some((r) => (r.endpointsByModel.get(m.id) ?? []).includes(e));
     const routableNow = p !== undefined && cat.hasCredentials(p) && routed;
     // 0 = ok; -1 = failed within the last 30 s; -10 = not routable (no credentials or no protocol adapter).
     const status = !routableNow ? -10 : h?.lastFailureAt && now - h.lastFailureAt < 30_000 && (h.consecutiveFailures ?? 0) > 0 ? -1 : 0;
@@ -123,6 +123,23 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
     '/models/count',
     { schema: { tags, summary: 'Count the models matching the same filters as GET /models', security: [], querystring: ListQuery, response: { 200: Type.Object({ data: Type.Object({ count: Type.Integer() }) }), ...errors(400, 500) } } },
     async (req) => ({ data: { count: listing(req.query).length } }),
+  );
+
+  app.get<{ Querystring: Static<typeof UserQuery> }>(
+    '/embeddings/models',
+    {
+      schema: {
+        tags: ['Embeddings'],
+        summary: 'List the embeddings models (output modality `embeddings`) and their properties; the whole list unless offset or limit is given',
+        security: [],
+        querystring: UserQuery,
+        response: { 200: ModelListResponse, ...errors(400, 500) },
+      },
+    },
+    async (req) => {
+      const items = listing({ output_modalities: 'embeddings' }).map((x) => modelView(x.model, x.endpoints));
+      return page(items, req.query, '/api/v1/embeddings/models', new URLSearchParams(req.url.split('?')[1] ?? ''));
+    },
   );
 
   app.get<{ Querystring: Static<typeof UserQuery> }>(

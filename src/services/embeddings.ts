@@ -1,0 +1,350 @@
+/**
+ * Embeddings (`POST /embeddings`, docs/embeddings.md): policy and limits, routing over the embedding endpoints,
+ * upstream attempts with fallbacks, the answer normalized to the format asked for, cost and the generation record. The
+ * HTTP route only validates and hands over.
+ *
+ * Decisions:
+ * - Routing reuses `planRoute` over `catalog.embeddingRoute` (endpoints of models whose outputs are embeddings), with
+ *   the key's organization settings and guardrails applied as for chat and speech (403/404 refusals, budgets) and the
+ *   key's own limit (402).
+ * - `dimensions` changes what the caller gets back, so it is never dropped: an endpoint that does not list it is
+ *   skipped (`unsupported_parameter`), and an answer of another size is refused (502) and the next endpoint tried.
+ *   `encoding_format` is honoured by the gateway whatever the endpoint supports (providers/openai/embeddings.ts);
+ *   `input_type` and `user` are dropped for endpoints that do not list them (or skip them with
+ *   `provider.require_parameters`).
+ * - Context: an endpoint is skipped when one input is longer than its context (estimated at 4 characters per token,
+ *   as for chat); inputs are embedded separately, so the batch's total does not count.
+ * - Price: prompt tokens × `pricing.prompt`, plus `pricing.request`, exactly (src/core/pricing.ts). The tokens are the
+ *   provider's `usage.prompt_tokens`; a provider that reports none is billed the estimate, never $0.
+ * - Record: `api_type: "embeddings"`, `tokens_prompt`, not streamed, `finish_reason: "stop"` on success.
+ */
+import type { Logger } from 'pino';
+import type { EndpointDef } from '../core/catalog-types.js';
+import { modelAccess, refusal, budgetRefusal, endpointVerdict, type PolicyRefusal } from '../core/policy.js';
+import { computeCost, type CostResult, type TokenUsage } from '../core/pricing.js';
+import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
+import { planRoute, type Attempt, type ExclusionReason, type RoutePlan } from '../core/routing.js';
+import { badRequest, HttpError } from '../http/errors.js';
+import { UpstreamError } from '../providers/errors.js';
+import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
+import { buildEmbeddingsRequest, parseEmbeddings, parseEmbeddingsError, type Embedding, type EmbeddingFormat } from '../providers/openai/embeddings.js';
+import type { GenerationRow, KeyRow } from '../store/types.js';
+import { isEmbeddingModel, type CatalogService } from './catalog.js';
+import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
+import type { GenerationRecorder } from './generations.js';
+import type { GuardrailService } from './guardrails.js';
+import type { HealthTracker } from './health.js';
+import type { WorkspaceService } from './workspaces.js';
+
+/** The embeddings request body (schema-validated by the route). Unknown fields pass through to the upstream. */
+export interface EmbeddingsBody {
+  model: string;
+  input: unknown;
+  dimensions?: number;
+  encoding_format?: EmbeddingFormat;
+  input_type?: string;
+  user?: string;
+  provider?: ProviderPreferences | null;
+  [k: string]: unknown;
+}
+
+export interface EmbeddingsCall {
+  key: KeyRow;
+  requestId: string;
+  wantMetadata: boolean;
+  /** Set when the client goes away. */
+  cancel: Cancellation;
+}
+
+export interface PreparedEmbeddings {
+  body: EmbeddingsBody;
+  format: EmbeddingFormat;
+  /** Number of inputs (one vector each). */
+  inputs: number;
+  /** Tokens of the whole request, estimated (4 characters per token, or the token ids): billed when the provider reports none. */
+  estimatedTokens: number;
+  plan: RoutePlan;
+  /** Ends the request's in-flight count against the key's limit (idempotent; called by the record and the route). */
+  release: (cost: number | null) => void;
+}
+
+export interface EmbeddingsAnswer {
+  id: string;
+  body: Record<string, unknown>;
+}
+
+/**
+ * The inputs of a request as the gateway counts them: how many vectors it asks for, the estimated tokens of the whole
+ * request and of its longest input. Strings count ceil(characters / 4); token-id lists their length; multimodal
+ * inputs their text parts (other parts are not estimated).
+ */
+export function measureInputs(input: unknown): { count: number; tokens: number; longest: number } {
+  const est = (x: unknown): number => {
+    if (typeof x === 'string') return Math.ceil(x.length / 4);
+    if (Array.isArray(x)) return x.every((t) => typeof t === 'number') ? x.length : 0;
+    if (x && typeof x === 'object') {
+      const content = (x as { content?: unknown }).content;
+      if (!Array.isArray(content)) return 0;
+      let n = 0;
+      for (const p of content) if (p && typeof (p as { text?: unknown }).text === 'string') n += Math.ceil((p as { text: string }).text.length / 4);
+      return n;
+    }
+    return 0;
+  };
+  // One input: a string, or a flat list of token ids. Otherwise a list of inputs.
+  const items = typeof input === 'string' || (Array.isArray(input) && input.length > 0 && input.every((t) => typeof t === 'number')) ? [input] : Array.isArray(input) ? input : [input];
+  let tokens = 0;
+  let longest = 0;
+  for (const x of items) {
+    const t = est(x);
+    tokens += t;
+    if (t > longest) longest = t;
+  }
+  return { count: items.length, tokens, longest };
+}
+
+const toHttp = (r: PolicyRefusal) => new HttpError(r.status, r.message, r.metadata);
+
+export class EmbeddingsService {
+  constructor(
+    private readonly deps: {
+      catalog: CatalogService;
+      health: HealthTracker;
+      http: UpstreamHttp;
+      recorder: GenerationRecorder;
+      workspaces?: WorkspaceService;
+      /** Organization settings and guardrails; absent = no policy. */
+      guardrails?: GuardrailService;
+      log: Logger;
+      now?: () => number;
+      rng?: () => number;
+    },
+  ) {}
+
+  private now(): number {
+    return this.deps.now ? this.deps.now() : Date.now();
+  }
+
+  // ---- preparation -------------------------------------------------------------------------------
+
+  /** Policy, limits and the route. Throws HttpError (4xx) when the request cannot be served. */
+  async prepare(body: EmbeddingsBody, call: EmbeddingsCall): Promise<PreparedEmbeddings> {
+    const route = this.deps.catalog.embeddingRoute;
+    const model = body.model;
+    const m = route.models.get(model);
+    if (m && !isEmbeddingModel(m)) {
+      throw badRequest(`${model} is not an embeddings model (its outputs are ${m.architecture.output_modalities.join(', ')}); GET /embeddings/models lists the embeddings models`, { field: 'model', error_type: 'invalid_request' });
+    }
+    const format: EmbeddingFormat = body.encoding_format ?? 'float';
+    const measured = measureInputs(body.input);
+
+    // ---- organization settings and guardrails: the same functions as chat (src/services/guardrails.ts) -----------
+    let endpointPolicy: ((ep: EndpointDef, provider: Attempt['provider']) => ExclusionReason | undefined) | undefined;
+    let policySort: ProviderSortBy | null = null;
+    const g = this.deps.guardrails;
+    if (g) {
+      const policy = await g.policyFor(call.key);
+      if (policy.budgets.length > 0) {
+        const spent = await g.exhaustedBudget(call.key, policy);
+        if (spent) throw toHttp(budgetRefusal(spent.budget, spent.spent));
+      }
+      policySort = policy.defaultSort;
+      if (policy.rules.length > 0) {
+        const access = modelAccess(policy, route, this.deps.catalog.hasCredentials, model);
+        if (access.blocked) throw toHttp(refusal([{ model, access }]));
+        endpointPolicy = (ep, provider) => endpointVerdict(policy, ep, provider)?.reason;
+      }
+    }
+
+    const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(call.key.workspace_id) : null;
+    const wantsDimensions = typeof body.dimensions === 'number';
+    // Optional parameters the caller set (encoding_format is always honoured by the gateway itself).
+    const params = (['input_type', 'user'] as const).filter((p) => body[p] !== undefined && body[p] !== null);
+    const plan = planRoute({
+      now: this.now(),
+      rng: this.deps.rng ?? Math.random,
+      models: [model],
+      catalog: route,
+      hasCredentials: this.deps.catalog.hasCredentials,
+      health: this.deps.health.health,
+      // Policy first (its own reason), then `dimensions`: an endpoint that cannot size the vectors is skipped.
+      endpointPolicy: (ep, p) => endpointPolicy?.(ep, p) ?? (wantsDimensions && !ep.supported_parameters.includes('dimensions') ? 'unsupported_parameter' : undefined),
+      params: [...params],
+      provider: body.provider ?? {},
+      defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? policySort,
+      estimatedPromptTokens: measured.longest,
+    });
+    if (plan.error?.code === 'constraint_filtered' && wantsDimensions && plan.error.excluded_by?.includes('unsupported_parameter')) {
+      plan.error.message = `No endpoint of ${model} can produce ${body.dimensions}-dimension embeddings (dimensions is not supported)${plan.error.excluded_by.length > 1 ? `; other endpoints excluded: ${plan.error.excluded_by.filter((r) => r !== 'unsupported_parameter').join(', ')}` : ''}`;
+    }
+    // Last, with nothing left to throw: the key's own spending limit (402 once the current window's spend reached
+    // it); otherwise the request counts as in flight against it until its generation record.
+    const release = g && call.key.limit !== null ? await g.admitWithinLimit(call.key) : null;
+    return { body, format, inputs: measured.count, estimatedTokens: measured.tokens, plan, release: release ?? (() => undefined) };
+  }
+
+  // ---- records and errors ------------------------------------------------------------------------
+
+  private metadata(p: PreparedEmbeddings, attempts: AttemptLog[], dropped: string[], selected: Attempt | null): Record<string, unknown> {
+    return {
+      attempt: attempts.length,
+      requested: p.body.model,
+      strategy: p.plan.strategy,
+      summary: selected ? `${selected.model} via ${selected.provider.slug}` : 'no endpoint served the request',
+      region: 'self-hosted',
+      is_byok: false,
+      endpoints: {
+        total: p.plan.considered.filter((c) => c.provider).length,
+        available: p.plan.considered
+          .filter((c) => !c.excluded && c.provider)
+          .map((c) => ({ model: c.model, provider: c.provider, selected: selected !== null && c.model === selected.model && c.provider === selected.provider.slug })),
+      },
+      attempts,
+      excluded: p.plan.considered.filter((c) => c.excluded).map((c) => ({ model: c.model, provider: c.provider, reason: c.excluded })),
+      ...(dropped.length > 0 ? { dropped_parameters: dropped } : {}),
+    };
+  }
+
+  private record(
+    p: PreparedEmbeddings,
+    call: EmbeddingsCall,
+    id: string,
+    o: { attempt: Attempt | null; status: number; error: { status: number; message: string } | null; tokens: number; cost: number | null; started: number; upstreamId: string | null; cancelled: boolean },
+    attempts: AttemptLog[],
+  ): void {
+    const end = this.now();
+    const row: GenerationRow = {
+      id,
+      request_id: call.requestId,
+      key_hash: call.key.hash,
+      workspace_id: call.key.workspace_id,
+      api_type: 'embeddings',
+      requested_model: p.body.model,
+      model: o.attempt?.model ?? null,
+      provider_name: o.attempt?.provider.slug ?? null,
+      endpoint_tag: o.attempt?.endpoint.tag ?? null,
+      upstream_id: o.upstreamId,
+      streamed: false,
+      cancelled: o.cancelled,
+      status: o.status,
+      finish_reason: o.status === 200 ? 'stop' : o.error ? 'error' : null,
+      native_finish_reason: null,
+      tokens_prompt: o.tokens,
+      tokens_completion: 0,
+      native_tokens_reasoning: 0,
+      native_tokens_cached: 0,
+      native_tokens_cache_write: 0,
+      total_cost: o.cost,
+      upstream_inference_cost: o.cost,
+      is_byok: false,
+      latency_ms: Math.round(end - o.started),
+      ttft_ms: null,
+      generation_time_ms: o.status === 200 ? Math.round(end - o.started) : null,
+      attempts,
+      error: o.error,
+      preset_id: null,
+      session_id: null,
+      created_at: new Date(end).toISOString(),
+    };
+    this.deps.recorder.record(row);
+    p.release(o.cost);
+  }
+
+  // ---- the call ----------------------------------------------------------------------------------
+
+  /**
+   * Tries the planned endpoints in order until one answers with valid embeddings. Throws HttpError when none did
+   * (the route answers it in the envelope).
+   */
+  async create(p: PreparedEmbeddings, call: EmbeddingsCall): Promise<EmbeddingsAnswer> {
+    const id = newGenerationId();
+    const started = this.now();
+    const attempts: AttemptLog[] = [];
+    let dropped: string[] = [];
+    const base = { attempt: null, tokens: 0, cost: null, started, upstreamId: null, cancelled: false };
+    if (p.plan.error) {
+      const err = planHttpError(p.plan, { 'x-generation-id': id });
+      this.record(p, call, id, { ...base, status: err.status, error: { status: err.status, message: err.message } }, attempts);
+      if (call.wantMetadata) err.gatewayMetadata = this.metadata(p, attempts, dropped, null);
+      throw err;
+    }
+
+    let last: UpstreamError | null = null;
+    let lastAttempt: Attempt | null = null;
+    const retryHints: number[] = [];
+    const dimensions = typeof p.body.dimensions === 'number' ? p.body.dimensions : null;
+    for (const a of p.plan.attempts) {
+      if (call.cancel.aborted) break;
+      const t0 = this.now();
+      let res: UpstreamExchange | null = null;
+      try {
+        const built = buildEmbeddingsRequest(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
+        dropped = built.dropped;
+        res = await this.deps.http.post({ url: built.req.url, headers: built.req.headers, body: built.req.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
+        const text = await res.text();
+        if (res.statusCode < 200 || res.statusCode >= 300) throw parseEmbeddingsError(res.statusCode, text, res.headers);
+        const parsed = parseEmbeddings(text, { inputs: p.inputs, format: p.format, dimensions });
+        attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
+        this.deps.health.success(a.endpoint, Math.round(this.now() - t0), null);
+        const tokens = parsed.promptTokens ?? p.estimatedTokens;
+        const cost = computeCost(a.endpoint.pricing, { promptTokens: tokens, completionTokens: 0 } satisfies TokenUsage);
+        this.record(p, call, id, { ...base, attempt: a, status: 200, error: null, tokens, cost: cost.cost, upstreamId: parsed.upstreamId }, attempts);
+        return { id, body: this.answer(p, call, id, a, parsed.vectors, tokens, cost, parsed.promptTokens === null, attempts, dropped) };
+      } catch (err) {
+        if (err instanceof HttpError) throw err;
+        const e = err instanceof UpstreamError ? err : networkError(err);
+        attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
+        if (e.type !== 'cancelled' && e.type !== 'invalid_request') this.deps.health.failure(a.endpoint);
+        last = e;
+        lastAttempt = a;
+        if (e.retryAfter !== null) retryHints.push(e.retryAfter);
+        if (e.type === 'cancelled' || call.cancel.aborted) break;
+      } finally {
+        res?.close();
+      }
+    }
+
+    const cancelled = call.cancel.aborted;
+    const error = attemptsHttpError(last, lastAttempt, attempts, retryHints, { 'x-generation-id': id });
+    this.record(p, call, id, { ...base, status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled }, attempts);
+    if (call.wantMetadata) error.gatewayMetadata = this.metadata(p, attempts, dropped, null);
+    throw error;
+  }
+
+  private answer(
+    p: PreparedEmbeddings,
+    call: EmbeddingsCall,
+    id: string,
+    a: Attempt,
+    vectors: Embedding[],
+    tokens: number,
+    cost: CostResult,
+    estimated: boolean,
+    attempts: AttemptLog[],
+    dropped: string[],
+  ): Record<string, unknown> {
+    // Unknown prices are reported as null, never as $0 (as on chat answers).
+    const usage: Record<string, unknown> = {
+      prompt_tokens: tokens,
+      total_tokens: tokens,
+      cost: cost.cost,
+      is_byok: false,
+      cost_details: {
+        upstream_inference_prompt_cost: cost.priced ? cost.promptCost : null,
+        upstream_inference_completions_cost: cost.priced ? 0 : null,
+        upstream_inference_cost: cost.cost,
+      },
+    };
+    if (estimated) usage.estimated = true;
+    const body: Record<string, unknown> = {
+      id,
+      object: 'list',
+      data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })),
+      model: a.model,
+      provider: a.provider.name,
+      usage,
+    };
+    if (call.wantMetadata) body.gateway_metadata = this.metadata(p, attempts, dropped, a);
+    return body;
+  }
+}
