@@ -22,10 +22,14 @@ writeFileSync(
   configFile,
   stringify({
     providers: [simProvider('sim-fast', 'Simulator (fast)'), simProvider('sim-cheap', 'Simulator (cheap)')],
-    models: [{ id: 'demo/echo', name: 'Demo Echo', description: 'A simulated model served by two simulated providers.', context_length: 32000 }],
+    models: [
+      { id: 'demo/echo', name: 'Demo Echo', description: 'A simulated model served by two simulated providers.', context_length: 32000 },
+      { id: 'demo/embed', name: 'Demo Embed', description: 'A simulated embeddings model (1536 dimensions, shortenable).', context_length: 8192, output_modalities: ['embeddings'] },
+    ],
     endpoints: [
       { model: 'demo/echo', provider: 'sim-cheap', upstream_model: 'echo-1', pricing: { prompt: '0.0000001', completion: '0.0000004' }, supported_parameters: params },
       { model: 'demo/echo', provider: 'sim-fast', upstream_model: 'echo-1', pricing: { prompt: '0.0000002', completion: '0.0000008' }, supported_parameters: params },
+      { model: 'demo/embed', provider: 'sim-cheap', upstream_model: 'embed-1', pricing: { prompt: '0.00000002', completion: '0' }, supported_parameters: ['dimensions', 'encoding_format', 'user'] },
     ],
   }),
 );
@@ -55,6 +59,11 @@ Try:
     -H "Authorization: Bearer ${secret}" -H 'content-type: application/json' \\
     -H 'X-Gateway-Metadata: enabled' \\
     -d '{"model":"demo/echo","messages":[{"role":"user","content":"Hello, gateway!"}]}'
+
+Embeddings:
+  curl -s ${base}/embeddings \\
+    -H "Authorization: Bearer ${secret}" -H 'content-type: application/json' \\
+    -d '{"model":"demo/embed","input":["first text","second text"],"dimensions":8}'
 
 Or with the OpenAI SDK:  new OpenAI({ baseURL: '${base}', apiKey: '${secret}' })
 Make the cheap provider fail and watch the fallback:  curl -XPOST ${sim.url}/_sim/knobs/sim-cheap -d '{"errorStatus":503}'

@@ -784,7 +784,10 @@ export class GuardrailService {
   }
 
   private access(policy: EffectivePolicy, modelId: string): ModelAccess {
-    return modelAccess(policy, this.deps.catalog.route, this.deps.catalog.hasCredentials, modelId);
+    // An embeddings model's endpoints are those POST /embeddings routes.
+    const cat = this.deps.catalog;
+    const route = cat.embeddingRoute.endpointsByModel.has(modelId) ? cat.embeddingRoute : cat.route;
+    return modelAccess(policy, route, cat.hasCredentials, modelId);
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
  * The official `@openrouter/sdk` (the hosted router's TypeScript SDK) pointed at the gateway: it validates every
  * answer against its own schemas, so each call here checks the gateway's answer shape as that SDK's users get it —
- * chat (plain and streamed), speech, presets, keys, the calling key, generations, models, endpoints, workspaces and
+ * chat (plain and streamed), speech, embeddings, presets, keys, the calling key, generations, models, endpoints, workspaces and
  * their members, guardrails, organization members — and that
  * errors surface as its typed errors with the right status.
  */
@@ -12,6 +12,8 @@ import { simSpeechAudio } from '../../src/sim/tts.js';
 import { startClockedEnv, type ClockedEnv } from '../chat/util.js';
 import { ADMIN_KEY } from '../helpers.js';
 import { speechCatalog } from '../speech/util.js';
+import { embeddingCatalog } from '../embeddings/util.js';
+import { simEmbedding } from '../../src/sim/embeddings.js';
 
 let env: ClockedEnv;
 /** An inference key's client, and the admin (management) key's. */
@@ -19,7 +21,12 @@ let sdk: OpenRouter;
 let admin: OpenRouter;
 
 beforeAll(async () => {
-  env = await startClockedEnv('sqlite', { extra: speechCatalog });
+  const both = (url: string) => {
+    const a = speechCatalog(url);
+    const b = embeddingCatalog(url);
+    return { providers: [...a.providers, ...b.providers], models: [...a.models, ...b.models], endpoints: [...a.endpoints, ...b.endpoints] };
+  };
+  env = await startClockedEnv('sqlite', { extra: both });
   sdk = new OpenRouter({ apiKey: env.key, serverURL: env.t.api });
   admin = new OpenRouter({ apiKey: ADMIN_KEY, serverURL: env.t.api });
 });
@@ -95,6 +102,18 @@ describe('@openrouter/sdk: speech and presets', () => {
     const audio = await sdk.tts.createSpeech({ speechRequest: { model: 'test/tts', input, voice: 'alloy', responseFormat: 'mp3' } });
     const bytes = Buffer.from(await new Response(audio as ReadableStream).arrayBuffer());
     expect(bytes.equals(simSpeechAudio({ input, voice: 'alloy', format: 'mp3' }))).toBe(true);
+  });
+
+  it('embeddings.generate and embeddings.listModels', async () => {
+    const res = await sdk.embeddings.generate({ requestBody: { model: 'test/embed', input: ['one', 'two'], dimensions: 8, encodingFormat: 'float' } });
+    if (typeof res === 'string') throw new Error('expected a JSON answer');
+    expect(res.model).toBe('test/embed');
+    expect(res.data.map((d) => d.embedding)).toEqual([simEmbedding('one', 'embed-sim-emb', 8), simEmbedding('two', 'embed-sim-emb', 8)]);
+    expect(res.usage).toMatchObject({ promptTokens: 2, totalTokens: 2, cost: 0.0000002 });
+    const page = await sdk.embeddings.listModels({});
+    expect(page.result.data.map((m) => m.id)).toContain('test/embed');
+    const e = await rejection(sdk.embeddings.generate({ requestBody: { model: 'test/alpha', input: 'x' } }));
+    expect(e.statusCode).toBe(400);
   });
 
   it('presets from a chat, a responses and a messages body; listed, read, versioned, and used by chat', async () => {

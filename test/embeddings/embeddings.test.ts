@@ -331,6 +331,10 @@ describe('POST /embeddings', () => {
       expect(paged.body.links.next).toBe('/api/v1/embeddings/models?limit=2&offset=2');
       const text = await env.t.call('GET', '/models', { key: null });
       expect(text.body.data.map((x: { id: string }) => x.id)).not.toContain('test/embed');
+      // The key's own view includes the embeddings models it can reach (not the one without credentials).
+      const mine = (await env.t.call('GET', '/models/user', { key: env.key })).body.data.map((x: { id: string }) => x.id);
+      expect(mine).toEqual(expect.arrayContaining(['test/embed', 'test/alpha']));
+      expect(mine).not.toContain('test/embed-nokey');
     });
 
     it('the endpoints of an embeddings model are routable (status 0)', async () => {
