@@ -30,6 +30,8 @@ export interface GatewayConfig {
   file: Record<string, unknown>;
   /** Video generation jobs and their webhooks (docs/videos.md). */
   video: VideoConfig;
+  /** `GET /metrics` (docs/metrics.md): for management keys (default), for anyone, or not served. */
+  metrics: 'management' | 'public' | 'off';
 }
 
 export interface VideoConfig {
@@ -83,6 +85,7 @@ const FILE_KEYS: Record<string, string> = {
   webhook_max_attempts: 'GATEWAY_WEBHOOK_MAX_ATTEMPTS',
   webhook_retry_ms: 'GATEWAY_WEBHOOK_RETRY_MS',
   video_allow_loopback_callbacks: 'GATEWAY_VIDEO_ALLOW_LOOPBACK_CALLBACKS',
+  metrics: 'GATEWAY_METRICS',
 };
 /** Sections of the file read by other modules (catalog, providers, routing, limits). */
 const FILE_SECTIONS = new Set(['providers', 'models', 'endpoints', 'routing', 'timeouts', 'organization', 'limits']);
@@ -191,6 +194,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     allowLoopbackCallbacks: boolSetting('GATEWAY_VIDEO_ALLOW_LOOPBACK_CALLBACKS', false),
   };
 
+  const metrics = (merged.GATEWAY_METRICS || 'management').toLowerCase() as GatewayConfig['metrics'];
+  if (!['management', 'public', 'off'].includes(metrics)) problems.push(`GATEWAY_METRICS must be management, public or off (got "${merged.GATEWAY_METRICS}")`);
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video };
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics };
 }

@@ -25,6 +25,7 @@ import { GuardrailService, orgSettingsFromConfig } from './services/guardrails.j
 import { UpstreamHttp } from './providers/http.js';
 import { shippedCatalog } from './catalog/default-catalog.js';
 import { SpeechService } from './services/speech.js';
+import { GatewayMetrics } from './services/metrics.js';
 import { EmbeddingsService } from './services/embeddings.js';
 import embeddingRoutes from './http/routes/embeddings.js';
 import speechRoutes from './http/routes/speech.js';
@@ -137,8 +138,13 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const rateLimits = new RateLimiter(config.redisUrl ?? null, logger, now);
   // Shared counters count from the first request (each waits up to 2 s for Redis; without it, this instance counts).
   await Promise.all([rateLimits.ready(), sharedSpend?.ready()]);
+  // Metrics are taken from the generation records (one per request of every API); none when GATEWAY_METRICS=off.
+  const metrics = config.metrics === 'off' ? null : new GatewayMetrics(recorder);
+  if (metrics) recorder.observer = metrics.observe;
+
   const svc: Services = {
     config,
+    metrics,
     store,
     bus,
     keys: new KeyService(store, bus, config.keyCacheTtlMs, now),

@@ -16,6 +16,7 @@ import { KeyView } from './routes/keys.js';
 import { WorkspaceView } from './routes/workspaces.js';
 import { PresetView, VersionView } from './routes/presets.js';
 import healthRoutes from './routes/health.js';
+import metricsRoutes from './routes/metrics.js';
 import keyRoutes from './routes/keys.js';
 import workspaceRoutes from './routes/workspaces.js';
 import presetRoutes from './routes/presets.js';
@@ -143,6 +144,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   });
 
   await app.register(healthRoutes, { svc, isClosing: () => closing });
+  await app.register(metricsRoutes, { svc });
   await app.register(
     async (api) => {
       await api.register(keyRoutes, { svc });

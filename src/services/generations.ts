@@ -38,6 +38,10 @@ export class GenerationRecorder {
   readonly unflushedSpend = new Map<string, number>();
   /** Successful flushes so far: a cached database total plus `unflushedSpend` is exact while this is unchanged. */
   flushes = 0;
+  /** Failed flushes so far (each batch is kept and retried). */
+  flushFailures = 0;
+  /** Called with every record as it is accepted (the metrics); must be cheap and must not throw. */
+  observer: ((row: GenerationRow) => void) | null = null;
 
   constructor(
     private readonly store: Store,
@@ -48,6 +52,7 @@ export class GenerationRecorder {
   ) {}
 
   record(row: GenerationRow): void {
+    this.observer?.(row);
     this.queue.push(row);
     this.pending.set(row.id, row);
     if (row.total_cost) {
@@ -98,6 +103,7 @@ export class GenerationRecorder {
         }
         this.flushes++;
       } catch (err) {
+        this.flushFailures++;
         this.log.error({ err, records: batch.length }, 'writing generation records failed; will retry');
         this.queue = batch.concat(this.queue);
         if (!this.closed && !this.timer) {

@@ -14,10 +14,13 @@ import type { HealthTracker } from './health.js';
 import type { GuardrailService } from './guardrails.js';
 import type { SpeechService } from './speech.js';
 import type { EmbeddingsService } from './embeddings.js';
+import type { GatewayMetrics } from './metrics.js';
 import type { VideoService } from './videos.js';
 
 export interface Services {
   config: GatewayConfig;
+  /** Prometheus metrics (GET /metrics); null when GATEWAY_METRICS=off. */
+  metrics: GatewayMetrics | null;
   store: Store;
   bus: InvalidationBus;
   keys: KeyService;
