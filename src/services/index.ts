@@ -15,6 +15,7 @@ import type { GuardrailService } from './guardrails.js';
 import type { SpeechService } from './speech.js';
 import type { EmbeddingsService } from './embeddings.js';
 import type { GatewayMetrics } from './metrics.js';
+import type { CountTokensService } from './count-tokens.js';
 import type { VideoService } from './videos.js';
 
 export interface Services {
@@ -37,6 +38,8 @@ export interface Services {
   speech: SpeechService;
   /** Embeddings (POST /embeddings). */
   embeddings: EmbeddingsService;
+  /** Token counts of Messages requests (POST /messages/count_tokens). */
+  countTokens: CountTokensService;
   /** Video generation jobs and their worker (POST /videos; docs/videos.md). */
   videos: VideoService;
   /** Organization settings and guardrails: management and the effective policy of each key. */

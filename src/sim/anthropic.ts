@@ -419,5 +419,5 @@ function countTokens(ctx: EndpointContext): Reply {
 
 export const anthropicEndpoints: Endpoint[] = [
   { method: 'POST', path: '/v1/messages', protocol: anthropicProtocol, modelCall: true, handle: messages },
-  { method: 'POST', path: '/v1/messages/count_tokens', protocol: anthropicProtocol, modelCall: false, handle: countTokens },
+  { method: 'POST', path: '/v1/messages/count_tokens', protocol: anthropicProtocol, modelCall: true, handle: countTokens },
 ];

@@ -1,6 +1,7 @@
 /**
  * Google Gemini API wire format (v1beta):
  *   POST /v1beta/models/<model>:generateContent
+ *   POST /v1beta/models/<model>:countTokens                     (`totalTokens`, as the usage's promptTokenCount)
  *   POST /v1beta/models/<model>:streamGenerateContent?alt=sse   (SSE, one GenerateContentResponse per event)
  *   POST /v1beta/models/<model>:streamGenerateContent           (no alt=sse: one JSON array of the chunks, as Google does)
  *   GET  /v1beta/models
@@ -436,7 +437,23 @@ function listModels(ctx: EndpointContext): Reply {
   return { kind: 'json', status: 200, body: JSON.stringify({ models }), headers: JSON_HEADERS };
 }
 
+const COUNT_PATH = /^\/v1beta\/models\/([^/:]+)(?::|%3A)countTokens$/i;
+
+/**
+ * `models/<m>:countTokens`: `{contents}` or `{generateContentRequest: {model, contents, systemInstruction, tools, …}}`
+ * → `{totalTokens, promptTokensDetails}`, counted as the generateContent usage's `promptTokenCount` is.
+ */
+function countTokens(ctx: EndpointContext): Reply {
+  const b = ctx.body;
+  const inner = isObj(b) && isObj(b.generateContentRequest) ? b.generateContentRequest : b;
+  const parsed = parse({ ...ctx, body: inner });
+  if ('kind' in parsed) return parsed;
+  const total = geminiPromptTokens(inner as Obj, parsed);
+  return { kind: 'json', status: 200, body: JSON.stringify({ totalTokens: total, promptTokensDetails: [{ modality: 'TEXT', tokenCount: total }] }), headers: JSON_HEADERS };
+}
+
 export const geminiEndpoints: Endpoint[] = [
   { method: 'POST', path: PATH, protocol: geminiProtocol, modelCall: true, handle: generateContent },
+  { method: 'POST', path: COUNT_PATH, protocol: geminiProtocol, modelCall: true, handle: countTokens },
   { method: 'GET', path: '/v1beta/models', protocol: geminiProtocol, modelCall: false, handle: listModels },
 ];

@@ -15,6 +15,8 @@ export type AuthRule = 'management' | 'inference' | 'any' | 'none';
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthRule;
+    /** false: the route's requests do not count against the key's rate limit (free operations, e.g. token counts). */
+    rateLimit?: boolean;
   }
   interface FastifyRequest {
     key: KeyRow;
@@ -48,6 +50,7 @@ export function registerAuth(app: FastifyInstance, keys: KeyService, limits: Rat
       const refused = allow(rule, key);
       if (refused) return done(refused);
       request.key = key;
+      if (request.routeOptions.config?.rateLimit === false) return done();
       const decision = limits.admit(key);
       if (decision === null) return done();
       if (decision instanceof Promise) decision.then((d) => done(d.allowed ? undefined : limits.refusal(key, d)), done);
