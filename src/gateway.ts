@@ -27,6 +27,8 @@ import { shippedCatalog } from './catalog/default-catalog.js';
 import { SpeechService } from './services/speech.js';
 import { GatewayMetrics } from './services/metrics.js';
 import { CountTokensService } from './services/count-tokens.js';
+import { TranscriptionService } from './services/transcriptions.js';
+import transcriptionRoutes from './http/routes/transcriptions.js';
 import countTokensRoutes from './http/routes/count-tokens.js';
 import { EmbeddingsService } from './services/embeddings.js';
 import embeddingRoutes from './http/routes/embeddings.js';
@@ -161,6 +163,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     speech: new SpeechService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now }),
+    transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     guardrails,
     videos,
     readiness: new Map([['videos', async () => videos.healthy()]]),
@@ -183,7 +186,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     logger.info('first start: created the organization, the default workspace and the management key from GATEWAY_ADMIN_KEY');
   }
 
-  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, activityRoutes, modelRoutes, speechRoutes, embeddingRoutes, countTokensRoutes, videoRoutes, ...(opts.extraRoutes ?? [])] });
+  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, activityRoutes, modelRoutes, speechRoutes, embeddingRoutes, countTokensRoutes, transcriptionRoutes, videoRoutes, ...(opts.extraRoutes ?? [])] });
   videos.start();
   let closed: Promise<void> | null = null;
 

@@ -43,6 +43,7 @@ import type {
 import { DEFAULT_PROVIDERS } from './providers.js';
 import { DEFAULT_VIDEO_ENDPOINTS, DEFAULT_VIDEO_MODELS } from './video-catalog.js';
 import { DEFAULT_EMBEDDING_ENDPOINTS, DEFAULT_EMBEDDING_MODELS } from './embedding-catalog.js';
+import { DEFAULT_TRANSCRIPTION_ENDPOINTS, DEFAULT_TRANSCRIPTION_MODELS } from './transcription-catalog.js';
 
 /** Month the figures in this file were last checked against the public sources. */
 export const DEFAULT_CATALOG_CHECKED = '2026-11';
@@ -1501,7 +1502,7 @@ export const DEFAULT_SPEECH_ENDPOINTS: EndpointDef[] = [
   }),
 ];
 
-/** The catalog the gateway ships: the chat catalog plus the text-to-speech, video and embeddings models and endpoints (a fresh copy). */
+/** The catalog the gateway ships: the chat catalog plus the text-to-speech, video, embeddings and transcription models and endpoints (a fresh copy). */
 export function shippedCatalog(): Catalog {
   const c = defaultCatalog();
   c.models.push(...structuredClone(DEFAULT_SPEECH_MODELS));
@@ -1512,5 +1513,8 @@ export function shippedCatalog(): Catalog {
   // Embeddings (POST /embeddings; src/catalog/embedding-catalog.ts, docs/embeddings.md).
   c.models.push(...structuredClone(DEFAULT_EMBEDDING_MODELS));
   c.endpoints.push(...structuredClone(DEFAULT_EMBEDDING_ENDPOINTS));
+  // Speech to text (POST /audio/transcriptions; src/catalog/transcription-catalog.ts, docs/transcriptions.md).
+  c.models.push(...structuredClone(DEFAULT_TRANSCRIPTION_MODELS));
+  c.endpoints.push(...structuredClone(DEFAULT_TRANSCRIPTION_ENDPOINTS));
   return c;
 }

@@ -78,6 +78,10 @@ export interface Pricing {
   discount?: number;
   /** Speech: price of one input character (USD). Token prices, when the provider reports tokens, add to it. */
   characters?: string;
+  /** Transcription: USD per audio input token (text prompt tokens take `prompt`); absent = `prompt`. */
+  audio?: string;
+  /** Transcription: USD per second of input audio (rounded to the nearest second, as OpenAI bills Whisper). */
+  audio_second?: string;
   /** Video: USD per second of generated video (`VideoCapabilities.second_price_by_resolution` may override it). */
   video_second?: string;
   /** Video: USD per generated video, whatever its length. */

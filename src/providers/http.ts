@@ -11,7 +11,7 @@ import { UpstreamError } from './errors.js';
 export interface UpstreamCall {
   url: URL;
   headers: Record<string, string>;
-  body: string;
+  body: string | Buffer;
   timeouts: Timeouts;
   /** Set when the client goes away: the attempt is aborted at once. */
   cancel: Cancellation;

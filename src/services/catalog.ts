@@ -73,11 +73,11 @@ function pricingFrom(v: unknown, where: string, problems: string[]): EndpointDef
     else out[k] = s;
   }
   // A speech endpoint priced per character, or a video endpoint priced per second or per video, needs no token prices.
-  if (typeof out.characters === 'string' || typeof out.video_second === 'string' || typeof out.video === 'string') {
+  if (typeof out.characters === 'string' || typeof out.video_second === 'string' || typeof out.video === 'string' || typeof out.audio_second === 'string') {
     out.prompt ??= '0';
     out.completion ??= '0';
   }
-  if (typeof out.prompt !== 'string' || typeof out.completion !== 'string') problems.push(`${where}.pricing needs prompt and completion prices (or characters, for a speech endpoint; video_second or video, for a video endpoint)`);
+  if (typeof out.prompt !== 'string' || typeof out.completion !== 'string') problems.push(`${where}.pricing needs prompt and completion prices (or characters, for a speech endpoint; audio_second, for a transcription endpoint; video_second or video, for a video endpoint)`);
   return out as unknown as EndpointDef['pricing'];
 }
 
@@ -271,6 +271,8 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
       ? [...VIDEO_PARAMETERS]
       : isEmbeddingModel(m)
         ? ['encoding_format', 'user']
+        : isTranscriptionModel(m)
+          ? ['language', 'prompt', 'temperature', 'response_format', 'timestamp_granularities']
         : speechProtocol === 'openai-tts'
           ? ['speed']
           : speechProtocol
@@ -302,6 +304,11 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
   return { providers: [...providers.values()], models: [...models.values()], endpoints: [...endpoints.values()] };
 }
 
+/** Whether a model transcribes audio (`output_modalities` includes `transcription`): its endpoints serve POST /audio/transcriptions. */
+export function isTranscriptionModel(m: ModelDef): boolean {
+  return m.architecture.output_modalities.includes('transcription');
+}
+
 /** Whether a model produces embeddings (`output_modalities` includes `embeddings`): its endpoints serve POST /embeddings. */
 export function isEmbeddingModel(m: ModelDef): boolean {
   return m.architecture.output_modalities.includes('embeddings');
@@ -322,6 +329,8 @@ export class CatalogService {
   readonly videoRoute: RouteCatalog;
   /** What `POST /embeddings` routes: the endpoints of embedding models on an OpenAI-protocol provider (docs/embeddings.md). */
   readonly embeddingRoute: RouteCatalog;
+  /** What `POST /audio/transcriptions` routes: the endpoints of transcription models on an OpenAI-protocol provider (docs/transcriptions.md). */
+  readonly transcriptionRoute: RouteCatalog;
   readonly catalog: Catalog;
   private readonly credentials = new Map<string, string | null>();
 
@@ -332,6 +341,8 @@ export class CatalogService {
     const videoByModel = new Map<string, EndpointDef[]>();
     const embeddingByModel = new Map<string, EndpointDef[]>();
     const embeddingModels = new Set(catalog.models.filter(isEmbeddingModel).map((m) => m.id));
+    const transcriptionByModel = new Map<string, EndpointDef[]>();
+    const transcriptionModels = new Set(catalog.models.filter(isTranscriptionModel).map((m) => m.id));
     const protocolOf = new Map(catalog.providers.map((p) => [p.slug, p.protocol]));
     const unrouted = new Set<string>();
     for (const e of catalog.endpoints) {
@@ -348,6 +359,17 @@ export class CatalogService {
         continue;
       }
       const protocol = protocolOf.get(e.provider);
+      if (transcriptionModels.has(e.model)) {
+        // Never routed by the chat APIs; by POST /audio/transcriptions over OpenAI's protocol.
+        if (protocol !== 'openai') {
+          unrouted.add(`${e.provider} (${protocol}, transcription)`);
+          continue;
+        }
+        const list = transcriptionByModel.get(e.model) ?? [];
+        list.push(e);
+        transcriptionByModel.set(e.model, list);
+        continue;
+      }
       if (embeddingModels.has(e.model)) {
         // Never routed by the chat APIs; by POST /embeddings when the provider speaks an embeddings protocol.
         if (protocol && !EMBEDDING_PROTOCOLS.has(protocol)) {
@@ -375,6 +397,7 @@ export class CatalogService {
     this.speechRoute = { models: this.route.models, endpointsByModel: speechByModel, providers: this.route.providers };
     this.videoRoute = { models: this.route.models, endpointsByModel: videoByModel, providers: this.route.providers };
     this.embeddingRoute = { models: this.route.models, endpointsByModel: embeddingByModel, providers: this.route.providers };
+    this.transcriptionRoute = { models: this.route.models, endpointsByModel: transcriptionByModel, providers: this.route.providers };
     if (unrouted.size > 0) log?.info({ providers: [...unrouted] }, 'providers whose wire protocol has no adapter yet are listed but not routed');
     const missing: string[] = [];
     for (const p of catalog.providers) {

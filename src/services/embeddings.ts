@@ -31,6 +31,7 @@ import { buildEmbeddingsRequest, parseEmbeddings, parseEmbeddingsError, type Emb
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import { isEmbeddingModel, type CatalogService } from './catalog.js';
 import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
+import { routeMetadata } from './route-metadata.js';
 import type { GenerationRecorder } from './generations.js';
 import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
@@ -186,23 +187,7 @@ export class EmbeddingsService {
   // ---- records and errors ------------------------------------------------------------------------
 
   private metadata(p: PreparedEmbeddings, attempts: AttemptLog[], dropped: string[], selected: Attempt | null): Record<string, unknown> {
-    return {
-      attempt: attempts.length,
-      requested: p.body.model,
-      strategy: p.plan.strategy,
-      summary: selected ? `${selected.model} via ${selected.provider.slug}` : 'no endpoint served the request',
-      region: 'self-hosted',
-      is_byok: false,
-      endpoints: {
-        total: p.plan.considered.filter((c) => c.provider).length,
-        available: p.plan.considered
-          .filter((c) => !c.excluded && c.provider)
-          .map((c) => ({ model: c.model, provider: c.provider, selected: selected !== null && c.model === selected.model && c.provider === selected.provider.slug })),
-      },
-      attempts,
-      excluded: p.plan.considered.filter((c) => c.excluded).map((c) => ({ model: c.model, provider: c.provider, reason: c.excluded })),
-      ...(dropped.length > 0 ? { dropped_parameters: dropped } : {}),
-    };
+    return routeMetadata(p.plan, p.body.model, attempts, dropped, selected);
   }
 
   private record(

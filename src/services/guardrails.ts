@@ -784,9 +784,9 @@ export class GuardrailService {
   }
 
   private access(policy: EffectivePolicy, modelId: string): ModelAccess {
-    // An embeddings model's endpoints are those POST /embeddings routes.
+    // An embeddings (transcription) model's endpoints are those POST /embeddings (/audio/transcriptions) routes.
     const cat = this.deps.catalog;
-    const route = cat.embeddingRoute.endpointsByModel.has(modelId) ? cat.embeddingRoute : cat.route;
+    const route = cat.embeddingRoute.endpointsByModel.has(modelId) ? cat.embeddingRoute : cat.transcriptionRoute.endpointsByModel.has(modelId) ? cat.transcriptionRoute : cat.route;
     return modelAccess(policy, route, cat.hasCredentials, modelId);
   }
 

@@ -16,6 +16,7 @@ import type { SpeechService } from './speech.js';
 import type { EmbeddingsService } from './embeddings.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { CountTokensService } from './count-tokens.js';
+import type { TranscriptionService } from './transcriptions.js';
 import type { VideoService } from './videos.js';
 
 export interface Services {
@@ -40,6 +41,8 @@ export interface Services {
   embeddings: EmbeddingsService;
   /** Token counts of Messages requests (POST /messages/count_tokens). */
   countTokens: CountTokensService;
+  /** Speech to text (POST /audio/transcriptions). */
+  transcriptions: TranscriptionService;
   /** Video generation jobs and their worker (POST /videos; docs/videos.md). */
   videos: VideoService;
   /** Organization settings and guardrails: management and the effective policy of each key. */

@@ -30,6 +30,7 @@ import { openaiEndpoints, openaiProtocol } from './openai.js';
 import { sseText, type Endpoint, type EndpointContext, type JsonReply, type SseReply } from './protocol.js';
 import { responsesEndpoints } from './responses.js';
 import { isAudioReply, ttsEndpoints, writeAudio } from './tts.js';
+import { parseMultipart, sttEndpoints } from './stt.js';
 import { videoEndpoints } from './video.js';
 
 export interface SimulatorOptions {
@@ -99,8 +100,8 @@ export interface Simulator {
 const ENDPOINTS: Endpoint[] = [...openaiEndpoints, ...anthropicEndpoints, ...responsesEndpoints, ...geminiEndpoints];
 // Video generation jobs: OpenAI Videos API and Google Veo long-running operations (video.ts).
 ENDPOINTS.push(...videoEndpoints);
-// Embeddings (embeddings.ts): OpenAI /v1/embeddings.
-ENDPOINTS.push(...embeddingEndpoints);
+// Embeddings (embeddings.ts): OpenAI /v1/embeddings. Transcriptions (stt.ts): OpenAI /v1/audio/transcriptions.
+ENDPOINTS.push(...embeddingEndpoints, ...sttEndpoints);
 // Text-to-speech (tts.ts): OpenAI /v1/audio/speech and Gemini TTS models, first because the Gemini chat pattern also
 // matches a `…tts…` model's generateContent path.
 ENDPOINTS.unshift(...ttsEndpoints);
@@ -151,10 +152,13 @@ function findEndpoint(method: string | undefined, path: string): Endpoint | unde
   return undefined;
 }
 
-function readBody(req: IncomingMessage, done: (text: string) => void): void {
+function readBody(req: IncomingMessage, done: (text: string, raw: Buffer) => void): void {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => done(chunks.length === 1 ? chunks[0].toString() : Buffer.concat(chunks).toString()));
+  req.on('end', () => {
+    const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+    done(raw.toString(), raw);
+  });
   req.on('error', () => {}); // client went away while sending; the response 'close' handler accounts for it
 }
 
@@ -318,12 +322,17 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
   }
 
   /** API route (model call or listing) after the body is read. */
-  function serveApi(req: IncomingMessage, res: ServerResponse, ep: Endpoint, provider: string, path: string, query: string, text?: string): void {
+  function serveApi(req: IncomingMessage, res: ServerResponse, ep: Endpoint, provider: string, path: string, query: string, text?: string, raw?: Buffer): void {
     const headers = req.headers;
     const rid = tag + (++seq).toString(36);
     let body: unknown;
     let badJson = false;
-    if (text !== undefined) {
+    const multipart = /^multipart\/form-data/i.test(headers['content-type'] ?? '');
+    if (multipart && raw !== undefined) {
+      // Uploads (transcriptions): fields as strings, files as { filename, contentType, data: Buffer }.
+      body = parseMultipart(raw, headers['content-type']!);
+      badJson = body === null;
+    } else if (text !== undefined) {
       try {
         body = JSON.parse(text);
       } catch {
@@ -446,7 +455,7 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
     }
     const found = ep;
     if (found.method === 'GET') return serveApi(req, res, found, provider, sub, query);
-    readBody(req, (text) => serveApi(req, res, found, provider, sub, query, text));
+    readBody(req, (text, raw) => serveApi(req, res, found, provider, sub, query, text, raw));
   }
 
   const server = createServer({ keepAlive: true, noDelay: true, requestTimeout: 0 }, onRequest);

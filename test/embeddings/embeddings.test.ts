@@ -189,7 +189,7 @@ describe('POST /embeddings', () => {
   describe('fallbacks and error statuses', () => {
     it('an upstream 5xx falls back to the next endpoint', async () => {
       env.sim.setKnobs('sim-emb', { errorStatus: 500 });
-      const r = await ask({ model: 'test/embed-fallback' }, { headers: { 'x-gateway-metadata': 'enabled' } });
+      const r = await ask({ model: 'test/embed-fallback', provider: { order: ['sim-emb', 'sim-emb2'] } }, { headers: { 'x-gateway-metadata': 'enabled' } });
       expect(r.status).toBe(200);
       expect(r.body.provider).toBe('Sim emb2');
       expect(r.body.gateway_metadata).toMatchObject({ attempt: 2, requested: 'test/embed-fallback', summary: 'test/embed-fallback via sim-emb2' });

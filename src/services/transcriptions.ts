@@ -1,0 +1,278 @@
+/**
+ * Speech-to-text (`POST /audio/transcriptions`, docs/transcriptions.md): policy and limits, routing over the
+ * transcription endpoints, upstream attempts with fallbacks, cost and the generation record. The HTTP route reads the
+ * audio (multipart file or base64 JSON), validates and hands over.
+ *
+ * Decisions:
+ * - Routing reuses `planRoute` over `catalog.transcriptionRoute` (endpoints of models whose outputs include
+ *   `transcription`), with organization settings, guardrails and the key's limit as for chat, speech and embeddings.
+ * - `response_format: verbose_json` (segments, words) is only served by endpoints that take `response_format`; others
+ *   are skipped for it. `language`, `prompt`, `temperature` and `timestamp_granularities` are dropped for endpoints
+ *   that do not list them (or such endpoints skipped with `provider.require_parameters`).
+ * - Price: audio tokens at `pricing.audio` (else `prompt`), prompt text tokens at `prompt`, output tokens at
+ *   `completion`, seconds of audio (rounded to the nearest second) at `audio_second`, plus `request`; exactly. A
+ *   per-second endpoint is asked for `verbose_json` (when it takes `response_format`) so that the provider states the
+ *   duration, and the caller still gets the format it asked for; a WAV file's own header gives it otherwise. A price
+ *   that cannot be computed (no duration known) is reported as null, never $0.
+ * - Record: `api_type: "stt"`, `tokens_prompt` the input (audio + text) tokens, `tokens_completion` the output tokens.
+ */
+import type { Logger } from 'pino';
+import type { EndpointDef, Pricing } from '../core/catalog-types.js';
+import { modelAccess, refusal, budgetRefusal, endpointVerdict, type PolicyRefusal } from '../core/policy.js';
+import { computeCost, type CostResult } from '../core/pricing.js';
+import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
+import { planRoute, type Attempt, type ExclusionReason, type RoutePlan } from '../core/routing.js';
+import { badRequest, HttpError } from '../http/errors.js';
+import { UpstreamError } from '../providers/errors.js';
+import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
+import {
+  buildTranscriptionRequest,
+  parseTranscription,
+  parseTranscriptionError,
+  type AudioFile,
+  type TranscriptionFormat,
+  type TranscriptionUsage,
+} from '../providers/openai/transcriptions.js';
+import type { GenerationRow, KeyRow } from '../store/types.js';
+import { isTranscriptionModel, type CatalogService } from './catalog.js';
+import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
+import { routeMetadata } from './route-metadata.js';
+import type { GenerationRecorder } from './generations.js';
+import type { GuardrailService } from './guardrails.js';
+import type { HealthTracker } from './health.js';
+import type { WorkspaceService } from './workspaces.js';
+
+export interface TranscriptionRequest {
+  model: string;
+  audio: AudioFile;
+  language?: string;
+  prompt?: string;
+  temperature?: number;
+  response_format: TranscriptionFormat;
+  timestamp_granularities?: Array<'word' | 'segment'>;
+  provider?: ProviderPreferences | null;
+}
+
+export interface TranscriptionCall {
+  key: KeyRow;
+  requestId: string;
+  wantMetadata: boolean;
+  cancel: Cancellation;
+}
+
+export interface PreparedTranscription {
+  req: TranscriptionRequest;
+  plan: RoutePlan;
+  release: (cost: number | null) => void;
+}
+
+/** Seconds of audio in a WAV (RIFF/WAVE PCM) file, from its header: the data chunk's size ÷ the byte rate; else null. */
+export function wavSeconds(b: Buffer): number | null {
+  if (b.length < 44 || b.toString('latin1', 0, 4) !== 'RIFF' || b.toString('latin1', 8, 12) !== 'WAVE') return null;
+  let byteRate = 0;
+  for (let off = 12; off + 8 <= b.length; ) {
+    const id = b.toString('latin1', off, off + 4);
+    const size = b.readUInt32LE(off + 4);
+    if (id === 'fmt ' && off + 16 <= b.length) byteRate = b.readUInt32LE(off + 16);
+    if (id === 'data') return byteRate > 0 ? Math.min(size, b.length - off - 8) / byteRate : null;
+    off += 8 + size + (size % 2);
+  }
+  return null;
+}
+
+/**
+ * Cost of one transcription, exact: audio tokens ride in computeCost's cache-read bucket (at `audio`, else `prompt`),
+ * text prompt tokens at `prompt`, output at `completion`, rounded seconds in the per-unit slot at `audio_second`.
+ * Null when unpriced, or when the endpoint is priced per second and the duration is unknown.
+ */
+export function transcriptionCost(pricing: Pricing | null, u: TranscriptionUsage): CostResult {
+  const perSecond = pricing?.audio_second !== undefined;
+  const seconds = u.seconds === null ? null : Math.round(u.seconds);
+  const p: Pricing | null = pricing && (!perSecond || seconds !== null) ? { ...pricing, input_cache_read: pricing.audio ?? pricing.prompt, image: pricing.audio_second ?? '0' } : null;
+  return computeCost(p, { promptTokens: u.audioTokens + u.textTokens, cachedReadTokens: u.audioTokens, completionTokens: u.outputTokens }, { images: perSecond ? (seconds ?? 0) : 0 });
+}
+
+const toHttp = (r: PolicyRefusal) => new HttpError(r.status, r.message, r.metadata);
+
+export class TranscriptionService {
+  constructor(
+    private readonly deps: {
+      catalog: CatalogService;
+      health: HealthTracker;
+      http: UpstreamHttp;
+      recorder: GenerationRecorder;
+      workspaces?: WorkspaceService;
+      guardrails?: GuardrailService;
+      log: Logger;
+      now?: () => number;
+      rng?: () => number;
+    },
+  ) {}
+
+  private now(): number {
+    return this.deps.now ? this.deps.now() : Date.now();
+  }
+
+  async prepare(req: TranscriptionRequest, call: TranscriptionCall): Promise<PreparedTranscription> {
+    const route = this.deps.catalog.transcriptionRoute;
+    const model = req.model;
+    const m = route.models.get(model);
+    if (m && !isTranscriptionModel(m)) {
+      throw badRequest(`${model} is not a transcription model (its outputs are ${m.architecture.output_modalities.join(', ')})`, { field: 'model', error_type: 'invalid_request' });
+    }
+    let endpointPolicy: ((ep: EndpointDef, provider: Attempt['provider']) => ExclusionReason | undefined) | undefined;
+    let policySort: ProviderSortBy | null = null;
+    const g = this.deps.guardrails;
+    if (g) {
+      const policy = await g.policyFor(call.key);
+      if (policy.budgets.length > 0) {
+        const spent = await g.exhaustedBudget(call.key, policy);
+        if (spent) throw toHttp(budgetRefusal(spent.budget, spent.spent));
+      }
+      policySort = policy.defaultSort;
+      if (policy.rules.length > 0) {
+        const access = modelAccess(policy, route, this.deps.catalog.hasCredentials, model);
+        if (access.blocked) throw toHttp(refusal([{ model, access }]));
+        endpointPolicy = (ep, provider) => endpointVerdict(policy, ep, provider)?.reason;
+      }
+    }
+    const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(call.key.workspace_id) : null;
+    const verbose = req.response_format === 'verbose_json';
+    const params = (['language', 'prompt', 'temperature', 'timestamp_granularities'] as const).filter((p) => req[p] !== undefined);
+    const plan = planRoute({
+      now: this.now(),
+      rng: this.deps.rng ?? Math.random,
+      models: [model],
+      catalog: route,
+      hasCredentials: this.deps.catalog.hasCredentials,
+      health: this.deps.health.health,
+      // verbose_json changes what the caller gets: endpoints that cannot produce it are skipped.
+      endpointPolicy: (ep, p) => endpointPolicy?.(ep, p) ?? (verbose && !ep.supported_parameters.includes('response_format') ? 'unsupported_parameter' : undefined),
+      params: [...params],
+      provider: req.provider ?? {},
+      defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? policySort,
+    });
+    if (plan.error?.code === 'constraint_filtered' && verbose && plan.error.excluded_by?.includes('unsupported_parameter')) {
+      plan.error.message = `No endpoint of ${model} can answer response_format "verbose_json"`;
+    }
+    const release = g && call.key.limit !== null ? await g.admitWithinLimit(call.key) : null;
+    return { req, plan, release: release ?? (() => undefined) };
+  }
+
+  private metadata(p: PreparedTranscription, attempts: AttemptLog[], dropped: string[], selected: Attempt | null): Record<string, unknown> {
+    return routeMetadata(p.plan, p.req.model, attempts, dropped, selected);
+  }
+
+  private record(
+    p: PreparedTranscription,
+    call: TranscriptionCall,
+    id: string,
+    o: { attempt: Attempt | null; status: number; error: { status: number; message: string } | null; usage: TranscriptionUsage | null; cost: number | null; started: number; cancelled: boolean },
+    attempts: AttemptLog[],
+  ): void {
+    const end = this.now();
+    const row: GenerationRow = {
+      id,
+      request_id: call.requestId,
+      key_hash: call.key.hash,
+      workspace_id: call.key.workspace_id,
+      api_type: 'stt',
+      requested_model: p.req.model,
+      model: o.attempt?.model ?? null,
+      provider_name: o.attempt?.provider.slug ?? null,
+      endpoint_tag: o.attempt?.endpoint.tag ?? null,
+      upstream_id: null,
+      streamed: false,
+      cancelled: o.cancelled,
+      status: o.status,
+      finish_reason: o.status === 200 ? 'stop' : o.error ? 'error' : null,
+      native_finish_reason: null,
+      tokens_prompt: o.usage ? o.usage.audioTokens + o.usage.textTokens : 0,
+      tokens_completion: o.usage?.outputTokens ?? 0,
+      native_tokens_reasoning: 0,
+      native_tokens_cached: 0,
+      native_tokens_cache_write: 0,
+      total_cost: o.cost,
+      upstream_inference_cost: o.cost,
+      is_byok: false,
+      latency_ms: Math.round(end - o.started),
+      ttft_ms: null,
+      generation_time_ms: o.status === 200 ? Math.round(end - o.started) : null,
+      attempts,
+      error: o.error,
+      preset_id: null,
+      session_id: null,
+      created_at: new Date(end).toISOString(),
+    };
+    this.deps.recorder.record(row);
+    p.release(o.cost);
+  }
+
+  async transcribe(p: PreparedTranscription, call: TranscriptionCall): Promise<{ id: string; body: Record<string, unknown> }> {
+    const id = newGenerationId();
+    const started = this.now();
+    const attempts: AttemptLog[] = [];
+    let dropped: string[] = [];
+    const base = { attempt: null, usage: null, cost: null, started, cancelled: false };
+    if (p.plan.error) {
+      const err = planHttpError(p.plan, { 'x-generation-id': id });
+      this.record(p, call, id, { ...base, status: err.status, error: { status: err.status, message: err.message } }, attempts);
+      if (call.wantMetadata) err.gatewayMetadata = this.metadata(p, attempts, dropped, null);
+      throw err;
+    }
+    let last: UpstreamError | null = null;
+    let lastAttempt: Attempt | null = null;
+    const retryHints: number[] = [];
+    const wavDuration = wavSeconds(p.req.audio.data);
+    for (const a of p.plan.attempts) {
+      if (call.cancel.aborted) break;
+      const t0 = this.now();
+      let res: UpstreamExchange | null = null;
+      try {
+        // A per-second price needs the duration: ask for verbose_json, which states it, where the endpoint can.
+        const perSecond = a.endpoint.pricing?.audio_second !== undefined;
+        const ask: TranscriptionFormat = perSecond && a.endpoint.supported_parameters.includes('response_format') ? 'verbose_json' : p.req.response_format;
+        const built = buildTranscriptionRequest(p.req.audio, { ...p.req, response_format: ask }, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
+        dropped = built.dropped;
+        res = await this.deps.http.post({ url: built.req.url, headers: built.req.headers, body: built.req.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
+        const text = await res.text();
+        if (res.statusCode < 200 || res.statusCode >= 300) throw parseTranscriptionError(res.statusCode, text, res.headers);
+        const parsed = parseTranscription(text);
+        const usage = { ...parsed.usage, seconds: parsed.usage.seconds ?? wavDuration };
+        attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
+        this.deps.health.success(a.endpoint, Math.round(this.now() - t0), null);
+        const cost = transcriptionCost(a.endpoint.pricing, usage);
+        this.record(p, call, id, { ...base, attempt: a, status: 200, error: null, usage, cost: cost.cost }, attempts);
+        const body: Record<string, unknown> = p.req.response_format === 'verbose_json' ? { ...parsed.body } : { text: parsed.text };
+        delete body.usage;
+        body.text = parsed.text;
+        const u: Record<string, unknown> = {};
+        if (usage.seconds !== null) u.seconds = usage.seconds;
+        u.input_tokens = usage.audioTokens + usage.textTokens;
+        u.output_tokens = usage.outputTokens;
+        u.total_tokens = usage.audioTokens + usage.textTokens + usage.outputTokens;
+        u.cost = cost.cost;
+        u.is_byok = false;
+        body.usage = u;
+        if (call.wantMetadata) body.gateway_metadata = this.metadata(p, attempts, dropped, a);
+        return { id, body };
+      } catch (err) {
+        if (err instanceof HttpError) throw err;
+        const e = err instanceof UpstreamError ? err : networkError(err);
+        attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
+        if (e.type !== 'cancelled' && e.type !== 'invalid_request') this.deps.health.failure(a.endpoint);
+        last = e;
+        lastAttempt = a;
+        if (e.retryAfter !== null) retryHints.push(e.retryAfter);
+        if (e.type === 'cancelled' || call.cancel.aborted) break;
+      } finally {
+        res?.close();
+      }
+    }
+    const cancelled = call.cancel.aborted;
+    const error = attemptsHttpError(last, lastAttempt, attempts, retryHints, { 'x-generation-id': id });
+    this.record(p, call, id, { ...base, status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled }, attempts);
+    if (call.wantMetadata) error.gatewayMetadata = this.metadata(p, attempts, dropped, null);
+    throw error;
+  }
+}
