@@ -37,6 +37,7 @@ import type { GenerationRow, KeyRow } from '../store/types.js';
 import { isTranscriptionModel, type CatalogService } from './catalog.js';
 import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
 import { routeMetadata } from './route-metadata.js';
+import { optionsFor } from './speech.js';
 import type { GenerationRecorder } from './generations.js';
 import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
@@ -149,7 +150,8 @@ export class TranscriptionService {
       // verbose_json changes what the caller gets: endpoints that cannot produce it are skipped.
       endpointPolicy: (ep, p) => endpointPolicy?.(ep, p) ?? (verbose && !ep.supported_parameters.includes('response_format') ? 'unsupported_parameter' : undefined),
       params: [...params],
-      provider: req.provider ?? {},
+      // Routing preferences; `options` are the providers' own (sent as extra form fields, see optionFields).
+      provider: { ...(req.provider ?? {}), options: undefined } as ProviderPreferences,
       defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? policySort,
     });
     if (plan.error?.code === 'constraint_filtered' && verbose && plan.error.excluded_by?.includes('unsupported_parameter')) {
@@ -232,7 +234,8 @@ export class TranscriptionService {
         // A per-second price needs the duration: ask for verbose_json, which states it, where the endpoint can.
         const perSecond = a.endpoint.pricing?.audio_second !== undefined;
         const ask: TranscriptionFormat = perSecond && a.endpoint.supported_parameters.includes('response_format') ? 'verbose_json' : p.req.response_format;
-        const built = buildTranscriptionRequest(p.req.audio, { ...p.req, response_format: ask }, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
+        const options = optionsFor((p.req.provider as { options?: Record<string, unknown> } | null | undefined)?.options, a.provider.slug, a.endpoint.tag);
+        const built = buildTranscriptionRequest(p.req.audio, { ...p.req, response_format: ask }, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider), options);
         dropped = built.dropped;
         res = await this.deps.http.post({ url: built.req.url, headers: built.req.headers, body: built.req.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
         const text = await res.text();

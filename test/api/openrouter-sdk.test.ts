@@ -1,7 +1,7 @@
 /**
  * The official `@openrouter/sdk` (the hosted router's TypeScript SDK) pointed at the gateway: it validates every
  * answer against its own schemas, so each call here checks the gateway's answer shape as that SDK's users get it —
- * chat (plain and streamed), speech, embeddings, presets, keys, the calling key, generations, models, endpoints, workspaces and
+ * chat (plain and streamed), speech, transcriptions, embeddings, presets, keys, the calling key, generations, models, endpoints, workspaces and
  * their members, guardrails, organization members — and that
  * errors surface as its typed errors with the right status.
  */
@@ -14,6 +14,8 @@ import { ADMIN_KEY } from '../helpers.js';
 import { speechCatalog } from '../speech/util.js';
 import { embeddingCatalog } from '../embeddings/util.js';
 import { simEmbedding } from '../../src/sim/embeddings.js';
+import { simTranscript } from '../../src/sim/stt.js';
+import { transcriptionCatalog, wav } from '../transcriptions/util.js';
 
 let env: ClockedEnv;
 /** An inference key's client, and the admin (management) key's. */
@@ -24,7 +26,8 @@ beforeAll(async () => {
   const both = (url: string) => {
     const a = speechCatalog(url);
     const b = embeddingCatalog(url);
-    return { providers: [...a.providers, ...b.providers], models: [...a.models, ...b.models], endpoints: [...a.endpoints, ...b.endpoints] };
+    const c = transcriptionCatalog(url);
+    return { providers: [...a.providers, ...b.providers, ...c.providers], models: [...a.models, ...b.models, ...c.models], endpoints: [...a.endpoints, ...b.endpoints, ...c.endpoints] };
   };
   env = await startClockedEnv('sqlite', { extra: both });
   sdk = new OpenRouter({ apiKey: env.key, serverURL: env.t.api });
@@ -102,6 +105,13 @@ describe('@openrouter/sdk: speech and presets', () => {
     const audio = await sdk.tts.createSpeech({ speechRequest: { model: 'test/tts', input, voice: 'alloy', responseFormat: 'mp3' } });
     const bytes = Buffer.from(await new Response(audio as ReadableStream).arrayBuffer());
     expect(bytes.equals(simSpeechAudio({ input, voice: 'alloy', format: 'mp3' }))).toBe(true);
+  });
+
+  it('stt.createTranscription (base64 JSON): the transcript and its usage', async () => {
+    const audio = wav(1);
+    const res = await sdk.stt.createTranscription({ sttRequest: { model: 'test/whisper', inputAudio: { data: audio.toString('base64'), format: 'wav' } } });
+    expect(res.text).toBe(simTranscript(audio, 'whisper-sim'));
+    expect(res.usage).toMatchObject({ seconds: 1, cost: 0.0001 });
   });
 
   it('embeddings.generate and embeddings.listModels', async () => {

@@ -10,54 +10,10 @@ import { createInferenceKey } from '../helpers.js';
 import { generation } from '../speech/util.js';
 import { simTranscript, simTranscriptionUsage } from '../../src/sim/stt.js';
 import { transcriptionCost, wavSeconds } from '../../src/services/transcriptions.js';
-
-/** A WAV file: 16 kHz, 16-bit mono, `seconds` long, a tone whose pitch is `seed`. */
-function wav(seconds: number, seed = 440): Buffer {
-  const rate = 16000;
-  const n = Math.round(seconds * rate);
-  const b = Buffer.alloc(44 + n * 2);
-  b.write('RIFF', 0, 'latin1');
-  b.writeUInt32LE(36 + n * 2, 4);
-  b.write('WAVE', 8, 'latin1');
-  b.write('fmt ', 12, 'latin1');
-  b.writeUInt32LE(16, 16);
-  b.writeUInt16LE(1, 20);
-  b.writeUInt16LE(1, 22);
-  b.writeUInt32LE(rate, 24);
-  b.writeUInt32LE(rate * 2, 28);
-  b.writeUInt16LE(2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write('data', 36, 'latin1');
-  b.writeUInt32LE(n * 2, 40);
-  for (let i = 0; i < n; i++) b.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * seed * i) / rate)), 44 + i * 2);
-  return b;
-}
-
-const PER_SECOND = { prompt: '0', completion: '0', audio_second: '0.0001' };
-const PER_TOKEN = { prompt: '0.0000025', audio: '0.000006', completion: '0.00001' };
-const ALL = ['language', 'prompt', 'temperature', 'response_format', 'timestamp_granularities'];
-
-function catalog(simUrl: string) {
-  const zdr = { training: false, retains_prompts: false, zdr: true };
-  const provider = (slug: string, extra: Record<string, unknown> = {}) => ({ slug, name: `Sim ${slug.slice(4)}`, protocol: 'openai', base_url: `${simUrl}/${slug}/v1`, no_auth: true, data_policy: zdr, ...extra });
-  const model = (id: string) => ({ id, name: id, context_length: 0, input_modalities: ['audio'], output_modalities: ['transcription'] });
-  return {
-    providers: [provider('sim-stt'), provider('sim-stt2'), provider('sim-stt-slow', { timeouts: { first_byte_ms: 300 } }), provider('sim-stt-nousage', { headers: { 'x-sim-stt-usage': 'none' } })],
-    models: ['test/whisper', 'test/transcribe', 'test/stt-fallback', 'test/stt-slow', 'test/whisper-blind'].map(model),
-    endpoints: [
-      { model: 'test/whisper', provider: 'sim-stt', upstream_model: 'whisper-sim', pricing: PER_SECOND, supported_parameters: ALL },
-      { model: 'test/transcribe', provider: 'sim-stt', upstream_model: 'transcribe-sim', pricing: PER_TOKEN, supported_parameters: ['language', 'prompt', 'temperature'] },
-      { model: 'test/stt-fallback', provider: 'sim-stt', upstream_model: 'whisper-a', pricing: PER_SECOND, supported_parameters: ALL },
-      { model: 'test/stt-fallback', provider: 'sim-stt2', upstream_model: 'whisper-b', pricing: { prompt: '0', completion: '0', audio_second: '0.0002' }, supported_parameters: ALL },
-      { model: 'test/stt-slow', provider: 'sim-stt-slow', upstream_model: 'whisper-slow', pricing: PER_SECOND, supported_parameters: ALL },
-      // Per second, no usage, no verbose_json: the duration is known only from a WAV header.
-      { model: 'test/whisper-blind', provider: 'sim-stt-nousage', upstream_model: 'whisper-blind', pricing: PER_SECOND, supported_parameters: ['language'] },
-    ],
-  };
-}
+import { PER_TOKEN, transcriptionCatalog, wav } from './util.js';
 
 describe('POST /audio/transcriptions', () => {
-  const isolated = isolatedEnv({ beforeAll, afterAll, beforeEach }, { extra: catalog });
+  const isolated = isolatedEnv({ beforeAll, afterAll, beforeEach }, { extra: transcriptionCatalog });
   let env: ClockedEnv;
   let client: OpenAI;
   beforeEach(() => {
@@ -170,6 +126,15 @@ describe('POST /audio/transcriptions', () => {
       expect(r.body.text).toBe(simTranscript(audio, 'whisper-b'));
       expect(r.body.gateway_metadata.attempts.map((a: { status: number }) => a.status)).toEqual([502, 200]);
       expect(r.body.usage.cost).toBe(0.0004);
+    });
+
+    it('provider.options of the provider that serves go as extra form fields; others are dropped', async () => {
+      const options = { 'sim-stt': { chunking_strategy: 'auto', include: ['logprobs'], model: 'not-replaced' }, 'sim-other': { secret: 'x' } };
+      const r = await upload(audio, 'a.wav', { model: 'test/whisper', provider: JSON.stringify({ options }) });
+      expect(r.status).toBe(200);
+      const sent = env.sim.stats('sim-stt').lastBody as Record<string, unknown>;
+      expect(sent).toMatchObject({ model: 'whisper-sim', chunking_strategy: 'auto', include: ['logprobs'] });
+      expect(sent.secret).toBeUndefined();
     });
 
     it('dropped parameters are named', async () => {

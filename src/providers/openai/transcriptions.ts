@@ -52,12 +52,30 @@ export function multipartBody(fields: Array<[string, string]>, file: AudioFile &
   return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
+/** Fields the gateway sets itself: provider options never replace them. */
+const RESERVED = new Set(['file', 'model', 'response_format', 'language', 'prompt', 'temperature', 'timestamp_granularities']);
+
+/**
+ * The provider's own options (`provider.options.<slug>`) as extra form fields: scalars as text, lists as repeated
+ * `name[]` fields, objects as JSON text; the gateway's own fields are never replaced.
+ */
+export function optionFields(options: Record<string, unknown>): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const [k, v] of Object.entries(options)) {
+    if (RESERVED.has(k) || v === null || v === undefined) continue;
+    if (Array.isArray(v)) for (const x of v) out.push([`${k}[]`, typeof x === 'object' ? JSON.stringify(x) : String(x)]);
+    else out.push([k, typeof v === 'object' ? JSON.stringify(v) : String(v)]);
+  }
+  return out;
+}
+
 export function buildTranscriptionRequest(
   audio: AudioFile,
   params: TranscriptionParams,
   endpoint: EndpointDef,
   provider: ProviderDef,
   apiKey: string | null,
+  options: Record<string, unknown> = {},
 ): { req: { url: URL; headers: Record<string, string>; body: Buffer }; dropped: string[] } {
   const supported = new Set(endpoint.supported_parameters);
   const fields: Array<[string, string]> = [['model', endpoint.upstreamModel]];
@@ -74,6 +92,7 @@ export function buildTranscriptionRequest(
   if (params.temperature !== undefined) add('temperature', [String(params.temperature)]);
   add('response_format', [params.response_format]);
   if (params.timestamp_granularities && params.timestamp_granularities.length > 0) add('timestamp_granularities', params.timestamp_granularities);
+  fields.push(...optionFields(options));
   const { body, contentType } = multipartBody(fields, { ...audio, field: 'file' });
   const headers: Record<string, string> = { 'content-type': contentType, accept: 'application/json', 'user-agent': 'model-gateway/0.1', ...provider.headers };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
