@@ -19,11 +19,9 @@
  * - Record: `api_type: "embeddings"`, `tokens_prompt`, not streamed, `finish_reason: "stop"` on success.
  */
 import type { Logger } from 'pino';
-import type { EndpointDef } from '../core/catalog-types.js';
-import { modelAccess, refusal, budgetRefusal, endpointVerdict, type PolicyRefusal } from '../core/policy.js';
 import { computeCost, type CostResult, type TokenUsage } from '../core/pricing.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
-import { planRoute, type Attempt, type ExclusionReason, type RoutePlan } from '../core/routing.js';
+import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
 import { UpstreamError } from '../providers/errors.js';
 import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
@@ -104,8 +102,6 @@ export function measureInputs(input: unknown): { count: number; tokens: number; 
   return { count: items.length, tokens, longest };
 }
 
-const toHttp = (r: PolicyRefusal) => new HttpError(r.status, r.message, r.metadata);
-
 export class EmbeddingsService {
   constructor(
     private readonly deps: {
@@ -140,22 +136,9 @@ export class EmbeddingsService {
     const measured = measureInputs(body.input);
 
     // ---- organization settings and guardrails: the same functions as chat (src/services/guardrails.ts) -----------
-    let endpointPolicy: ((ep: EndpointDef, provider: Attempt['provider']) => ExclusionReason | undefined) | undefined;
-    let policySort: ProviderSortBy | null = null;
+    // Organization settings and guardrails: the same policy functions as chat (src/services/guardrails.ts).
     const g = this.deps.guardrails;
-    if (g) {
-      const policy = await g.policyFor(call.key);
-      if (policy.budgets.length > 0) {
-        const spent = await g.exhaustedBudget(call.key, policy);
-        if (spent) throw toHttp(budgetRefusal(spent.budget, spent.spent));
-      }
-      policySort = policy.defaultSort;
-      if (policy.rules.length > 0) {
-        const access = modelAccess(policy, route, this.deps.catalog.hasCredentials, model);
-        if (access.blocked) throw toHttp(refusal([{ model, access }]));
-        endpointPolicy = (ep, provider) => endpointVerdict(policy, ep, provider)?.reason;
-      }
-    }
+    const { endpointPolicy, defaultSort: policySort } = g ? await g.admitModel(call.key, route, model) : { endpointPolicy: undefined, defaultSort: null };
 
     const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(call.key.workspace_id) : null;
     const wantsDimensions = typeof body.dimensions === 'number';

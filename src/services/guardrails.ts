@@ -34,7 +34,7 @@ import {
   type PolicyRefusal,
 } from '../core/policy.js';
 import type { ProviderSortBy } from '../core/provider-prefs.js';
-import type { ExclusionReason } from '../core/routing.js';
+import type { ExclusionReason, RouteCatalog } from '../core/routing.js';
 import { badRequest, HttpError, notFound } from '../http/errors.js';
 import { PROVIDER_SORTS } from '../http/schemas/inference.js';
 import {
@@ -794,6 +794,23 @@ export class GuardrailService {
    * Chat: refuses a request whose budget is spent (403) or whose every requested model the policy blocks (403 for a
    * guardrail's model or provider list, else 404, see `refusal`); otherwise the models left and the routing filter.
    */
+  /**
+   * One model of a non-chat API (speech, embeddings, transcriptions) over that API's route: a spent budget or a blocked
+   * model is refused here (403/404, see `refusal`); otherwise planRoute's endpoint filter (none when nothing is
+   * restricted) and the organization's default sort.
+   */
+  async admitModel(key: KeyRow, route: RouteCatalog, model: string): Promise<{ endpointPolicy?: PolicyDecision['endpointPolicy']; defaultSort: ProviderSortBy | null }> {
+    const policy = await this.policyFor(key);
+    if (policy.budgets.length > 0) {
+      const spent = await this.exhaustedBudget(key, policy);
+      if (spent) throw toHttp(budgetRefusal(spent.budget, spent.spent));
+    }
+    if (policy.rules.length === 0) return { defaultSort: policy.defaultSort };
+    const access = modelAccess(policy, route, this.deps.catalog.hasCredentials, model);
+    if (access.blocked) throw toHttp(refusal([{ model, access }]));
+    return { endpointPolicy: (ep, provider) => endpointVerdict(policy, ep, provider)?.reason, defaultSort: policy.defaultSort };
+  }
+
   async enforce(key: KeyRow, models: string[]): Promise<PolicyDecision> {
     const policy = await this.policyFor(key);
     if (policy.budgets.length > 0) {

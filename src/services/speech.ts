@@ -22,10 +22,9 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { AudioFormat, EndpointDef, Pricing, SpeechProtocol } from '../core/catalog-types.js';
-import { modelAccess, refusal, budgetRefusal, endpointVerdict, type PolicyRefusal } from '../core/policy.js';
 import { computeCost, formatPrice, type TokenUsage } from '../core/pricing.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
-import { planRoute, type Attempt, type ExclusionReason, type RouteCatalog, type RoutePlan } from '../core/routing.js';
+import { planRoute, type Attempt, type RouteCatalog, type RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
 import { UpstreamError } from '../providers/errors.js';
 import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
@@ -105,8 +104,6 @@ export function speechCost(pricing: Pricing | null, characters: number, usage: T
   return computeCost(p, usage ?? { promptTokens: 0, completionTokens: 0 }, { images: perChar ? characters : 0 }).cost;
 }
 
-const toHttp = (r: PolicyRefusal) => new HttpError(r.status, r.message, r.metadata);
-
 export class SpeechService {
   /** The speech endpoints as routing sees them (per-character prices counted as prompt prices), and their originals. */
   private readonly route: RouteCatalog;
@@ -162,22 +159,9 @@ export class SpeechService {
     }
 
     // ---- organization settings and guardrails: the same functions as chat (src/services/guardrails.ts) -----------
-    let endpointPolicy: ((ep: EndpointDef, provider: Attempt['provider']) => ExclusionReason | undefined) | undefined;
-    let policySort: ProviderSortBy | null = null;
+    // Organization settings and guardrails: the same policy functions as chat (src/services/guardrails.ts).
     const g = this.deps.guardrails;
-    if (g) {
-      const policy = await g.policyFor(call.key);
-      if (policy.budgets.length > 0) {
-        const spent = await g.exhaustedBudget(call.key, policy);
-        if (spent) throw toHttp(budgetRefusal(spent.budget, spent.spent));
-      }
-      policySort = policy.defaultSort;
-      if (policy.rules.length > 0) {
-        const access = modelAccess(policy, this.route, this.deps.catalog.hasCredentials, model);
-        if (access.blocked) throw toHttp(refusal([{ model, access }]));
-        endpointPolicy = (ep, provider) => endpointVerdict(policy, ep, provider)?.reason;
-      }
-    }
+    const { endpointPolicy, defaultSort: policySort } = g ? await g.admitModel(call.key, this.route, model) : { endpointPolicy: undefined, defaultSort: null };
 
     const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(call.key.workspace_id) : null;
     // Routing preferences; `options` are the providers' own (see optionsFor).

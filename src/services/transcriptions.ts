@@ -17,11 +17,10 @@
  * - Record: `api_type: "stt"`, `tokens_prompt` the input (audio + text) tokens, `tokens_completion` the output tokens.
  */
 import type { Logger } from 'pino';
-import type { EndpointDef, Pricing } from '../core/catalog-types.js';
-import { modelAccess, refusal, budgetRefusal, endpointVerdict, type PolicyRefusal } from '../core/policy.js';
+import type { Pricing } from '../core/catalog-types.js';
 import { computeCost, type CostResult } from '../core/pricing.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
-import { planRoute, type Attempt, type ExclusionReason, type RoutePlan } from '../core/routing.js';
+import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
 import { UpstreamError } from '../providers/errors.js';
 import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
@@ -93,8 +92,6 @@ export function transcriptionCost(pricing: Pricing | null, u: TranscriptionUsage
   return computeCost(p, { promptTokens: u.audioTokens + u.textTokens, cachedReadTokens: u.audioTokens, completionTokens: u.outputTokens }, { images: perSecond ? (seconds ?? 0) : 0 });
 }
 
-const toHttp = (r: PolicyRefusal) => new HttpError(r.status, r.message, r.metadata);
-
 export class TranscriptionService {
   constructor(
     private readonly deps: {
@@ -121,22 +118,9 @@ export class TranscriptionService {
     if (m && !isTranscriptionModel(m)) {
       throw badRequest(`${model} is not a transcription model (its outputs are ${m.architecture.output_modalities.join(', ')})`, { field: 'model', error_type: 'invalid_request' });
     }
-    let endpointPolicy: ((ep: EndpointDef, provider: Attempt['provider']) => ExclusionReason | undefined) | undefined;
-    let policySort: ProviderSortBy | null = null;
+    // Organization settings and guardrails: the same policy functions as chat (src/services/guardrails.ts).
     const g = this.deps.guardrails;
-    if (g) {
-      const policy = await g.policyFor(call.key);
-      if (policy.budgets.length > 0) {
-        const spent = await g.exhaustedBudget(call.key, policy);
-        if (spent) throw toHttp(budgetRefusal(spent.budget, spent.spent));
-      }
-      policySort = policy.defaultSort;
-      if (policy.rules.length > 0) {
-        const access = modelAccess(policy, route, this.deps.catalog.hasCredentials, model);
-        if (access.blocked) throw toHttp(refusal([{ model, access }]));
-        endpointPolicy = (ep, provider) => endpointVerdict(policy, ep, provider)?.reason;
-      }
-    }
+    const { endpointPolicy, defaultSort: policySort } = g ? await g.admitModel(call.key, route, model) : { endpointPolicy: undefined, defaultSort: null };
     const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(call.key.workspace_id) : null;
     const verbose = req.response_format === 'verbose_json';
     const params = (['language', 'prompt', 'temperature', 'timestamp_granularities'] as const).filter((p) => req[p] !== undefined);

@@ -281,6 +281,20 @@ describe('POST /embeddings', () => {
       expect(env.sim.stats('sim-emb').inFlight).toBe(0);
     });
 
+    it("the key's guardrail applies: a provider allowlist narrows the endpoints, a blocked model is a 403", async () => {
+      const { key, hash } = await createInferenceKey(env.t, { name: 'emb-guarded' });
+      const g = await env.t.call('POST', '/guardrails', { body: { name: 'only emb2', allowed_providers: ['sim-emb2'] } });
+      expect(g.status).toBe(201);
+      expect((await env.t.call('POST', `/guardrails/${g.body.data.id}/assignments/keys`, { body: { key_hashes: [hash] } })).status).toBe(200);
+      const ok = await ask({ model: 'test/embed-fallback', provider: { order: ['sim-emb'] } }, { key });
+      expect(ok.status).toBe(200);
+      expect(env.sim.stats('sim-emb').requests).toBe(0);
+      expect(env.sim.stats('sim-emb2').requests).toBe(1);
+      const blocked = await ask({}, { key });
+      expect(blocked.status).toBe(403);
+      expect(blocked.body.error.message).toMatch(/^Blocked by guardrail "only emb2"/);
+    });
+
     it('no key → 401; a management key → 403', async () => {
       expect((await ask({}, { key: null })).status).toBe(401);
       const r = await ask({}, { key: env.t.adminKey });

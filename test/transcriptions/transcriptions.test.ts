@@ -185,6 +185,18 @@ describe('POST /audio/transcriptions', () => {
       expect(c.body.error.message).toBe('test/whisper is a transcription model: use POST /audio/transcriptions');
     });
 
+    it("the key's guardrail applies: a blocked provider's model is a 403", async () => {
+      const { key, hash } = await createInferenceKey(env.t, { name: 'stt-guarded' });
+      const g = await env.t.call('POST', '/guardrails', { body: { name: 'only stt2', allowed_providers: ['sim-stt2'] } });
+      expect((await env.t.call('POST', `/guardrails/${g.body.data.id}/assignments/keys`, { body: { key_hashes: [hash] } })).status).toBe(200);
+      const ok = await upload(audio, 'a.wav', { model: 'test/stt-fallback', provider: JSON.stringify({ order: ['sim-stt'] }) }, { key });
+      expect(ok.status).toBe(200);
+      expect(ok.body.text).toBe(simTranscript(audio, 'whisper-b'));
+      const blocked = await upload(audio, 'a.wav', { model: 'test/whisper' }, { key });
+      expect(blocked.status).toBe(403);
+      expect(env.sim.stats('sim-stt').requests).toBe(0);
+    });
+
     it('no key → 401', async () => {
       expect((await upload(audio, 'a.wav', { model: 'test/whisper' }, { key: null })).status).toBe(401);
     });
