@@ -26,11 +26,11 @@ import { badRequest, HttpError } from '../http/errors.js';
 import { UpstreamError } from '../providers/errors.js';
 import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
 import { buildEmbeddingsRequest, parseEmbeddings, parseEmbeddingsError, type Embedding, type EmbeddingFormat } from '../providers/openai/embeddings.js';
-import type { GenerationRow, KeyRow } from '../store/types.js';
+import type { KeyRow } from '../store/types.js';
 import { isEmbeddingModel, type CatalogService } from './catalog.js';
 import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
 import { routeMetadata } from './route-metadata.js';
-import type { GenerationRecorder } from './generations.js';
+import { answerRecord, type GenerationRecorder } from './generations.js';
 import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
 import type { WorkspaceService } from './workspaces.js';
@@ -180,41 +180,8 @@ export class EmbeddingsService {
     o: { attempt: Attempt | null; status: number; error: { status: number; message: string } | null; tokens: number; cost: number | null; started: number; upstreamId: string | null; cancelled: boolean },
     attempts: AttemptLog[],
   ): void {
-    const end = this.now();
-    const row: GenerationRow = {
-      id,
-      request_id: call.requestId,
-      key_hash: call.key.hash,
-      workspace_id: call.key.workspace_id,
-      api_type: 'embeddings',
-      requested_model: p.body.model,
-      model: o.attempt?.model ?? null,
-      provider_name: o.attempt?.provider.slug ?? null,
-      endpoint_tag: o.attempt?.endpoint.tag ?? null,
-      upstream_id: o.upstreamId,
-      streamed: false,
-      cancelled: o.cancelled,
-      status: o.status,
-      finish_reason: o.status === 200 ? 'stop' : o.error ? 'error' : null,
-      native_finish_reason: null,
-      tokens_prompt: o.tokens,
-      tokens_completion: 0,
-      native_tokens_reasoning: 0,
-      native_tokens_cached: 0,
-      native_tokens_cache_write: 0,
-      total_cost: o.cost,
-      upstream_inference_cost: o.cost,
-      is_byok: false,
-      latency_ms: Math.round(end - o.started),
-      ttft_ms: null,
-      generation_time_ms: o.status === 200 ? Math.round(end - o.started) : null,
-      attempts,
-      error: o.error,
-      preset_id: null,
-      session_id: null,
-      created_at: new Date(end).toISOString(),
-    };
-    this.deps.recorder.record(row);
+    const { tokens, ...rest } = o;
+    this.deps.recorder.record(answerRecord({ ...rest, id, requestId: call.requestId, key: call.key, apiType: 'embeddings', requestedModel: p.body.model, promptTokens: tokens, completionTokens: 0, end: this.now(), attempts }));
     p.release(o.cost);
   }
 

@@ -28,6 +28,64 @@ export function keyUsage(batch: readonly GenerationRow[]): KeyUsageDelta[] {
   return [...byKeyDay.values()];
 }
 
+/** What a non-streamed, single-answer request (embeddings, transcriptions) records; the other fields take their defaults. */
+export interface AnswerOutcome {
+  id: string;
+  requestId: string;
+  key: { hash: string; workspace_id: string };
+  apiType: string;
+  requestedModel: string;
+  /** The endpoint that served (or failed last, for an error after it), or null. */
+  attempt: { model: string; provider: { slug: string }; endpoint: { tag: string } } | null;
+  status: number;
+  error: { status: number; message: string } | null;
+  promptTokens: number;
+  completionTokens: number;
+  cost: number | null;
+  upstreamId: string | null;
+  cancelled: boolean;
+  started: number;
+  end: number;
+  attempts: GenerationRow['attempts'];
+}
+
+/** The generation record of a single-answer request. */
+export function answerRecord(o: AnswerOutcome): GenerationRow {
+  return {
+    id: o.id,
+    request_id: o.requestId,
+    key_hash: o.key.hash,
+    workspace_id: o.key.workspace_id,
+    api_type: o.apiType,
+    requested_model: o.requestedModel,
+    model: o.attempt?.model ?? null,
+    provider_name: o.attempt?.provider.slug ?? null,
+    endpoint_tag: o.attempt?.endpoint.tag ?? null,
+    upstream_id: o.upstreamId,
+    streamed: false,
+    cancelled: o.cancelled,
+    status: o.status,
+    finish_reason: o.status === 200 ? 'stop' : o.error ? 'error' : null,
+    native_finish_reason: null,
+    tokens_prompt: o.promptTokens,
+    tokens_completion: o.completionTokens,
+    native_tokens_reasoning: 0,
+    native_tokens_cached: 0,
+    native_tokens_cache_write: 0,
+    total_cost: o.cost,
+    upstream_inference_cost: o.cost,
+    is_byok: false,
+    latency_ms: Math.round(o.end - o.started),
+    ttft_ms: null,
+    generation_time_ms: o.status === 200 ? Math.round(o.end - o.started) : null,
+    attempts: o.attempts,
+    error: o.error,
+    preset_id: null,
+    session_id: null,
+    created_at: new Date(o.end).toISOString(),
+  };
+}
+
 export class GenerationRecorder {
   private queue: GenerationRow[] = [];
   private readonly pending = new Map<string, GenerationRow>();

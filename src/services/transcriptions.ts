@@ -32,12 +32,12 @@ import {
   type TranscriptionFormat,
   type TranscriptionUsage,
 } from '../providers/openai/transcriptions.js';
-import type { GenerationRow, KeyRow } from '../store/types.js';
+import type { KeyRow } from '../store/types.js';
 import { isTranscriptionModel, type CatalogService } from './catalog.js';
 import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
 import { routeMetadata } from './route-metadata.js';
 import { optionsFor } from './speech.js';
-import type { GenerationRecorder } from './generations.js';
+import { answerRecord, type GenerationRecorder } from './generations.js';
 import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
 import type { WorkspaceService } from './workspaces.js';
@@ -156,41 +156,22 @@ export class TranscriptionService {
     o: { attempt: Attempt | null; status: number; error: { status: number; message: string } | null; usage: TranscriptionUsage | null; cost: number | null; started: number; cancelled: boolean },
     attempts: AttemptLog[],
   ): void {
-    const end = this.now();
-    const row: GenerationRow = {
-      id,
-      request_id: call.requestId,
-      key_hash: call.key.hash,
-      workspace_id: call.key.workspace_id,
-      api_type: 'stt',
-      requested_model: p.req.model,
-      model: o.attempt?.model ?? null,
-      provider_name: o.attempt?.provider.slug ?? null,
-      endpoint_tag: o.attempt?.endpoint.tag ?? null,
-      upstream_id: null,
-      streamed: false,
-      cancelled: o.cancelled,
-      status: o.status,
-      finish_reason: o.status === 200 ? 'stop' : o.error ? 'error' : null,
-      native_finish_reason: null,
-      tokens_prompt: o.usage ? o.usage.audioTokens + o.usage.textTokens : 0,
-      tokens_completion: o.usage?.outputTokens ?? 0,
-      native_tokens_reasoning: 0,
-      native_tokens_cached: 0,
-      native_tokens_cache_write: 0,
-      total_cost: o.cost,
-      upstream_inference_cost: o.cost,
-      is_byok: false,
-      latency_ms: Math.round(end - o.started),
-      ttft_ms: null,
-      generation_time_ms: o.status === 200 ? Math.round(end - o.started) : null,
-      attempts,
-      error: o.error,
-      preset_id: null,
-      session_id: null,
-      created_at: new Date(end).toISOString(),
-    };
-    this.deps.recorder.record(row);
+    const { usage, ...rest } = o;
+    this.deps.recorder.record(
+      answerRecord({
+        ...rest,
+        id,
+        requestId: call.requestId,
+        key: call.key,
+        apiType: 'stt',
+        requestedModel: p.req.model,
+        promptTokens: usage ? usage.audioTokens + usage.textTokens : 0,
+        completionTokens: usage?.outputTokens ?? 0,
+        upstreamId: null,
+        end: this.now(),
+        attempts,
+      }),
+    );
     p.release(o.cost);
   }
 
