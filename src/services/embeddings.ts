@@ -18,22 +18,19 @@
  *   provider's `usage.prompt_tokens`; a provider that reports none is billed the estimate, never $0.
  * - Record: `api_type: "embeddings"`, `tokens_prompt`, not streamed, `finish_reason: "stop"` on success.
  */
-import type { Logger } from 'pino';
 import { computeCost, type CostResult, type TokenUsage } from '../core/pricing.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
 import { UpstreamError } from '../providers/errors.js';
-import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
+import { networkError, type Cancellation, type UpstreamExchange } from '../providers/http.js';
 import { buildEmbeddingsRequest, parseEmbeddings, parseEmbeddingsError, type Embedding, type EmbeddingFormat } from '../providers/openai/embeddings.js';
 import type { KeyRow } from '../store/types.js';
-import { isEmbeddingModel, type CatalogService } from './catalog.js';
+import { isEmbeddingModel } from './catalog.js';
+import type { ApiServiceDeps } from './api-deps.js';
 import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
 import { routeMetadata } from './route-metadata.js';
-import { answerRecord, type GenerationRecorder } from './generations.js';
-import type { GuardrailService } from './guardrails.js';
-import type { HealthTracker } from './health.js';
-import type { WorkspaceService } from './workspaces.js';
+import { answerRecord } from './generations.js';
 
 /** The embeddings request body (schema-validated by the route). Unknown fields pass through to the upstream. */
 export interface EmbeddingsBody {
@@ -104,18 +101,7 @@ export function measureInputs(input: unknown): { count: number; tokens: number; 
 
 export class EmbeddingsService {
   constructor(
-    private readonly deps: {
-      catalog: CatalogService;
-      health: HealthTracker;
-      http: UpstreamHttp;
-      recorder: GenerationRecorder;
-      workspaces?: WorkspaceService;
-      /** Organization settings and guardrails; absent = no policy. */
-      guardrails?: GuardrailService;
-      log: Logger;
-      now?: () => number;
-      rng?: () => number;
-    },
+    private readonly deps: ApiServiceDeps,
   ) {}
 
   private now(): number {

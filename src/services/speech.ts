@@ -20,24 +20,19 @@
  *   provider's text tokens; `tokens_completion` its audio tokens.
  */
 import type { ServerResponse } from 'node:http';
-import type { Logger } from 'pino';
 import type { AudioFormat, EndpointDef, Pricing, SpeechProtocol } from '../core/catalog-types.js';
 import { computeCost, formatPrice, type TokenUsage } from '../core/pricing.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type RouteCatalog, type RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
 import { UpstreamError } from '../providers/errors.js';
-import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
+import { networkError, type Cancellation, type UpstreamExchange } from '../providers/http.js';
 import { geminiTtsAdapter } from '../providers/gemini-tts/index.js';
 import { openaiTtsAdapter } from '../providers/openai-tts/index.js';
 import type { SpeechAdapter } from '../providers/speech.js';
 import type { GenerationRow, KeyRow } from '../store/types.js';
-import type { CatalogService } from './catalog.js';
+import type { ApiServiceDeps } from './api-deps.js';
 import { attemptsHttpError, drained, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
-import type { GenerationRecorder } from './generations.js';
-import type { GuardrailService } from './guardrails.js';
-import type { HealthTracker } from './health.js';
-import type { WorkspaceService } from './workspaces.js';
 
 export const SPEECH_ADAPTERS: Record<SpeechProtocol, SpeechAdapter> = {
   'openai-tts': openaiTtsAdapter,
@@ -110,18 +105,7 @@ export class SpeechService {
   private readonly original = new Map<EndpointDef, EndpointDef>();
 
   constructor(
-    private readonly deps: {
-      catalog: CatalogService;
-      health: HealthTracker;
-      http: UpstreamHttp;
-      recorder: GenerationRecorder;
-      workspaces?: WorkspaceService;
-      /** Organization settings and guardrails; absent = no policy. */
-      guardrails?: GuardrailService;
-      log: Logger;
-      now?: () => number;
-      rng?: () => number;
-    },
+    private readonly deps: ApiServiceDeps,
   ) {
     const src = deps.catalog.speechRoute;
     const endpointsByModel = new Map<string, EndpointDef[]>();

@@ -16,14 +16,13 @@
  *   that cannot be computed (no duration known) is reported as null, never $0.
  * - Record: `api_type: "stt"`, `tokens_prompt` the input (audio + text) tokens, `tokens_completion` the output tokens.
  */
-import type { Logger } from 'pino';
 import type { Pricing } from '../core/catalog-types.js';
 import { computeCost, type CostResult } from '../core/pricing.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
 import { UpstreamError } from '../providers/errors.js';
-import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
+import { networkError, type Cancellation, type UpstreamExchange } from '../providers/http.js';
 import {
   buildTranscriptionRequest,
   parseTranscription,
@@ -33,14 +32,12 @@ import {
   type TranscriptionUsage,
 } from '../providers/openai/transcriptions.js';
 import type { KeyRow } from '../store/types.js';
-import { isTranscriptionModel, type CatalogService } from './catalog.js';
+import { isTranscriptionModel } from './catalog.js';
+import type { ApiServiceDeps } from './api-deps.js';
 import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
 import { routeMetadata } from './route-metadata.js';
 import { optionsFor } from './speech.js';
-import { answerRecord, type GenerationRecorder } from './generations.js';
-import type { GuardrailService } from './guardrails.js';
-import type { HealthTracker } from './health.js';
-import type { WorkspaceService } from './workspaces.js';
+import { answerRecord } from './generations.js';
 
 export interface TranscriptionRequest {
   model: string;
@@ -94,17 +91,7 @@ export function transcriptionCost(pricing: Pricing | null, u: TranscriptionUsage
 
 export class TranscriptionService {
   constructor(
-    private readonly deps: {
-      catalog: CatalogService;
-      health: HealthTracker;
-      http: UpstreamHttp;
-      recorder: GenerationRecorder;
-      workspaces?: WorkspaceService;
-      guardrails?: GuardrailService;
-      log: Logger;
-      now?: () => number;
-      rng?: () => number;
-    },
+    private readonly deps: ApiServiceDeps,
   ) {}
 
   private now(): number {

@@ -1,0 +1,23 @@
+/** What the services of the non-chat inference APIs (speech, embeddings, transcriptions) are built with. */
+import type { Logger } from 'pino';
+import type { UpstreamHttp } from '../providers/http.js';
+import type { CatalogService } from './catalog.js';
+import type { GenerationRecorder } from './generations.js';
+import type { GuardrailService } from './guardrails.js';
+import type { HealthTracker } from './health.js';
+import type { WorkspaceService } from './workspaces.js';
+
+export interface ApiServiceDeps {
+  catalog: CatalogService;
+  health: HealthTracker;
+  http: UpstreamHttp;
+  recorder: GenerationRecorder;
+  workspaces?: WorkspaceService;
+  /** Organization settings and guardrails; absent = no policy. */
+  guardrails?: GuardrailService;
+  log: Logger;
+  /** The clock (tests move it); default Date.now. */
+  now?: () => number;
+  /** Randomness of the load-balancing strategy; default Math.random. */
+  rng?: () => number;
+}
