@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ConfigError } from '../config.js';
 import type { EndpointDef, ModelDef, ProviderDef } from '../core/catalog-types.js';
-import { usageInWindow, windowStarts } from '../core/limits.js';
+import { limitRemaining, usageInWindow, windowStarts } from '../core/limits.js';
 import {
   budgetRefusal,
   combinePolicies,
@@ -632,6 +632,15 @@ export class GuardrailService {
     if (key.limit === null) return null;
     const spent = await this.limitSpend(key, key.limit);
     return spent >= key.limit ? { limit: key.limit, spent } : null;
+  }
+
+  /**
+   * A key's `limit_remaining`: its limit minus its spend in the limit's window — written records, records not yet
+   * written (of this instance, or of every instance with Redis) and video jobs' holds; null without a limit.
+   */
+  async limitRemaining(key: KeyRow): Promise<number | null> {
+    if (key.limit === null) return null;
+    return limitRemaining(key.limit, await this.spent(keyBudget(key, key.limit), key, true));
   }
 
   /**

@@ -36,6 +36,25 @@ describe('key spending limits', () => {
     expect(me.body.data.usage_daily).toBeCloseTo(0.00012, 12);
   });
 
+  it('limit_remaining counts spend not yet written: right after a request, before its record is written', async () => {
+    const k = await createInferenceKey(env.t, { name: 'remaining', limit: 0.001 });
+    // Hold the record queue: nothing is written while the test reads the key.
+    const recorder = env.t.gw.svc.recorder as unknown as { flush: () => Promise<void> };
+    const flush = recorder.flush;
+    recorder.flush = async () => undefined;
+    try {
+      await ask(k.key);
+      for (const view of [(await env.t.call('GET', '/key', { key: k.key })).body.data, (await env.t.call('GET', `/keys/${k.hash}`)).body.data]) {
+        expect(view.usage).toBe(0); // the written records
+        expect(view.limit_remaining).toBeCloseTo(0.001 - 0.00003, 12);
+      }
+    } finally {
+      recorder.flush = flush;
+    }
+    await env.t.gw.svc.recorder.flush();
+    expect((await env.t.call('GET', `/keys/${k.hash}`)).body.data).toMatchObject({ usage: 0.00003, limit_remaining: 0.00097 });
+  });
+
   it('raising the limit lets the key through again at once', async () => {
     const k = await createInferenceKey(env.t, { name: 'raised', limit: 0.00003 });
     await ask(k.key);

@@ -95,7 +95,14 @@ function rateLimitSetting(v: Static<typeof RateLimit> | undefined): RateLimitSet
 export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
   const withUsage = async (rows: Awaited<ReturnType<KeyService['list']>>) => {
     const usage = await svc.keys.usage(rows);
-    return rows.map((r) => KeyService.view(r, usage.get(r.hash)));
+    return Promise.all(
+      rows.map(async (r) => {
+        const view = KeyService.view(r, usage.get(r.hash));
+        // What is left counts spend not yet written and video holds too (the usage fields are the written records).
+        if (r.limit !== null) view.limit_remaining = await svc.guardrails.limitRemaining(r);
+        return view;
+      }),
+    );
   };
 
   app.get<{ Querystring: Static<typeof ListQuery> }>(
