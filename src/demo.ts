@@ -25,11 +25,13 @@ writeFileSync(
     models: [
       { id: 'demo/echo', name: 'Demo Echo', description: 'A simulated model served by two simulated providers.', context_length: 32000 },
       { id: 'demo/embed', name: 'Demo Embed', description: 'A simulated embeddings model (1536 dimensions, shortenable).', context_length: 8192, output_modalities: ['embeddings'] },
+      { id: 'demo/whisper', name: 'Demo Whisper', description: 'A simulated speech-to-text model (billed per second of audio).', context_length: 0, input_modalities: ['audio'], output_modalities: ['transcription'] },
     ],
     endpoints: [
       { model: 'demo/echo', provider: 'sim-cheap', upstream_model: 'echo-1', pricing: { prompt: '0.0000001', completion: '0.0000004' }, supported_parameters: params },
       { model: 'demo/echo', provider: 'sim-fast', upstream_model: 'echo-1', pricing: { prompt: '0.0000002', completion: '0.0000008' }, supported_parameters: params },
       { model: 'demo/embed', provider: 'sim-cheap', upstream_model: 'embed-1', pricing: { prompt: '0.00000002', completion: '0' }, supported_parameters: ['dimensions', 'encoding_format', 'user'] },
+      { model: 'demo/whisper', provider: 'sim-cheap', upstream_model: 'whisper-1', pricing: { audio_second: '0.0001' }, supported_parameters: ['language', 'prompt', 'temperature', 'response_format', 'timestamp_granularities'] },
     ],
   }),
 );
@@ -64,6 +66,10 @@ Embeddings:
   curl -s ${base}/embeddings \\
     -H "Authorization: Bearer ${secret}" -H 'content-type: application/json' \\
     -d '{"model":"demo/embed","input":["first text","second text"],"dimensions":8}'
+
+Speech to text (any audio file; the simulator makes up a transcript):
+  curl -s ${base}/audio/transcriptions -H "Authorization: Bearer ${secret}" \\
+    -F model=demo/whisper -F file=@some-audio.wav
 
 Or with the OpenAI SDK:  new OpenAI({ baseURL: '${base}', apiKey: '${secret}' })
 Make the cheap provider fail and watch the fallback:  curl -XPOST ${sim.url}/_sim/knobs/sim-cheap -d '{"errorStatus":503}'
