@@ -9,7 +9,8 @@
  * `npm run bench:pair -- ../gw-old .`).
  *
  * Env: PAIR_ROUNDS (default 3), PAIR_SECONDS (each measured phase, default 10), PAIR_CONNECTIONS (per gateway, default
- * 32), PAIR_STREAM (1: streamed requests), PAIR_NODE_OPTIONS_B (node options for B only, e.g. a GC flag to try).
+ * 32), PAIR_STREAM (1: streamed requests), PAIR_NODE_OPTIONS_B (node options for B only, e.g. a GC flag to try),
+ * PAIR_ENV_B (environment variables for B only, as `NAME=value,NAME=value`, e.g. `GATEWAY_METRICS=off`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -55,7 +56,7 @@ function load(url: string, key: string, seconds: number): Promise<autocannon.Res
   );
 }
 
-async function gateway(dir: string, port: number, config: string, scratch: string, nodeOptions = ''): Promise<{ proc: ChildProcess; url: string; key: string }> {
+async function gateway(dir: string, port: number, config: string, scratch: string, nodeOptions = '', extraEnv: Record<string, string> = {}): Promise<{ proc: ChildProcess; url: string; key: string }> {
   const proc = start([join(dir, 'dist/bin.js'), 'serve'], {
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -65,6 +66,7 @@ async function gateway(dir: string, port: number, config: string, scratch: strin
     GATEWAY_DEFAULT_CATALOG: 'false',
     GATEWAY_LOG_LEVEL: 'info',
     NODE_OPTIONS: nodeOptions,
+    ...extraEnv,
   });
   const base = `http://127.0.0.1:${port}`;
   await waitUp(`${base}/health`);
@@ -82,9 +84,10 @@ async function main() {
   await waitUp(`http://127.0.0.1:${SIM_PORT}/_sim/health`);
   const config = writeGatewayConfig(scratch, `http://127.0.0.1:${SIM_PORT}/v1`);
   console.log(`A = ${a}\nB = ${b}\n${STREAM ? 'streamed' : 'plain'} requests, ${CONNECTIONS} connections each, ${SECONDS} s per round`);
+  const envB = Object.fromEntries((process.env.PAIR_ENV_B ?? '').split(',').filter((x) => x.includes('=')).map((x) => [x.slice(0, x.indexOf('=')).trim(), x.slice(x.indexOf('=') + 1)]));
   const ratios: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    const [ga, gb] = await Promise.all([gateway(a, 19351, config, scratch), gateway(b, 19352, config, scratch, process.env.PAIR_NODE_OPTIONS_B ?? '')]);
+    const [ga, gb] = await Promise.all([gateway(a, 19351, config, scratch), gateway(b, 19352, config, scratch, process.env.PAIR_NODE_OPTIONS_B ?? '', envB)]);
     await Promise.all([load(ga.url, ga.key, 3), load(gb.url, gb.key, 3)]); // warm-up
     const cpu0 = [procStats(ga.proc.pid!).cpu, procStats(gb.proc.pid!).cpu];
     const [ra, rb] = await Promise.all([load(ga.url, ga.key, SECONDS), load(gb.url, gb.key, SECONDS)]);

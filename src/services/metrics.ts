@@ -125,15 +125,20 @@ export class GatewayMetrics {
     }
   }
 
-  /** One finished request (its generation record). */
-  observe = (row: GenerationRow): void => {
-    const model = row.model ?? '';
-    const provider = row.provider_name ?? '';
-    const key = `${row.api_type}\u0000${model}\u0000${provider}`;
-    let s = this.series.get(key);
+  /** Series by api, model and provider: nested maps, so that finding one allocates nothing. */
+  private readonly index = new Map<string, Map<string, Map<string, Series>>>();
+  /** Attempt counters by provider and status. */
+  private readonly attemptIndex = new Map<string, Map<number, { labels: { provider: string; status: string }; count: number }>>();
+
+  private seriesOf(api: string, model: string, provider: string): Series {
+    let byModel = this.index.get(api);
+    if (!byModel) this.index.set(api, (byModel = new Map()));
+    let byProvider = byModel.get(model);
+    if (!byProvider) byModel.set(model, (byProvider = new Map()));
+    let s = byProvider.get(provider);
     if (!s) {
       s = {
-        labels: { api: row.api_type, model, provider },
+        labels: { api, model, provider },
         byStatus: new Map(),
         promptTokens: 0,
         completionTokens: 0,
@@ -144,8 +149,15 @@ export class GatewayMetrics {
         duration: new Hist(DURATION_BUCKETS),
         ttft: new Hist(TTFT_BUCKETS),
       };
-      this.series.set(key, s);
+      byProvider.set(provider, s);
+      this.series.set(`${api}\u0000${model}\u0000${provider}`, s);
     }
+    return s;
+  }
+
+  /** One finished request (its generation record). */
+  observe = (row: GenerationRow): void => {
+    const s = this.seriesOf(row.api_type, row.model ?? '', row.provider_name ?? '');
     s.byStatus.set(row.status, (s.byStatus.get(row.status) ?? 0) + 1);
     s.promptTokens += row.tokens_prompt;
     s.completionTokens += row.tokens_completion;
@@ -155,11 +167,18 @@ export class GatewayMetrics {
     else if (row.status === 200) s.unpriced++;
     s.duration.observe(row.latency_ms / 1000);
     if (row.ttft_ms !== null) s.ttft.observe(row.ttft_ms / 1000);
-    for (const a of row.attempts) {
-      const k = `${a.provider}\u0000${a.status}`;
-      const entry = this.attempts.get(k);
+    const attempts = row.attempts;
+    for (let i = 0; i < attempts.length; i++) {
+      const a = attempts[i];
+      let byStatus = this.attemptIndex.get(a.provider);
+      if (!byStatus) this.attemptIndex.set(a.provider, (byStatus = new Map()));
+      const entry = byStatus.get(a.status);
       if (entry) entry.count++;
-      else this.attempts.set(k, { labels: { provider: a.provider, status: String(a.status) }, count: 1 });
+      else {
+        const created = { labels: { provider: a.provider, status: String(a.status) }, count: 1 };
+        byStatus.set(a.status, created);
+        this.attempts.set(`${a.provider}\u0000${a.status}`, created);
+      }
     }
   };
 

@@ -44,13 +44,15 @@ export function registerAuth(app: FastifyInstance, keys: KeyService, limits: Rat
   app.decorateRequest('key', null as unknown as KeyRow);
   // Callback style, and no promise when the key is cached: this runs on every request.
   app.addHook('onRequest', (request, _reply, done) => {
-    const rule = request.routeOptions.config?.auth ?? 'none';
+    // `routeOptions` builds a new object on every read: read it once.
+    const config = request.routeOptions.config;
+    const rule = config?.auth ?? 'none';
     if (rule === 'none') return done();
     const finish = (key: KeyRow) => {
       const refused = allow(rule, key);
       if (refused) return done(refused);
       request.key = key;
-      if (request.routeOptions.config?.rateLimit === false) return done();
+      if (config?.rateLimit === false) return done();
       const decision = limits.admit(key);
       if (decision === null) return done();
       if (decision instanceof Promise) decision.then((d) => done(d.allowed ? undefined : limits.refusal(key, d)), done);
