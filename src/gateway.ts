@@ -28,6 +28,8 @@ import { SpeechService } from './services/speech.js';
 import { GatewayMetrics } from './services/metrics.js';
 import { CountTokensService } from './services/count-tokens.js';
 import { TranscriptionService } from './services/transcriptions.js';
+import { RerankService } from './services/rerank.js';
+import rerankRoutes from './http/routes/rerank.js';
 import transcriptionRoutes from './http/routes/transcriptions.js';
 import countTokensRoutes from './http/routes/count-tokens.js';
 import { EmbeddingsService } from './services/embeddings.js';
@@ -164,6 +166,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now }),
     transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
+    rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     guardrails,
     videos,
     readiness: new Map([['videos', async () => videos.healthy()]]),
@@ -186,7 +189,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     logger.info('first start: created the organization, the default workspace and the management key from GATEWAY_ADMIN_KEY');
   }
 
-  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, activityRoutes, modelRoutes, speechRoutes, embeddingRoutes, countTokensRoutes, transcriptionRoutes, videoRoutes, ...(opts.extraRoutes ?? [])] });
+  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, activityRoutes, modelRoutes, speechRoutes, embeddingRoutes, countTokensRoutes, transcriptionRoutes, rerankRoutes, videoRoutes, ...(opts.extraRoutes ?? [])] });
   videos.start();
   let closed: Promise<void> | null = null;
 

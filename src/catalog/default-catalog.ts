@@ -44,6 +44,7 @@ import { DEFAULT_PROVIDERS } from './providers.js';
 import { DEFAULT_VIDEO_ENDPOINTS, DEFAULT_VIDEO_MODELS } from './video-catalog.js';
 import { DEFAULT_EMBEDDING_ENDPOINTS, DEFAULT_EMBEDDING_MODELS } from './embedding-catalog.js';
 import { DEFAULT_TRANSCRIPTION_ENDPOINTS, DEFAULT_TRANSCRIPTION_MODELS } from './transcription-catalog.js';
+import { DEFAULT_RERANK_ENDPOINTS, DEFAULT_RERANK_MODELS } from './rerank-catalog.js';
 
 /** Month the figures in this file were last checked against the public sources. */
 export const DEFAULT_CATALOG_CHECKED = '2026-11';
@@ -1502,7 +1503,7 @@ export const DEFAULT_SPEECH_ENDPOINTS: EndpointDef[] = [
   }),
 ];
 
-/** The catalog the gateway ships: the chat catalog plus the text-to-speech, video, embeddings and transcription models and endpoints (a fresh copy). */
+/** The catalog the gateway ships: the chat catalog plus the text-to-speech, video, embeddings, transcription and rerank models and endpoints (a fresh copy). */
 export function shippedCatalog(): Catalog {
   const c = defaultCatalog();
   c.models.push(...structuredClone(DEFAULT_SPEECH_MODELS));
@@ -1516,5 +1517,8 @@ export function shippedCatalog(): Catalog {
   // Speech to text (POST /audio/transcriptions; src/catalog/transcription-catalog.ts, docs/transcriptions.md).
   c.models.push(...structuredClone(DEFAULT_TRANSCRIPTION_MODELS));
   c.endpoints.push(...structuredClone(DEFAULT_TRANSCRIPTION_ENDPOINTS));
+  // Rerank (POST /rerank; src/catalog/rerank-catalog.ts, docs/rerank.md).
+  c.models.push(...structuredClone(DEFAULT_RERANK_MODELS));
+  c.endpoints.push(...structuredClone(DEFAULT_RERANK_ENDPOINTS));
   return c;
 }

@@ -182,4 +182,20 @@ export const DEFAULT_PROVIDERS: ProviderDef[] = [
     headquarters: 'US',
     datacenters: ['US'],
   },
+  // Cohere — only its rerank API is routed (POST /rerank, `rerank_protocol: cohere`; its chat API is not
+  // OpenAI-compatible at this base URL). cohere.com/data-usage-policy (checked 2026-11): API data is not used for
+  // training by default; logs are retained up to 30 days; zero retention on request.
+  {
+    slug: 'cohere',
+    name: 'Cohere',
+    protocol: 'openai',
+    baseUrl: 'https://api.cohere.com/v2',
+    apiKeyEnv: 'COHERE_API_KEY',
+    dataPolicy: { training: false, retainsPrompts: true, zdr: false },
+    privacyPolicyUrl: 'https://cohere.com/privacy',
+    termsOfServiceUrl: 'https://cohere.com/terms-of-use',
+    statusPageUrl: 'https://status.cohere.com',
+    headquarters: 'CA',
+    datacenters: ['US'],
+  },
 ];

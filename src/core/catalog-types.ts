@@ -16,6 +16,9 @@ export type Protocol = 'openai' | 'anthropic' | 'google' | 'openai-responses';
  */
 export type SpeechProtocol = 'openai-tts' | 'gemini-tts';
 
+/** Upstream rerank APIs (see `EndpointDef.rerank_protocol`). */
+export type RerankProtocol = 'jina' | 'cohere';
+
 /** Audio formats of the speech API: `mp3`, or `pcm` (raw 16-bit signed little-endian samples, mono, 24 kHz). */
 export type AudioFormat = 'mp3' | 'pcm';
 
@@ -78,6 +81,8 @@ export interface Pricing {
   discount?: number;
   /** Speech: price of one input character (USD). Token prices, when the provider reports tokens, add to it. */
   characters?: string;
+  /** Rerank: USD per search unit (Cohere: one query over up to 100 documents). */
+  search_unit?: string;
   /** Transcription: USD per audio input token (text prompt tokens take `prompt`); absent = `prompt`. */
   audio?: string;
   /** Transcription: USD per second of input audio (rounded to the nearest second, as OpenAI bills Whisper). */
@@ -149,6 +154,12 @@ export interface EndpointDef {
   supports_implicit_caching: boolean;
   /** Set on text-to-speech endpoints: the speech API they speak (such endpoints serve `POST /audio/speech` only). */
   speech_protocol?: SpeechProtocol;
+  /**
+   * Rerank endpoints (a model whose outputs include `rerank`; docs/rerank.md): the rerank API they speak — `jina`
+   * (`POST {base}/rerank`, Jina's shape, also vLLM's and most servers'; the default) or `cohere` (Cohere's v2
+   * `POST {base}/rerank`, billed in search units).
+   */
+  rerank_protocol?: RerankProtocol;
   /**
    * Speech: the formats the endpoint produces natively; routing skips it for any other (absent = what its speech
    * protocol can produce: `openai-tts` mp3 and pcm, `gemini-tts` pcm).

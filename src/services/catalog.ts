@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { shippedCatalog } from '../catalog/default-catalog.js';
-import type { AudioFormat, Catalog, DataPolicy, EndpointDef, ModelDef, Protocol, ProviderDef, SpeechProtocol, Timeouts, VideoCapabilities, VideoProtocol } from '../core/catalog-types.js';
+import type { AudioFormat, Catalog, DataPolicy, EndpointDef, ModelDef, Protocol, ProviderDef, RerankProtocol, SpeechProtocol, Timeouts, VideoCapabilities, VideoProtocol } from '../core/catalog-types.js';
 import { VIDEO_PARAMETERS } from '../catalog/video-catalog.js';
 import type { RouteCatalog } from '../core/routing.js';
 
@@ -73,11 +73,11 @@ function pricingFrom(v: unknown, where: string, problems: string[]): EndpointDef
     else out[k] = s;
   }
   // A speech endpoint priced per character, or a video endpoint priced per second or per video, needs no token prices.
-  if (typeof out.characters === 'string' || typeof out.video_second === 'string' || typeof out.video === 'string' || typeof out.audio_second === 'string') {
+  if (['characters', 'video_second', 'video', 'audio_second', 'search_unit'].some((k) => typeof out[k] === 'string')) {
     out.prompt ??= '0';
     out.completion ??= '0';
   }
-  if (typeof out.prompt !== 'string' || typeof out.completion !== 'string') problems.push(`${where}.pricing needs prompt and completion prices (or characters, for a speech endpoint; audio_second, for a transcription endpoint; video_second or video, for a video endpoint)`);
+  if (typeof out.prompt !== 'string' || typeof out.completion !== 'string') problems.push(`${where}.pricing needs prompt and completion prices (or characters, for a speech endpoint; audio_second, for a transcription endpoint; search_unit, for a rerank endpoint; video_second or video, for a video endpoint)`);
   return out as unknown as EndpointDef['pricing'];
 }
 
@@ -261,6 +261,9 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
     }
     if (audioFormats !== undefined && speechProtocol === undefined) problems.push(`${where}.audio_formats needs speech_protocol`);
     // Speech endpoints take `speed` unless told otherwise (OpenAI's API does; Gemini has no such parameter).
+    const rerankProtocol = (str(e, 'rerank_protocol') ?? prev?.rerank_protocol) as RerankProtocol | undefined;
+    if (rerankProtocol !== undefined && !RERANK_PROTOCOLS.includes(rerankProtocol)) problems.push(`${where}.rerank_protocol must be one of ${RERANK_PROTOCOLS.join(', ')}`);
+    if (rerankProtocol !== undefined && !isRerankModel(m)) problems.push(`${where}.rerank_protocol needs a rerank model (output_modalities: [rerank])`);
     const video = videoFrom(e.video, prev?.video, where, problems);
     if (video && !video.protocol && !videoProtocolOf({ ...(prev ?? ({} as EndpointDef)), video }, providers.get(provider))) {
       problems.push(`${where}.video.protocol must be set (${VIDEO_PROTOCOLS.join(', ')}): the provider's protocol has no video API`);
@@ -271,7 +274,9 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
       ? [...VIDEO_PARAMETERS]
       : isEmbeddingModel(m)
         ? ['encoding_format', 'user']
-        : isTranscriptionModel(m)
+        : isRerankModel(m)
+          ? ['top_n']
+          : isTranscriptionModel(m)
           ? ['language', 'prompt', 'temperature', 'response_format', 'timestamp_granularities']
         : speechProtocol === 'openai-tts'
           ? ['speed']
@@ -295,6 +300,7 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
       is_moderated: typeof e.is_moderated === 'boolean' ? e.is_moderated : (prev?.is_moderated ?? false),
       supports_implicit_caching: typeof e.supports_implicit_caching === 'boolean' ? e.supports_implicit_caching : (prev?.supports_implicit_caching ?? false),
       ...(speechProtocol ? { speech_protocol: speechProtocol } : {}),
+      ...(rerankProtocol ? { rerank_protocol: rerankProtocol } : {}),
       ...(audioFormats ? { audio_formats: audioFormats } : {}),
       ...(video ? { video } : {}),
     });
@@ -303,6 +309,14 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
   if (problems.length > 0) throw new CatalogError(problems);
   return { providers: [...providers.values()], models: [...models.values()], endpoints: [...endpoints.values()] };
 }
+
+/** Whether a model reranks documents (`output_modalities` includes `rerank`): its endpoints serve POST /rerank. */
+export function isRerankModel(m: ModelDef): boolean {
+  return m.architecture.output_modalities.includes('rerank');
+}
+
+/** Rerank APIs an endpoint may name in `rerank_protocol` (docs/rerank.md). */
+export const RERANK_PROTOCOLS: readonly RerankProtocol[] = ['jina', 'cohere'];
 
 /** Whether a model transcribes audio (`output_modalities` includes `transcription`): its endpoints serve POST /audio/transcriptions. */
 export function isTranscriptionModel(m: ModelDef): boolean {
@@ -329,9 +343,13 @@ export class CatalogService {
   readonly videoRoute: RouteCatalog;
   /** What `POST /embeddings` routes: the endpoints of embedding models on an OpenAI-protocol provider (docs/embeddings.md). */
   readonly embeddingRoute: RouteCatalog;
+  /** What `POST /rerank` routes: the endpoints of rerank models, each with its own rerank API (docs/rerank.md). */
+  readonly rerankRoute: RouteCatalog;
   /** What `POST /audio/transcriptions` routes: the endpoints of transcription models on an OpenAI-protocol provider (docs/transcriptions.md). */
   readonly transcriptionRoute: RouteCatalog;
   readonly catalog: Catalog;
+  /** Models served by an API other than chat (embeddings, rerank, transcriptions): what to tell a chat request for one. */
+  readonly otherApi = new Map<string, { kind: string; article: string; path: string }>();
   private readonly credentials = new Map<string, string | null>();
 
   constructor(catalog: Catalog, env: NodeJS.ProcessEnv, log?: Logger) {
@@ -341,6 +359,8 @@ export class CatalogService {
     const videoByModel = new Map<string, EndpointDef[]>();
     const embeddingByModel = new Map<string, EndpointDef[]>();
     const embeddingModels = new Set(catalog.models.filter(isEmbeddingModel).map((m) => m.id));
+    const rerankByModel = new Map<string, EndpointDef[]>();
+    const rerankModels = new Set(catalog.models.filter(isRerankModel).map((m) => m.id));
     const transcriptionByModel = new Map<string, EndpointDef[]>();
     const transcriptionModels = new Set(catalog.models.filter(isTranscriptionModel).map((m) => m.id));
     const protocolOf = new Map(catalog.providers.map((p) => [p.slug, p.protocol]));
@@ -359,6 +379,13 @@ export class CatalogService {
         continue;
       }
       const protocol = protocolOf.get(e.provider);
+      if (rerankModels.has(e.model)) {
+        // Never routed by the chat APIs; by POST /rerank. The rerank API is the endpoint's own (rerank_protocol).
+        const list = rerankByModel.get(e.model) ?? [];
+        list.push(e);
+        rerankByModel.set(e.model, list);
+        continue;
+      }
       if (transcriptionModels.has(e.model)) {
         // Never routed by the chat APIs; by POST /audio/transcriptions over OpenAI's protocol.
         if (protocol !== 'openai') {
@@ -397,7 +424,14 @@ export class CatalogService {
     this.speechRoute = { models: this.route.models, endpointsByModel: speechByModel, providers: this.route.providers };
     this.videoRoute = { models: this.route.models, endpointsByModel: videoByModel, providers: this.route.providers };
     this.embeddingRoute = { models: this.route.models, endpointsByModel: embeddingByModel, providers: this.route.providers };
+    this.rerankRoute = { models: this.route.models, endpointsByModel: rerankByModel, providers: this.route.providers };
     this.transcriptionRoute = { models: this.route.models, endpointsByModel: transcriptionByModel, providers: this.route.providers };
+    const apis = [
+      [embeddingByModel, { kind: 'embeddings', article: 'an', path: 'POST /embeddings' }],
+      [rerankByModel, { kind: 'rerank', article: 'a', path: 'POST /rerank' }],
+      [transcriptionByModel, { kind: 'transcription', article: 'a', path: 'POST /audio/transcriptions' }],
+    ] as const;
+    for (const [byModel, api] of apis) for (const id of byModel.keys()) this.otherApi.set(id, api);
     if (unrouted.size > 0) log?.info({ providers: [...unrouted] }, 'providers whose wire protocol has no adapter yet are listed but not routed');
     const missing: string[] = [];
     for (const p of catalog.providers) {

@@ -218,13 +218,10 @@ export class ChatService {
       if (variant === 'free') provider = { ...provider, max_price: { ...provider.max_price, prompt: 0, completion: 0 } };
     }
 
-    // Embeddings and transcription models have no chat endpoints: say where they are served rather than "no endpoints".
-    const cat = this.deps.catalog;
-    if (models.every((id) => cat.embeddingRoute.endpointsByModel.has(id))) {
-      throw badRequest(`${models.join(', ')} ${models.length > 1 ? 'are embeddings models' : 'is an embeddings model'}: use POST /embeddings`, { field: 'model', error_type: 'invalid_request' });
-    }
-    if (models.every((id) => cat.transcriptionRoute.endpointsByModel.has(id))) {
-      throw badRequest(`${models.join(', ')} ${models.length > 1 ? 'are transcription models' : 'is a transcription model'}: use POST /audio/transcriptions`, { field: 'model', error_type: 'invalid_request' });
+    // Embeddings, rerank and transcription models have no chat endpoints: say where they are served, not "no endpoints".
+    const other = this.deps.catalog.otherApi.get(models[0]);
+    if (other && models.every((id) => this.deps.catalog.otherApi.get(id) === other)) {
+      throw badRequest(`${models.join(', ')} ${models.length > 1 ? `are ${other.kind} models` : `is ${other.article} ${other.kind} model`}: use ${other.path}`, { field: 'model', error_type: 'invalid_request' });
     }
 
     // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.

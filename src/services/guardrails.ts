@@ -793,9 +793,9 @@ export class GuardrailService {
   }
 
   private access(policy: EffectivePolicy, modelId: string): ModelAccess {
-    // An embeddings (transcription) model's endpoints are those POST /embeddings (/audio/transcriptions) routes.
+    // An embeddings, transcription or rerank model's endpoints are those its own API routes.
     const cat = this.deps.catalog;
-    const route = cat.embeddingRoute.endpointsByModel.has(modelId) ? cat.embeddingRoute : cat.transcriptionRoute.endpointsByModel.has(modelId) ? cat.transcriptionRoute : cat.route;
+    const route = [cat.embeddingRoute, cat.transcriptionRoute, cat.rerankRoute].find((r) => r.endpointsByModel.has(modelId)) ?? cat.route;
     return modelAccess(policy, route, cat.hasCredentials, modelId);
   }
 

@@ -17,6 +17,7 @@ import type { EmbeddingsService } from './embeddings.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { CountTokensService } from './count-tokens.js';
 import type { TranscriptionService } from './transcriptions.js';
+import type { RerankService } from './rerank.js';
 import type { VideoService } from './videos.js';
 
 export interface Services {
@@ -43,6 +44,8 @@ export interface Services {
   countTokens: CountTokensService;
   /** Speech to text (POST /audio/transcriptions). */
   transcriptions: TranscriptionService;
+  /** Rerank (POST /rerank). */
+  rerank: RerankService;
   /** Video generation jobs and their worker (POST /videos; docs/videos.md). */
   videos: VideoService;
   /** Organization settings and guardrails: management and the effective policy of each key. */

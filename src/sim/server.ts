@@ -31,6 +31,7 @@ import { sseText, type Endpoint, type EndpointContext, type JsonReply, type SseR
 import { responsesEndpoints } from './responses.js';
 import { isAudioReply, ttsEndpoints, writeAudio } from './tts.js';
 import { parseMultipart, sttEndpoints } from './stt.js';
+import { rerankEndpoints } from './rerank.js';
 import { videoEndpoints } from './video.js';
 
 export interface SimulatorOptions {
@@ -100,8 +101,8 @@ export interface Simulator {
 const ENDPOINTS: Endpoint[] = [...openaiEndpoints, ...anthropicEndpoints, ...responsesEndpoints, ...geminiEndpoints];
 // Video generation jobs: OpenAI Videos API and Google Veo long-running operations (video.ts).
 ENDPOINTS.push(...videoEndpoints);
-// Embeddings (embeddings.ts): OpenAI /v1/embeddings. Transcriptions (stt.ts): OpenAI /v1/audio/transcriptions.
-ENDPOINTS.push(...embeddingEndpoints, ...sttEndpoints);
+// Embeddings (embeddings.ts), transcriptions (stt.ts), rerank (rerank.ts: /v1/rerank Jina-style, /v2/rerank Cohere).
+ENDPOINTS.push(...embeddingEndpoints, ...sttEndpoints, ...rerankEndpoints);
 // Text-to-speech (tts.ts): OpenAI /v1/audio/speech and Gemini TTS models, first because the Gemini chat pattern also
 // matches a `…tts…` model's generateContent path.
 ENDPOINTS.unshift(...ttsEndpoints);

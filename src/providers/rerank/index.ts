@@ -1,0 +1,113 @@
+/**
+ * Rerank protocols: request building and answer parsing for the two shapes servers speak.
+ *
+ * - `jina` — `POST {base}/rerank` `{model, query, documents, top_n, return_documents}` →
+ *   `{results: [{index, relevance_score, document?}], usage: {total_tokens}}`: Jina, vLLM, Infinity, text-embeddings-
+ *   inference-style servers and most self-hosted rerankers. Documents go as given (strings, or `{text, image}`).
+ * - `cohere` — Cohere's v2 `POST {base}/rerank` `{model, query, documents: string[], top_n}` →
+ *   `{id, results: [{index, relevance_score}], meta: {billed_units: {search_units}}}`. Text documents only.
+ *
+ * Either way the answer is checked (indexes within the documents, each once, finite scores) and handed over as
+ * `{index, score}` pairs with the usage the provider reported; the service orders them and echoes the documents.
+ */
+import type { EndpointDef, ProviderDef, RerankProtocol } from '../../core/catalog-types.js';
+import { UpstreamError } from '../errors.js';
+import { openaiError } from '../openai/chat.js';
+
+/** A document as the caller sent it: text, or a structured `{text?, image?}`. */
+export type RerankDocument = string | { text?: string; image?: string };
+
+export interface RerankInput {
+  query: string;
+  documents: RerankDocument[];
+  top_n?: number;
+}
+
+export interface ParsedRerank {
+  /** `index` into the documents, and its relevance score. */
+  results: Array<{ index: number; score: number }>;
+  totalTokens: number | null;
+  searchUnits: number | null;
+  upstreamId: string | null;
+}
+
+export interface RerankAdapter {
+  /** Whether the endpoint can take these documents (cohere: text only). */
+  accepts(documents: RerankDocument[]): boolean;
+  build(input: RerankInput, endpoint: EndpointDef, provider: ProviderDef, apiKey: string | null): { url: URL; headers: Record<string, string>; body: string; dropped: string[] };
+  parse(text: string, documents: number): ParsedRerank;
+  parseError: typeof openaiError;
+}
+
+const base = (p: ProviderDef) => p.baseUrl.replace(/\/+$/, '');
+
+function headers(provider: ProviderDef, apiKey: string | null): Record<string, string> {
+  const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'model-gateway/0.1', ...provider.headers };
+  if (apiKey) h.authorization = `Bearer ${apiKey}`;
+  return h;
+}
+
+function json(text: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw new UpstreamError(502, 'Provider returned an invalid (non-JSON) response', 'provider_unavailable', 200, text.slice(0, 512));
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new UpstreamError(502, 'Provider returned an invalid response (not an object)', 'provider_unavailable', 200, v);
+  return v as Record<string, unknown>;
+}
+
+const invalid = (what: string, raw: unknown) => new UpstreamError(502, `Provider returned an invalid response (${what})`, 'provider_unavailable', 200, raw);
+
+/** `[{index, relevance_score}]` checked against the number of documents. */
+function results(list: unknown, documents: number, raw: unknown): ParsedRerank['results'] {
+  if (!Array.isArray(list)) throw invalid('no results', raw);
+  const seen = new Set<number>();
+  return list.map((r) => {
+    const index = (r as { index?: unknown })?.index;
+    const score = (r as { relevance_score?: unknown })?.relevance_score;
+    if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= documents || seen.has(index as number)) throw invalid(`result index ${String(index)}`, raw);
+    if (typeof score !== 'number' || !Number.isFinite(score)) throw invalid('a result without a relevance_score', raw);
+    seen.add(index as number);
+    return { index: index as number, score };
+  });
+}
+
+const count = (v: unknown): number | null => (Number.isInteger(v) && (v as number) >= 0 ? (v as number) : null);
+
+const jina: RerankAdapter = {
+  accepts: () => true,
+  build(input, endpoint, provider, apiKey) {
+    const supported = endpoint.supported_parameters.includes('top_n');
+    const body: Record<string, unknown> = { model: endpoint.upstreamModel, query: input.query, documents: input.documents, return_documents: false };
+    if (input.top_n !== undefined && supported) body.top_n = input.top_n;
+    return { url: new URL(`${base(provider)}/rerank`), headers: headers(provider, apiKey), body: JSON.stringify(body), dropped: input.top_n !== undefined && !supported ? ['top_n'] : [] };
+  },
+  parse(text, documents) {
+    const o = json(text);
+    const usage = (o.usage ?? {}) as Record<string, unknown>;
+    return { results: results(o.results, documents, o), totalTokens: count(usage.total_tokens) ?? count(usage.prompt_tokens), searchUnits: null, upstreamId: typeof o.id === 'string' ? o.id : null };
+  },
+  parseError: openaiError,
+};
+
+const cohere: RerankAdapter = {
+  accepts: (documents) => documents.every((d) => typeof d === 'string' || (typeof d.text === 'string' && d.image === undefined)),
+  build(input, endpoint, provider, apiKey) {
+    const body: Record<string, unknown> = { model: endpoint.upstreamModel, query: input.query, documents: input.documents.map((d) => (typeof d === 'string' ? d : (d.text ?? ''))) };
+    if (input.top_n !== undefined) body.top_n = input.top_n;
+    return { url: new URL(`${base(provider)}/rerank`), headers: headers(provider, apiKey), body: JSON.stringify(body), dropped: [] };
+  },
+  parse(text, documents) {
+    const o = json(text);
+    const meta = (o.meta ?? {}) as { billed_units?: Record<string, unknown> };
+    return { results: results(o.results, documents, o), totalTokens: null, searchUnits: count(meta.billed_units?.search_units), upstreamId: typeof o.id === 'string' ? o.id : null };
+  },
+  parseError: openaiError,
+};
+
+export const RERANK_ADAPTERS: Record<RerankProtocol, RerankAdapter> = { jina, cohere };
+
+/** The rerank API of an endpoint (its own `rerank_protocol`, else `jina`). */
+export const rerankProtocolOf = (e: EndpointDef): RerankProtocol => e.rerank_protocol ?? 'jina';

@@ -1,0 +1,178 @@
+/**
+ * Rerank (`POST /rerank`, docs/rerank.md): documents ordered by relevance to a query. Policy and limits, routing over
+ * the rerank endpoints, attempts with fallbacks, cost and the generation record — the same machinery as embeddings.
+ *
+ * Decisions:
+ * - Results come sorted by relevance (highest first), at most `top_n`, each with the caller's document echoed — even
+ *   from a provider that returned them in another order or more of them.
+ * - Documents with images go only to endpoints whose API takes them (`jina`-style); others are skipped.
+ * - Price: search units × `pricing.search_unit` (Cohere), tokens × `pricing.prompt`, plus `pricing.request`, exactly.
+ *   A provider that reports neither tokens nor units on a token-priced endpoint is billed an estimate (4 characters
+ *   per token over the query and every document) and the usage says `estimated: true`.
+ * - Record: `api_type: "rerank"`, `tokens_prompt` the tokens billed.
+ */
+import { computeCost, type CostResult } from '../core/pricing.js';
+import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
+import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
+import { badRequest, HttpError } from '../http/errors.js';
+import { UpstreamError } from '../providers/errors.js';
+import { networkError, type Cancellation, type UpstreamExchange } from '../providers/http.js';
+import { RERANK_ADAPTERS, rerankProtocolOf, type RerankDocument } from '../providers/rerank/index.js';
+import type { Pricing } from '../core/catalog-types.js';
+import type { KeyRow } from '../store/types.js';
+import type { ApiServiceDeps } from './api-deps.js';
+import { isRerankModel } from './catalog.js';
+import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
+import { answerRecord } from './generations.js';
+import { routeMetadata } from './route-metadata.js';
+
+export interface RerankBody {
+  model: string;
+  query: string;
+  documents: RerankDocument[];
+  top_n?: number;
+  provider?: ProviderPreferences | null;
+}
+
+export interface RerankCall {
+  key: KeyRow;
+  requestId: string;
+  wantMetadata: boolean;
+  cancel: Cancellation;
+}
+
+export interface PreparedRerank {
+  body: RerankBody;
+  plan: RoutePlan;
+  estimatedTokens: number;
+  release: (cost: number | null) => void;
+}
+
+/** Tokens of a rerank request, estimated: 4 characters per token over the query and the documents' text. */
+export function estimateRerankTokens(body: Pick<RerankBody, 'query' | 'documents'>): number {
+  let chars = body.query.length;
+  for (const d of body.documents) chars += typeof d === 'string' ? d.length : (d.text?.length ?? 0);
+  return Math.ceil(chars / 4);
+}
+
+/** Cost of one rerank: tokens at `prompt`, search units at `search_unit` (the per-unit slot), plus `request`; exact. */
+export function rerankCost(pricing: Pricing | null, tokens: number, searchUnits: number): CostResult {
+  const p: Pricing | null = pricing ? { ...pricing, image: pricing.search_unit ?? '0' } : null;
+  return computeCost(p, { promptTokens: tokens, completionTokens: 0 }, { images: pricing?.search_unit !== undefined ? searchUnits : 0 });
+}
+
+export class RerankService {
+  constructor(private readonly deps: ApiServiceDeps) {}
+
+  private now(): number {
+    return this.deps.now ? this.deps.now() : Date.now();
+  }
+
+  async prepare(body: RerankBody, call: RerankCall): Promise<PreparedRerank> {
+    const route = this.deps.catalog.rerankRoute;
+    const model = body.model;
+    const m = route.models.get(model);
+    if (m && !isRerankModel(m)) throw badRequest(`${model} is not a rerank model (its outputs are ${m.architecture.output_modalities.join(', ')})`, { field: 'model', error_type: 'invalid_request' });
+    if (body.top_n !== undefined && body.top_n > body.documents.length) body = { ...body, top_n: body.documents.length };
+    // Organization settings and guardrails: the same policy functions as chat (src/services/guardrails.ts).
+    const g = this.deps.guardrails;
+    const { endpointPolicy, defaultSort: policySort } = g ? await g.admitModel(call.key, route, model) : { endpointPolicy: undefined, defaultSort: null };
+    const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(call.key.workspace_id) : null;
+    const plan = planRoute({
+      now: this.now(),
+      rng: this.deps.rng ?? Math.random,
+      models: [model],
+      catalog: route,
+      hasCredentials: this.deps.catalog.hasCredentials,
+      health: this.deps.health.health,
+      // Policy first, then the documents: an API that cannot take them (images on a text-only API) is skipped.
+      endpointPolicy: (ep, p) => endpointPolicy?.(ep, p) ?? (RERANK_ADAPTERS[rerankProtocolOf(ep)].accepts(body.documents) ? undefined : 'unsupported_parameter'),
+      params: body.top_n !== undefined ? ['top_n'] : [],
+      provider: body.provider ?? {},
+      defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? policySort,
+    });
+    const release = g && call.key.limit !== null ? await g.admitWithinLimit(call.key) : null;
+    return { body, plan, estimatedTokens: estimateRerankTokens(body), release: release ?? (() => undefined) };
+  }
+
+  private record(p: PreparedRerank, call: RerankCall, id: string, o: { attempt: Attempt | null; status: number; error: { status: number; message: string } | null; tokens: number; cost: number | null; started: number; upstreamId: string | null; cancelled: boolean }, attempts: AttemptLog[]): void {
+    const { tokens, ...rest } = o;
+    this.deps.recorder.record(answerRecord({ ...rest, id, requestId: call.requestId, key: call.key, apiType: 'rerank', requestedModel: p.body.model, promptTokens: tokens, completionTokens: 0, end: this.now(), attempts }));
+    p.release(o.cost);
+  }
+
+  async rerank(p: PreparedRerank, call: RerankCall): Promise<{ id: string; body: Record<string, unknown> }> {
+    const id = newGenerationId();
+    const started = this.now();
+    const attempts: AttemptLog[] = [];
+    let dropped: string[] = [];
+    const base = { attempt: null, tokens: 0, cost: null, started, upstreamId: null, cancelled: false };
+    if (p.plan.error) {
+      const err = planHttpError(p.plan, { 'x-generation-id': id });
+      this.record(p, call, id, { ...base, status: err.status, error: { status: err.status, message: err.message } }, attempts);
+      if (call.wantMetadata) err.gatewayMetadata = routeMetadata(p.plan, p.body.model, attempts, dropped, null);
+      throw err;
+    }
+    let last: UpstreamError | null = null;
+    let lastAttempt: Attempt | null = null;
+    const retryHints: number[] = [];
+    for (const a of p.plan.attempts) {
+      if (call.cancel.aborted) break;
+      const t0 = this.now();
+      let res: UpstreamExchange | null = null;
+      try {
+        const adapter = RERANK_ADAPTERS[rerankProtocolOf(a.endpoint)];
+        const built = adapter.build(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
+        dropped = built.dropped;
+        res = await this.deps.http.post({ url: built.url, headers: built.headers, body: built.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
+        const text = await res.text();
+        if (res.statusCode < 200 || res.statusCode >= 300) throw adapter.parseError(res.statusCode, text, res.headers);
+        const parsed = adapter.parse(text, p.body.documents.length);
+        attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
+        this.deps.health.success(a.endpoint, Math.round(this.now() - t0), null);
+        const perUnit = a.endpoint.pricing?.search_unit !== undefined;
+        // Billed units: what the provider reports; a per-unit endpoint that reports none bills one unit per 100 documents.
+        const units = parsed.searchUnits ?? (perUnit ? Math.ceil(p.body.documents.length / 100) : 0);
+        const estimated = parsed.totalTokens === null && !perUnit;
+        const tokens = parsed.totalTokens ?? (estimated ? p.estimatedTokens : 0);
+        const cost = rerankCost(a.endpoint.pricing, tokens, units);
+        this.record(p, call, id, { ...base, attempt: a, status: 200, error: null, tokens, cost: cost.cost, upstreamId: parsed.upstreamId }, attempts);
+        const ranked = [...parsed.results].sort((x, y) => y.score - x.score).slice(0, p.body.top_n ?? parsed.results.length);
+        const usage: Record<string, unknown> = {};
+        if (perUnit || parsed.searchUnits !== null) usage.search_units = units;
+        usage.total_tokens = tokens;
+        usage.cost = cost.cost;
+        usage.is_byok = false;
+        if (estimated) usage.estimated = true;
+        const body: Record<string, unknown> = {
+          id,
+          model: a.model,
+          provider: a.provider.name,
+          results: ranked.map((r) => {
+            const d = p.body.documents[r.index];
+            return { index: r.index, relevance_score: r.score, document: typeof d === 'string' ? { text: d } : d };
+          }),
+          usage,
+        };
+        if (call.wantMetadata) body.gateway_metadata = routeMetadata(p.plan, p.body.model, attempts, dropped, a);
+        return { id, body };
+      } catch (err) {
+        if (err instanceof HttpError) throw err;
+        const e = err instanceof UpstreamError ? err : networkError(err);
+        attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
+        if (e.type !== 'cancelled' && e.type !== 'invalid_request') this.deps.health.failure(a.endpoint);
+        last = e;
+        lastAttempt = a;
+        if (e.retryAfter !== null) retryHints.push(e.retryAfter);
+        if (e.type === 'cancelled' || call.cancel.aborted) break;
+      } finally {
+        res?.close();
+      }
+    }
+    const cancelled = call.cancel.aborted;
+    const error = attemptsHttpError(last, lastAttempt, attempts, retryHints, { 'x-generation-id': id });
+    this.record(p, call, id, { ...base, status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled }, attempts);
+    if (call.wantMetadata) error.gatewayMetadata = routeMetadata(p.plan, p.body.model, attempts, dropped, null);
+    throw error;
+  }
+}
