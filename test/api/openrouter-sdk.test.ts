@@ -1,7 +1,7 @@
 /**
  * The official `@openrouter/sdk` (the hosted router's TypeScript SDK) pointed at the gateway: it validates every
  * answer against its own schemas, so each call here checks the gateway's answer shape as that SDK's users get it —
- * chat (plain and streamed), speech, transcriptions, embeddings, presets, keys, the calling key, generations, models, endpoints, workspaces and
+ * chat (plain and streamed), speech, transcriptions, embeddings, rerank, presets, keys, the calling key, generations, models, endpoints, workspaces and
  * their members, guardrails, organization members — and that
  * errors surface as its typed errors with the right status.
  */
@@ -27,7 +27,13 @@ beforeAll(async () => {
     const a = speechCatalog(url);
     const b = embeddingCatalog(url);
     const c = transcriptionCatalog(url);
-    return { providers: [...a.providers, ...b.providers, ...c.providers], models: [...a.models, ...b.models, ...c.models], endpoints: [...a.endpoints, ...b.endpoints, ...c.endpoints] };
+    const rerank = {
+      providers: [{ slug: 'sim-rr', name: 'Sim rr', protocol: 'openai', base_url: `${url}/sim-rr/v1`, no_auth: true }],
+      models: [{ id: 'test/rerank', name: 'Rerank', output_modalities: ['rerank'] }],
+      endpoints: [{ model: 'test/rerank', provider: 'sim-rr', upstream_model: 'rr-1', pricing: { prompt: '0.00000005', completion: '0' } }],
+    };
+    const all: Array<{ providers: object[]; models: object[]; endpoints: object[] }> = [a, b, c, rerank];
+    return { providers: all.flatMap((x) => x.providers), models: all.flatMap((x) => x.models), endpoints: all.flatMap((x) => x.endpoints) };
   };
   env = await startClockedEnv('sqlite', { extra: both });
   sdk = new OpenRouter({ apiKey: env.key, serverURL: env.t.api });
@@ -112,6 +118,15 @@ describe('@openrouter/sdk: speech and presets', () => {
     const res = await sdk.stt.createTranscription({ sttRequest: { model: 'test/whisper', inputAudio: { data: audio.toString('base64'), format: 'wav' } } });
     expect(res.text).toBe(simTranscript(audio, 'whisper-sim'));
     expect(res.usage).toMatchObject({ seconds: 1, cost: 0.0001 });
+  });
+
+  it('rerank.rerank: sorted results with the documents, and usage', async () => {
+    const res = await sdk.rerank.rerank({ requestBody: { model: 'test/rerank', query: 'capital of France', documents: ['Berlin is in Germany.', 'Paris is the capital of France.'], topN: 1 } });
+    if (typeof res === 'string') throw new Error('expected a JSON answer');
+    expect(res.model).toBe('test/rerank');
+    expect(res.results).toHaveLength(1);
+    expect(res.results[0]).toMatchObject({ index: 1, document: { text: 'Paris is the capital of France.' } });
+    expect(res.usage?.totalTokens).toBeGreaterThan(0);
   });
 
   it('embeddings.generate and embeddings.listModels', async () => {
