@@ -22,14 +22,13 @@ import { computeCost, type CostResult, type TokenUsage } from '../core/pricing.j
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
-import { UpstreamError } from '../providers/errors.js';
-import { networkError, type Cancellation, type UpstreamExchange } from '../providers/http.js';
+import type { Cancellation } from '../providers/http.js';
 import { buildEmbeddingsRequest, parseEmbeddings, parseEmbeddingsError, type Embedding, type EmbeddingFormat } from '../providers/openai/embeddings.js';
 import type { KeyRow } from '../store/types.js';
 import { isEmbeddingModel } from './catalog.js';
 import type { ApiServiceDeps } from './api-deps.js';
-import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
-import { routeMetadata } from './route-metadata.js';
+import type { AttemptLog } from './chat.js';
+import { runSingleAnswer } from './single-answer.js';
 import { answerRecord } from './generations.js';
 
 /** The embeddings request body (schema-validated by the route). Unknown fields pass through to the upstream. */
@@ -155,10 +154,6 @@ export class EmbeddingsService {
 
   // ---- records and errors ------------------------------------------------------------------------
 
-  private metadata(p: PreparedEmbeddings, attempts: AttemptLog[], dropped: string[], selected: Attempt | null): Record<string, unknown> {
-    return routeMetadata(p.plan, p.body.model, attempts, dropped, selected);
-  }
-
   private record(
     p: PreparedEmbeddings,
     call: EmbeddingsCall,
@@ -178,72 +173,29 @@ export class EmbeddingsService {
    * (the route answers it in the envelope).
    */
   async create(p: PreparedEmbeddings, call: EmbeddingsCall): Promise<EmbeddingsAnswer> {
-    const id = newGenerationId();
     const started = this.now();
-    const attempts: AttemptLog[] = [];
-    let dropped: string[] = [];
-    const base = { attempt: null, tokens: 0, cost: null, started, upstreamId: null, cancelled: false };
-    if (p.plan.error) {
-      const err = planHttpError(p.plan, { 'x-generation-id': id });
-      this.record(p, call, id, { ...base, status: err.status, error: { status: err.status, message: err.message } }, attempts);
-      if (call.wantMetadata) err.gatewayMetadata = this.metadata(p, attempts, dropped, null);
-      throw err;
-    }
-
-    let last: UpstreamError | null = null;
-    let lastAttempt: Attempt | null = null;
-    const retryHints: number[] = [];
     const dimensions = typeof p.body.dimensions === 'number' ? p.body.dimensions : null;
-    for (const a of p.plan.attempts) {
-      if (call.cancel.aborted) break;
-      const t0 = this.now();
-      let res: UpstreamExchange | null = null;
-      try {
+    const none = { attempt: null, tokens: 0, cost: null, started, upstreamId: null };
+    return runSingleAnswer({
+      deps: this.deps,
+      plan: p.plan,
+      requested: p.body.model,
+      call,
+      request: (a) => {
         const built = buildEmbeddingsRequest(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
-        dropped = built.dropped;
-        res = await this.deps.http.post({ url: built.req.url, headers: built.req.headers, body: built.req.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
-        const text = await res.text();
-        if (res.statusCode < 200 || res.statusCode >= 300) throw parseEmbeddingsError(res.statusCode, text, res.headers);
-        const parsed = parseEmbeddings(text, { inputs: p.inputs, format: p.format, dimensions });
-        attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
-        this.deps.health.success(a.endpoint, Math.round(this.now() - t0), null);
+        return { ...built.req, dropped: built.dropped, parseError: parseEmbeddingsError, parse: (text) => parseEmbeddings(text, { inputs: p.inputs, format: p.format, dimensions }) };
+      },
+      served: (id, a, parsed, attempts) => {
         const tokens = parsed.promptTokens ?? p.estimatedTokens;
         const cost = computeCost(a.endpoint.pricing, { promptTokens: tokens, completionTokens: 0 } satisfies TokenUsage);
-        this.record(p, call, id, { ...base, attempt: a, status: 200, error: null, tokens, cost: cost.cost, upstreamId: parsed.upstreamId }, attempts);
-        return { id, body: this.answer(p, call, id, a, parsed.vectors, tokens, cost, parsed.promptTokens === null, attempts, dropped) };
-      } catch (err) {
-        if (err instanceof HttpError) throw err;
-        const e = err instanceof UpstreamError ? err : networkError(err);
-        attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
-        if (e.type !== 'cancelled' && e.type !== 'invalid_request') this.deps.health.failure(a.endpoint);
-        last = e;
-        lastAttempt = a;
-        if (e.retryAfter !== null) retryHints.push(e.retryAfter);
-        if (e.type === 'cancelled' || call.cancel.aborted) break;
-      } finally {
-        res?.close();
-      }
-    }
-
-    const cancelled = call.cancel.aborted;
-    const error = attemptsHttpError(last, lastAttempt, attempts, retryHints, { 'x-generation-id': id });
-    this.record(p, call, id, { ...base, status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled }, attempts);
-    if (call.wantMetadata) error.gatewayMetadata = this.metadata(p, attempts, dropped, null);
-    throw error;
+        this.record(p, call, id, { ...none, attempt: a, status: 200, error: null, tokens, cost: cost.cost, upstreamId: parsed.upstreamId, cancelled: false }, attempts);
+        return this.answer(id, a, parsed.vectors, tokens, cost, parsed.promptTokens === null);
+      },
+      failed: (id, o, attempts) => this.record(p, call, id, { ...none, ...o }, attempts),
+    });
   }
 
-  private answer(
-    p: PreparedEmbeddings,
-    call: EmbeddingsCall,
-    id: string,
-    a: Attempt,
-    vectors: Embedding[],
-    tokens: number,
-    cost: CostResult,
-    estimated: boolean,
-    attempts: AttemptLog[],
-    dropped: string[],
-  ): Record<string, unknown> {
+  private answer(id: string, a: Attempt, vectors: Embedding[], tokens: number, cost: CostResult, estimated: boolean): Record<string, unknown> {
     // Unknown prices are reported as null, never as $0 (as on chat answers).
     const usage: Record<string, unknown> = {
       prompt_tokens: tokens,
@@ -257,7 +209,7 @@ export class EmbeddingsService {
       },
     };
     if (estimated) usage.estimated = true;
-    const body: Record<string, unknown> = {
+    return {
       id,
       object: 'list',
       data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })),
@@ -265,7 +217,5 @@ export class EmbeddingsService {
       provider: a.provider.name,
       usage,
     };
-    if (call.wantMetadata) body.gateway_metadata = this.metadata(p, attempts, dropped, a);
-    return body;
   }
 }

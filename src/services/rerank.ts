@@ -14,17 +14,16 @@
 import { computeCost, type CostResult } from '../core/pricing.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
-import { badRequest, HttpError } from '../http/errors.js';
-import { UpstreamError } from '../providers/errors.js';
-import { networkError, type Cancellation, type UpstreamExchange } from '../providers/http.js';
+import { badRequest } from '../http/errors.js';
+import type { Cancellation } from '../providers/http.js';
 import { RERANK_ADAPTERS, rerankProtocolOf, type RerankDocument } from '../providers/rerank/index.js';
 import type { Pricing } from '../core/catalog-types.js';
 import type { KeyRow } from '../store/types.js';
 import type { ApiServiceDeps } from './api-deps.js';
 import { isRerankModel } from './catalog.js';
-import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
+import type { AttemptLog } from './chat.js';
 import { answerRecord } from './generations.js';
-import { routeMetadata } from './route-metadata.js';
+import { runSingleAnswer } from './single-answer.js';
 
 export interface RerankBody {
   model: string;
@@ -102,41 +101,26 @@ export class RerankService {
   }
 
   async rerank(p: PreparedRerank, call: RerankCall): Promise<{ id: string; body: Record<string, unknown> }> {
-    const id = newGenerationId();
     const started = this.now();
-    const attempts: AttemptLog[] = [];
-    let dropped: string[] = [];
-    const base = { attempt: null, tokens: 0, cost: null, started, upstreamId: null, cancelled: false };
-    if (p.plan.error) {
-      const err = planHttpError(p.plan, { 'x-generation-id': id });
-      this.record(p, call, id, { ...base, status: err.status, error: { status: err.status, message: err.message } }, attempts);
-      if (call.wantMetadata) err.gatewayMetadata = routeMetadata(p.plan, p.body.model, attempts, dropped, null);
-      throw err;
-    }
-    let last: UpstreamError | null = null;
-    let lastAttempt: Attempt | null = null;
-    const retryHints: number[] = [];
-    for (const a of p.plan.attempts) {
-      if (call.cancel.aborted) break;
-      const t0 = this.now();
-      let res: UpstreamExchange | null = null;
-      try {
+    const none = { attempt: null, tokens: 0, cost: null, started, upstreamId: null };
+    return runSingleAnswer({
+      deps: this.deps,
+      plan: p.plan,
+      requested: p.body.model,
+      call,
+      request: (a) => {
         const adapter = RERANK_ADAPTERS[rerankProtocolOf(a.endpoint)];
         const built = adapter.build(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
-        dropped = built.dropped;
-        res = await this.deps.http.post({ url: built.url, headers: built.headers, body: built.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
-        const text = await res.text();
-        if (res.statusCode < 200 || res.statusCode >= 300) throw adapter.parseError(res.statusCode, text, res.headers);
-        const parsed = adapter.parse(text, p.body.documents.length);
-        attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
-        this.deps.health.success(a.endpoint, Math.round(this.now() - t0), null);
+        return { ...built, parseError: adapter.parseError, parse: (text: string) => adapter.parse(text, p.body.documents.length) };
+      },
+      served: (id, a, parsed, attempts) => {
         const perUnit = a.endpoint.pricing?.search_unit !== undefined;
         // Billed units: what the provider reports; a per-unit endpoint that reports none bills one unit per 100 documents.
         const units = parsed.searchUnits ?? (perUnit ? Math.ceil(p.body.documents.length / 100) : 0);
         const estimated = parsed.totalTokens === null && !perUnit;
         const tokens = parsed.totalTokens ?? (estimated ? p.estimatedTokens : 0);
         const cost = rerankCost(a.endpoint.pricing, tokens, units);
-        this.record(p, call, id, { ...base, attempt: a, status: 200, error: null, tokens, cost: cost.cost, upstreamId: parsed.upstreamId }, attempts);
+        this.record(p, call, id, { ...none, attempt: a, status: 200, error: null, tokens, cost: cost.cost, upstreamId: parsed.upstreamId, cancelled: false }, attempts);
         const ranked = [...parsed.results].sort((x, y) => y.score - x.score).slice(0, p.body.top_n ?? parsed.results.length);
         const usage: Record<string, unknown> = {};
         if (perUnit || parsed.searchUnits !== null) usage.search_units = units;
@@ -144,7 +128,7 @@ export class RerankService {
         usage.cost = cost.cost;
         usage.is_byok = false;
         if (estimated) usage.estimated = true;
-        const body: Record<string, unknown> = {
+        return {
           id,
           model: a.model,
           provider: a.provider.name,
@@ -154,25 +138,8 @@ export class RerankService {
           }),
           usage,
         };
-        if (call.wantMetadata) body.gateway_metadata = routeMetadata(p.plan, p.body.model, attempts, dropped, a);
-        return { id, body };
-      } catch (err) {
-        if (err instanceof HttpError) throw err;
-        const e = err instanceof UpstreamError ? err : networkError(err);
-        attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
-        if (e.type !== 'cancelled' && e.type !== 'invalid_request') this.deps.health.failure(a.endpoint);
-        last = e;
-        lastAttempt = a;
-        if (e.retryAfter !== null) retryHints.push(e.retryAfter);
-        if (e.type === 'cancelled' || call.cancel.aborted) break;
-      } finally {
-        res?.close();
-      }
-    }
-    const cancelled = call.cancel.aborted;
-    const error = attemptsHttpError(last, lastAttempt, attempts, retryHints, { 'x-generation-id': id });
-    this.record(p, call, id, { ...base, status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled }, attempts);
-    if (call.wantMetadata) error.gatewayMetadata = routeMetadata(p.plan, p.body.model, attempts, dropped, null);
-    throw error;
+      },
+      failed: (id, o, attempts) => this.record(p, call, id, { ...none, ...o }, attempts),
+    });
   }
 }

@@ -20,9 +20,8 @@ import type { Pricing } from '../core/catalog-types.js';
 import { computeCost, type CostResult } from '../core/pricing.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
-import { badRequest, HttpError } from '../http/errors.js';
-import { UpstreamError } from '../providers/errors.js';
-import { networkError, type Cancellation, type UpstreamExchange } from '../providers/http.js';
+import { badRequest } from '../http/errors.js';
+import type { Cancellation } from '../providers/http.js';
 import {
   buildTranscriptionRequest,
   parseTranscription,
@@ -34,8 +33,8 @@ import {
 import type { KeyRow } from '../store/types.js';
 import { isTranscriptionModel } from './catalog.js';
 import type { ApiServiceDeps } from './api-deps.js';
-import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
-import { routeMetadata } from './route-metadata.js';
+import type { AttemptLog } from './chat.js';
+import { runSingleAnswer } from './single-answer.js';
 import { optionsFor } from './speech.js';
 import { answerRecord } from './generations.js';
 
@@ -132,10 +131,6 @@ export class TranscriptionService {
     return { req, plan, release: release ?? (() => undefined) };
   }
 
-  private metadata(p: PreparedTranscription, attempts: AttemptLog[], dropped: string[], selected: Attempt | null): Record<string, unknown> {
-    return routeMetadata(p.plan, p.req.model, attempts, dropped, selected);
-  }
-
   private record(
     p: PreparedTranscription,
     call: TranscriptionCall,
@@ -163,43 +158,28 @@ export class TranscriptionService {
   }
 
   async transcribe(p: PreparedTranscription, call: TranscriptionCall): Promise<{ id: string; body: Record<string, unknown> }> {
-    const id = newGenerationId();
     const started = this.now();
-    const attempts: AttemptLog[] = [];
-    let dropped: string[] = [];
-    const base = { attempt: null, usage: null, cost: null, started, cancelled: false };
-    if (p.plan.error) {
-      const err = planHttpError(p.plan, { 'x-generation-id': id });
-      this.record(p, call, id, { ...base, status: err.status, error: { status: err.status, message: err.message } }, attempts);
-      if (call.wantMetadata) err.gatewayMetadata = this.metadata(p, attempts, dropped, null);
-      throw err;
-    }
-    let last: UpstreamError | null = null;
-    let lastAttempt: Attempt | null = null;
-    const retryHints: number[] = [];
+    const none = { attempt: null, usage: null, cost: null, started };
     const wavDuration = wavSeconds(p.req.audio.data);
-    for (const a of p.plan.attempts) {
-      if (call.cancel.aborted) break;
-      const t0 = this.now();
-      let res: UpstreamExchange | null = null;
-      try {
+    return runSingleAnswer({
+      deps: this.deps,
+      plan: p.plan,
+      requested: p.req.model,
+      call,
+      request: (a) => {
         // A per-second price needs the duration: ask for verbose_json, which states it, where the endpoint can.
         const perSecond = a.endpoint.pricing?.audio_second !== undefined;
         const ask: TranscriptionFormat = perSecond && a.endpoint.supported_parameters.includes('response_format') ? 'verbose_json' : p.req.response_format;
         const options = optionsFor((p.req.provider as { options?: Record<string, unknown> } | null | undefined)?.options, a.provider.slug, a.endpoint.tag);
         const built = buildTranscriptionRequest(p.req.audio, { ...p.req, response_format: ask }, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider), options);
-        dropped = built.dropped;
-        res = await this.deps.http.post({ url: built.req.url, headers: built.req.headers, body: built.req.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
-        const text = await res.text();
-        if (res.statusCode < 200 || res.statusCode >= 300) throw parseTranscriptionError(res.statusCode, text, res.headers);
-        const parsed = parseTranscription(text);
+        return { ...built.req, dropped: built.dropped, parseError: parseTranscriptionError, parse: parseTranscription };
+      },
+      served: (id, a, parsed, attempts) => {
         const usage = { ...parsed.usage, seconds: parsed.usage.seconds ?? wavDuration };
-        attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
-        this.deps.health.success(a.endpoint, Math.round(this.now() - t0), null);
         const cost = transcriptionCost(a.endpoint.pricing, usage);
-        this.record(p, call, id, { ...base, attempt: a, status: 200, error: null, usage, cost: cost.cost }, attempts);
-        const body: Record<string, unknown> = p.req.response_format === 'verbose_json' ? { ...parsed.body } : { text: parsed.text };
-        delete body.usage;
+        this.record(p, call, id, { ...none, attempt: a, status: 200, error: null, usage, cost: cost.cost, cancelled: false }, attempts);
+        // The caller's format: verbose_json keeps the provider's fields; json is the text alone.
+        const body: Record<string, unknown> = p.req.response_format === 'verbose_json' ? { ...parsed.body } : {};
         body.text = parsed.text;
         const u: Record<string, unknown> = {};
         if (usage.seconds !== null) u.seconds = usage.seconds;
@@ -209,25 +189,9 @@ export class TranscriptionService {
         u.cost = cost.cost;
         u.is_byok = false;
         body.usage = u;
-        if (call.wantMetadata) body.gateway_metadata = this.metadata(p, attempts, dropped, a);
-        return { id, body };
-      } catch (err) {
-        if (err instanceof HttpError) throw err;
-        const e = err instanceof UpstreamError ? err : networkError(err);
-        attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
-        if (e.type !== 'cancelled' && e.type !== 'invalid_request') this.deps.health.failure(a.endpoint);
-        last = e;
-        lastAttempt = a;
-        if (e.retryAfter !== null) retryHints.push(e.retryAfter);
-        if (e.type === 'cancelled' || call.cancel.aborted) break;
-      } finally {
-        res?.close();
-      }
-    }
-    const cancelled = call.cancel.aborted;
-    const error = attemptsHttpError(last, lastAttempt, attempts, retryHints, { 'x-generation-id': id });
-    this.record(p, call, id, { ...base, status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled }, attempts);
-    if (call.wantMetadata) error.gatewayMetadata = this.metadata(p, attempts, dropped, null);
-    throw error;
+        return body;
+      },
+      failed: (id, o, attempts) => this.record(p, call, id, { ...none, ...o }, attempts),
+    });
   }
 }

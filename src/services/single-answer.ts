@@ -1,0 +1,99 @@
+/**
+ * The attempt loop of the inference APIs that answer one JSON body from one upstream JSON answer — embeddings,
+ * transcriptions, rerank: the routing plan's endpoints in order until one answers validly; the endpoint's health
+ * updated; an upstream error, timeout, refused connection or invalid answer moves on to the next; the client going
+ * away stops at once; the last error is answered (`attemptsHttpError`), with the attempts in `gateway_metadata` when
+ * asked. Each API supplies its upstream request, its parser, and what to record and answer.
+ */
+import type { Attempt, RoutePlan } from '../core/routing.js';
+import { HttpError } from '../http/errors.js';
+import { UpstreamError } from '../providers/errors.js';
+import { networkError, type Cancellation, type UpstreamExchange } from '../providers/http.js';
+import type { ApiServiceDeps } from './api-deps.js';
+import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
+import { routeMetadata } from './route-metadata.js';
+
+/** One attempt's upstream request, and how to read its answer. */
+export interface AttemptRequest<R> {
+  url: URL;
+  headers: Record<string, string>;
+  body: string | Buffer;
+  /** Parameters the caller set that this endpoint does not take (not sent; named in gateway_metadata). */
+  dropped: string[];
+  /** A non-2xx answer as the gateway's error. */
+  parseError: (status: number, text: string, headers: Record<string, string | string[] | undefined>) => UpstreamError;
+  /** A 2xx answer; throws UpstreamError (502) when it is not a valid one. */
+  parse: (text: string) => R;
+}
+
+export interface FailedOutcome {
+  /** The endpoint that failed last, when the request had been sent (null for routing errors). */
+  status: number;
+  error: { status: number; message: string };
+  cancelled: boolean;
+}
+
+export interface SingleAnswerRun<R> {
+  deps: ApiServiceDeps;
+  plan: RoutePlan;
+  /** The model as requested (for gateway_metadata). */
+  requested: string;
+  call: { cancel: Cancellation; wantMetadata: boolean };
+  request(a: Attempt): AttemptRequest<R>;
+  /** A valid answer from `a`: record it and build the reply body (gateway_metadata is added here when asked). */
+  served(id: string, a: Attempt, parsed: R, attempts: AttemptLog[]): Record<string, unknown>;
+  /** Nothing served the request: record it. */
+  failed(id: string, o: FailedOutcome, attempts: AttemptLog[]): void;
+}
+
+export async function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: Record<string, unknown> }> {
+  const { deps, plan, call } = run;
+  const now = deps.now ?? Date.now;
+  const id = newGenerationId();
+  const attempts: AttemptLog[] = [];
+  let dropped: string[] = [];
+  const metadata = (selected: Attempt | null) => routeMetadata(plan, run.requested, attempts, dropped, selected);
+  if (plan.error) {
+    const err = planHttpError(plan, { 'x-generation-id': id });
+    run.failed(id, { status: err.status, error: { status: err.status, message: err.message }, cancelled: false }, attempts);
+    if (call.wantMetadata) err.gatewayMetadata = metadata(null);
+    throw err;
+  }
+  let last: UpstreamError | null = null;
+  let lastAttempt: Attempt | null = null;
+  const retryHints: number[] = [];
+  for (const a of plan.attempts) {
+    if (call.cancel.aborted) break;
+    const t0 = now();
+    let res: UpstreamExchange | null = null;
+    try {
+      const req = run.request(a);
+      dropped = req.dropped;
+      res = await deps.http.post({ url: req.url, headers: req.headers, body: req.body, timeouts: deps.catalog.timeouts(a.provider), cancel: call.cancel });
+      const text = await res.text();
+      if (res.statusCode < 200 || res.statusCode >= 300) throw req.parseError(res.statusCode, text, res.headers);
+      const parsed = req.parse(text);
+      attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
+      deps.health.success(a.endpoint, Math.round(now() - t0), null);
+      const body = run.served(id, a, parsed, attempts);
+      if (call.wantMetadata) body.gateway_metadata = metadata(a);
+      return { id, body };
+    } catch (err) {
+      if (err instanceof HttpError) throw err;
+      const e = err instanceof UpstreamError ? err : networkError(err);
+      attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
+      if (e.type !== 'cancelled' && e.type !== 'invalid_request') deps.health.failure(a.endpoint);
+      last = e;
+      lastAttempt = a;
+      if (e.retryAfter !== null) retryHints.push(e.retryAfter);
+      if (e.type === 'cancelled' || call.cancel.aborted) break;
+    } finally {
+      res?.close();
+    }
+  }
+  const cancelled = call.cancel.aborted;
+  const error = attemptsHttpError(last, lastAttempt, attempts, retryHints, { 'x-generation-id': id });
+  run.failed(id, { status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled }, attempts);
+  if (call.wantMetadata) error.gatewayMetadata = metadata(null);
+  throw error;
+}
