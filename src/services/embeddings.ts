@@ -19,8 +19,8 @@
  * - Record: `api_type: "embeddings"`, `tokens_prompt`, not streamed, `finish_reason: "stop"` on success.
  */
 import { computeCost, type CostResult, type TokenUsage } from '../core/pricing.js';
-import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
-import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
+import type { ProviderPreferences } from '../core/provider-prefs.js';
+import type { Attempt, RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
 import type { Cancellation } from '../providers/http.js';
 import { buildEmbeddingsRequest, parseEmbeddings, parseEmbeddingsError, type Embedding, type EmbeddingFormat } from '../providers/openai/embeddings.js';
@@ -28,7 +28,7 @@ import type { KeyRow } from '../store/types.js';
 import { isEmbeddingModel } from './catalog.js';
 import type { ApiServiceDeps } from './api-deps.js';
 import type { AttemptLog } from './chat.js';
-import { runSingleAnswer } from './single-answer.js';
+import { planRequest, runSingleAnswer } from './single-answer.js';
 import { answerRecord } from './generations.js';
 
 /** The embeddings request body (schema-validated by the route). Unknown fields pass through to the upstream. */
@@ -120,36 +120,24 @@ export class EmbeddingsService {
     const format: EmbeddingFormat = body.encoding_format ?? 'float';
     const measured = measureInputs(body.input);
 
-    // ---- organization settings and guardrails: the same functions as chat (src/services/guardrails.ts) -----------
-    // Organization settings and guardrails: the same policy functions as chat (src/services/guardrails.ts).
-    const g = this.deps.guardrails;
-    const { endpointPolicy, defaultSort: policySort } = g ? await g.admitModel(call.key, route, model) : { endpointPolicy: undefined, defaultSort: null };
-
-    const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(call.key.workspace_id) : null;
     const wantsDimensions = typeof body.dimensions === 'number';
-    // Optional parameters the caller set (encoding_format is always honoured by the gateway itself).
-    const params = (['input_type', 'user'] as const).filter((p) => body[p] !== undefined && body[p] !== null);
-    const plan = planRoute({
-      now: this.now(),
-      rng: this.deps.rng ?? Math.random,
-      models: [model],
-      catalog: route,
-      hasCredentials: this.deps.catalog.hasCredentials,
-      health: this.deps.health.health,
-      // Policy first (its own reason), then `dimensions`: an endpoint that cannot size the vectors is skipped.
-      endpointPolicy: (ep, p) => endpointPolicy?.(ep, p) ?? (wantsDimensions && !ep.supported_parameters.includes('dimensions') ? 'unsupported_parameter' : undefined),
-      params: [...params],
-      provider: body.provider ?? {},
-      defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? policySort,
+    const { plan, release } = await planRequest(this.deps, {
+      key: call.key,
+      route,
+      model,
+      // An endpoint that cannot size the vectors is skipped.
+      endpointFilter: (ep) => (wantsDimensions && !ep.supported_parameters.includes('dimensions') ? 'unsupported_parameter' : undefined),
+      // Optional parameters the caller set (encoding_format is always honoured by the gateway itself).
+      params: (['input_type', 'user'] as const).filter((p) => body[p] !== undefined && body[p] !== null),
+      provider: body.provider,
       estimatedPromptTokens: measured.longest,
+      adjust: (plan) => {
+        if (plan.error?.code === 'constraint_filtered' && wantsDimensions && plan.error.excluded_by?.includes('unsupported_parameter')) {
+          plan.error.message = `No endpoint of ${model} can produce ${body.dimensions}-dimension embeddings (dimensions is not supported)${plan.error.excluded_by.length > 1 ? `; other endpoints excluded: ${plan.error.excluded_by.filter((r) => r !== 'unsupported_parameter').join(', ')}` : ''}`;
+        }
+      },
     });
-    if (plan.error?.code === 'constraint_filtered' && wantsDimensions && plan.error.excluded_by?.includes('unsupported_parameter')) {
-      plan.error.message = `No endpoint of ${model} can produce ${body.dimensions}-dimension embeddings (dimensions is not supported)${plan.error.excluded_by.length > 1 ? `; other endpoints excluded: ${plan.error.excluded_by.filter((r) => r !== 'unsupported_parameter').join(', ')}` : ''}`;
-    }
-    // Last, with nothing left to throw: the key's own spending limit (402 once the current window's spend reached
-    // it); otherwise the request counts as in flight against it until its generation record.
-    const release = g && call.key.limit !== null ? await g.admitWithinLimit(call.key) : null;
-    return { body, format, inputs: measured.count, estimatedTokens: measured.tokens, plan, release: release ?? (() => undefined) };
+    return { body, format, inputs: measured.count, estimatedTokens: measured.tokens, plan, release };
   }
 
   // ---- records and errors ------------------------------------------------------------------------

@@ -12,8 +12,8 @@
  * - Record: `api_type: "rerank"`, `tokens_prompt` the tokens billed.
  */
 import { computeCost, type CostResult } from '../core/pricing.js';
-import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
-import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
+import type { ProviderPreferences } from '../core/provider-prefs.js';
+import type { Attempt, RoutePlan } from '../core/routing.js';
 import { badRequest } from '../http/errors.js';
 import type { Cancellation } from '../providers/http.js';
 import { RERANK_ADAPTERS, rerankProtocolOf, type RerankDocument } from '../providers/rerank/index.js';
@@ -23,7 +23,7 @@ import type { ApiServiceDeps } from './api-deps.js';
 import { isRerankModel } from './catalog.js';
 import type { AttemptLog } from './chat.js';
 import { answerRecord } from './generations.js';
-import { runSingleAnswer } from './single-answer.js';
+import { planRequest, runSingleAnswer } from './single-answer.js';
 
 export interface RerankBody {
   model: string;
@@ -73,25 +73,16 @@ export class RerankService {
     const m = route.models.get(model);
     if (m && !isRerankModel(m)) throw badRequest(`${model} is not a rerank model (its outputs are ${m.architecture.output_modalities.join(', ')})`, { field: 'model', error_type: 'invalid_request' });
     if (body.top_n !== undefined && body.top_n > body.documents.length) body = { ...body, top_n: body.documents.length };
-    // Organization settings and guardrails: the same policy functions as chat (src/services/guardrails.ts).
-    const g = this.deps.guardrails;
-    const { endpointPolicy, defaultSort: policySort } = g ? await g.admitModel(call.key, route, model) : { endpointPolicy: undefined, defaultSort: null };
-    const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(call.key.workspace_id) : null;
-    const plan = planRoute({
-      now: this.now(),
-      rng: this.deps.rng ?? Math.random,
-      models: [model],
-      catalog: route,
-      hasCredentials: this.deps.catalog.hasCredentials,
-      health: this.deps.health.health,
-      // Policy first, then the documents: an API that cannot take them (images on a text-only API) is skipped.
-      endpointPolicy: (ep, p) => endpointPolicy?.(ep, p) ?? (RERANK_ADAPTERS[rerankProtocolOf(ep)].accepts(body.documents) ? undefined : 'unsupported_parameter'),
+    const { plan, release } = await planRequest(this.deps, {
+      key: call.key,
+      route,
+      model,
+      // An API that cannot take the documents (images on a text-only API) is skipped.
+      endpointFilter: (ep) => (RERANK_ADAPTERS[rerankProtocolOf(ep)].accepts(body.documents) ? undefined : 'unsupported_parameter'),
       params: body.top_n !== undefined ? ['top_n'] : [],
-      provider: body.provider ?? {},
-      defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? policySort,
+      provider: body.provider,
     });
-    const release = g && call.key.limit !== null ? await g.admitWithinLimit(call.key) : null;
-    return { body, plan, estimatedTokens: estimateRerankTokens(body), release: release ?? (() => undefined) };
+    return { body, plan, estimatedTokens: estimateRerankTokens(body), release };
   }
 
   private record(p: PreparedRerank, call: RerankCall, id: string, o: { attempt: Attempt | null; status: number; error: { status: number; message: string } | null; tokens: number; cost: number | null; started: number; upstreamId: string | null; cancelled: boolean }, attempts: AttemptLog[]): void {

@@ -5,7 +5,10 @@
  * away stops at once; the last error is answered (`attemptsHttpError`), with the attempts in `gateway_metadata` when
  * asked. Each API supplies its upstream request, its parser, and what to record and answer.
  */
-import type { Attempt, RoutePlan } from '../core/routing.js';
+import type { EndpointDef, ProviderDef } from '../core/catalog-types.js';
+import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
+import { planRoute, type Attempt, type ExclusionReason, type RouteCatalog, type RoutePlan } from '../core/routing.js';
+import type { KeyRow } from '../store/types.js';
 import { HttpError } from '../http/errors.js';
 import { UpstreamError } from '../providers/errors.js';
 import { networkError, type Cancellation, type UpstreamExchange } from '../providers/http.js';
@@ -44,6 +47,49 @@ export interface SingleAnswerRun<R> {
   served(id: string, a: Attempt, parsed: R, attempts: AttemptLog[]): Record<string, unknown>;
   /** Nothing served the request: record it. */
   failed(id: string, o: FailedOutcome, attempts: AttemptLog[]): void;
+}
+
+export interface PlanRequest {
+  key: KeyRow;
+  route: RouteCatalog;
+  model: string;
+  /** The API's own endpoint filter, after the policy's (e.g. an endpoint that cannot honour `dimensions`). */
+  endpointFilter?: (endpoint: EndpointDef, provider: ProviderDef) => ExclusionReason | undefined;
+  /** The optional parameters the caller set (for `provider.require_parameters`). */
+  params: string[];
+  provider?: ProviderPreferences | null;
+  estimatedPromptTokens?: number;
+  /** Called with the plan before the limit check, e.g. to word a routing error for this API. */
+  adjust?: (plan: RoutePlan) => void;
+}
+
+/**
+ * The routing plan of one request of a non-chat API: organization settings and guardrails (403/404, budgets; the same
+ * policy functions as chat), the workspace's default sort, then the key's own spending limit (402) — last, with
+ * nothing left to throw — whose release ends the request's in-flight count against it.
+ */
+export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise<{ plan: RoutePlan; release: (cost: number | null) => void }> {
+  const g = deps.guardrails;
+  const { endpointPolicy, defaultSort } = g ? await g.admitModel(r.key, r.route, r.model) : { endpointPolicy: undefined, defaultSort: null };
+  const workspace = deps.workspaces ? await deps.workspaces.cached(r.key.workspace_id) : null;
+  const filter = r.endpointFilter;
+  const plan = planRoute({
+    now: deps.now ? deps.now() : Date.now(),
+    rng: deps.rng ?? Math.random,
+    models: [r.model],
+    catalog: r.route,
+    hasCredentials: deps.catalog.hasCredentials,
+    health: deps.health.health,
+    // The policy's reason first, then the API's own.
+    endpointPolicy: endpointPolicy || filter ? (ep, p) => endpointPolicy?.(ep, p) ?? filter?.(ep, p) : undefined,
+    params: r.params,
+    provider: r.provider ?? {},
+    defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? defaultSort,
+    estimatedPromptTokens: r.estimatedPromptTokens,
+  });
+  r.adjust?.(plan);
+  const release = g && r.key.limit !== null ? await g.admitWithinLimit(r.key) : null;
+  return { plan, release: release ?? (() => undefined) };
 }
 
 export async function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: Record<string, unknown> }> {

@@ -18,8 +18,8 @@
  */
 import type { Pricing } from '../core/catalog-types.js';
 import { computeCost, type CostResult } from '../core/pricing.js';
-import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
-import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
+import type { ProviderPreferences } from '../core/provider-prefs.js';
+import type { Attempt, RoutePlan } from '../core/routing.js';
 import { badRequest } from '../http/errors.js';
 import type { Cancellation } from '../providers/http.js';
 import {
@@ -34,7 +34,7 @@ import type { KeyRow } from '../store/types.js';
 import { isTranscriptionModel } from './catalog.js';
 import type { ApiServiceDeps } from './api-deps.js';
 import type { AttemptLog } from './chat.js';
-import { runSingleAnswer } from './single-answer.js';
+import { planRequest, runSingleAnswer } from './single-answer.js';
 import { optionsFor } from './speech.js';
 import { answerRecord } from './generations.js';
 
@@ -105,30 +105,23 @@ export class TranscriptionService {
       throw badRequest(`${model} is not a transcription model (its outputs are ${m.architecture.output_modalities.join(', ')})`, { field: 'model', error_type: 'invalid_request' });
     }
     // Organization settings and guardrails: the same policy functions as chat (src/services/guardrails.ts).
-    const g = this.deps.guardrails;
-    const { endpointPolicy, defaultSort: policySort } = g ? await g.admitModel(call.key, route, model) : { endpointPolicy: undefined, defaultSort: null };
-    const workspace = this.deps.workspaces ? await this.deps.workspaces.cached(call.key.workspace_id) : null;
     const verbose = req.response_format === 'verbose_json';
-    const params = (['language', 'prompt', 'temperature', 'timestamp_granularities'] as const).filter((p) => req[p] !== undefined);
-    const plan = planRoute({
-      now: this.now(),
-      rng: this.deps.rng ?? Math.random,
-      models: [model],
-      catalog: route,
-      hasCredentials: this.deps.catalog.hasCredentials,
-      health: this.deps.health.health,
+    const { plan, release } = await planRequest(this.deps, {
+      key: call.key,
+      route,
+      model,
       // verbose_json changes what the caller gets: endpoints that cannot produce it are skipped.
-      endpointPolicy: (ep, p) => endpointPolicy?.(ep, p) ?? (verbose && !ep.supported_parameters.includes('response_format') ? 'unsupported_parameter' : undefined),
-      params: [...params],
+      endpointFilter: (ep) => (verbose && !ep.supported_parameters.includes('response_format') ? 'unsupported_parameter' : undefined),
+      params: (['language', 'prompt', 'temperature', 'timestamp_granularities'] as const).filter((p) => req[p] !== undefined),
       // Routing preferences; `options` are the providers' own (sent as extra form fields, see optionFields).
       provider: { ...(req.provider ?? {}), options: undefined } as ProviderPreferences,
-      defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? policySort,
+      adjust: (plan) => {
+        if (plan.error?.code === 'constraint_filtered' && verbose && plan.error.excluded_by?.includes('unsupported_parameter')) {
+          plan.error.message = `No endpoint of ${model} can answer response_format "verbose_json"`;
+        }
+      },
     });
-    if (plan.error?.code === 'constraint_filtered' && verbose && plan.error.excluded_by?.includes('unsupported_parameter')) {
-      plan.error.message = `No endpoint of ${model} can answer response_format "verbose_json"`;
-    }
-    const release = g && call.key.limit !== null ? await g.admitWithinLimit(call.key) : null;
-    return { req, plan, release: release ?? (() => undefined) };
+    return { req, plan, release };
   }
 
   private record(
