@@ -16,27 +16,11 @@
  * Pure data; no I/O.
  */
 import type { EndpointDef, ModelDef } from '../core/catalog-types.js';
-
-function unix(isoDate: string): number {
-  return Date.parse(`${isoDate}T00:00:00Z`) / 1000;
-}
+import { apiModel, unixDay as unix } from './model-defaults.js';
 
 function embeddingModel(m: Pick<ModelDef, 'id' | 'name' | 'created' | 'description' | 'context_length'> & { tokenizer: string }): ModelDef {
-  return {
-    id: m.id,
-    canonical_slug: m.id,
-    name: m.name,
-    created: m.created,
-    description: m.description,
-    context_length: m.context_length,
-    architecture: { modality: 'text->embeddings', input_modalities: ['text'], output_modalities: ['embeddings'], tokenizer: m.tokenizer, instruct_type: null },
-    reasoning: null,
-    knowledge_cutoff: null,
-    expiration_date: null,
-    hugging_face_id: null,
-    default_parameters: null,
-    supported_voices: null,
-  };
+  const { tokenizer, ...rest } = m;
+  return apiModel(rest, { input: ['text'], output: ['embeddings'], tokenizer });
 }
 
 /** `perToken`: USD per input token as an exact decimal string (the list price per million ÷ 10^6). */

@@ -9,23 +9,19 @@
  * Pure data; no I/O.
  */
 import type { EndpointDef, ModelDef } from '../core/catalog-types.js';
+import { apiModel, unixDay } from './model-defaults.js';
 
 export const DEFAULT_RERANK_MODELS: ModelDef[] = [
-  {
-    id: 'cohere/rerank-v3.5',
-    canonical_slug: 'cohere/rerank-v3.5',
-    name: 'Cohere: Rerank 3.5',
-    created: Date.parse('2024-12-02T00:00:00Z') / 1000,
-    description: "Cohere's multilingual reranker: documents ordered by relevance to a query; billed per search (up to 100 documents).",
-    context_length: 4096,
-    architecture: { modality: 'text->rerank', input_modalities: ['text'], output_modalities: ['rerank'], tokenizer: 'Other', instruct_type: null },
-    reasoning: null,
-    knowledge_cutoff: null,
-    expiration_date: null,
-    hugging_face_id: null,
-    default_parameters: null,
-    supported_voices: null,
-  },
+  apiModel(
+    {
+      id: 'cohere/rerank-v3.5',
+      name: 'Cohere: Rerank 3.5',
+      created: unixDay('2024-12-02'),
+      description: "Cohere's multilingual reranker: documents ordered by relevance to a query; billed per search (up to 100 documents).",
+      context_length: 4096,
+    },
+    { input: ['text'], output: ['rerank'] },
+  ),
 ];
 
 export const DEFAULT_RERANK_ENDPOINTS: EndpointDef[] = [

@@ -16,24 +16,10 @@
  * Pure data; no I/O.
  */
 import type { EndpointDef, ModelDef, Pricing } from '../core/catalog-types.js';
-
-function unix(isoDate: string): number {
-  return Date.parse(`${isoDate}T00:00:00Z`) / 1000;
-}
+import { apiModel, unixDay as unix } from './model-defaults.js';
 
 function sttModel(m: Pick<ModelDef, 'id' | 'name' | 'created' | 'description'>): ModelDef {
-  return {
-    ...m,
-    canonical_slug: m.id,
-    context_length: 0,
-    architecture: { modality: 'audio->text', input_modalities: ['audio'], output_modalities: ['transcription'], tokenizer: 'GPT', instruct_type: null },
-    reasoning: null,
-    knowledge_cutoff: null,
-    expiration_date: null,
-    hugging_face_id: null,
-    default_parameters: null,
-    supported_voices: null,
-  };
+  return apiModel({ ...m, context_length: 0 }, { input: ['audio'], output: ['transcription'], tokenizer: 'GPT' });
 }
 
 function sttEndpoint(e: { model: string; upstreamModel: string; pricing: Pricing; params: string[] }): EndpointDef {

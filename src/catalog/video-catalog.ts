@@ -18,27 +18,13 @@
  * Pure data; no I/O.
  */
 import type { EndpointDef, ModelDef, VideoCapabilities } from '../core/catalog-types.js';
+import { apiModel, unixDay as unix } from './model-defaults.js';
 
 /** Parameters a video endpoint may honour (for `provider.require_parameters`). */
 export const VIDEO_PARAMETERS = ['duration', 'resolution', 'aspect_ratio', 'size', 'frame_images', 'input_references', 'generate_audio', 'seed'] as const;
 
-function unix(isoDate: string): number {
-  return Date.parse(`${isoDate}T00:00:00Z`) / 1000;
-}
-
 function videoModel(m: Pick<ModelDef, 'id' | 'name' | 'created' | 'description'>): ModelDef {
-  return {
-    ...m,
-    canonical_slug: m.id,
-    context_length: 0,
-    architecture: { modality: 'text+image->video', input_modalities: ['text', 'image'], output_modalities: ['video'], tokenizer: 'Other', instruct_type: null },
-    reasoning: null,
-    knowledge_cutoff: null,
-    expiration_date: null,
-    hugging_face_id: null,
-    default_parameters: null,
-    supported_voices: null,
-  };
+  return apiModel({ ...m, context_length: 0 }, { input: ['text', 'image'], output: ['video'] });
 }
 
 function videoEndpoint(e: { model: string; provider: string; upstreamModel: string; perSecond: string; video: VideoCapabilities }): EndpointDef {
