@@ -120,6 +120,11 @@ describe('POST /messages/count_tokens', () => {
     expect((await raw({ model: 'test/claude', messages }, { key: env.t.adminKey })).status).toBe(403);
   });
 
+  it('is in the OpenAPI document', async () => {
+    const doc = await env.t.call('GET', '/openapi.json', { key: null });
+    expect(Object.keys(doc.body.paths['/messages/count_tokens'].post.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404', '429', '502', '529']));
+  });
+
   it('free: no generation record, and not counted against the key’s rate limit', async () => {
     const { key } = await createInferenceKey(env.t, { name: 'counting', rate_limit: { requests: 2, interval: '1m' } });
     for (let i = 0; i < 5; i++) {
