@@ -17,7 +17,7 @@ export type Protocol = 'openai' | 'anthropic' | 'google' | 'openai-responses';
 export type SpeechProtocol = 'openai-tts' | 'gemini-tts';
 
 /** Upstream rerank APIs (see `EndpointDef.rerank_protocol`). */
-export type RerankProtocol = 'jina' | 'cohere';
+export type RerankProtocol = 'jina' | 'cohere' | 'voyage';
 
 /** Audio formats of the speech API: `mp3`, or `pcm` (raw 16-bit signed little-endian samples, mono, 24 kHz). */
 export type AudioFormat = 'mp3' | 'pcm';
@@ -156,8 +156,8 @@ export interface EndpointDef {
   speech_protocol?: SpeechProtocol;
   /**
    * Rerank endpoints (a model whose outputs include `rerank`; docs/rerank.md): the rerank API they speak — `jina`
-   * (`POST {base}/rerank`, Jina's shape, also vLLM's and most servers'; the default) or `cohere` (Cohere's v2
-   * `POST {base}/rerank`, billed in search units).
+   * (`POST {base}/rerank`, Jina's shape, also vLLM's and most servers'; the default), `cohere` (Cohere's v2
+   * `POST {base}/rerank`, billed in search units) or `voyage` (Voyage AI's `POST {base}/rerank`: `top_k`, `data`).
    */
   rerank_protocol?: RerankProtocol;
   /**

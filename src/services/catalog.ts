@@ -316,7 +316,7 @@ export function isRerankModel(m: ModelDef): boolean {
 }
 
 /** Rerank APIs an endpoint may name in `rerank_protocol` (docs/rerank.md). */
-export const RERANK_PROTOCOLS: readonly RerankProtocol[] = ['jina', 'cohere'];
+export const RERANK_PROTOCOLS: readonly RerankProtocol[] = ['jina', 'cohere', 'voyage'];
 
 /** Whether a model transcribes audio (`output_modalities` includes `transcription`): its endpoints serve POST /audio/transcriptions. */
 export function isTranscriptionModel(m: ModelDef): boolean {

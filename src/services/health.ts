@@ -61,7 +61,8 @@ export class HealthTracker {
   /** The entry of each catalog endpoint object, found without building its key (a reloaded catalog shares entries). */
   private readonly byEndpoint = new WeakMap<EndpointDef, Entry>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** `now` is the gateway's clock: endpoint listings read it too, so that their status agrees with routing's. */
+  constructor(readonly now: () => number = Date.now) {}
 
   private find(e: EndpointDef): Entry | undefined {
     let x = this.byEndpoint.get(e);

@@ -5,6 +5,8 @@
  *                     `{model, usage: {total_tokens}, results: [{index, relevance_score, document?}]}`
  *   POST /v2/rerank   Cohere v2: `{model, query, documents: string[], top_n?}` →
  *                     `{id, results: [{index, relevance_score}], meta: {billed_units: {search_units}}}`
+ *   POST /voyage/v1/rerank   Voyage AI: `{model, query, documents: string[], top_k?}` →
+ *                     `{object: "list", data: [{index, relevance_score}], model, usage: {total_tokens}}`
  *
  * Scores are deterministic (`simRelevance`, exported for tests): the share of the query's words found in the document,
  * plus a small tie-break from a hash of both. Results are sorted by score, highest first, and cut to `top_n`. Tokens
@@ -31,7 +33,8 @@ export function simRelevance(query: string, document: Doc): number {
 
 const invalid = (ctx: EndpointContext, message: string, param: string | null): JsonReply => openaiProtocol.error(400, ctx, { message, type: 'invalid_request_error', param, code: null });
 
-function rerank(cohere: boolean) {
+function rerank(style: 'jina' | 'cohere' | 'voyage') {
+  const cohere = style !== 'jina';
   return (ctx: EndpointContext): Reply => {
     const b = ctx.body as Record<string, unknown> | null;
     if (!b || typeof b !== 'object') return invalid(ctx, 'The request body must be a JSON object.', null);
@@ -40,11 +43,18 @@ function rerank(cohere: boolean) {
     const docs = b.documents as Doc[] | undefined;
     if (!Array.isArray(docs) || docs.length === 0) return invalid(ctx, 'documents must be a non-empty list', 'documents');
     if (cohere && !docs.every((d) => typeof d === 'string')) return invalid(ctx, 'documents must be strings', 'documents');
-    if (b.top_n !== undefined && !(Number.isInteger(b.top_n) && (b.top_n as number) >= 1)) return invalid(ctx, 'top_n must be a positive integer', 'top_n');
+    const topField = style === 'voyage' ? 'top_k' : 'top_n';
+    const top = b[topField];
+    if (top !== undefined && !(Number.isInteger(top) && (top as number) >= 1)) return invalid(ctx, `${topField} must be a positive integer`, topField);
     const ranked = docs
       .map((d, index) => ({ index, relevance_score: simRelevance(b.query as string, d) }))
       .sort((x, y) => y.relevance_score - x.relevance_score)
-      .slice(0, (b.top_n as number | undefined) ?? docs.length);
+      .slice(0, (top as number | undefined) ?? docs.length);
+    if (style === 'voyage') {
+      let total = 0;
+      for (const d of docs) total += tokensOfChars((b.query as string).length) + tokensOfChars(textOf(d).length);
+      return { kind: 'json', status: 200, body: JSON.stringify({ object: 'list', data: ranked, model: b.model, usage: { total_tokens: total } }), headers: { 'content-type': 'application/json' }, chunks: 1 };
+    }
     if (cohere) {
       const body = { id: `rr-sim${ctx.rid}`, results: ranked, meta: { api_version: { version: '2' }, billed_units: { search_units: Math.ceil(docs.length / 100) } } };
       return { kind: 'json', status: 200, body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, chunks: 1 };
@@ -57,6 +67,7 @@ function rerank(cohere: boolean) {
 }
 
 export const rerankEndpoints: Endpoint[] = [
-  { method: 'POST', path: '/v1/rerank', protocol: openaiProtocol, modelCall: true, handle: rerank(false) },
-  { method: 'POST', path: '/v2/rerank', protocol: openaiProtocol, modelCall: true, handle: rerank(true) },
+  { method: 'POST', path: '/v1/rerank', protocol: openaiProtocol, modelCall: true, handle: rerank('jina') },
+  { method: 'POST', path: '/v2/rerank', protocol: openaiProtocol, modelCall: true, handle: rerank('cohere') },
+  { method: 'POST', path: '/voyage/v1/rerank', protocol: openaiProtocol, modelCall: true, handle: rerank('voyage') },
 ];

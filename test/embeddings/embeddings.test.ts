@@ -352,8 +352,9 @@ describe('POST /embeddings', () => {
     });
 
     it('the endpoints of an embeddings model are routable (status 0)', async () => {
-      const r = await env.t.call('GET', '/models/test/embed-b64/endpoints', { key: null });
-      expect(r.body.data.endpoints[0]).toMatchObject({ tag: 'sim-emb-b64', status: 0 });
+      // sim-emb failed in earlier tests; the clock moved past the 30 s window since (the listing reads the same clock).
+      const r = await env.t.call('GET', '/models/test/embed/endpoints', { key: null });
+      expect(r.body.data.endpoints[0]).toMatchObject({ tag: 'sim-emb', status: 0 });
     });
 
     it('the OpenAPI document has both operations', async () => {

@@ -19,11 +19,12 @@ function catalog(simUrl: string) {
   const provider = (slug: string, version: string, extra: Record<string, unknown> = {}) => ({ slug, name: `Sim ${slug.slice(4)}`, protocol: 'openai', base_url: `${simUrl}/${slug}/${version}`, no_auth: true, data_policy: zdr, ...extra });
   const model = (id: string) => ({ id, name: id, context_length: 8192, input_modalities: ['text'], output_modalities: ['rerank'] });
   return {
-    providers: [provider('sim-rr', 'v1'), provider('sim-rr2', 'v1'), provider('sim-cohere', 'v2'), provider('sim-rr-slow', 'v1', { timeouts: { first_byte_ms: 300 } })],
-    models: ['test/rerank', 'test/rerank-cohere', 'test/rerank-both', 'test/rerank-slow'].map(model),
+    providers: [provider('sim-rr', 'v1'), provider('sim-rr2', 'v1'), provider('sim-cohere', 'v2'), provider('sim-voyage', 'voyage/v1'), provider('sim-rr-slow', 'v1', { timeouts: { first_byte_ms: 300 } })],
+    models: ['test/rerank', 'test/rerank-cohere', 'test/rerank-voyage', 'test/rerank-both', 'test/rerank-slow'].map(model),
     endpoints: [
       { model: 'test/rerank', provider: 'sim-rr', upstream_model: 'rr-1', pricing: TOKEN_PRICE },
       { model: 'test/rerank-cohere', provider: 'sim-cohere', upstream_model: 'rerank-sim', pricing: UNIT_PRICE, rerank_protocol: 'cohere' },
+      { model: 'test/rerank-voyage', provider: 'sim-voyage', upstream_model: 'rerank-2', pricing: TOKEN_PRICE, rerank_protocol: 'voyage' },
       { model: 'test/rerank-both', provider: 'sim-cohere', upstream_model: 'rerank-sim', pricing: UNIT_PRICE, rerank_protocol: 'cohere' },
       { model: 'test/rerank-both', provider: 'sim-rr2', upstream_model: 'rr-2', pricing: { prompt: '0.0000001', completion: '0' } },
       { model: 'test/rerank-slow', provider: 'sim-rr-slow', upstream_model: 'rr-slow', pricing: TOKEN_PRICE },
@@ -69,6 +70,15 @@ describe('POST /rerank', () => {
     expect(r.body.results.at(-1).document).toEqual(expect.objectContaining({ text: expect.any(String) }));
     expect((env.sim.stats('sim-cohere').lastBody as { documents: unknown[] }).documents).toEqual(documents);
     expect(r.body.usage).toMatchObject({ search_units: 1, total_tokens: 0, cost: 0.002 });
+  });
+
+  it('Voyage: top_n sent as top_k, its `data` list read, tokens priced', async () => {
+    const r = await rerank({ model: 'test/rerank-voyage', top_n: 3 });
+    expect(r.status).toBe(200);
+    expect(r.body.results.map((x: { index: number }) => x.index)).toEqual(expectedOrder().slice(0, 3).map((o) => o.index));
+    expect(env.sim.stats('sim-voyage').lastBody).toEqual({ model: 'rerank-2', query, documents, top_k: 3 });
+    expect(r.body.usage.total_tokens).toBeGreaterThan(0);
+    expect(r.body.usage.cost).toBe(rerankCost(TOKEN_PRICE, r.body.usage.total_tokens, 0).cost);
   });
 
   it('image documents skip an API that takes text only; none left → 404', async () => {

@@ -185,7 +185,7 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
     },
     async (req) => {
       const m = resolve(req.params.author, req.params.slug);
-      const now = Date.now();
+      const now = svc.health.now();
       const endpoints = allEndpoints(m.id).map((e) => endpointView(m, e, now));
       return { data: { id: m.id, name: m.name, created: m.created, description: m.description, architecture: m.architecture, endpoints } };
     },
@@ -202,7 +202,7 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
       },
     },
     async () => {
-      const now = Date.now();
+      const now = svc.health.now();
       const data: Array<ReturnType<typeof endpointView>> = [];
       for (const e of cat.catalog.endpoints) {
         const m = cat.route.models.get(e.model);

@@ -141,6 +141,8 @@ export function parseEmbeddings(text: string, want: { inputs: number; format: Em
   }
   if (seen !== want.inputs) throw invalid('missing embeddings', null);
   const usage = o.usage && typeof o.usage === 'object' && !Array.isArray(o.usage) ? (o.usage as Record<string, unknown>) : null;
-  const prompt = usage && Number.isInteger(usage.prompt_tokens) && (usage.prompt_tokens as number) >= 0 ? (usage.prompt_tokens as number) : null;
+  // OpenAI reports prompt_tokens; some compatible servers (Voyage) only total_tokens, which for embeddings is the same.
+  const count = (v: unknown) => (Number.isInteger(v) && (v as number) >= 0 ? (v as number) : null);
+  const prompt = usage ? (count(usage.prompt_tokens) ?? count(usage.total_tokens)) : null;
   return { vectors, promptTokens: prompt, rawUsage: usage, upstreamId: typeof o.id === 'string' ? o.id : null };
 }

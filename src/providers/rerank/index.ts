@@ -6,6 +6,8 @@
  *   inference-style servers and most self-hosted rerankers. Documents go as given (strings, or `{text, image}`).
  * - `cohere` — Cohere's v2 `POST {base}/rerank` `{model, query, documents: string[], top_n}` →
  *   `{id, results: [{index, relevance_score}], meta: {billed_units: {search_units}}}`. Text documents only.
+ * - `voyage` — Voyage AI's `POST {base}/rerank` `{model, query, documents: string[], top_k}` →
+ *   `{object: "list", data: [{index, relevance_score}], usage: {total_tokens}}`. Text documents only.
  *
  * Either way the answer is checked (indexes within the documents, each once, finite scores) and handed over as
  * `{index, score}` pairs with the usage the provider reported; the service orders them and echoes the documents.
@@ -107,7 +109,22 @@ const cohere: RerankAdapter = {
   parseError: openaiError,
 };
 
-export const RERANK_ADAPTERS: Record<RerankProtocol, RerankAdapter> = { jina, cohere };
+const voyage: RerankAdapter = {
+  accepts: (documents) => documents.every((d) => typeof d === 'string' || (typeof d.text === 'string' && d.image === undefined)),
+  build(input, endpoint, provider, apiKey) {
+    const body: Record<string, unknown> = { model: endpoint.upstreamModel, query: input.query, documents: input.documents.map((d) => (typeof d === 'string' ? d : (d.text ?? ''))) };
+    if (input.top_n !== undefined) body.top_k = input.top_n;
+    return { url: new URL(`${base(provider)}/rerank`), headers: headers(provider, apiKey), body: JSON.stringify(body), dropped: [] };
+  },
+  parse(text, documents) {
+    const o = json(text);
+    const usage = (o.usage ?? {}) as Record<string, unknown>;
+    return { results: results(o.data, documents, o), totalTokens: count(usage.total_tokens), searchUnits: null, upstreamId: null };
+  },
+  parseError: openaiError,
+};
+
+export const RERANK_ADAPTERS: Record<RerankProtocol, RerankAdapter> = { jina, cohere, voyage };
 
 /** The rerank API of an endpoint (its own `rerank_protocol`, else `jina`). */
 export const rerankProtocolOf = (e: EndpointDef): RerankProtocol => e.rerank_protocol ?? 'jina';

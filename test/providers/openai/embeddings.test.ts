@@ -59,6 +59,10 @@ describe('parseEmbeddings', () => {
     expect(parseEmbeddings(answer([{ index: 0, embedding: b64 }]), { inputs: 1, format: 'base64', dimensions: 2 }).vectors).toEqual([b64]);
   });
 
+  it('usage with total_tokens only (Voyage): those are the prompt tokens', () => {
+    expect(parseEmbeddings(JSON.stringify({ data: [{ embedding: [1] }], usage: { total_tokens: 7 } }), { inputs: 1, format: 'float', dimensions: null }).promptTokens).toBe(7);
+  });
+
   it('no usage: promptTokens null (the service bills its estimate)', () => {
     expect(parseEmbeddings(JSON.stringify({ data: [{ embedding: [1] }] }), { inputs: 1, format: 'float', dimensions: null }).promptTokens).toBeNull();
   });
