@@ -94,13 +94,19 @@ const jina: RerankAdapter = {
   parseError: openaiError,
 };
 
-const cohere: RerankAdapter = {
-  accepts: (documents) => documents.every((d) => typeof d === 'string' || (typeof d.text === 'string' && d.image === undefined)),
-  build(input, endpoint, provider, apiKey) {
+/** Text-only APIs (Cohere, Voyage): documents as strings; `top_n` under the API's own name. */
+const textOnly = (documents: RerankDocument[]) => documents.every((d) => typeof d === 'string' || (typeof d.text === 'string' && d.image === undefined));
+function textOnlyBuild(topField: string): RerankAdapter['build'] {
+  return (input, endpoint, provider, apiKey) => {
     const body: Record<string, unknown> = { model: endpoint.upstreamModel, query: input.query, documents: input.documents.map((d) => (typeof d === 'string' ? d : (d.text ?? ''))) };
-    if (input.top_n !== undefined) body.top_n = input.top_n;
+    if (input.top_n !== undefined) body[topField] = input.top_n;
     return { url: new URL(`${base(provider)}/rerank`), headers: headers(provider, apiKey), body: JSON.stringify(body), dropped: [] };
-  },
+  };
+}
+
+const cohere: RerankAdapter = {
+  accepts: textOnly,
+  build: textOnlyBuild('top_n'),
   parse(text, documents) {
     const o = json(text);
     const meta = (o.meta ?? {}) as { billed_units?: Record<string, unknown> };
@@ -110,12 +116,8 @@ const cohere: RerankAdapter = {
 };
 
 const voyage: RerankAdapter = {
-  accepts: (documents) => documents.every((d) => typeof d === 'string' || (typeof d.text === 'string' && d.image === undefined)),
-  build(input, endpoint, provider, apiKey) {
-    const body: Record<string, unknown> = { model: endpoint.upstreamModel, query: input.query, documents: input.documents.map((d) => (typeof d === 'string' ? d : (d.text ?? ''))) };
-    if (input.top_n !== undefined) body.top_k = input.top_n;
-    return { url: new URL(`${base(provider)}/rerank`), headers: headers(provider, apiKey), body: JSON.stringify(body), dropped: [] };
-  },
+  accepts: textOnly,
+  build: textOnlyBuild('top_k'),
   parse(text, documents) {
     const o = json(text);
     const usage = (o.usage ?? {}) as Record<string, unknown>;
