@@ -1,6 +1,7 @@
-/** What the services of the non-chat inference APIs (speech, embeddings, transcriptions) are built with. */
+/** What the services of the non-chat inference APIs (speech, embeddings, transcriptions, rerank) are built with and called with. */
 import type { Logger } from 'pino';
-import type { UpstreamHttp } from '../providers/http.js';
+import type { Cancellation, UpstreamHttp } from '../providers/http.js';
+import type { KeyRow } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
 import type { GenerationRecorder } from './generations.js';
 import type { GuardrailService } from './guardrails.js';
@@ -20,4 +21,14 @@ export interface ApiServiceDeps {
   now?: () => number;
   /** Randomness of the load-balancing strategy; default Math.random. */
   rng?: () => number;
+}
+
+/** One request to such a service: who asks, and how the reply is shaped. */
+export interface ApiCall {
+  key: KeyRow;
+  requestId: string;
+  /** `X-Gateway-Metadata: enabled`: add `gateway_metadata`. */
+  wantMetadata: boolean;
+  /** Set when the client goes away. */
+  cancel: Cancellation;
 }

@@ -22,14 +22,10 @@ import { computeCost, type CostResult, type TokenUsage } from '../core/pricing.j
 import type { ProviderPreferences } from '../core/provider-prefs.js';
 import type { Attempt, RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
-import type { Cancellation } from '../providers/http.js';
 import { buildEmbeddingsRequest, parseEmbeddings, parseEmbeddingsError, type Embedding, type EmbeddingFormat } from '../providers/openai/embeddings.js';
-import type { KeyRow } from '../store/types.js';
 import { isEmbeddingModel } from './catalog.js';
-import type { ApiServiceDeps } from './api-deps.js';
-import type { AttemptLog } from './chat.js';
+import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
-import { answerRecord } from './generations.js';
 
 /** The embeddings request body (schema-validated by the route). Unknown fields pass through to the upstream. */
 export interface EmbeddingsBody {
@@ -41,14 +37,6 @@ export interface EmbeddingsBody {
   user?: string;
   provider?: ProviderPreferences | null;
   [k: string]: unknown;
-}
-
-export interface EmbeddingsCall {
-  key: KeyRow;
-  requestId: string;
-  wantMetadata: boolean;
-  /** Set when the client goes away. */
-  cancel: Cancellation;
 }
 
 export interface PreparedEmbeddings {
@@ -99,18 +87,12 @@ export function measureInputs(input: unknown): { count: number; tokens: number; 
 }
 
 export class EmbeddingsService {
-  constructor(
-    private readonly deps: ApiServiceDeps,
-  ) {}
-
-  private now(): number {
-    return this.deps.now ? this.deps.now() : Date.now();
-  }
+  constructor(private readonly deps: ApiServiceDeps) {}
 
   // ---- preparation -------------------------------------------------------------------------------
 
   /** Policy, limits and the route. Throws HttpError (4xx) when the request cannot be served. */
-  async prepare(body: EmbeddingsBody, call: EmbeddingsCall): Promise<PreparedEmbeddings> {
+  async prepare(body: EmbeddingsBody, call: ApiCall): Promise<PreparedEmbeddings> {
     const route = this.deps.catalog.embeddingRoute;
     const model = body.model;
     const m = route.models.get(model);
@@ -140,46 +122,30 @@ export class EmbeddingsService {
     return { body, format, inputs: measured.count, estimatedTokens: measured.tokens, plan, release };
   }
 
-  // ---- records and errors ------------------------------------------------------------------------
-
-  private record(
-    p: PreparedEmbeddings,
-    call: EmbeddingsCall,
-    id: string,
-    o: { attempt: Attempt | null; status: number; error: { status: number; message: string } | null; tokens: number; cost: number | null; started: number; upstreamId: string | null; cancelled: boolean },
-    attempts: AttemptLog[],
-  ): void {
-    const { tokens, ...rest } = o;
-    this.deps.recorder.record(answerRecord({ ...rest, id, requestId: call.requestId, key: call.key, apiType: 'embeddings', requestedModel: p.body.model, promptTokens: tokens, completionTokens: 0, end: this.now(), attempts }));
-    p.release(o.cost);
-  }
-
   // ---- the call ----------------------------------------------------------------------------------
 
   /**
    * Tries the planned endpoints in order until one answers with valid embeddings. Throws HttpError when none did
    * (the route answers it in the envelope).
    */
-  async create(p: PreparedEmbeddings, call: EmbeddingsCall): Promise<EmbeddingsAnswer> {
-    const started = this.now();
+  async create(p: PreparedEmbeddings, call: ApiCall): Promise<EmbeddingsAnswer> {
     const dimensions = typeof p.body.dimensions === 'number' ? p.body.dimensions : null;
-    const none = { attempt: null, tokens: 0, cost: null, started, upstreamId: null };
     return runSingleAnswer({
       deps: this.deps,
-      plan: p.plan,
+      apiType: 'embeddings',
       requested: p.body.model,
       call,
+      prepared: p,
       request: (a) => {
         const built = buildEmbeddingsRequest(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
         return { ...built.req, dropped: built.dropped, parseError: parseEmbeddingsError, parse: (text) => parseEmbeddings(text, { inputs: p.inputs, format: p.format, dimensions }) };
       },
-      served: (id, a, parsed, attempts) => {
+      served: (id, a, parsed) => {
         const tokens = parsed.promptTokens ?? p.estimatedTokens;
         const cost = computeCost(a.endpoint.pricing, { promptTokens: tokens, completionTokens: 0 } satisfies TokenUsage);
-        this.record(p, call, id, { ...none, attempt: a, status: 200, error: null, tokens, cost: cost.cost, upstreamId: parsed.upstreamId, cancelled: false }, attempts);
-        return this.answer(id, a, parsed.vectors, tokens, cost, parsed.promptTokens === null);
+        const body = this.answer(id, a, parsed.vectors, tokens, cost, parsed.promptTokens === null);
+        return { body, promptTokens: tokens, completionTokens: 0, cost: cost.cost, upstreamId: parsed.upstreamId };
       },
-      failed: (id, o, attempts) => this.record(p, call, id, { ...none, ...o }, attempts),
     });
   }
 

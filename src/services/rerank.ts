@@ -13,16 +13,12 @@
  */
 import { computeCost, type CostResult } from '../core/pricing.js';
 import type { ProviderPreferences } from '../core/provider-prefs.js';
-import type { Attempt, RoutePlan } from '../core/routing.js';
+import type { RoutePlan } from '../core/routing.js';
 import { badRequest } from '../http/errors.js';
-import type { Cancellation } from '../providers/http.js';
 import { RERANK_ADAPTERS, rerankProtocolOf, type RerankDocument } from '../providers/rerank/index.js';
 import type { Pricing } from '../core/catalog-types.js';
-import type { KeyRow } from '../store/types.js';
-import type { ApiServiceDeps } from './api-deps.js';
+import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { isRerankModel } from './catalog.js';
-import type { AttemptLog } from './chat.js';
-import { answerRecord } from './generations.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
 
 export interface RerankBody {
@@ -31,13 +27,6 @@ export interface RerankBody {
   documents: RerankDocument[];
   top_n?: number;
   provider?: ProviderPreferences | null;
-}
-
-export interface RerankCall {
-  key: KeyRow;
-  requestId: string;
-  wantMetadata: boolean;
-  cancel: Cancellation;
 }
 
 export interface PreparedRerank {
@@ -63,11 +52,7 @@ export function rerankCost(pricing: Pricing | null, tokens: number, searchUnits:
 export class RerankService {
   constructor(private readonly deps: ApiServiceDeps) {}
 
-  private now(): number {
-    return this.deps.now ? this.deps.now() : Date.now();
-  }
-
-  async prepare(body: RerankBody, call: RerankCall): Promise<PreparedRerank> {
+  async prepare(body: RerankBody, call: ApiCall): Promise<PreparedRerank> {
     const route = this.deps.catalog.rerankRoute;
     const model = body.model;
     const m = route.models.get(model);
@@ -85,33 +70,25 @@ export class RerankService {
     return { body, plan, estimatedTokens: estimateRerankTokens(body), release };
   }
 
-  private record(p: PreparedRerank, call: RerankCall, id: string, o: { attempt: Attempt | null; status: number; error: { status: number; message: string } | null; tokens: number; cost: number | null; started: number; upstreamId: string | null; cancelled: boolean }, attempts: AttemptLog[]): void {
-    const { tokens, ...rest } = o;
-    this.deps.recorder.record(answerRecord({ ...rest, id, requestId: call.requestId, key: call.key, apiType: 'rerank', requestedModel: p.body.model, promptTokens: tokens, completionTokens: 0, end: this.now(), attempts }));
-    p.release(o.cost);
-  }
-
-  async rerank(p: PreparedRerank, call: RerankCall): Promise<{ id: string; body: Record<string, unknown> }> {
-    const started = this.now();
-    const none = { attempt: null, tokens: 0, cost: null, started, upstreamId: null };
+  async rerank(p: PreparedRerank, call: ApiCall): Promise<{ id: string; body: Record<string, unknown> }> {
     return runSingleAnswer({
       deps: this.deps,
-      plan: p.plan,
+      apiType: 'rerank',
       requested: p.body.model,
       call,
+      prepared: p,
       request: (a) => {
         const adapter = RERANK_ADAPTERS[rerankProtocolOf(a.endpoint)];
         const built = adapter.build(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
         return { ...built, parseError: adapter.parseError, parse: (text: string) => adapter.parse(text, p.body.documents.length) };
       },
-      served: (id, a, parsed, attempts) => {
+      served: (id, a, parsed) => {
         const perUnit = a.endpoint.pricing?.search_unit !== undefined;
         // Billed units: what the provider reports; a per-unit endpoint that reports none bills one unit per 100 documents.
         const units = parsed.searchUnits ?? (perUnit ? Math.ceil(p.body.documents.length / 100) : 0);
         const estimated = parsed.totalTokens === null && !perUnit;
         const tokens = parsed.totalTokens ?? (estimated ? p.estimatedTokens : 0);
         const cost = rerankCost(a.endpoint.pricing, tokens, units);
-        this.record(p, call, id, { ...none, attempt: a, status: 200, error: null, tokens, cost: cost.cost, upstreamId: parsed.upstreamId, cancelled: false }, attempts);
         const ranked = [...parsed.results].sort((x, y) => y.score - x.score).slice(0, p.body.top_n ?? parsed.results.length);
         const usage: Record<string, unknown> = {};
         if (perUnit || parsed.searchUnits !== null) usage.search_units = units;
@@ -119,7 +96,7 @@ export class RerankService {
         usage.cost = cost.cost;
         usage.is_byok = false;
         if (estimated) usage.estimated = true;
-        return {
+        const body = {
           id,
           model: a.model,
           provider: a.provider.name,
@@ -129,8 +106,8 @@ export class RerankService {
           }),
           usage,
         };
+        return { body, promptTokens: tokens, completionTokens: 0, cost: cost.cost, upstreamId: parsed.upstreamId };
       },
-      failed: (id, o, attempts) => this.record(p, call, id, { ...none, ...o }, attempts),
     });
   }
 }

@@ -3,7 +3,8 @@
  * transcriptions, rerank: the routing plan's endpoints in order until one answers validly; the endpoint's health
  * updated; an upstream error, timeout, refused connection or invalid answer moves on to the next; the client going
  * away stops at once; the last error is answered (`attemptsHttpError`), with the attempts in `gateway_metadata` when
- * asked. Each API supplies its upstream request, its parser, and what to record and answer.
+ * asked; the generation record of every request. Each API supplies its upstream request, its parser, and what a
+ * valid answer bills and answers.
  */
 import type { EndpointDef, ProviderDef } from '../core/catalog-types.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
@@ -11,8 +12,9 @@ import { planRoute, type Attempt, type ExclusionReason, type RouteCatalog, type 
 import type { KeyRow } from '../store/types.js';
 import { HttpError } from '../http/errors.js';
 import { UpstreamError } from '../providers/errors.js';
-import { networkError, type Cancellation, type UpstreamExchange } from '../providers/http.js';
-import type { ApiServiceDeps } from './api-deps.js';
+import { networkError, type UpstreamExchange } from '../providers/http.js';
+import type { ApiCall, ApiServiceDeps } from './api-deps.js';
+import { answerRecord, type AnswerOutcome } from './generations.js';
 import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
 import { routeMetadata } from './route-metadata.js';
 
@@ -29,24 +31,27 @@ export interface AttemptRequest<R> {
   parse: (text: string) => R;
 }
 
-export interface FailedOutcome {
-  /** The endpoint that failed last, when the request had been sent (null for routing errors). */
-  status: number;
-  error: { status: number; message: string };
-  cancelled: boolean;
+/** What a valid answer bills, and the reply body (gateway_metadata is added by the runner when asked). */
+export interface ServedAnswer {
+  body: Record<string, unknown>;
+  promptTokens: number;
+  completionTokens: number;
+  /** USD; null when the price is unknown. */
+  cost: number | null;
+  upstreamId: string | null;
 }
 
 export interface SingleAnswerRun<R> {
   deps: ApiServiceDeps;
-  plan: RoutePlan;
-  /** The model as requested (for gateway_metadata). */
+  /** The generation record's `api_type`. */
+  apiType: string;
+  /** The model as requested. */
   requested: string;
-  call: { cancel: Cancellation; wantMetadata: boolean };
+  call: ApiCall;
+  prepared: { plan: RoutePlan; release: (cost: number | null) => void };
   request(a: Attempt): AttemptRequest<R>;
-  /** A valid answer from `a`: record it and build the reply body (gateway_metadata is added here when asked). */
-  served(id: string, a: Attempt, parsed: R, attempts: AttemptLog[]): Record<string, unknown>;
-  /** Nothing served the request: record it. */
-  failed(id: string, o: FailedOutcome, attempts: AttemptLog[]): void;
+  /** A valid answer from `a`: what it bills and what the caller gets. */
+  served(id: string, a: Attempt, parsed: R): ServedAnswer;
 }
 
 export interface PlanRequest {
@@ -92,16 +97,43 @@ export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise
   return { plan, release: release ?? (() => undefined) };
 }
 
+/**
+ * Runs the attempts of a prepared request and records its generation — served or not, with its cost, which also ends
+ * its in-flight count against the key's limit (`prepared.release`).
+ */
 export async function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: Record<string, unknown> }> {
-  const { deps, plan, call } = run;
+  const { deps, call } = run;
+  const plan = run.prepared.plan;
   const now = deps.now ?? Date.now;
+  const started = now();
   const id = newGenerationId();
   const attempts: AttemptLog[] = [];
   let dropped: string[] = [];
   const metadata = (selected: Attempt | null) => routeMetadata(plan, run.requested, attempts, dropped, selected);
+  const record = (o: Pick<AnswerOutcome, 'attempt' | 'status' | 'error' | 'cancelled'> & Partial<Omit<ServedAnswer, 'body'>>) => {
+    const cost = o.cost ?? null;
+    deps.recorder.record(
+      answerRecord({
+        ...o,
+        id,
+        requestId: call.requestId,
+        key: call.key,
+        apiType: run.apiType,
+        requestedModel: run.requested,
+        promptTokens: o.promptTokens ?? 0,
+        completionTokens: o.completionTokens ?? 0,
+        cost,
+        upstreamId: o.upstreamId ?? null,
+        started,
+        end: now(),
+        attempts,
+      }),
+    );
+    run.prepared.release(cost);
+  };
   if (plan.error) {
     const err = planHttpError(plan, { 'x-generation-id': id });
-    run.failed(id, { status: err.status, error: { status: err.status, message: err.message }, cancelled: false }, attempts);
+    record({ attempt: null, status: err.status, error: { status: err.status, message: err.message }, cancelled: false });
     if (call.wantMetadata) err.gatewayMetadata = metadata(null);
     throw err;
   }
@@ -121,7 +153,8 @@ export async function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<{ id:
       const parsed = req.parse(text);
       attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
       deps.health.success(a.endpoint, Math.round(now() - t0), null);
-      const body = run.served(id, a, parsed, attempts);
+      const { body, ...billed } = run.served(id, a, parsed);
+      record({ ...billed, attempt: a, status: 200, error: null, cancelled: false });
       if (call.wantMetadata) body.gateway_metadata = metadata(a);
       return { id, body };
     } catch (err) {
@@ -139,7 +172,7 @@ export async function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<{ id:
   }
   const cancelled = call.cancel.aborted;
   const error = attemptsHttpError(last, lastAttempt, attempts, retryHints, { 'x-generation-id': id });
-  run.failed(id, { status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled }, attempts);
+  record({ attempt: null, status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled });
   if (call.wantMetadata) error.gatewayMetadata = metadata(null);
   throw error;
 }

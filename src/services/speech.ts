@@ -26,12 +26,12 @@ import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs
 import { planRoute, type Attempt, type RouteCatalog, type RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../http/errors.js';
 import { UpstreamError } from '../providers/errors.js';
-import { networkError, type Cancellation, type UpstreamExchange } from '../providers/http.js';
+import { networkError, type UpstreamExchange } from '../providers/http.js';
 import { geminiTtsAdapter } from '../providers/gemini-tts/index.js';
 import { openaiTtsAdapter } from '../providers/openai-tts/index.js';
 import type { SpeechAdapter } from '../providers/speech.js';
-import type { GenerationRow, KeyRow } from '../store/types.js';
-import type { ApiServiceDeps } from './api-deps.js';
+import type { GenerationRow } from '../store/types.js';
+import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { attemptsHttpError, drained, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
 
 export const SPEECH_ADAPTERS: Record<SpeechProtocol, SpeechAdapter> = {
@@ -49,14 +49,6 @@ export interface SpeechBody {
   response_format?: AudioFormat;
   speed?: number;
   provider?: (ProviderPreferences & { options?: Record<string, Record<string, unknown> | null> }) | null;
-}
-
-export interface SpeechCall {
-  key: KeyRow;
-  requestId: string;
-  wantMetadata: boolean;
-  /** Set when the client goes away. */
-  cancel: Cancellation;
 }
 
 export interface PreparedSpeech {
@@ -134,7 +126,7 @@ export class SpeechService {
   // ---- preparation -------------------------------------------------------------------------------
 
   /** Policy, limits and the route. Throws HttpError (4xx) when the request cannot be served. */
-  async prepare(body: SpeechBody, call: SpeechCall): Promise<PreparedSpeech> {
+  async prepare(body: SpeechBody, call: ApiCall): Promise<PreparedSpeech> {
     const model = body.model;
     const format = body.response_format ?? 'pcm';
     const known = this.route.models.has(model);
@@ -196,7 +188,7 @@ export class SpeechService {
 
   private record(
     p: PreparedSpeech,
-    call: SpeechCall,
+    call: ApiCall,
     id: string,
     o: { attempt: Attempt | null; status: number; error: { status: number; message: string } | null; usage: TokenUsage | null; cost: number | null; started: number; firstByteAt: number | null; upstreamId: string | null; native: string | null; cancelled: boolean },
     attempts: AttemptLog[],
@@ -248,7 +240,7 @@ export class SpeechService {
    * when every attempt failed before the first byte (the route answers it as a JSON error); returns once the reply
    * ended (or was cut after a failure mid-stream, or the client went away).
    */
-  async stream(p: PreparedSpeech, call: SpeechCall, raw: ServerResponse): Promise<{ id: string }> {
+  async stream(p: PreparedSpeech, call: ApiCall, raw: ServerResponse): Promise<{ id: string }> {
     const id = newGenerationId();
     const started = this.now();
     const attempts: AttemptLog[] = [];

@@ -19,9 +19,8 @@
 import type { Pricing } from '../core/catalog-types.js';
 import { computeCost, type CostResult } from '../core/pricing.js';
 import type { ProviderPreferences } from '../core/provider-prefs.js';
-import type { Attempt, RoutePlan } from '../core/routing.js';
+import type { RoutePlan } from '../core/routing.js';
 import { badRequest } from '../http/errors.js';
-import type { Cancellation } from '../providers/http.js';
 import {
   buildTranscriptionRequest,
   parseTranscription,
@@ -30,13 +29,10 @@ import {
   type TranscriptionFormat,
   type TranscriptionUsage,
 } from '../providers/openai/transcriptions.js';
-import type { KeyRow } from '../store/types.js';
 import { isTranscriptionModel } from './catalog.js';
-import type { ApiServiceDeps } from './api-deps.js';
-import type { AttemptLog } from './chat.js';
+import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
 import { optionsFor } from './speech.js';
-import { answerRecord } from './generations.js';
 
 export interface TranscriptionRequest {
   model: string;
@@ -47,13 +43,6 @@ export interface TranscriptionRequest {
   response_format: TranscriptionFormat;
   timestamp_granularities?: Array<'word' | 'segment'>;
   provider?: ProviderPreferences | null;
-}
-
-export interface TranscriptionCall {
-  key: KeyRow;
-  requestId: string;
-  wantMetadata: boolean;
-  cancel: Cancellation;
 }
 
 export interface PreparedTranscription {
@@ -89,22 +78,15 @@ export function transcriptionCost(pricing: Pricing | null, u: TranscriptionUsage
 }
 
 export class TranscriptionService {
-  constructor(
-    private readonly deps: ApiServiceDeps,
-  ) {}
+  constructor(private readonly deps: ApiServiceDeps) {}
 
-  private now(): number {
-    return this.deps.now ? this.deps.now() : Date.now();
-  }
-
-  async prepare(req: TranscriptionRequest, call: TranscriptionCall): Promise<PreparedTranscription> {
+  async prepare(req: TranscriptionRequest, call: ApiCall): Promise<PreparedTranscription> {
     const route = this.deps.catalog.transcriptionRoute;
     const model = req.model;
     const m = route.models.get(model);
     if (m && !isTranscriptionModel(m)) {
       throw badRequest(`${model} is not a transcription model (its outputs are ${m.architecture.output_modalities.join(', ')})`, { field: 'model', error_type: 'invalid_request' });
     }
-    // Organization settings and guardrails: the same policy functions as chat (src/services/guardrails.ts).
     const verbose = req.response_format === 'verbose_json';
     const { plan, release } = await planRequest(this.deps, {
       key: call.key,
@@ -124,41 +106,14 @@ export class TranscriptionService {
     return { req, plan, release };
   }
 
-  private record(
-    p: PreparedTranscription,
-    call: TranscriptionCall,
-    id: string,
-    o: { attempt: Attempt | null; status: number; error: { status: number; message: string } | null; usage: TranscriptionUsage | null; cost: number | null; started: number; cancelled: boolean },
-    attempts: AttemptLog[],
-  ): void {
-    const { usage, ...rest } = o;
-    this.deps.recorder.record(
-      answerRecord({
-        ...rest,
-        id,
-        requestId: call.requestId,
-        key: call.key,
-        apiType: 'stt',
-        requestedModel: p.req.model,
-        promptTokens: usage ? usage.audioTokens + usage.textTokens : 0,
-        completionTokens: usage?.outputTokens ?? 0,
-        upstreamId: null,
-        end: this.now(),
-        attempts,
-      }),
-    );
-    p.release(o.cost);
-  }
-
-  async transcribe(p: PreparedTranscription, call: TranscriptionCall): Promise<{ id: string; body: Record<string, unknown> }> {
-    const started = this.now();
-    const none = { attempt: null, usage: null, cost: null, started };
+  async transcribe(p: PreparedTranscription, call: ApiCall): Promise<{ id: string; body: Record<string, unknown> }> {
     const wavDuration = wavSeconds(p.req.audio.data);
     return runSingleAnswer({
       deps: this.deps,
-      plan: p.plan,
+      apiType: 'stt',
       requested: p.req.model,
       call,
+      prepared: p,
       request: (a) => {
         // A per-second price needs the duration: ask for verbose_json, which states it, where the endpoint can.
         const perSecond = a.endpoint.pricing?.audio_second !== undefined;
@@ -167,24 +122,23 @@ export class TranscriptionService {
         const built = buildTranscriptionRequest(p.req.audio, { ...p.req, response_format: ask }, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider), options);
         return { ...built.req, dropped: built.dropped, parseError: parseTranscriptionError, parse: parseTranscription };
       },
-      served: (id, a, parsed, attempts) => {
+      served: (_id, a, parsed) => {
         const usage = { ...parsed.usage, seconds: parsed.usage.seconds ?? wavDuration };
         const cost = transcriptionCost(a.endpoint.pricing, usage);
-        this.record(p, call, id, { ...none, attempt: a, status: 200, error: null, usage, cost: cost.cost, cancelled: false }, attempts);
         // The caller's format: verbose_json keeps the provider's fields; json is the text alone.
         const body: Record<string, unknown> = p.req.response_format === 'verbose_json' ? { ...parsed.body } : {};
         body.text = parsed.text;
+        const input = usage.audioTokens + usage.textTokens;
         const u: Record<string, unknown> = {};
         if (usage.seconds !== null) u.seconds = usage.seconds;
-        u.input_tokens = usage.audioTokens + usage.textTokens;
+        u.input_tokens = input;
         u.output_tokens = usage.outputTokens;
-        u.total_tokens = usage.audioTokens + usage.textTokens + usage.outputTokens;
+        u.total_tokens = input + usage.outputTokens;
         u.cost = cost.cost;
         u.is_byok = false;
         body.usage = u;
-        return body;
+        return { body, promptTokens: input, completionTokens: usage.outputTokens, cost: cost.cost, upstreamId: null };
       },
-      failed: (id, o, attempts) => this.record(p, call, id, { ...none, ...o }, attempts),
     });
   }
 }

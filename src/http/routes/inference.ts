@@ -4,7 +4,7 @@
  * envelope (the Messages API in Anthropic's), including authentication and validation errors.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../errors.js';
 import { toHttpError } from '../plugins/errors.js';
 import { errors } from '../schemas/common.js';
@@ -12,12 +12,43 @@ import { ChatCompletionBody, MessagesBody, ResponsesBody } from '../schemas/infe
 import { INBOUND, type InboundApi } from '../../services/codecs.js';
 import { messagesInbound } from '../../inbound/messages.js';
 import { Cancellation } from '../../providers/http.js';
+import type { ApiCall } from '../../services/api-deps.js';
 import type { Services } from '../../services/index.js';
 
 /** `X-Gateway-Metadata: enabled` (or the legacy `X-Gateway-Experimental-Metadata`), case-insensitive. */
 export function wantsMetadata(headers: Record<string, string | string[] | undefined>): boolean {
   const v = headers['x-gateway-metadata'] ?? headers['x-gateway-experimental-metadata'];
   return typeof v === 'string' && v.trim().toLowerCase() === 'enabled';
+}
+
+/** The `X-Gateway-Metadata` request header of the single-answer APIs (embeddings, transcriptions, rerank). */
+export const MetadataHeader = Type.Object({ 'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata.' })) });
+
+/**
+ * The reply of a single-answer API: the call (`apiCall`), the service's preparation (refusals throw, answered in the envelope), its run, and
+ * `X-Generation-Id`. The request's in-flight count against the key's limit ends whatever happens (normally the
+ * generation record has ended it already).
+ */
+/** The call of a non-chat API request: key, request id, X-Gateway-Metadata; a client that goes away aborts the upstream request at once. */
+export function apiCall(req: FastifyRequest, reply: FastifyReply): ApiCall {
+  return { key: req.key, requestId: req.id, wantMetadata: wantsMetadata(req.headers), cancel: Cancellation.of(reply.raw) };
+}
+
+export async function answerOnce<P extends { release(cost: number | null): void }>(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  prepare: (call: ApiCall) => Promise<P>,
+  run: (prepared: P, call: ApiCall) => Promise<{ id: string; body: Record<string, unknown> }>,
+): Promise<Record<string, unknown>> {
+  const call = apiCall(req, reply);
+  const prepared = await prepare(call);
+  try {
+    const { id, body } = await run(prepared, call);
+    reply.header('x-generation-id', id);
+    return body;
+  } finally {
+    prepared.release(null);
+  }
 }
 
 const AnyObject = Type.Object({}, { additionalProperties: true });

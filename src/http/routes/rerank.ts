@@ -7,8 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { Nullable } from '../schemas/common.js';
 import { errors } from '../schemas/common.js';
 import { ProviderPreferencesSchema } from '../schemas/inference.js';
-import { wantsMetadata } from './inference.js';
-import { Cancellation } from '../../providers/http.js';
+import { answerOnce, MetadataHeader } from './inference.js';
 import type { RerankBody as ServiceBody } from '../../services/rerank.js';
 import type { Services } from '../../services/index.js';
 
@@ -73,22 +72,17 @@ export default async function rerankRoutes(app: FastifyInstance, { svc }: { svc:
       schema: {
         tags: ['Rerank'],
         summary: 'Rerank documents by relevance to a query',
-        headers: Type.Object({ 'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata.' })) }),
+        headers: MetadataHeader,
         body: RerankBody,
         response: { 200: RerankResponse, ...errors(400, 401, 402, 403, 404, 413, 429, 500, 502, 503, 524, 529) },
       },
     },
-    async (req, reply) => {
-      const cancel = Cancellation.of(reply.raw);
-      const call = { key: req.key, requestId: req.id, wantMetadata: wantsMetadata(req.headers), cancel };
-      const prepared = await svc.rerank.prepare(req.body as ServiceBody, call);
-      try {
-        const { id, body } = await svc.rerank.rerank(prepared, call);
-        reply.header('x-generation-id', id);
-        return body;
-      } finally {
-        prepared.release(null);
-      }
-    },
+    async (req, reply) =>
+      answerOnce(
+        req,
+        reply,
+        (call) => svc.rerank.prepare(req.body as ServiceBody, call),
+        (p, call) => svc.rerank.rerank(p, call),
+      ),
   );
 }

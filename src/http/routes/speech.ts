@@ -3,12 +3,11 @@
  * (`audio/mpeg` or `audio/pcm`, `X-Generation-Id`), or a JSON error in the envelope when nothing could be served.
  */
 import { Type } from '@sinclair/typebox';
-import { Cancellation } from '../../providers/http.js';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../errors.js';
 import { errors } from '../schemas/common.js';
 import { SpeechBody, type SpeechBodyT } from '../schemas/speech.js';
-import { wantsMetadata } from './inference.js';
+import { apiCall } from './inference.js';
 import type { SpeechBody as ServiceBody } from '../../services/speech.js';
 import type { Services } from '../../services/index.js';
 
@@ -35,9 +34,7 @@ export default async function speechRoutes(app: FastifyInstance, { svc }: { svc:
       },
     },
     async (req, reply) => {
-      // A client that goes away aborts the upstream request at once.
-      const cancel = Cancellation.of(reply.raw);
-      const call = { key: req.key, requestId: req.id, wantMetadata: wantsMetadata(req.headers), cancel };
+      const call = apiCall(req, reply);
       const prepared = await svc.speech.prepare(req.body as ServiceBody, call);
       reply.hijack();
       try {

@@ -4,14 +4,12 @@
  * memory (at most 25 MiB), or the JSON's base64 —, validates, hands over to the transcription service. Errors use the
  * envelope; every request is a generation record (`X-Generation-Id`).
  */
-import { Type } from '@sinclair/typebox';
 import { Busboy, type BusboyInstance } from '@fastify/busboy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, HttpError } from '../errors.js';
 import { errors } from '../schemas/common.js';
 import { AUDIO_FORMATS, AUDIO_MIME, MAX_AUDIO_BYTES, TranscriptionJsonBody, TranscriptionMultipartBody, TranscriptionResponse } from '../schemas/transcriptions.js';
-import { wantsMetadata } from './inference.js';
-import { Cancellation } from '../../providers/http.js';
+import { answerOnce, MetadataHeader } from './inference.js';
 import type { AudioFile } from '../../providers/openai/transcriptions.js';
 import type { TranscriptionRequest } from '../../services/transcriptions.js';
 import type { Services } from '../../services/index.js';
@@ -119,23 +117,18 @@ export default async function transcriptionRoutes(app: FastifyInstance, { svc }:
         schema: {
           tags: ['Speech-to-text'],
           summary: 'Create a transcription: the text of an audio file (OpenAI SDK `audio.transcriptions.create` compatible; multipart `file` or JSON base64 `input_audio`)',
-          headers: Type.Object({ 'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata.' })) }),
+          headers: MetadataHeader,
           body: { content: { 'application/json': { schema: TranscriptionJsonBody }, 'multipart/form-data': { schema: TranscriptionMultipartBody } } },
           response: { 200: TranscriptionResponse, ...errors(400, 401, 402, 403, 404, 413, 415, 429, 500, 502, 503, 524, 529) },
         },
       },
-      async (req, reply) => {
-        const cancel = Cancellation.of(reply.raw);
-        const call = { key: req.key, requestId: req.id, wantMetadata: wantsMetadata(req.headers), cancel };
-        const prepared = await svc.transcriptions.prepare(toRequest(req.body), call);
-        try {
-          const { id, body } = await svc.transcriptions.transcribe(prepared, call);
-          reply.header('x-generation-id', id);
-          return body;
-        } finally {
-          prepared.release(null);
-        }
-      },
+      async (req, reply) =>
+        answerOnce(
+          req,
+          reply,
+          (call) => svc.transcriptions.prepare(toRequest(req.body), call),
+          (p, call) => svc.transcriptions.transcribe(p, call),
+        ),
     );
   });
 }
