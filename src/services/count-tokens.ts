@@ -21,10 +21,12 @@ import { planRoute, type Attempt } from '../core/routing.js';
 import { splitVariant } from '../core/variants.js';
 import { HttpError } from '../http/errors.js';
 import { messagesInbound } from '../inbound/messages.js';
-import { ANTHROPIC_VERSION, anthropicError } from '../providers/anthropic/index.js';
+import { anthropicError, anthropicHeaders, anthropicUrl } from '../providers/anthropic/index.js';
 import { UpstreamError } from '../providers/errors.js';
 import { parseGoogleError } from '../providers/google/errors.js';
-import { toGeminiBody } from '../providers/google/request.js';
+import { geminiHeaders, geminiMethodUrl, geminiModelPath, toGeminiBody } from '../providers/google/request.js';
+import { invalidResponse, parseJsonObject, tokenCount } from '../providers/openai/ir-upstream.js';
+import type { UpstreamContext } from '../providers/types.js';
 import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
 import type { KeyRow } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
@@ -43,41 +45,40 @@ export interface CountTokensCall {
   cancel: Cancellation;
 }
 
-type Counter = (body: Record<string, unknown>, a: Attempt, call: CountTokensCall) => { url: URL; headers: Record<string, string>; body: string; parse: (text: string) => number; parseError: (status: number, text: string, headers: Record<string, string | string[] | undefined>) => UpstreamError };
-
-const invalid = (message: string, raw: unknown) => new UpstreamError(502, `Provider returned an invalid response (${message})`, 'provider_unavailable', 200, raw);
+type Counter = (
+  body: Record<string, unknown>,
+  ctx: UpstreamContext,
+  call: CountTokensCall,
+) => { url: URL; headers: Record<string, string>; body: string; parse: (text: string) => number; parseError: (status: number, text: string, headers: Record<string, string | string[] | undefined>) => UpstreamError };
 
 /** The count in an upstream answer (`field` a non-negative integer), or a 502. */
 function countIn(text: string, field: string): number {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new UpstreamError(502, 'Provider returned an invalid (non-JSON) response', 'provider_unavailable', 200, text.slice(0, 512));
-  }
-  const n = (json as Record<string, unknown> | null)?.[field];
-  if (!Number.isInteger(n) || (n as number) < 0) throw invalid(`no ${field}`, json);
-  return n as number;
+  const json = parseJsonObject(text);
+  const n = tokenCount(json[field]);
+  if (n === null) throw invalidResponse(`Provider returned an invalid response (no ${field})`, json);
+  return n;
 }
 
-const base = (p: ProviderDef) => p.baseUrl.replace(/\/+$/, '');
-
 const COUNTERS: Partial<Record<ProviderDef['protocol'], Counter>> = {
-  anthropic: (body, a, call) => {
-    const out: Record<string, unknown> = { model: a.endpoint.upstreamModel };
+  anthropic: (body, ctx, call) => {
+    const out: Record<string, unknown> = { model: ctx.endpoint.upstreamModel };
     for (const f of ANTHROPIC_COUNT_FIELDS) if (body[f] !== undefined && body[f] !== null) out[f] = body[f];
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', 'anthropic-version': ANTHROPIC_VERSION, 'user-agent': 'model-gateway/0.1', ...a.provider.headers };
+    const headers = anthropicHeaders(ctx, false);
     if (call.beta) headers['anthropic-beta'] = call.beta;
-    return { url: new URL(`${base(a.provider)}/messages/count_tokens`), headers, body: JSON.stringify(out), parse: (t) => countIn(t, 'input_tokens'), parseError: anthropicError };
+    return { url: anthropicUrl(ctx.provider, 'messages/count_tokens'), headers, body: JSON.stringify(out), parse: (t) => countIn(t, 'input_tokens'), parseError: anthropicError };
   },
-  google: (body, a) => {
+  google: (body, ctx) => {
     // The request as generateContent would get it (system, tools and contents translated alike).
-    const ir = { ...messagesInbound.toIr({ ...body, max_tokens: 1 }), model: a.endpoint.upstreamModel, stream: false };
-    const model = /^(models|tunedModels)\//.test(a.endpoint.upstreamModel) ? a.endpoint.upstreamModel : `models/${a.endpoint.upstreamModel}`;
-    const g = toGeminiBody(ir);
+    const model = ctx.endpoint.upstreamModel;
+    const g = toGeminiBody({ ...messagesInbound.toIr({ ...body, max_tokens: 1 }), model, stream: false });
     delete g.generationConfig;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'model-gateway/0.1', ...a.provider.headers };
-    return { url: new URL(`${base(a.provider)}/${model}:countTokens`), headers, body: JSON.stringify({ generateContentRequest: { model, ...g } }), parse: (t) => countIn(t, 'totalTokens'), parseError: parseGoogleError };
+    return {
+      url: geminiMethodUrl(ctx.provider.baseUrl, model, 'countTokens'),
+      headers: geminiHeaders(ctx, false),
+      body: JSON.stringify({ generateContentRequest: { model: geminiModelPath(model), ...g } }),
+      parse: (t) => countIn(t, 'totalTokens'),
+      parseError: parseGoogleError,
+    };
   },
 };
 
@@ -130,10 +131,8 @@ export class CountTokensService {
       if (call.cancel.aborted) break;
       let res: UpstreamExchange | null = null;
       try {
-        const c = COUNTERS[a.provider.protocol]!(body, a, call);
-        const apiKey = this.deps.catalog.apiKey(a.provider);
-        const headers = apiKey ? { ...c.headers, ...(a.provider.protocol === 'google' ? { 'x-goog-api-key': apiKey } : { 'x-api-key': apiKey }) } : c.headers;
-        res = await this.deps.http.post({ url: c.url, headers, body: c.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
+        const c = COUNTERS[a.provider.protocol]!(body, { provider: a.provider, endpoint: a.endpoint, apiKey: this.deps.catalog.apiKey(a.provider) }, call);
+        res = await this.deps.http.post({ url: c.url, headers: c.headers, body: c.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
         const text = await res.text();
         if (res.statusCode < 200 || res.statusCode >= 300) throw c.parseError(res.statusCode, text, res.headers);
         return { input_tokens: c.parse(text) };

@@ -18,7 +18,7 @@ export const anthropicAdapter: UpstreamAdapter = {
 };
 
 export { anthropicError, anthropicStreamError, isContextTooLong, statusOfErrorType } from './errors.js';
-export { buildRequest, DEFAULT_MAX_TOKENS, EFFORT_BUDGET, MIN_THINKING_BUDGET, requestBody, thinkingBudget } from './request.js';
+export { anthropicHeaders, anthropicUrl, buildRequest, DEFAULT_MAX_TOKENS, EFFORT_BUDGET, MIN_THINKING_BUDGET, requestBody, thinkingBudget } from './request.js';
 export { parseResponse } from './response.js';
 export { AnthropicStreamDecoder, createStreamDecoder, SseParser } from './stream.js';
 export { ANTHROPIC_VERSION, irUsage, finishReason, JSON_TOOL_NAME } from './wire.js';

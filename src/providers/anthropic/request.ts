@@ -257,18 +257,24 @@ export function requestBody(req: IrRequest, ctx: UpstreamContext): Obj {
   return body;
 }
 
-export function buildRequest(req: IrRequest, ctx: UpstreamContext): UpstreamHttpRequest {
+/** The headers of an Anthropic API request (version, credential, the provider's own headers). */
+export function anthropicHeaders(ctx: Pick<UpstreamContext, 'provider' | 'apiKey'>, stream: boolean): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
-    accept: req.stream ? 'text/event-stream' : 'application/json',
+    accept: stream ? 'text/event-stream' : 'application/json',
     'anthropic-version': ANTHROPIC_VERSION,
     'user-agent': 'model-gateway/0.1',
     ...ctx.provider.headers,
   };
   if (ctx.apiKey) headers['x-api-key'] = ctx.apiKey;
-  return {
-    url: new URL(`${ctx.provider.baseUrl.replace(/\/+$/, '')}/messages`),
-    headers,
-    body: JSON.stringify(requestBody(req, ctx)),
-  };
+  return headers;
+}
+
+/** `{base}/<path>` of an Anthropic API (`messages`, `messages/count_tokens`). */
+export function anthropicUrl(provider: UpstreamContext['provider'], path: string): URL {
+  return new URL(`${provider.baseUrl.replace(/\/+$/, '')}/${path}`);
+}
+
+export function buildRequest(req: IrRequest, ctx: UpstreamContext): UpstreamHttpRequest {
+  return { url: anthropicUrl(ctx.provider, 'messages'), headers: anthropicHeaders(ctx, req.stream), body: JSON.stringify(requestBody(req, ctx)) };
 }

@@ -51,11 +51,19 @@ export const EFFORT_BUDGET: Readonly<Record<NonNullable<IrReasoningConfig['effor
   max: 32768,
 };
 
+/** A model's resource name: `models/<id>` (or a `tunedModels/…` name as given). */
+export function geminiModelPath(model: string): string {
+  return /^(models|tunedModels)\//.test(model) ? model : `models/${model}`;
+}
+
+/** `…/models/<model>:<method>`: `generateContent`, `streamGenerateContent?alt=sse`, `countTokens`, … */
+export function geminiMethodUrl(baseUrl: string, model: string, method: string): URL {
+  return new URL(`${baseUrl.replace(/\/+$/, '')}/${geminiModelPath(model)}:${method}`);
+}
+
 /** `…/models/<model>:generateContent`, or `:streamGenerateContent?alt=sse` when streaming. */
 export function geminiUrl(baseUrl: string, model: string, stream: boolean): URL {
-  const base = baseUrl.replace(/\/+$/, '');
-  const path = /^(models|tunedModels)\//.test(model) ? model : `models/${model}`;
-  return new URL(`${base}/${path}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`);
+  return geminiMethodUrl(baseUrl, model, stream ? 'streamGenerateContent?alt=sse' : 'generateContent');
 }
 
 export function geminiHeaders(ctx: UpstreamContext, stream: boolean): Record<string, string> {

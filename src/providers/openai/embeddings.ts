@@ -14,8 +14,8 @@
  */
 import { endianness } from 'node:os';
 import type { EndpointDef, ProviderDef } from '../../core/catalog-types.js';
-import { UpstreamError } from '../errors.js';
 import { chatHeaders, openaiError } from './chat.js';
+import { invalidResponse, parseJsonObject, tokenCount } from './ir-upstream.js';
 
 export type EmbeddingFormat = 'float' | 'base64';
 export type Embedding = number[] | string;
@@ -99,23 +99,16 @@ export interface ParsedEmbeddings {
   upstreamId: string | null;
 }
 
-const invalid = (message: string, raw: unknown) => new UpstreamError(502, `Provider returned an invalid response (${message})`, 'provider_unavailable', 200, raw);
+const invalid = (message: string, raw: unknown) => invalidResponse(`Provider returned an invalid response (${message})`, raw);
 
 /**
  * The upstream's answer, checked against the request (`inputs` vectors, of `dimensions` each when asked) and converted
  * to `format`. Throws UpstreamError (502) for anything else, and for an upstream `{ error }` body answered with 200.
  */
 export function parseEmbeddings(text: string, want: { inputs: number; format: EmbeddingFormat; dimensions: number | null }): ParsedEmbeddings {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new UpstreamError(502, 'Provider returned an invalid (non-JSON) response', 'provider_unavailable', 200, text.slice(0, 512));
-  }
-  const o = json as { data?: unknown; usage?: unknown; id?: unknown; error?: unknown } | null;
-  if (!o || typeof o !== 'object' || Array.isArray(o)) throw invalid('not an object', json);
+  const o = parseJsonObject(text) as { data?: unknown; usage?: unknown; id?: unknown; error?: unknown };
   if (o.error && !Array.isArray(o.data)) throw openaiError(502, text, {});
-  if (!Array.isArray(o.data)) throw invalid('no data', json);
+  if (!Array.isArray(o.data)) throw invalid('no data', o);
   if (o.data.length !== want.inputs) throw invalid(`${o.data.length} embeddings for ${want.inputs} inputs`, null);
   const vectors = new Array<Embedding>(want.inputs);
   let seen = 0;
@@ -142,7 +135,6 @@ export function parseEmbeddings(text: string, want: { inputs: number; format: Em
   if (seen !== want.inputs) throw invalid('missing embeddings', null);
   const usage = o.usage && typeof o.usage === 'object' && !Array.isArray(o.usage) ? (o.usage as Record<string, unknown>) : null;
   // OpenAI reports prompt_tokens; some compatible servers (Voyage) only total_tokens, which for embeddings is the same.
-  const count = (v: unknown) => (Number.isInteger(v) && (v as number) >= 0 ? (v as number) : null);
-  const prompt = usage ? (count(usage.prompt_tokens) ?? count(usage.total_tokens)) : null;
+  const prompt = usage ? (tokenCount(usage.prompt_tokens) ?? tokenCount(usage.total_tokens)) : null;
   return { vectors, promptTokens: prompt, rawUsage: usage, upstreamId: typeof o.id === 'string' ? o.id : null };
 }

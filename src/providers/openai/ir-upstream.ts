@@ -99,6 +99,11 @@ export function parseJsonObject(text: string): Obj {
   return json;
 }
 
+/** A token count an upstream reported: a non-negative integer, else null. */
+export function tokenCount(v: unknown): number | null {
+  return Number.isInteger(v) && (v as number) >= 0 ? (v as number) : null;
+}
+
 /** The data of one stream event parsed as JSON; a 502 (`invalidResponse`) for data that is not JSON. */
 export function parseStreamData(data: string): unknown {
   try {

@@ -9,8 +9,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { EndpointDef, ProviderDef } from '../../core/catalog-types.js';
-import { UpstreamError } from '../errors.js';
-import { openaiError } from './chat.js';
+import { chatHeaders, openaiError } from './chat.js';
+import { invalidResponse, parseJsonObject } from './ir-upstream.js';
 
 export type TranscriptionFormat = 'json' | 'verbose_json';
 
@@ -94,8 +94,7 @@ export function buildTranscriptionRequest(
   if (params.timestamp_granularities && params.timestamp_granularities.length > 0) add('timestamp_granularities', params.timestamp_granularities);
   fields.push(...optionFields(options));
   const { body, contentType } = multipartBody(fields, { ...audio, field: 'file' });
-  const headers: Record<string, string> = { 'content-type': contentType, accept: 'application/json', 'user-agent': 'model-gateway/0.1', ...provider.headers };
-  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  const headers = { ...chatHeaders(provider, apiKey, false), 'content-type': contentType };
   return { req: { url: transcriptionsUrl(provider), headers, body }, dropped };
 }
 
@@ -123,17 +122,10 @@ export interface ParsedTranscription {
 const nonNegative = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
 
 export function parseTranscription(text: string): ParsedTranscription {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new UpstreamError(502, 'Provider returned an invalid (non-JSON) response', 'provider_unavailable', 200, text.slice(0, 512));
-  }
-  const o = json as Record<string, unknown> | null;
-  if (!o || typeof o !== 'object' || Array.isArray(o)) throw new UpstreamError(502, 'Provider returned an invalid response (not an object)', 'provider_unavailable', 200, json);
+  const o = parseJsonObject(text);
   if (typeof o.text !== 'string') {
     if (o.error) throw openaiError(502, text, {});
-    throw new UpstreamError(502, 'Provider returned an invalid response (no text)', 'provider_unavailable', 200, json);
+    throw invalidResponse('Provider returned an invalid response (no text)', o);
   }
   const u = (o.usage && typeof o.usage === 'object' ? o.usage : {}) as Record<string, unknown>;
   const details = (u.input_token_details && typeof u.input_token_details === 'object' ? u.input_token_details : {}) as Record<string, unknown>;

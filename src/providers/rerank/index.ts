@@ -13,8 +13,8 @@
  * `{index, score}` pairs with the usage the provider reported; the service orders them and echoes the documents.
  */
 import type { EndpointDef, ProviderDef, RerankProtocol } from '../../core/catalog-types.js';
-import { UpstreamError } from '../errors.js';
-import { openaiError } from '../openai/chat.js';
+import { chatHeaders, openaiError } from '../openai/chat.js';
+import { invalidResponse, parseJsonObject, tokenCount } from '../openai/ir-upstream.js';
 
 /** A document as the caller sent it: text, or a structured `{text?, image?}`. */
 export type RerankDocument = string | { text?: string; image?: string };
@@ -42,25 +42,8 @@ export interface RerankAdapter {
 }
 
 const base = (p: ProviderDef) => p.baseUrl.replace(/\/+$/, '');
-
-function headers(provider: ProviderDef, apiKey: string | null): Record<string, string> {
-  const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'model-gateway/0.1', ...provider.headers };
-  if (apiKey) h.authorization = `Bearer ${apiKey}`;
-  return h;
-}
-
-function json(text: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    throw new UpstreamError(502, 'Provider returned an invalid (non-JSON) response', 'provider_unavailable', 200, text.slice(0, 512));
-  }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new UpstreamError(502, 'Provider returned an invalid response (not an object)', 'provider_unavailable', 200, v);
-  return v as Record<string, unknown>;
-}
-
-const invalid = (what: string, raw: unknown) => new UpstreamError(502, `Provider returned an invalid response (${what})`, 'provider_unavailable', 200, raw);
+const headers = (provider: ProviderDef, apiKey: string | null) => chatHeaders(provider, apiKey, false);
+const invalid = (what: string, raw: unknown) => invalidResponse(`Provider returned an invalid response (${what})`, raw);
 
 /** `[{index, relevance_score}]` checked against the number of documents. */
 function results(list: unknown, documents: number, raw: unknown): ParsedRerank['results'] {
@@ -76,8 +59,6 @@ function results(list: unknown, documents: number, raw: unknown): ParsedRerank['
   });
 }
 
-const count = (v: unknown): number | null => (Number.isInteger(v) && (v as number) >= 0 ? (v as number) : null);
-
 const jina: RerankAdapter = {
   accepts: () => true,
   build(input, endpoint, provider, apiKey) {
@@ -87,9 +68,9 @@ const jina: RerankAdapter = {
     return { url: new URL(`${base(provider)}/rerank`), headers: headers(provider, apiKey), body: JSON.stringify(body), dropped: input.top_n !== undefined && !supported ? ['top_n'] : [] };
   },
   parse(text, documents) {
-    const o = json(text);
+    const o = parseJsonObject(text);
     const usage = (o.usage ?? {}) as Record<string, unknown>;
-    return { results: results(o.results, documents, o), totalTokens: count(usage.total_tokens) ?? count(usage.prompt_tokens), searchUnits: null, upstreamId: typeof o.id === 'string' ? o.id : null };
+    return { results: results(o.results, documents, o), totalTokens: tokenCount(usage.total_tokens) ?? tokenCount(usage.prompt_tokens), searchUnits: null, upstreamId: typeof o.id === 'string' ? o.id : null };
   },
   parseError: openaiError,
 };
@@ -108,9 +89,9 @@ const cohere: RerankAdapter = {
   accepts: textOnly,
   build: textOnlyBuild('top_n'),
   parse(text, documents) {
-    const o = json(text);
+    const o = parseJsonObject(text);
     const meta = (o.meta ?? {}) as { billed_units?: Record<string, unknown> };
-    return { results: results(o.results, documents, o), totalTokens: null, searchUnits: count(meta.billed_units?.search_units), upstreamId: typeof o.id === 'string' ? o.id : null };
+    return { results: results(o.results, documents, o), totalTokens: null, searchUnits: tokenCount(meta.billed_units?.search_units), upstreamId: typeof o.id === 'string' ? o.id : null };
   },
   parseError: openaiError,
 };
@@ -119,9 +100,9 @@ const voyage: RerankAdapter = {
   accepts: textOnly,
   build: textOnlyBuild('top_k'),
   parse(text, documents) {
-    const o = json(text);
+    const o = parseJsonObject(text);
     const usage = (o.usage ?? {}) as Record<string, unknown>;
-    return { results: results(o.data, documents, o), totalTokens: count(usage.total_tokens), searchUnits: null, upstreamId: null };
+    return { results: results(o.data, documents, o), totalTokens: tokenCount(usage.total_tokens), searchUnits: null, upstreamId: null };
   },
   parseError: openaiError,
 };
