@@ -80,13 +80,14 @@ function processMetrics(): Registry {
 export class GatewayMetrics {
   /** The gateway's own metrics (this instance's requests). */
   readonly registry = new Registry();
-  private readonly series = new Map<string, Series>();
+  /** Series by api, model and provider: nested maps, so that finding one allocates nothing. */
+  private readonly index = new Map<string, Map<string, Map<string, Series>>>();
   /** Upstream attempts by provider and status (a fallback is a failed attempt followed by another). */
-  private readonly attempts = new Map<string, { labels: { provider: string; status: string }; count: number }>();
+  private readonly attemptIndex = new Map<string, Map<number, { labels: { provider: string; status: string }; count: number }>>();
 
   constructor(recorder: GenerationRecorder | null) {
     const r = this.registry;
-    const each = <T>(fn: (s: Series) => T[]): T[] => [...this.series.values()].flatMap(fn);
+    const each = <T>(fn: (s: Series) => T[]): T[] => [...this.index.values()].flatMap((byModel) => [...byModel.values()].flatMap((byProvider) => [...byProvider.values()].flatMap(fn)));
     r.registerMetric(
       scraped('gateway_requests_total', 'Requests handled, by API, served model, provider and HTTP status (model and provider empty when none served).', 'counter', () =>
         each((s) => [...s.byStatus].map(([status, value]) => ({ labels: { ...s.labels, status: String(status) }, value }))),
@@ -116,7 +117,7 @@ export class GatewayMetrics {
     r.registerMetric(scraped('gateway_time_to_first_token_seconds', 'Time from the request to its first output: the first streamed token or audio byte, or the provider’s whole answer when not streamed.', 'histogram', () => each((s) => (s.ttft.count > 0 ? histValues('gateway_time_to_first_token_seconds', s.labels, s.ttft) : []))) as never);
     r.registerMetric(
       scraped('gateway_upstream_attempts_total', 'Attempts sent to providers, by provider and the status the gateway mapped their outcome to.', 'counter', () =>
-        [...this.attempts.values()].map((a) => ({ labels: a.labels, value: a.count })),
+        [...this.attemptIndex.values()].flatMap((byStatus) => [...byStatus.values()].map((a) => ({ labels: a.labels, value: a.count }))),
       ) as never,
     );
     if (recorder) {
@@ -124,11 +125,6 @@ export class GatewayMetrics {
       r.registerMetric(scraped('gateway_generation_flush_failures_total', 'Failed writes of generation batches (each is retried).', 'counter', () => [{ labels: {}, value: recorder.flushFailures }]) as never);
     }
   }
-
-  /** Series by api, model and provider: nested maps, so that finding one allocates nothing. */
-  private readonly index = new Map<string, Map<string, Map<string, Series>>>();
-  /** Attempt counters by provider and status. */
-  private readonly attemptIndex = new Map<string, Map<number, { labels: { provider: string; status: string }; count: number }>>();
 
   private seriesOf(api: string, model: string, provider: string): Series {
     let byModel = this.index.get(api);
@@ -150,7 +146,6 @@ export class GatewayMetrics {
         ttft: new Hist(TTFT_BUCKETS),
       };
       byProvider.set(provider, s);
-      this.series.set(`${api}\u0000${model}\u0000${provider}`, s);
     }
     return s;
   }
@@ -174,11 +169,7 @@ export class GatewayMetrics {
       if (!byStatus) this.attemptIndex.set(a.provider, (byStatus = new Map()));
       const entry = byStatus.get(a.status);
       if (entry) entry.count++;
-      else {
-        const created = { labels: { provider: a.provider, status: String(a.status) }, count: 1 };
-        byStatus.set(a.status, created);
-        this.attempts.set(`${a.provider}\u0000${a.status}`, created);
-      }
+      else byStatus.set(a.status, { labels: { provider: a.provider, status: String(a.status) }, count: 1 });
     }
   };
 

@@ -7,17 +7,22 @@ import type { TokenUsage } from '../../core/pricing.js';
 import { mapUpstreamStatus, parseRetryAfter, rawBody, type UpstreamError } from '../errors.js';
 
 // Built once per provider (the hot path asks for them on every attempt); frozen because they are shared.
-const urls = new WeakMap<ProviderDef, URL>();
 const headerSets = new WeakMap<ProviderDef, Map<string, Readonly<Record<string, string>>>>();
 
-export function chatUrl(provider: ProviderDef): URL {
-  let url = urls.get(provider);
-  if (!url) {
-    url = Object.freeze(new URL(`${provider.baseUrl}/chat/completions`));
-    urls.set(provider, url);
-  }
-  return url;
+/** `{base}/<path>` of a provider's OpenAI-style API, built once per provider. */
+export function providerUrl(path: string): (provider: ProviderDef) => URL {
+  const urls = new WeakMap<ProviderDef, URL>();
+  return (provider) => {
+    let url = urls.get(provider);
+    if (!url) {
+      url = Object.freeze(new URL(`${provider.baseUrl}/${path}`));
+      urls.set(provider, url);
+    }
+    return url;
+  };
 }
+
+export const chatUrl = providerUrl('chat/completions');
 
 export function chatHeaders(provider: ProviderDef, apiKey: string | null, stream: boolean): Record<string, string> {
   let byVariant = headerSets.get(provider);

@@ -14,7 +14,7 @@
  */
 import { endianness } from 'node:os';
 import type { EndpointDef, ProviderDef } from '../../core/catalog-types.js';
-import { chatHeaders, openaiError } from './chat.js';
+import { chatHeaders, openaiError, providerUrl } from './chat.js';
 import { invalidResponse, parseJsonObject, tokenCount } from './ir-upstream.js';
 
 export type EmbeddingFormat = 'float' | 'base64';
@@ -26,16 +26,7 @@ export const DROPPABLE_EMBEDDING_PARAMETERS = ['encoding_format', 'input_type', 
 /** Fields of the gateway's embeddings body that are not the upstream's. */
 const GATEWAY_FIELDS = new Set(['provider']);
 
-const urls = new WeakMap<ProviderDef, URL>();
-
-export function embeddingsUrl(provider: ProviderDef): URL {
-  let url = urls.get(provider);
-  if (!url) {
-    url = Object.freeze(new URL(`${provider.baseUrl}/embeddings`));
-    urls.set(provider, url);
-  }
-  return url;
-}
+export const embeddingsUrl = providerUrl('embeddings');
 
 export interface EmbeddingsUpstreamRequest {
   req: { url: URL; headers: Record<string, string>; body: string };

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { EndpointDef, ProviderDef } from '../../core/catalog-types.js';
-import { chatHeaders, openaiError } from './chat.js';
+import { chatHeaders, openaiError, providerUrl } from './chat.js';
 import { invalidResponse, parseJsonObject } from './ir-upstream.js';
 
 export type TranscriptionFormat = 'json' | 'verbose_json';
@@ -30,16 +30,7 @@ export interface TranscriptionParams {
   timestamp_granularities?: Array<'word' | 'segment'>;
 }
 
-const urls = new WeakMap<ProviderDef, URL>();
-
-export function transcriptionsUrl(provider: ProviderDef): URL {
-  let url = urls.get(provider);
-  if (!url) {
-    url = Object.freeze(new URL(`${provider.baseUrl}/audio/transcriptions`));
-    urls.set(provider, url);
-  }
-  return url;
-}
+export const transcriptionsUrl = providerUrl('audio/transcriptions');
 
 /** A multipart/form-data body: text fields, then the file. */
 export function multipartBody(fields: Array<[string, string]>, file: AudioFile & { field: string }): { body: Buffer; contentType: string } {

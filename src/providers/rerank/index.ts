@@ -13,7 +13,7 @@
  * `{index, score}` pairs with the usage the provider reported; the service orders them and echoes the documents.
  */
 import type { EndpointDef, ProviderDef, RerankProtocol } from '../../core/catalog-types.js';
-import { chatHeaders, openaiError } from '../openai/chat.js';
+import { chatHeaders, openaiError, providerUrl } from '../openai/chat.js';
 import { invalidResponse, parseJsonObject, tokenCount } from '../openai/ir-upstream.js';
 
 /** A document as the caller sent it: text, or a structured `{text?, image?}`. */
@@ -41,7 +41,7 @@ export interface RerankAdapter {
   parseError: typeof openaiError;
 }
 
-const base = (p: ProviderDef) => p.baseUrl.replace(/\/+$/, '');
+const rerankUrl = providerUrl('rerank');
 const headers = (provider: ProviderDef, apiKey: string | null) => chatHeaders(provider, apiKey, false);
 const invalid = (what: string, raw: unknown) => invalidResponse(`Provider returned an invalid response (${what})`, raw);
 
@@ -65,7 +65,7 @@ const jina: RerankAdapter = {
     const supported = endpoint.supported_parameters.includes('top_n');
     const body: Record<string, unknown> = { model: endpoint.upstreamModel, query: input.query, documents: input.documents, return_documents: false };
     if (input.top_n !== undefined && supported) body.top_n = input.top_n;
-    return { url: new URL(`${base(provider)}/rerank`), headers: headers(provider, apiKey), body: JSON.stringify(body), dropped: input.top_n !== undefined && !supported ? ['top_n'] : [] };
+    return { url: rerankUrl(provider), headers: headers(provider, apiKey), body: JSON.stringify(body), dropped: input.top_n !== undefined && !supported ? ['top_n'] : [] };
   },
   parse(text, documents) {
     const o = parseJsonObject(text);
@@ -81,7 +81,7 @@ function textOnlyBuild(topField: string): RerankAdapter['build'] {
   return (input, endpoint, provider, apiKey) => {
     const body: Record<string, unknown> = { model: endpoint.upstreamModel, query: input.query, documents: input.documents.map((d) => (typeof d === 'string' ? d : (d.text ?? ''))) };
     if (input.top_n !== undefined) body[topField] = input.top_n;
-    return { url: new URL(`${base(provider)}/rerank`), headers: headers(provider, apiKey), body: JSON.stringify(body), dropped: [] };
+    return { url: rerankUrl(provider), headers: headers(provider, apiKey), body: JSON.stringify(body), dropped: [] };
   };
 }
 
