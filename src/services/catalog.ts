@@ -260,7 +260,6 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
       } else audioFormats = [...new Set(list as AudioFormat[])];
     }
     if (audioFormats !== undefined && speechProtocol === undefined) problems.push(`${where}.audio_formats needs speech_protocol`);
-    // Speech endpoints take `speed` unless told otherwise (OpenAI's API does; Gemini has no such parameter).
     const rerankProtocol = (str(e, 'rerank_protocol') ?? prev?.rerank_protocol) as RerankProtocol | undefined;
     if (rerankProtocol !== undefined && !RERANK_PROTOCOLS.includes(rerankProtocol)) problems.push(`${where}.rerank_protocol must be one of ${RERANK_PROTOCOLS.join(', ')}`);
     if (rerankProtocol !== undefined && !isRerankModel(m)) problems.push(`${where}.rerank_protocol needs a rerank model (output_modalities: [rerank])`);
@@ -268,21 +267,7 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
     if (video && !video.protocol && !videoProtocolOf({ ...(prev ?? ({} as EndpointDef)), video }, providers.get(provider))) {
       problems.push(`${where}.video.protocol must be set (${VIDEO_PROTOCOLS.join(', ')}): the provider's protocol has no video API`);
     }
-    // Embedding endpoints (a model whose outputs are embeddings) take encoding_format and user unless told otherwise;
-    // `dimensions` only where listed (docs/embeddings.md).
-    const defaultParams = video
-      ? [...VIDEO_PARAMETERS]
-      : isEmbeddingModel(m)
-        ? ['encoding_format', 'user']
-        : isRerankModel(m)
-          ? ['top_n']
-          : isTranscriptionModel(m)
-          ? ['language', 'prompt', 'temperature', 'response_format', 'timestamp_granularities']
-        : speechProtocol === 'openai-tts'
-          ? ['speed']
-          : speechProtocol
-            ? []
-            : ['temperature', 'top_p', 'max_tokens', 'stop', 'seed', 'frequency_penalty', 'presence_penalty', 'tools', 'tool_choice', 'response_format'];
+    const defaultParams = defaultParameters(m, video !== undefined, speechProtocol);
     endpoints.set(`${model}|${tag}`, {
       model,
       provider,
@@ -310,6 +295,19 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
   return { providers: [...providers.values()], models: [...models.values()], endpoints: [...endpoints.values()] };
 }
 
+/**
+ * The `supported_parameters` of an endpoint that lists none, by what it serves. Embedding endpoints take
+ * encoding_format and user, and `dimensions` only where listed (docs/embeddings.md); OpenAI speech takes `speed`.
+ */
+function defaultParameters(m: ModelDef, video: boolean, speech: SpeechProtocol | undefined): string[] {
+  if (video) return [...VIDEO_PARAMETERS];
+  if (isEmbeddingModel(m)) return ['encoding_format', 'user'];
+  if (isRerankModel(m)) return ['top_n'];
+  if (isTranscriptionModel(m)) return ['language', 'prompt', 'temperature', 'response_format', 'timestamp_granularities'];
+  if (speech) return speech === 'openai-tts' ? ['speed'] : [];
+  return ['temperature', 'top_p', 'max_tokens', 'stop', 'seed', 'frequency_penalty', 'presence_penalty', 'tools', 'tool_choice', 'response_format'];
+}
+
 /** Whether a model reranks documents (`output_modalities` includes `rerank`): its endpoints serve POST /rerank. */
 export function isRerankModel(m: ModelDef): boolean {
   return m.architecture.output_modalities.includes('rerank');
@@ -330,6 +328,9 @@ export function isEmbeddingModel(m: ModelDef): boolean {
 
 /** Wire protocols with an embeddings adapter (OpenAI's `/embeddings`); other endpoints of embedding models are not routed. */
 export const EMBEDDING_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai']);
+
+/** Wire protocols with a transcription adapter (OpenAI's `/audio/transcriptions`). */
+export const TRANSCRIPTION_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai']);
 
 /** Wire protocols with an adapter; endpoints of other protocols stay listed but are not routed. */
 export const ROUTABLE_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'anthropic', 'google', 'openai-responses']);
@@ -358,63 +359,49 @@ export class CatalogService {
     const speechByModel = new Map<string, EndpointDef[]>();
     const videoByModel = new Map<string, EndpointDef[]>();
     const embeddingByModel = new Map<string, EndpointDef[]>();
-    const embeddingModels = new Set(catalog.models.filter(isEmbeddingModel).map((m) => m.id));
     const rerankByModel = new Map<string, EndpointDef[]>();
-    const rerankModels = new Set(catalog.models.filter(isRerankModel).map((m) => m.id));
     const transcriptionByModel = new Map<string, EndpointDef[]>();
-    const transcriptionModels = new Set(catalog.models.filter(isTranscriptionModel).map((m) => m.id));
+    const push = (byModel: Map<string, EndpointDef[]>, e: EndpointDef) => {
+      const list = byModel.get(e.model);
+      if (list) list.push(e);
+      else byModel.set(e.model, [e]);
+    };
+    // The APIs other than chat that a model's outputs select (the first that matches), the protocols their endpoints
+    // must speak (null: any, the endpoint names its own API), and what a chat request for such a model is told.
+    const otherApis = [
+      { is: isRerankModel, byModel: rerankByModel, protocols: null, kind: 'rerank', article: 'a', path: 'POST /rerank' },
+      { is: isTranscriptionModel, byModel: transcriptionByModel, protocols: TRANSCRIPTION_PROTOCOLS, kind: 'transcription', article: 'a', path: 'POST /audio/transcriptions' },
+      { is: isEmbeddingModel, byModel: embeddingByModel, protocols: EMBEDDING_PROTOCOLS, kind: 'embeddings', article: 'an', path: 'POST /embeddings' },
+    ];
+    const apiOf = new Map<string, (typeof otherApis)[number]>();
+    for (const m of catalog.models) {
+      const api = otherApis.find((a) => a.is(m));
+      if (api) apiOf.set(m.id, api);
+    }
     const protocolOf = new Map(catalog.providers.map((p) => [p.slug, p.protocol]));
     const unrouted = new Set<string>();
     for (const e of catalog.endpoints) {
       if (e.video) {
-        const list = videoByModel.get(e.model) ?? [];
-        list.push(e);
-        videoByModel.set(e.model, list);
+        push(videoByModel, e);
         continue;
       }
       if (e.speech_protocol) {
-        const list = speechByModel.get(e.model) ?? [];
-        list.push(e);
-        speechByModel.set(e.model, list);
+        push(speechByModel, e);
         continue;
       }
       const protocol = protocolOf.get(e.provider);
-      if (rerankModels.has(e.model)) {
-        // Never routed by the chat APIs; by POST /rerank. The rerank API is the endpoint's own (rerank_protocol).
-        const list = rerankByModel.get(e.model) ?? [];
-        list.push(e);
-        rerankByModel.set(e.model, list);
-        continue;
-      }
-      if (transcriptionModels.has(e.model)) {
-        // Never routed by the chat APIs; by POST /audio/transcriptions over OpenAI's protocol.
-        if (protocol !== 'openai') {
-          unrouted.add(`${e.provider} (${protocol}, transcription)`);
-          continue;
-        }
-        const list = transcriptionByModel.get(e.model) ?? [];
-        list.push(e);
-        transcriptionByModel.set(e.model, list);
-        continue;
-      }
-      if (embeddingModels.has(e.model)) {
-        // Never routed by the chat APIs; by POST /embeddings when the provider speaks an embeddings protocol.
-        if (protocol && !EMBEDDING_PROTOCOLS.has(protocol)) {
-          unrouted.add(`${e.provider} (${protocol}, embeddings)`);
-          continue;
-        }
-        const list = embeddingByModel.get(e.model) ?? [];
-        list.push(e);
-        embeddingByModel.set(e.model, list);
+      const api = apiOf.get(e.model);
+      if (api) {
+        // Never routed by the chat APIs; by the model's own API when the provider speaks a protocol it has.
+        if (api.protocols && protocol && !api.protocols.has(protocol)) unrouted.add(`${e.provider} (${protocol}, ${api.kind})`);
+        else push(api.byModel, e);
         continue;
       }
       if (protocol && !ROUTABLE_PROTOCOLS.has(protocol)) {
         unrouted.add(`${e.provider} (${protocol})`);
         continue;
       }
-      const list = endpointsByModel.get(e.model) ?? [];
-      list.push(e);
-      endpointsByModel.set(e.model, list);
+      push(endpointsByModel, e);
     }
     this.route = {
       models: new Map(catalog.models.map((m) => [m.id, m])),
@@ -426,12 +413,7 @@ export class CatalogService {
     this.embeddingRoute = { models: this.route.models, endpointsByModel: embeddingByModel, providers: this.route.providers };
     this.rerankRoute = { models: this.route.models, endpointsByModel: rerankByModel, providers: this.route.providers };
     this.transcriptionRoute = { models: this.route.models, endpointsByModel: transcriptionByModel, providers: this.route.providers };
-    const apis = [
-      [embeddingByModel, { kind: 'embeddings', article: 'an', path: 'POST /embeddings' }],
-      [rerankByModel, { kind: 'rerank', article: 'a', path: 'POST /rerank' }],
-      [transcriptionByModel, { kind: 'transcription', article: 'a', path: 'POST /audio/transcriptions' }],
-    ] as const;
-    for (const [byModel, api] of apis) for (const id of byModel.keys()) this.otherApi.set(id, api);
+    for (const { byModel, kind, article, path } of otherApis) for (const id of byModel.keys()) this.otherApi.set(id, { kind, article, path });
     if (unrouted.size > 0) log?.info({ providers: [...unrouted] }, 'providers whose wire protocol has no adapter yet are listed but not routed');
     const missing: string[] = [];
     for (const p of catalog.providers) {
