@@ -332,6 +332,19 @@ export const EMBEDDING_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai']);
 /** Wire protocols with a transcription adapter (OpenAI's `/audio/transcriptions`). */
 export const TRANSCRIPTION_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai']);
 
+/** An API other than chat that serves some models' endpoints (see CatalogService.otherApi). */
+export interface OtherApi {
+  /** Whether a model's outputs make it one of this API's. */
+  is: (m: ModelDef) => boolean;
+  route: RouteCatalog;
+  /** The provider protocols its endpoints may speak; null: any (the endpoint names its own API). */
+  protocols: ReadonlySet<Protocol> | null;
+  /** What a chat request for such a model is told: "<model> is <article> <kind> model: use <path>". */
+  kind: string;
+  article: string;
+  path: string;
+}
+
 /** Wire protocols with an adapter; endpoints of other protocols stay listed but are not routed. */
 export const ROUTABLE_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'anthropic', 'google', 'openai-responses']);
 
@@ -349,71 +362,63 @@ export class CatalogService {
   /** What `POST /audio/transcriptions` routes: the endpoints of transcription models on an OpenAI-protocol provider (docs/transcriptions.md). */
   readonly transcriptionRoute: RouteCatalog;
   readonly catalog: Catalog;
-  /** Models served by an API other than chat (embeddings, rerank, transcriptions): what to tell a chat request for one. */
-  readonly otherApi = new Map<string, { kind: string; article: string; path: string }>();
+  /** Models served by an API other than chat (embeddings, rerank, transcriptions): that API (one object per API). */
+  readonly otherApi = new Map<string, OtherApi>();
   private readonly credentials = new Map<string, string | null>();
 
   constructor(catalog: Catalog, env: NodeJS.ProcessEnv, log?: Logger) {
     this.catalog = catalog;
-    const endpointsByModel = new Map<string, EndpointDef[]>();
-    const speechByModel = new Map<string, EndpointDef[]>();
-    const videoByModel = new Map<string, EndpointDef[]>();
-    const embeddingByModel = new Map<string, EndpointDef[]>();
-    const rerankByModel = new Map<string, EndpointDef[]>();
-    const transcriptionByModel = new Map<string, EndpointDef[]>();
-    const push = (byModel: Map<string, EndpointDef[]>, e: EndpointDef) => {
-      const list = byModel.get(e.model);
+    const models = new Map(catalog.models.map((m) => [m.id, m]));
+    const providers = new Map(catalog.providers.map((p) => [p.slug, p]));
+    const routeOver = (): RouteCatalog => ({ models, endpointsByModel: new Map(), providers });
+    this.route = routeOver();
+    this.speechRoute = routeOver();
+    this.videoRoute = routeOver();
+    this.embeddingRoute = routeOver();
+    this.rerankRoute = routeOver();
+    this.transcriptionRoute = routeOver();
+    const push = (route: RouteCatalog, e: EndpointDef) => {
+      const list = route.endpointsByModel.get(e.model);
       if (list) list.push(e);
-      else byModel.set(e.model, [e]);
+      else route.endpointsByModel.set(e.model, [e]);
     };
     // The APIs other than chat that a model's outputs select (the first that matches), the protocols their endpoints
     // must speak (null: any, the endpoint names its own API), and what a chat request for such a model is told.
-    const otherApis = [
-      { is: isRerankModel, byModel: rerankByModel, protocols: null, kind: 'rerank', article: 'a', path: 'POST /rerank' },
-      { is: isTranscriptionModel, byModel: transcriptionByModel, protocols: TRANSCRIPTION_PROTOCOLS, kind: 'transcription', article: 'a', path: 'POST /audio/transcriptions' },
-      { is: isEmbeddingModel, byModel: embeddingByModel, protocols: EMBEDDING_PROTOCOLS, kind: 'embeddings', article: 'an', path: 'POST /embeddings' },
+    const otherApis: OtherApi[] = [
+      { is: isRerankModel, route: this.rerankRoute, protocols: null, kind: 'rerank', article: 'a', path: 'POST /rerank' },
+      { is: isTranscriptionModel, route: this.transcriptionRoute, protocols: TRANSCRIPTION_PROTOCOLS, kind: 'transcription', article: 'a', path: 'POST /audio/transcriptions' },
+      { is: isEmbeddingModel, route: this.embeddingRoute, protocols: EMBEDDING_PROTOCOLS, kind: 'embeddings', article: 'an', path: 'POST /embeddings' },
     ];
-    const apiOf = new Map<string, (typeof otherApis)[number]>();
+    const apiOf = new Map<string, OtherApi>();
     for (const m of catalog.models) {
       const api = otherApis.find((a) => a.is(m));
       if (api) apiOf.set(m.id, api);
     }
-    const protocolOf = new Map(catalog.providers.map((p) => [p.slug, p.protocol]));
     const unrouted = new Set<string>();
     for (const e of catalog.endpoints) {
       if (e.video) {
-        push(videoByModel, e);
+        push(this.videoRoute, e);
         continue;
       }
       if (e.speech_protocol) {
-        push(speechByModel, e);
+        push(this.speechRoute, e);
         continue;
       }
-      const protocol = protocolOf.get(e.provider);
+      const protocol = providers.get(e.provider)?.protocol;
       const api = apiOf.get(e.model);
       if (api) {
         // Never routed by the chat APIs; by the model's own API when the provider speaks a protocol it has.
         if (api.protocols && protocol && !api.protocols.has(protocol)) unrouted.add(`${e.provider} (${protocol}, ${api.kind})`);
-        else push(api.byModel, e);
+        else push(api.route, e);
         continue;
       }
       if (protocol && !ROUTABLE_PROTOCOLS.has(protocol)) {
         unrouted.add(`${e.provider} (${protocol})`);
         continue;
       }
-      push(endpointsByModel, e);
+      push(this.route, e);
     }
-    this.route = {
-      models: new Map(catalog.models.map((m) => [m.id, m])),
-      endpointsByModel,
-      providers: new Map(catalog.providers.map((p) => [p.slug, p])),
-    };
-    this.speechRoute = { models: this.route.models, endpointsByModel: speechByModel, providers: this.route.providers };
-    this.videoRoute = { models: this.route.models, endpointsByModel: videoByModel, providers: this.route.providers };
-    this.embeddingRoute = { models: this.route.models, endpointsByModel: embeddingByModel, providers: this.route.providers };
-    this.rerankRoute = { models: this.route.models, endpointsByModel: rerankByModel, providers: this.route.providers };
-    this.transcriptionRoute = { models: this.route.models, endpointsByModel: transcriptionByModel, providers: this.route.providers };
-    for (const { byModel, kind, article, path } of otherApis) for (const id of byModel.keys()) this.otherApi.set(id, { kind, article, path });
+    for (const api of otherApis) for (const id of api.route.endpointsByModel.keys()) this.otherApi.set(id, api);
     if (unrouted.size > 0) log?.info({ providers: [...unrouted] }, 'providers whose wire protocol has no adapter yet are listed but not routed');
     const missing: string[] = [];
     for (const p of catalog.providers) {

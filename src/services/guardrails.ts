@@ -795,7 +795,7 @@ export class GuardrailService {
   private access(policy: EffectivePolicy, modelId: string): ModelAccess {
     // An embeddings, transcription or rerank model's endpoints are those its own API routes.
     const cat = this.deps.catalog;
-    const route = [cat.embeddingRoute, cat.transcriptionRoute, cat.rerankRoute].find((r) => r.endpointsByModel.has(modelId)) ?? cat.route;
+    const route = cat.otherApi.get(modelId)?.route ?? cat.route;
     return modelAccess(policy, route, cat.hasCredentials, modelId);
   }
 

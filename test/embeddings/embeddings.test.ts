@@ -267,6 +267,9 @@ describe('POST /embeddings', () => {
       const c = await env.t.call('POST', '/chat/completions', { body: { model: 'test/embed', messages: [{ role: 'user', content: 'hi' }] }, key: env.key });
       expect(c.status).toBe(400);
       expect(c.body.error).toMatchObject({ message: 'test/embed is an embeddings model: use POST /embeddings', metadata: { field: 'model' } });
+      const both = await env.t.call('POST', '/chat/completions', { body: { model: 'test/embed', models: ['test/embed-b64'], messages: [{ role: 'user', content: 'hi' }] }, key: env.key });
+      expect(both.status).toBe(400);
+      expect(both.body.error.message).toBe('test/embed, test/embed-b64 are embeddings models: use POST /embeddings');
       expect(env.sim.stats('sim-emb').requests).toBe(0);
     });
 
