@@ -32,6 +32,7 @@ import { openaiTtsAdapter } from '../providers/openai-tts/index.js';
 import type { SpeechAdapter } from '../providers/speech.js';
 import type { GenerationRow } from '../store/types.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
+import { answerRecord } from './generations.js';
 import { attemptsHttpError, drained, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
 
 export const SPEECH_ADAPTERS: Record<SpeechProtocol, SpeechAdapter> = {
@@ -196,38 +197,25 @@ export class SpeechService {
     const end = this.now();
     const endpoint = o.attempt ? this.endpoint(o.attempt) : null;
     const perChar = Boolean(endpoint?.pricing?.characters);
+    // A single answer's record, streamed: with the time to the first audio byte and the provider's finish reason.
     const row: GenerationRow = {
-      id,
-      request_id: call.requestId,
-      key_hash: call.key.hash,
-      workspace_id: call.key.workspace_id,
-      api_type: 'tts',
-      requested_model: p.body.model,
-      model: o.attempt?.model ?? null,
-      provider_name: o.attempt?.provider.slug ?? null,
-      endpoint_tag: o.attempt?.endpoint.tag ?? null,
-      upstream_id: o.upstreamId,
+      ...answerRecord({
+        ...o,
+        id,
+        requestId: call.requestId,
+        key: call.key,
+        apiType: 'tts',
+        requestedModel: p.body.model,
+        promptTokens: o.attempt && perChar && !o.usage ? p.characters : (o.usage?.promptTokens ?? 0),
+        completionTokens: o.usage?.completionTokens ?? 0,
+        end,
+        attempts,
+      }),
       streamed: true,
-      cancelled: o.cancelled,
-      status: o.status,
       finish_reason: o.status === 200 ? (o.native === 'MAX_TOKENS' ? 'length' : 'stop') : o.error ? 'error' : null,
       native_finish_reason: o.native,
-      tokens_prompt: o.attempt && perChar && !o.usage ? p.characters : (o.usage?.promptTokens ?? 0),
-      tokens_completion: o.usage?.completionTokens ?? 0,
-      native_tokens_reasoning: 0,
-      native_tokens_cached: 0,
-      native_tokens_cache_write: 0,
-      total_cost: o.cost,
-      upstream_inference_cost: o.cost,
-      is_byok: false,
-      latency_ms: Math.round(end - o.started),
       ttft_ms: o.firstByteAt !== null ? Math.round(o.firstByteAt - o.started) : null,
       generation_time_ms: o.firstByteAt !== null ? Math.round(end - o.firstByteAt) : null,
-      attempts,
-      error: o.error,
-      preset_id: null,
-      session_id: null,
-      created_at: new Date(end).toISOString(),
     };
     this.deps.recorder.record(row);
     p.release(o.cost);
