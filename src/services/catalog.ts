@@ -365,6 +365,8 @@ export class CatalogService {
   /** Models served by an API other than chat (embeddings, rerank, transcriptions): that API (one object per API). */
   readonly otherApi = new Map<string, OtherApi>();
   private readonly credentials = new Map<string, string | null>();
+  /** Every endpoint that some API routes (the others are listed only: a protocol without an adapter). */
+  private readonly routedEndpoints = new Set<EndpointDef>();
 
   constructor(catalog: Catalog, env: NodeJS.ProcessEnv, log?: Logger) {
     this.catalog = catalog;
@@ -378,6 +380,7 @@ export class CatalogService {
     this.rerankRoute = routeOver();
     this.transcriptionRoute = routeOver();
     const push = (route: RouteCatalog, e: EndpointDef) => {
+      this.routedEndpoints.add(e);
       const list = route.endpointsByModel.get(e.model);
       if (list) list.push(e);
       else route.endpointsByModel.set(e.model, [e]);
@@ -427,6 +430,11 @@ export class CatalogService {
       if (!key && !p.noAuth) missing.push(`${p.slug}${p.apiKeyEnv ? ` (set ${p.apiKeyEnv})` : ''}`);
     }
     if (missing.length > 0) log?.info({ providers: missing }, 'providers without credentials are not routable');
+  }
+
+  /** Whether some API (chat, speech, video, embeddings, rerank, transcriptions) routes this endpoint. */
+  isRouted(e: EndpointDef): boolean {
+    return this.routedEndpoints.has(e);
   }
 
   hasCredentials = (p: ProviderDef): boolean => p.noAuth === true || Boolean(this.credentials.get(p.slug));

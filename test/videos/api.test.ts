@@ -339,6 +339,10 @@ describe.each(BACKENDS)('videos API (%s)', (backend) => {
     expect(user.body.data.map((m: any) => m.id)).not.toContain('test/veo');
     const chat = await env.call('POST', '/chat/completions', { body: { model: 'test/veo', messages: [{ role: 'user', content: 'hi' }] } });
     expect(chat.status).toBe(404);
+    // Its endpoints are listed as routable (status 0), like those of every other API.
+    const endpoints = await env.t.call('GET', '/models/test/veo/endpoints', { key: null });
+    expect(endpoints.status).toBe(200);
+    expect(endpoints.body.data.endpoints.map((e: any) => e.status)).toEqual([0]);
   });
 
   it('documents the routes in the OpenAPI description', async () => {

@@ -34,6 +34,8 @@ describe('shipped video catalog', () => {
     expect(svc.route.endpointsByModel.get('google/veo-3.1-fast')).toBeUndefined();
     expect(svc.videoRoute.endpointsByModel.get('google/veo-3.1-fast')?.map((e) => e.tag)).toEqual(['google-ai-studio']);
     expect(svc.videoRoute.endpointsByModel.get('openai/gpt-4o')).toBeUndefined();
+    const veo = svc.videoRoute.endpointsByModel.get('google/veo-3.1-fast')![0];
+    expect(svc.isRouted(veo)).toBe(true);
   });
 
   it('prices a job exactly: per second of the output resolution', () => {

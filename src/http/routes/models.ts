@@ -63,8 +63,7 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
   const endpointView = (m: ModelDef, e: EndpointDef, now: number) => {
     const p = cat.route.providers.get(e.provider);
     const h = svc.health.health(e);
-    const routed = [cat.route, cat.speechRoute, cat.embeddingRoute, cat.transcriptionRoute, cat.rerankRoute].some((r) => (r.endpointsByModel.get(m.id) ?? []).includes(e));
-    const routableNow = p !== undefined && cat.hasCredentials(p) && routed;
+    const routableNow = p !== undefined && cat.hasCredentials(p) && cat.isRouted(e);
     // 0 = ok; -1 = failed within the last 30 s; -10 = not routable (no credentials or no protocol adapter).
     const status = !routableNow ? -10 : h?.lastFailureAt && now - h.lastFailureAt < 30_000 && (h.consecutiveFailures ?? 0) > 0 ? -1 : 0;
     // Which `tool_choice` values the endpoint takes: all of them with the parameter, none without it.
