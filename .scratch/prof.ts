@@ -16,7 +16,7 @@ function start(cpu: string, args: string[], env: Record<string, string>) {
   kids.push(k);
   return k;
 }
-function load(url: string, key: string, seconds: number, c = 32): Promise<autocannon.Result> {
+function load(url: string, key: string, seconds: number, c = Number(process.env.C ?? 32)): Promise<autocannon.Result> {
   const body = JSON.stringify({ model: 'bench/model', messages: [{ role: 'user', content: 'hello' }], stream: STREAM });
   return new Promise((res, rej) => autocannon({ url, method: 'POST', connections: c, duration: seconds, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body }, (e, r) => (e ? rej(e) : res(r))));
 }
@@ -33,7 +33,7 @@ async function main() {
     await new Promise((r) => setTimeout(r, 800)); console.log('bare alive', proc.exitCode, proc.pid);
     url = 'http://127.0.0.1:19351/v1/chat/completions';
   } else {
-    proc = start('1', [...profArgs, join(dir, 'dist/bin.js'), 'serve'], { PORT: '19351', HOST: '127.0.0.1', GATEWAY_DATABASE_URL: `sqlite:${join(scratch, 'gw.db')}`, GATEWAY_ADMIN_KEY: ADMIN, GATEWAY_CONFIG: config, GATEWAY_DEFAULT_CATALOG: 'false', GATEWAY_LOG_LEVEL: process.env.LOGLEVEL ?? 'info', ...(process.env.GWENV ? JSON.parse(process.env.GWENV) : {}) });
+    proc = start('1', [...profArgs, ...(process.env.CLUSTER ? [join(root, '.scratch/cluster.mjs')] : [join(dir, 'dist/bin.js'), 'serve'])], { PORT: '19351', HOST: '127.0.0.1', GATEWAY_DATABASE_URL: `sqlite:${join(scratch, 'gw.db')}`, GATEWAY_ADMIN_KEY: ADMIN, GATEWAY_CONFIG: config, GATEWAY_DEFAULT_CATALOG: 'false', GATEWAY_LOG_LEVEL: process.env.LOGLEVEL ?? 'info', ...(process.env.GWENV ? JSON.parse(process.env.GWENV) : {}) });
     await waitUp('http://127.0.0.1:19351/health');
     const res = await request('http://127.0.0.1:19351/api/v1/keys', { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'p' }) });
     key = ((await res.body.json()) as { key: string }).key;
