@@ -7,7 +7,9 @@
  * - Routing reuses `planRoute` over `catalog.transcriptionRoute` (endpoints of models whose outputs include
  *   `transcription`), with organization settings, guardrails and the key's limit as for chat, speech and embeddings.
  * - `response_format: verbose_json` (segments, words) is only served by endpoints that take `response_format`; others
- *   are skipped for it. `language`, `prompt`, `temperature` and `timestamp_granularities` are dropped for endpoints
+ *   are skipped for it. So are `srt` and `vtt`, which the HTTP route renders from the segments of a `verbose_json`
+ *   answer (core/transcript-formats.ts); `text` is asked as `json`. A provider is never asked for a text format: those
+ *   carry no usage, and every answer must be billed. `language`, `prompt`, `temperature` and `timestamp_granularities` are dropped for endpoints
  *   that do not list them (or such endpoints skipped with `provider.require_parameters`).
  * - Price: audio tokens at `pricing.audio` (else `prompt`), prompt text tokens at `prompt`, output tokens at
  *   `completion`, seconds of audio (rounded to the nearest second) at `audio_second`, plus `request`; exactly. A
@@ -29,6 +31,7 @@ import {
   type TranscriptionFormat,
   type TranscriptionUsage,
 } from '../providers/openai/transcriptions.js';
+import type { TextTranscriptFormat } from '../core/transcript-formats.js';
 import { isTranscriptionModel } from './catalog.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
@@ -40,7 +43,8 @@ export interface TranscriptionRequest {
   language?: string;
   prompt?: string;
   temperature?: number;
-  response_format: TranscriptionFormat;
+  /** What the caller gets: one of the provider formats, or a text format the route renders (`text`, `srt`, `vtt`). */
+  response_format: TranscriptionFormat | TextTranscriptFormat;
   timestamp_granularities?: Array<'word' | 'segment'>;
   provider?: ProviderPreferences | null;
 }
@@ -87,19 +91,21 @@ export class TranscriptionService {
     if (m && !isTranscriptionModel(m)) {
       throw badRequest(`${model} is not a transcription model (its outputs are ${m.architecture.output_modalities.join(', ')})`, { field: 'model', error_type: 'invalid_request' });
     }
-    const verbose = req.response_format === 'verbose_json';
+    // Formats made from a verbose answer's segments: endpoints that cannot produce one are skipped.
+    const format = req.response_format;
+    const verbose = format === 'verbose_json' || format === 'srt' || format === 'vtt';
     const { plan, release } = await planRequest(this.deps, {
       key: call.key,
       route,
       model,
-      // verbose_json changes what the caller gets: endpoints that cannot produce it are skipped.
       endpointFilter: (ep) => (verbose && !ep.supported_parameters.includes('response_format') ? 'unsupported_parameter' : undefined),
-      params: (['language', 'prompt', 'temperature', 'timestamp_granularities'] as const).filter((p) => req[p] !== undefined),
+      // Subtitles are always timed by segment: their timestamp_granularities are not sent.
+      params: (['language', 'prompt', 'temperature', 'timestamp_granularities'] as const).filter((p) => req[p] !== undefined && !(p === 'timestamp_granularities' && (format === 'srt' || format === 'vtt'))),
       // Routing preferences; `options` are the providers' own (sent as extra form fields, see optionFields).
       provider: { ...(req.provider ?? {}), options: undefined } as ProviderPreferences,
       adjust: (plan) => {
         if (plan.error?.code === 'constraint_filtered' && verbose && plan.error.excluded_by?.includes('unsupported_parameter')) {
-          plan.error.message = `No endpoint of ${model} can answer response_format "verbose_json"`;
+          plan.error.message = `No endpoint of ${model} can answer response_format "${format}"${format === 'verbose_json' ? '' : ' (subtitles are made from a verbose_json answer)'}`;
         }
       },
     });
@@ -116,17 +122,23 @@ export class TranscriptionService {
       prepared: p,
       request: (a) => {
         // A per-second price needs the duration: ask for verbose_json, which states it, where the endpoint can.
+        // Subtitles need the segments: verbose_json with its default (segment) timestamps.
+        const format = p.req.response_format;
+        const subtitles = format === 'srt' || format === 'vtt';
         const perSecond = a.endpoint.pricing?.audio_second !== undefined;
-        const ask: TranscriptionFormat = perSecond && a.endpoint.supported_parameters.includes('response_format') ? 'verbose_json' : p.req.response_format;
+        const ask: TranscriptionFormat = format === 'verbose_json' || subtitles || (perSecond && a.endpoint.supported_parameters.includes('response_format')) ? 'verbose_json' : 'json';
         const options = optionsFor((p.req.provider as { options?: Record<string, unknown> } | null | undefined)?.options, a.provider.slug, a.endpoint.tag);
-        const built = buildTranscriptionRequest(p.req.audio, { ...p.req, response_format: ask }, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider), options);
+        const params = { ...p.req, response_format: ask, timestamp_granularities: subtitles ? undefined : p.req.timestamp_granularities };
+        const built = buildTranscriptionRequest(p.req.audio, params, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider), options);
         return { ...built.req, dropped: built.dropped, parseError: parseTranscriptionError, parse: parseTranscription };
       },
       served: (_id, a, parsed) => {
         const usage = { ...parsed.usage, seconds: parsed.usage.seconds ?? wavDuration };
         const cost = transcriptionCost(a.endpoint.pricing, usage);
-        // The caller's format: verbose_json keeps the provider's fields; json is the text alone.
-        const body: Record<string, unknown> = p.req.response_format === 'verbose_json' ? { ...parsed.body } : {};
+        // The caller's format: verbose_json keeps the provider's fields (and so do srt and vtt, which the route renders
+        // from the segments); json and text are the text alone.
+        const f = p.req.response_format;
+        const body: Record<string, unknown> = f === 'verbose_json' || f === 'srt' || f === 'vtt' ? { ...parsed.body } : {};
         body.text = parsed.text;
         const input = usage.audioTokens + usage.textTokens;
         const u: Record<string, unknown> = {};

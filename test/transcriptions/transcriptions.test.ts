@@ -85,6 +85,62 @@ describe('POST /audio/transcriptions', () => {
     });
   });
 
+  describe('text formats (text, srt, vtt), rendered by the gateway', () => {
+    it('text: the transcript as text/plain through the SDK; the provider is asked for JSON and the answer is billed', async () => {
+      const { data, response } = await client.audio.transcriptions.create({ file: await toFile(audio, 'hello.wav'), model: 'test/transcribe', response_format: 'text' }).withResponse();
+      expect(data).toBe(`${simTranscript(audio, 'transcribe-sim')}\n`);
+      expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+      // The endpoint does not take response_format: json, the default, is asked (not sent).
+      expect((env.sim.stats('sim-stt').lastBody as Record<string, unknown>).response_format).toBeUndefined();
+      const g = await generation(env, response.headers.get('x-generation-id')!);
+      expect(g).toMatchObject({ api_type: 'stt', status: 200, total_cost: expect.any(Number) });
+      expect(g.total_cost).toBeGreaterThan(0);
+    });
+
+    it('srt: numbered SubRip cues from the segments of a verbose_json answer; timestamp_granularities is not sent', async () => {
+      const verbose = await client.audio.transcriptions.create({ file: await toFile(audio, 'hello.wav'), model: 'test/whisper', response_format: 'verbose_json' });
+      const { data, response } = await client.audio.transcriptions
+        .create({ file: await toFile(audio, 'hello.wav'), model: 'test/whisper', response_format: 'srt', timestamp_granularities: ['word'] })
+        .withResponse();
+      const sent = env.sim.stats('sim-stt').lastBody as Record<string, unknown>;
+      expect(sent.response_format).toBe('verbose_json');
+      expect(sent.timestamp_granularities).toBeUndefined();
+      expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+      const srt = data as unknown as string;
+      const blocks = srt.trimEnd().split('\n\n');
+      expect(blocks).toHaveLength(verbose.segments!.length);
+      expect(blocks[0]).toMatch(/^1\n00:00:00,000 --> 00:00:\d\d,\d{3}\n\S/);
+      expect(blocks.map((b) => b.split('\n')[2]).join(' ')).toBe(verbose.segments!.map((s) => s.text.trim()).join(' '));
+      expect(srt.endsWith('\n\n')).toBe(true);
+      const g = await generation(env, response.headers.get('x-generation-id')!);
+      expect(g.total_cost).toBe(0.0002); // 2 s at $0.0001
+    });
+
+    it('vtt: a WEBVTT document as text/vtt', async () => {
+      const r = await fetch(`${env.t.api}/audio/transcriptions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${env.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'test/whisper', response_format: 'vtt', input_audio: { data: audio.toString('base64'), format: 'wav' } }),
+      });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toBe('text/vtt; charset=utf-8');
+      expect(r.headers.get('x-generation-id')).toMatch(/^gen-/);
+      const vtt = await r.text();
+      expect(vtt).toMatch(/^WEBVTT\n\n00:00:00\.000 --> 00:00:\d\d\.\d{3}\n\S/);
+    });
+
+    it('srt or vtt on a model whose endpoints answer json only → 404 naming the format, nothing sent; an error stays JSON', async () => {
+      const r = await upload(audio, 'a.wav', { model: 'test/transcribe', response_format: 'vtt' });
+      expect(r.status).toBe(404);
+      expect(r.body.error.message).toBe('No endpoint of test/transcribe can answer response_format "vtt" (subtitles are made from a verbose_json answer)');
+      expect(env.sim.stats('sim-stt').requests).toBe(0);
+      env.sim.setKnobs('sim-stt', { errorStatus: 500 });
+      const e = await upload(audio, 'a.wav', { model: 'test/whisper', response_format: 'text' });
+      expect(e.status).toBe(502);
+      expect(e.headers.get('content-type')).toMatch(/^application\/json/);
+    });
+  });
+
   describe('the JSON form (input_audio)', () => {
     it('base64 or a data URL: the same transcript as the upload', async () => {
       const a = await json({ model: 'test/whisper', input_audio: { data: audio.toString('base64'), format: 'wav' } });
@@ -209,7 +265,7 @@ describe('POST /audio/transcriptions', () => {
       ['a text file', Buffer.from('hello'), 'notes.txt', { model: 'test/whisper' }, 'file'],
       ['an empty file', Buffer.alloc(0), 'a.wav', { model: 'test/whisper' }, 'file'],
       ['temperature 2', audio, 'a.wav', { model: 'test/whisper', temperature: '2' }, 'temperature'],
-      ['response_format srt', audio, 'a.wav', { model: 'test/whisper', response_format: 'srt' }, 'response_format'],
+      ['response_format diarized_json', audio, 'a.wav', { model: 'test/whisper', response_format: 'diarized_json' }, 'response_format'],
       ['a bad language', audio, 'a.wav', { model: 'test/whisper', language: 'english!' }, 'language'],
       ['a provider field that is not preferences', audio, 'a.wav', { model: 'test/whisper', provider: '{"sort":"fastest"}' }, 'provider'],
     ] as const)('%s → 400', async (_label, file, name, fields, field) => {
@@ -250,5 +306,8 @@ describe('POST /audio/transcriptions', () => {
     const doc = await env.t.call('GET', '/openapi.json', { key: null });
     const op = doc.body.paths['/audio/transcriptions'].post;
     expect(Object.keys(op.requestBody.content).sort()).toEqual(['application/json', 'multipart/form-data']);
+    expect(Object.keys(op.responses['200'].content).sort()).toEqual(['application/json', 'text/plain', 'text/vtt']);
+    expect(op.responses['200'].content['application/json'].schema.properties.usage).toBeTruthy();
+    expect(op.requestBody.content['multipart/form-data'].schema.properties.response_format.enum).toEqual(['json', 'verbose_json', 'text', 'srt', 'vtt']);
   });
 });

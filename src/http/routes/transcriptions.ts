@@ -5,11 +5,13 @@
  * envelope; every request is a generation record (`X-Generation-Id`).
  */
 import { Busboy, type BusboyInstance } from '@fastify/busboy';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, HttpError } from '../errors.js';
 import { errors } from '../schemas/common.js';
 import { AUDIO_FORMATS, AUDIO_MIME, MAX_AUDIO_BYTES, TranscriptionJsonBody, TranscriptionMultipartBody, TranscriptionResponse } from '../schemas/transcriptions.js';
 import { answerOnce, MetadataHeader } from './inference.js';
+import { isTextTranscriptFormat, renderTranscript, TEXT_TRANSCRIPT_FORMATS } from '../../core/transcript-formats.js';
 import type { AudioFile } from '../../providers/openai/transcriptions.js';
 import type { TranscriptionRequest } from '../../services/transcriptions.js';
 import type { Services } from '../../services/index.js';
@@ -119,16 +121,31 @@ export default async function transcriptionRoutes(app: FastifyInstance, { svc }:
           summary: 'Create a transcription: the text of an audio file (OpenAI SDK `audio.transcriptions.create` compatible; multipart `file` or JSON base64 `input_audio`)',
           headers: MetadataHeader,
           body: { content: { 'application/json': { schema: TranscriptionJsonBody }, 'multipart/form-data': { schema: TranscriptionMultipartBody } } },
-          response: { 200: TranscriptionResponse, ...errors(400, 401, 402, 403, 404, 413, 415, 429, 500, 502, 503, 524, 529) },
+          response: {
+            200: {
+              description: 'The transcript: JSON for `json` and `verbose_json`; plain text for `text`, SubRip for `srt`, WebVTT for `vtt`.',
+              content: {
+                'application/json': { schema: TranscriptionResponse },
+                'text/plain': { schema: Type.String({ description: '`text` or `srt`.' }) },
+                'text/vtt': { schema: Type.String({ description: '`vtt`.' }) },
+              },
+            },
+            ...errors(400, 401, 402, 403, 404, 413, 415, 429, 500, 502, 503, 524, 529) },
         },
       },
-      async (req, reply) =>
-        answerOnce(
+      async (req, reply) => {
+        const request = toRequest(req.body);
+        const body = await answerOnce(
           req,
           reply,
-          (call) => svc.transcriptions.prepare(toRequest(req.body), call),
+          (call) => svc.transcriptions.prepare(request, call),
           (p, call) => svc.transcriptions.transcribe(p, call),
-        ),
+        );
+        // text, srt and vtt: plain text (the cost is in the generation record, GET /generation?id=<X-Generation-Id>).
+        if (!isTextTranscriptFormat(request.response_format)) return body;
+        reply.type(TEXT_TRANSCRIPT_FORMATS[request.response_format]);
+        return renderTranscript(request.response_format, body);
+      },
     );
   });
 }

@@ -28,9 +28,12 @@ const common = {
   prompt: Type.Optional(Type.String({ maxLength: 4096, description: 'Text to guide the style or continue a previous segment.' })),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Sampling temperature, 0 to 1.' })),
   response_format: Type.Optional(
-    StringEnum(['json', 'verbose_json'] as const, { description: '`json` (default): `{text, usage}`; `verbose_json` adds task, language, duration, segments (and words with `timestamp_granularities: ["word"]`).' }),
+    StringEnum(['json', 'verbose_json', 'text', 'srt', 'vtt'] as const, {
+      description:
+        '`json` (default): `{text, usage}`; `verbose_json` adds task, language, duration, segments (and words with `timestamp_granularities: ["word"]`); `text`: the text alone, as text/plain; `srt` and `vtt`: subtitles (SubRip, WebVTT) timed by segment. `verbose_json`, `srt` and `vtt` are served only by endpoints that can answer verbose_json.',
+    }),
   ),
-  timestamp_granularities: Type.Optional(Type.Array(StringEnum(['word', 'segment'] as const), { maxItems: 2, description: 'With `verbose_json`: `segment` and/or `word` timestamps.' })),
+  timestamp_granularities: Type.Optional(Type.Array(StringEnum(['word', 'segment'] as const), { maxItems: 2, description: 'With `verbose_json`: `segment` and/or `word` timestamps (`srt` and `vtt` are always timed by segment).' })),
 };
 
 export const TranscriptionJsonBody = Type.Object(
