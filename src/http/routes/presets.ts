@@ -3,10 +3,10 @@
  * version (no inference runs); GET /presets, /presets/{slug}, /presets/{slug}/versions[/{version}].
  * Presets belong to a workspace: `workspace_id` (id or slug, an extension) selects it, the default workspace otherwise.
  */
-import { Type, type Static, type TObject } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { errors, LimitQuery, Nullable, OffsetQuery, Timestamp, Uuid } from '../schemas/common.js';
-import { ChatCompletionBody, MessagesBody, ResponsesBody } from '../schemas/inference.js';
+import { ChatCompletionBody, MessagesBody, presetLimits, ResponsesBody } from '../schemas/inference.js';
 import type { PresetSource } from '../../core/presets.js';
 import type { Services } from '../../services/index.js';
 
@@ -46,13 +46,14 @@ const VersionParams = Type.Object({ slug: SlugParams.properties.slug, version: T
 const WorkspaceQuery = Type.Object({ workspace_id: Type.Optional(Type.String({ minLength: 1, description: 'Extension: workspace id or slug (default workspace when omitted).' })) });
 const PageQuery = Type.Object({ ...WorkspaceQuery.properties, offset: Type.Optional(OffsetQuery), limit: Type.Optional(LimitQuery()) });
 
-/** The chat body with `messages` optional: a preset keeps only configuration. */
-const PresetChatBody = Type.Object({ ...ChatCompletionBody.properties, messages: Type.Optional(ChatCompletionBody.properties.messages) }, { additionalProperties: true });
+/** An inference body with the presets' own limits (`presetLimits`); a chat body's `messages` become optional (a preset keeps only configuration). */
+const presetBody = (body: TObject, extra: Record<string, TSchema> = {}) =>
+  Type.Object({ ...body.properties, ...presetLimits, ...extra }, { additionalProperties: body.additionalProperties as boolean | undefined });
 
 const SOURCES: Array<{ path: string; source: PresetSource; body: TObject; summary: string }> = [
-  { path: 'responses', source: 'responses', body: ResponsesBody, summary: 'Create or update a preset from a responses request body' },
-  { path: 'chat/completions', source: 'chat', body: PresetChatBody, summary: 'Create or update a preset from a chat completions request body' },
-  { path: 'messages', source: 'messages', body: MessagesBody, summary: 'Create or update a preset from a messages request body' },
+  { path: 'responses', source: 'responses', body: presetBody(ResponsesBody), summary: 'Create or update a preset from a responses request body' },
+  { path: 'chat/completions', source: 'chat', body: presetBody(ChatCompletionBody, { messages: Type.Optional(ChatCompletionBody.properties.messages) }), summary: 'Create or update a preset from a chat completions request body' },
+  { path: 'messages', source: 'messages', body: presetBody(MessagesBody), summary: 'Create or update a preset from a messages request body' },
 ];
 
 export default async function presetRoutes(app: FastifyInstance, { svc }: { svc: Services }) {

@@ -40,8 +40,15 @@ export function errors(...statuses: number[]): Record<number, unknown> {
   return out;
 }
 
-/** `metadata`: at most 16 pairs; keys at most 64 characters without brackets; values at most 512 characters. */
+/** `metadata` of an inference request: at most 16 pairs; keys at most 64 characters; values at most 512 characters. */
 export const Metadata = Type.Record(Type.String(), Type.String({ maxLength: 512 }), {
+  maxProperties: 16,
+  propertyNames: { maxLength: 64 },
+  description: 'Up to 16 string pairs; keys at most 64 characters; values at most 512 characters.',
+});
+
+/** `metadata` of a preset (the spec's presets body): as above, and keys without brackets. */
+export const PresetMetadata = Type.Record(Type.String(), Type.String({ maxLength: 512 }), {
   maxProperties: 16,
   propertyNames: { maxLength: 64, pattern: '^[^\\[\\]]*$' },
   description: 'Up to 16 string pairs; keys at most 64 characters without brackets; values at most 512 characters.',

@@ -3,7 +3,7 @@
  * they pass through to upstreams that speak the same protocol (new provider parameters must not be dropped).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Metadata, Nullable, StringEnum } from './common.js';
+import { Metadata, Nullable, PresetMetadata, StringEnum } from './common.js';
 
 const Num = Type.Number();
 const NullableNum = (opts: { minimum?: number; maximum?: number; exclusiveMinimum?: number } = {}) => Nullable(Type.Number(opts));
@@ -68,6 +68,12 @@ const StopCondition = Type.Union([
   Type.Object({ type: Type.Literal('finish_reason_is'), reason: Type.String({ minLength: 1 }) }),
 ]);
 
+/** What a preset body adds to the inference bodies' rules (the spec's presets body): `user` at most 256 characters, metadata keys without brackets. */
+export const presetLimits = {
+  user: Type.Optional(Type.String({ maxLength: 256 })),
+  metadata: Type.Optional(Nullable(PresetMetadata)),
+};
+
 /** Fields shared by every inference body. */
 export const sharedInferenceFields = {
   model: Type.Optional(Type.String({ minLength: 1 })),
@@ -76,7 +82,7 @@ export const sharedInferenceFields = {
   provider: Type.Optional(Nullable(ProviderPreferencesSchema)),
   route: Type.Optional(Nullable(StringEnum(['fallback', 'sort'] as const, { deprecated: true, description: 'Deprecated: use provider.sort.partition.' }))),
   session_id: Type.Optional(Type.String({ maxLength: 256 })),
-  user: Type.Optional(Type.String({ maxLength: 256 })),
+  user: Type.Optional(Type.String({ description: 'A stable identifier of the end user.' })),
   metadata: Type.Optional(Nullable(Metadata)),
   cache_control: Type.Optional(Type.Object({ type: Type.String(), ttl: Type.Optional(Type.String()) })),
   debug: Type.Optional(Type.Object({ echo_upstream_body: Type.Optional(Type.Boolean()) })),
