@@ -73,11 +73,26 @@ export function workspaceView(row: WorkspaceRow) {
   return { ...rest, default_guardrail_id: workspaceGuardrailId(row.id) };
 }
 
+/** A store conflict as a 409 (presets, members, guardrails). */
 async function mapConflict<T>(p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (err) {
     if (err instanceof ConflictError) throw conflict(err.message);
+    throw err;
+  }
+}
+
+/**
+ * A store conflict on a workspace operation as a 400 (naming `field` when given): the workspace operations of the
+ * spec and its reference list no 409 (POST /workspaces: 400, 401, 403, 500), so SDK clients expect a 400 for a taken
+ * slug or a workspace that still has active keys.
+ */
+async function mapWorkspaceConflict<T>(p: Promise<T>, field?: string): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof ConflictError) throw field ? badRequest(err.message.includes(field) ? err.message : `${field}: ${err.message}`, { field }) : badRequest(err.message);
     throw err;
   }
 }
@@ -112,7 +127,7 @@ export class WorkspaceService {
     // migration 0007 made the creators of earlier workspaces; docs/api.md).
     const creator = await this.store.getMember(createdBy);
     const members = creator ? [membership(row.id, creator, now, 'admin')] : [];
-    await mapConflict(this.store.insertWorkspace(row, members));
+    await mapWorkspaceConflict(this.store.insertWorkspace(row, members), 'slug');
     return row;
   }
 
@@ -140,11 +155,11 @@ export class WorkspaceService {
     return this.store.addWorkspaceMembers(rows);
   }
 
-  /** Removes members (refused, 409, for one who owns an active key in the workspace); returns how many were in it. */
+  /** Removes members (refused, 400, for one who owns an active key in the workspace); returns how many were in it. */
   async removeMembers(idOrSlug: string, userIds: string[]): Promise<number> {
     const ws = await this.get(idOrSlug);
     if (ws.is_default) throw badRequest('Members cannot be removed from the default workspace: every organization member belongs to it', { field: 'id' });
-    return mapConflict(this.store.removeWorkspaceMembers(ws.id, userIds));
+    return mapWorkspaceConflict(this.store.removeWorkspaceMembers(ws.id, userIds), 'user_ids');
   }
 
   /**
@@ -178,7 +193,7 @@ export class WorkspaceService {
     // Only the documented fields: unknown body fields must never reach the database (a 500, or a silent rewrite).
     const known: Partial<WorkspaceInput> = {};
     for (const k of WORKSPACE_FIELDS) if (patch[k] !== undefined) (known as Record<string, unknown>)[k] = patch[k];
-    const row = await mapConflict(this.store.updateWorkspace(current.id, { ...known, updated_at: new Date(this.now()).toISOString() }));
+    const row = await mapWorkspaceConflict(this.store.updateWorkspace(current.id, { ...known, updated_at: new Date(this.now()).toISOString() }), 'slug');
     this.bus?.publish('workspace', current.id);
     if (!row) throw notFound(`Workspace ${idOrSlug} not found`);
     return row;
@@ -187,7 +202,7 @@ export class WorkspaceService {
   async delete(idOrSlug: string): Promise<void> {
     const current = await this.get(idOrSlug);
     if (current.is_default) throw forbidden('The default workspace cannot be deleted');
-    const deleted = await mapConflict(this.store.deleteWorkspace(current.id));
+    const deleted = await mapWorkspaceConflict(this.store.deleteWorkspace(current.id));
     this.bus?.publish('workspace', current.id);
     if (!deleted) throw notFound(`Workspace ${idOrSlug} not found`);
   }

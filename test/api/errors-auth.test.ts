@@ -238,9 +238,14 @@ describe.each(BACKENDS)('Errors, authentication and protocol (%s)', (backend) =>
       expectError(query, 400, { field: 'limit', rule: 'maximum' });
       expect(query.body.error.message).toMatch(/^query parameter limit/);
 
-      const param = await t.call('GET', '/keys/NOT-A-HASH');
-      expectError(param, 400, { field: 'hash', rule: 'pattern' });
-      expect(param.body.error.message).toMatch(/^params parameter hash|^param/);
+      const param = await t.call('GET', '/presets/-not-a-slug');
+      expectError(param, 400, { field: 'slug', rule: 'pattern' });
+      expect(param.body.error.message).toMatch(/^params parameter slug|^param/);
+
+      // A key hash that is not hex names no key: 404, as for any unknown hash (the spec lists no 400 there).
+      for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
+        expectError(await t.call(method, '/keys/NOT-A-HASH', method === 'PATCH' ? { body: { disabled: true } } : {}), 404);
+      }
     });
 
     it('router errors use the envelope too: over-long path parameter → 414, bad URL encoding → 400', async () => {

@@ -177,7 +177,7 @@ describe.each(BACKENDS)('Persistence and secrets (%s)', (backend) => {
     const v3 = await t.call('POST', '/presets/durable-preset/responses?workspace_id=durable', { body: { model: 'm/three' } });
     expectStatus(v3, 200);
     expect(v3.body.data.designated_version.version).toBe(3);
-    expectError(await t.call('POST', '/workspaces', { body: { name: 'dup', slug: 'durable' } }), 409);
+    expectError(await t.call('POST', '/workspaces', { body: { name: 'dup', slug: 'durable' } }), 400, { field: 'slug' });
     expectError(await t.call('POST', '/organization/members', { body: { email: 'keep@example.com' } }), 409);
   });
 });

@@ -66,13 +66,13 @@ describe.each(BACKENDS)('workspace members (%s)', (backend) => {
     expect((await members('team-b')).body.total_count).toBe(3);
   });
 
-  it('removes members; one who owns an active key in the workspace is refused (409) until the key is disabled', async () => {
+  it('removes members; one who owns an active key in the workspace is refused (400) until the key is disabled', async () => {
     await workspace('team-c');
     const m = await member();
     expectStatus(await add('team-c', [m.id]), 200);
     const key = await t.call('POST', '/keys', { body: { name: 'k', workspace_id: 'team-c', creator_user_id: m.id } });
     expectStatus(key, 201);
-    expectError(await remove('team-c', [m.id]), 409, { message: /still own active keys/ });
+    expectError(await remove('team-c', [m.id]), 400, { message: /still own active keys/, field: 'user_ids' });
     expect((await members('team-c')).body.total_count).toBe(2);
     expectStatus(await t.call('PATCH', `/keys/${key.body.data.hash}`, { body: { disabled: true } }), 200);
     const res = await remove('team-c', [m.id, 'user_not_in_it']);

@@ -148,13 +148,13 @@ describe.each(BACKENDS)('Workspaces (%s)', (backend) => {
     });
   });
 
-  it('a taken slug → 409 on create and on update', async () => {
+  it('a taken slug → 400 naming slug on create and on update (the reference lists no 409 for workspaces)', async () => {
     const s = slug('taken');
     expectStatus(await create({ name: 'first', slug: s }), 201);
-    expectError(await create({ name: 'second', slug: s }), 409, { message: s });
+    expectError(await create({ name: 'second', slug: s }), 400, { message: s, field: 'slug' });
     const other = await create({ name: 'other', slug: slug() });
-    expectError(await t.call('PATCH', `/workspaces/${other.body.data.id}`, { body: { slug: s } }), 409);
-    expectError(await t.call('PATCH', `/workspaces/${other.body.data.id}`, { body: { slug: 'default' } }), 409);
+    expectError(await t.call('PATCH', `/workspaces/${other.body.data.id}`, { body: { slug: s } }), 400, { field: 'slug' });
+    expectError(await t.call('PATCH', `/workspaces/${other.body.data.id}`, { body: { slug: 'default' } }), 400, { field: 'slug' });
   });
 
   it('GET /workspaces lists oldest first with total_count, paged by offset and limit', async () => {
@@ -251,7 +251,7 @@ describe.each(BACKENDS)('Workspaces (%s)', (backend) => {
     expectError(await t.call('DELETE', '/workspaces/no-such-ws'), 404);
   });
 
-  it('deleting a workspace with active keys is refused (409); once they are disabled it goes, with its keys and presets', async () => {
+  it('deleting a workspace with active keys is refused (400); once they are disabled it goes, with its keys and presets', async () => {
     const s = slug('busy');
     const ws = (await create({ name: 'busy', slug: s })).body.data;
     const k = await createInferenceKey(t, { name: 'in busy', workspace_id: s });
@@ -259,7 +259,7 @@ describe.each(BACKENDS)('Workspaces (%s)', (backend) => {
     expectStatus(preset, 200);
     expect(preset.body.data.workspace_id).toBe(ws.id);
 
-    expectError(await t.call('DELETE', `/workspaces/${s}`), 409, { message: /active key/ });
+    expectError(await t.call('DELETE', `/workspaces/${s}`), 400, { message: /active key/ });
     expect((await t.call('GET', `/workspaces/${s}`)).status).toBe(200);
 
     expectStatus(await t.call('PATCH', `/keys/${k.hash}`, { body: { disabled: true } }), 200);

@@ -74,7 +74,12 @@ const PatchBody = Type.Object(
   { minProperties: 1 },
 );
 
-const HashParams = Type.Object({ hash: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Lowercase hex SHA-256 of the key.' }) });
+/**
+ * The key's hash: hex SHA-256 (any case). Anything else names no key: a 404 like any unknown hash, as the spec lists
+ * for these operations (401, 404, 429, 500) — not a 400.
+ */
+const HashParams = Type.Object({ hash: Type.String({ minLength: 1, maxLength: 200, description: 'Hex SHA-256 of the key (as listed in `hash`).' }) });
+const hashOf = (p: { hash: string }) => p.hash.toLowerCase();
 
 const ListQuery = Type.Object({
   include_disabled: Type.Optional(Type.Boolean({ default: false })),
@@ -157,7 +162,7 @@ export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Se
       schema: { tags: ['API keys'], summary: 'Get a single API key', params: HashParams, response: { 200: Type.Object({ data: Type.Ref('ApiKey') }), ...errors(400, 401, 403, 404, 429, 500) } },
     },
     async (req) => {
-      const row = await svc.keys.get(req.params.hash);
+      const row = await svc.keys.get(hashOf(req.params));
       return { data: (await withUsage([row]))[0] };
     },
   );
@@ -169,7 +174,7 @@ export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Se
       schema: { tags: ['API keys'], summary: 'Update an API key', params: HashParams, body: PatchBody, response: { 200: Type.Object({ data: Type.Ref('ApiKey') }), ...errors(400, 401, 403, 404, 409, 429, 500) } },
     },
     async (req) => {
-      const row = await svc.keys.update(req.params.hash, { ...req.body, rate_limit: rateLimitSetting(req.body.rate_limit) });
+      const row = await svc.keys.update(hashOf(req.params), { ...req.body, rate_limit: rateLimitSetting(req.body.rate_limit) });
       return { data: (await withUsage([row]))[0] };
     },
   );
@@ -181,7 +186,7 @@ export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Se
       schema: { tags: ['API keys'], summary: 'Delete an API key', params: HashParams, response: { 200: DeletedResponse, ...errors(400, 401, 403, 404, 409, 429, 500) } },
     },
     async (req) => {
-      await svc.keys.delete(req.params.hash);
+      await svc.keys.delete(hashOf(req.params));
       return { deleted: true as const };
     },
   );

@@ -110,7 +110,7 @@ export default async function workspaceRoutes(app: FastifyInstance, { svc }: { s
         summary: 'Remove members from a workspace (refused for a member who owns active keys in it)',
         params: IdParams,
         body: UserIds,
-        response: { 200: Type.Object({ removed_count: Type.Integer() }), ...errors(400, 401, 403, 404, 409, 500) },
+        response: { 200: Type.Object({ removed_count: Type.Integer() }), ...errors(400, 401, 403, 404, 500) },
       },
     },
     async (req) => ({ removed_count: await svc.workspaces.removeMembers(req.params.id, req.body.user_ids) }),
@@ -127,7 +127,7 @@ export default async function workspaceRoutes(app: FastifyInstance, { svc }: { s
 
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/workspaces',
-    { config: { auth: 'management' }, schema: { tags, summary: 'Create a workspace', body: CreateBody, response: { 201: One, ...errors(400, 401, 403, 409, 500) } } },
+    { config: { auth: 'management' }, schema: { tags, summary: 'Create a workspace', body: CreateBody, response: { 201: One, ...errors(400, 401, 403, 500) } } },
     async (req, reply) => {
       const row = await svc.workspaces.create(req.body, req.key.creator_user_id ?? 'system');
       reply.code(201);
@@ -143,7 +143,7 @@ export default async function workspaceRoutes(app: FastifyInstance, { svc }: { s
 
   app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof PatchBody> }>(
     '/workspaces/:id',
-    { config: { auth: 'management' }, schema: { tags, summary: 'Update a workspace', params: IdParams, body: PatchBody, response: { 200: One, ...errors(400, 401, 403, 404, 409, 500) } } },
+    { config: { auth: 'management' }, schema: { tags, summary: 'Update a workspace', params: IdParams, body: PatchBody, response: { 200: One, ...errors(400, 401, 403, 404, 500) } } },
     async (req) => ({ data: workspaceView(await svc.workspaces.update(req.params.id, req.body)) }),
   );
 
@@ -151,7 +151,7 @@ export default async function workspaceRoutes(app: FastifyInstance, { svc }: { s
     '/workspaces/:id',
     {
       config: { auth: 'management' },
-      schema: { tags, summary: 'Delete a workspace (refused while it has active keys; the default workspace cannot be deleted)', params: IdParams, response: { 200: DeletedResponse, ...errors(401, 403, 404, 409, 500) } },
+      schema: { tags, summary: 'Delete a workspace (refused while it has active keys; the default workspace cannot be deleted)', params: IdParams, response: { 200: DeletedResponse, ...errors(400, 401, 403, 404, 500) } },
     },
     async (req) => {
       await svc.workspaces.delete(req.params.id);
