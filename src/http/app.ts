@@ -92,7 +92,9 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    return503OnClosing: true,
+    // While closing, new requests get a 503 in the error envelope from the first hook below (Fastify's own 503 body
+    // is not the envelope).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     keepAliveTimeout: 72_000,
     // Path parameters up to 500 characters reach validation (400 naming the parameter); longer ones get 414.
@@ -109,6 +111,12 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   // Hooks on every request are callback style: an async hook costs a promise and a tick per request.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    if (closing && request.url !== '/ready' && request.url !== '/health') {
+      // Shutting down: requests in flight finish, new ones are refused (clients retry elsewhere); `/ready` says so.
+      reply.header('connection', 'close');
+      sendError(reply, 503, 'The gateway is shutting down; retry the request', { error_type: 'shutting_down' });
+      return;
+    }
     done();
   });
 

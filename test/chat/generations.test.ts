@@ -3,6 +3,7 @@
  * management key), records of streamed and failed-mid-stream requests, and no record lost when the gateway is stopped
  * cleanly while ~100 requests (streamed and not) are in flight.
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/sql-store.js';
 import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
@@ -179,6 +180,42 @@ describe.each(BACKENDS)('clean shutdown under load (%s)', (backend) => {
       } finally {
         await store.close();
       }
+    } finally {
+      await env.close();
+    }
+  });
+});
+
+describe('a request that arrives while the gateway shuts down', () => {
+  it('gets a 503 in the error envelope with Connection: close, while the request in flight on the same connection completes', async () => {
+    const env = await startChatEnv('sqlite');
+    try {
+      env.sim.setKnobs('sim-a', { completionTokens: 10, chunkGapMs: 100 });
+      const { hostname, port } = new URL(env.t.url);
+      const socket = connect(Number(port), hostname);
+      let raw = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (raw += d));
+      const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      const httpRequest = (method: string, path: string, body?: string) =>
+        `${method} ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${env.key}\r\n` +
+        (body ? `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` : '') +
+        `\r\n${body ?? ''}`;
+      // A streamed request (~1 s upstream), then, once the stop has begun, a second request on the same connection.
+      socket.write(httpRequest('POST', '/api/v1/chat/completions', JSON.stringify({ model: 'test/alpha', messages: USER, stream: true, provider: { only: ['sim-a'] } })));
+      await until(() => env.sim.stats('sim-a').inFlight === 1, 5_000, 'the stream upstream');
+      const stopped = env.t.stop();
+      await new Promise((r) => setTimeout(r, 50));
+      socket.write(httpRequest('GET', '/api/v1/key'));
+      await stopped;
+      await ended;
+      const [first, second] = raw.split(/(?=HTTP\/1\.1 )/);
+      expect(first).toMatch(/^HTTP\/1\.1 200/);
+      expect(first).toContain('data: [DONE]');
+      expect(second).toMatch(/^HTTP\/1\.1 503/);
+      expect(second.toLowerCase()).toContain('connection: close');
+      const body = JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4));
+      expect(body.error).toMatchObject({ code: 503, message: expect.stringMatching(/shutting down/), metadata: { error_type: 'shutting_down' } });
     } finally {
       await env.close();
     }
