@@ -90,3 +90,49 @@ describe('model endpoints listing', () => {
     expect(tags).not.toContain('test/alpha|sim-b');
   });
 });
+
+describe('GET /model/{author}/{slug}', () => {
+  const isolated = isolatedEnv({ beforeAll, afterAll, beforeEach });
+  const get = (path: string) => isolated().t.call('GET', path, { key: null });
+
+  it('every field of the spec Model table, and the reasoning object of the single-model answer', async () => {
+    const r = await get('/model/test/claude');
+    expect(r.status).toBe(200);
+    const m = r.body.data;
+    expect(m).toMatchObject({
+      id: 'test/claude',
+      canonical_slug: expect.any(String),
+      name: 'Test Claude (Anthropic protocol)',
+      created: expect.any(Number),
+      description: expect.any(String),
+      context_length: 200000,
+      architecture: { modality: expect.any(String), input_modalities: ['text', 'image'], output_modalities: ['text'], tokenizer: expect.any(String) },
+      pricing: { prompt: '0.000003', completion: '0.000015' },
+      top_provider: { context_length: expect.any(Number), is_moderated: expect.any(Boolean) },
+      supported_parameters: expect.arrayContaining(['reasoning', 'tools']),
+      links: { details: expect.stringMatching(/\/models\/test\/claude\/endpoints$/) },
+    });
+    for (const f of ['per_request_limits', 'supported_voices', 'default_parameters', 'expiration_date', 'knowledge_cutoff']) expect(m).toHaveProperty(f);
+    expect(m.reasoning).toEqual({
+      default_effort: expect.toSatisfy((v: unknown) => v === null || typeof v === 'string'),
+      default_enabled: expect.any(Boolean),
+      mandatory: expect.any(Boolean),
+      supported_efforts: expect.any(Array),
+    });
+    // Only the single-model answer has it.
+    const list = await get('/models');
+    expect(list.body.data.find((x: Json) => x.id === 'test/claude')).not.toHaveProperty('reasoning');
+  });
+
+  it('a :variant suffix resolves to the base model', async () => {
+    const r = await get('/model/test/alpha:free');
+    expect(r.status).toBe(200);
+    expect(r.body.data.id).toBe('test/alpha');
+  });
+
+  it('an unknown model → 404 in the envelope, naming it', async () => {
+    const r = await get('/model/test/nope');
+    expect(r.status).toBe(404);
+    expect(r.body.error).toMatchObject({ code: 404, message: expect.stringContaining('test/nope') });
+  });
+});
