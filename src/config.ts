@@ -32,6 +32,8 @@ export interface GatewayConfig {
   video: VideoConfig;
   /** `GET /metrics` (docs/metrics.md): for management keys (default), for anyone, or not served. */
   metrics: 'management' | 'public' | 'off';
+  /** The SearXNG instance behind the `gateway:web_search` server tool (docs/server-tools.md); null = no web search. */
+  webSearchUrl: string | null;
 }
 
 export interface VideoConfig {
@@ -86,6 +88,7 @@ const FILE_KEYS: Record<string, string> = {
   webhook_retry_ms: 'GATEWAY_WEBHOOK_RETRY_MS',
   video_allow_loopback_callbacks: 'GATEWAY_VIDEO_ALLOW_LOOPBACK_CALLBACKS',
   metrics: 'GATEWAY_METRICS',
+  web_search_url: 'GATEWAY_WEB_SEARCH_URL',
 };
 /** Sections of the file read by other modules (catalog, providers, routing, limits). */
 const FILE_SECTIONS = new Set(['providers', 'models', 'endpoints', 'routing', 'timeouts', 'organization', 'limits']);
@@ -197,6 +200,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const metrics = (merged.GATEWAY_METRICS || 'management').toLowerCase() as GatewayConfig['metrics'];
   if (!['management', 'public', 'off'].includes(metrics)) problems.push(`GATEWAY_METRICS must be management, public or off (got "${merged.GATEWAY_METRICS}")`);
 
+  const webSearchUrl = merged.GATEWAY_WEB_SEARCH_URL || null;
+  if (webSearchUrl !== null && !/^https?:\/\/[^/]/.test(webSearchUrl)) problems.push(`GATEWAY_WEB_SEARCH_URL must be an http:// or https:// URL (got "${webSearchUrl}")`);
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics };
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics, webSearchUrl };
 }

@@ -17,6 +17,8 @@ import { newWorkspace, WorkspaceService } from './services/workspaces.js';
 import type { Services } from './services/index.js';
 import { buildCatalog, CatalogService } from './services/catalog.js';
 import { ChatService } from './services/chat.js';
+import { ServerToolService } from './services/server-tools.js';
+import { SearxngSearch } from './providers/search/searxng.js';
 import { GenerationRecorder } from './services/generations.js';
 import { SharedSpend } from './services/shared-spend.js';
 import { RateLimiter } from './services/rate-limits.js';
@@ -139,6 +141,9 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     now,
     options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs },
   });
+  // Server tools on chat; web search over the operator's SearXNG instance when one is configured.
+  const search = config.webSearchUrl ? new SearxngSearch(config.webSearchUrl) : null;
+  const serverTools = new ServerToolService({ chat, search, keepaliveMs: config.streamKeepaliveMs, now });
   // Video jobs: durable, driven by a background worker (started below, stopped first at shutdown).
   const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, log: logger, now, options: config.video });
   const rateLimits = new RateLimiter(config.redisUrl ?? null, logger, now);
@@ -162,6 +167,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     health,
     recorder,
     chat,
+    serverTools,
     speech: new SpeechService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now }),
@@ -177,6 +183,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
       async () => sharedSpend?.close(),
       () => rateLimits.close(),
       () => http.close(),
+      async () => search?.close(),
       () => videos.http.close(),
     ],
   };

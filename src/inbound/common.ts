@@ -3,6 +3,7 @@
  * schema-validated, but open-ended) request values, cache-control marks, the canonical `error_type` of a status,
  * SSE framing and deterministic output-item ids.
  */
+import { isServerToolType } from '../core/server-tools.js';
 import type { CacheControl, IrUsage } from '../core/ir.js';
 import { HttpError } from '../http/errors.js';
 
@@ -37,10 +38,11 @@ export function withCache<T extends object>(o: T, cc: CacheControl | undefined):
 }
 
 /**
- * Server tools the gateway runs itself (`openrouter:*`, and the `web_search*` shorthands it converts) are not
- * function tools: they stay out of the IR tool list, as on /chat/completions.
+ * Server tools (`gateway:*`, the legacy `openrouter:*`, and the `web_search*` shorthands) are not function tools: they
+ * stay out of the IR tool list. /chat/completions runs them (services/server-tools.ts); the Responses and Messages
+ * APIs do not yet, and leave them out.
  */
-export const isServerTool = (type: unknown): boolean => typeof type === 'string' && (type.startsWith('openrouter:') || type.startsWith('web_search'));
+export const isServerTool = isServerToolType;
 
 /** An image URL as an IR image: `data:<type>;base64,<data>` is split into data + media type (as on /chat/completions). */
 export function imageFromUrl(url: string): { type: 'image'; url?: string; data?: string; media_type?: string } {

@@ -9,6 +9,7 @@ import type { PresetService } from './presets.js';
 import type { WorkspaceService } from './workspaces.js';
 import type { CatalogService } from './catalog.js';
 import type { ChatService } from './chat.js';
+import type { ServerToolService } from './server-tools.js';
 import type { GenerationRecorder } from './generations.js';
 import type { HealthTracker } from './health.js';
 import type { GuardrailService } from './guardrails.js';
@@ -36,6 +37,8 @@ export interface Services {
   health: HealthTracker;
   recorder: GenerationRecorder;
   chat: ChatService;
+  /** Server tools on chat (gateway:web_search, gateway:datetime): the model/tool loop (docs/server-tools.md). */
+  serverTools: ServerToolService;
   /** Text-to-speech (POST /audio/speech). */
   speech: SpeechService;
   /** Embeddings (POST /embeddings). */

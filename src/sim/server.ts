@@ -32,6 +32,7 @@ import { responsesEndpoints } from './responses.js';
 import { isAudioReply, ttsEndpoints, writeAudio } from './tts.js';
 import { parseMultipart, sttEndpoints } from './stt.js';
 import { rerankEndpoints } from './rerank.js';
+import { searchEndpoints } from './search.js';
 import { videoEndpoints } from './video.js';
 
 export interface SimulatorOptions {
@@ -103,6 +104,8 @@ const ENDPOINTS: Endpoint[] = [...openaiEndpoints, ...anthropicEndpoints, ...res
 ENDPOINTS.push(...videoEndpoints);
 // Embeddings (embeddings.ts), transcriptions (stt.ts), rerank (rerank.ts: /v1/rerank Jina-style, /v2/rerank Cohere).
 ENDPOINTS.push(...embeddingEndpoints, ...sttEndpoints, ...rerankEndpoints);
+// A SearXNG search API for the web search server tool (search.ts).
+ENDPOINTS.push(...searchEndpoints);
 // Text-to-speech (tts.ts): OpenAI /v1/audio/speech and Gemini TTS models, first because the Gemini chat pattern also
 // matches a `…tts…` model's generateContent path.
 ENDPOINTS.unshift(...ttsEndpoints);

@@ -112,13 +112,17 @@ export interface ClockedEnv extends ChatEnv {
  * extra provider, e.g. one with short timeouts, can point at the simulator too), and the gateway's clock can be moved
  * forward.
  */
-export async function startClockedEnv(backend: Backend, opts: { extra?: (simUrl: string) => CatalogExtra; env?: Record<string, string> } = {}): Promise<ClockedEnv> {
+export async function startClockedEnv(
+  backend: Backend,
+  opts: { extra?: (simUrl: string) => CatalogExtra; env?: Record<string, string> | ((simUrl: string) => Record<string, string>) } = {},
+): Promise<ClockedEnv> {
   const sim = await createSimulator();
   const dir = mkdtempSync(join(tmpdir(), 'gw-chat-'));
   const file = join(dir, 'gateway.yaml');
   writeFileSync(file, stringify(simCatalog(sim.url, opts.extra?.(sim.url))));
   let skew = 0;
-  const t = await startGateway(backend, { env: { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', ...opts.env }, gateway: { now: () => Date.now() + skew } });
+  const env = typeof opts.env === 'function' ? opts.env(sim.url) : opts.env;
+  const t = await startGateway(backend, { env: { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', ...env }, gateway: { now: () => Date.now() + skew } });
   const { key, hash } = await createInferenceKey(t, { name: 'chat-tests' });
   return {
     sim,

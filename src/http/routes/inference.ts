@@ -14,6 +14,7 @@ import { messagesInbound } from '../../inbound/messages.js';
 import { Cancellation } from '../../providers/http.js';
 import type { ApiCall } from '../../services/api-deps.js';
 import type { Services } from '../../services/index.js';
+import { serverToolsOf } from '../../services/server-tools.js';
 
 /** `X-Gateway-Metadata: enabled` (or the legacy `X-Gateway-Experimental-Metadata`), case-insensitive. */
 export function wantsMetadata(headers: Record<string, string | string[] | undefined>): boolean {
@@ -131,6 +132,28 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
             sessionHeader: typeof session === 'string' && session.length <= 256 ? session : undefined,
             cancel,
           };
+          // Server tools (gateway:web_search, gateway:datetime) on chat: the model/tool loop (docs/server-tools.md).
+          const server = r.api === 'chat' ? serverToolsOf(req.body) : null;
+          if (server) {
+            const tools = svc.serverTools.tools(server, req.body);
+            if (req.body.stream !== true) {
+              const { id, body } = await svc.serverTools.run(req.body, tools, call);
+              reply.header('x-generation-id', id);
+              return body;
+            }
+            reply.hijack();
+            try {
+              await svc.serverTools.stream(req.body, tools, call, reply.raw, req.id);
+            } catch (err) {
+              const e = err instanceof HttpError ? err : new HttpError(500, 'Internal server error', { error_type: 'server' });
+              if (!(err instanceof HttpError)) req.log.error({ err }, 'server tool loop failed');
+              if (!reply.raw.headersSent && !reply.raw.destroyed) {
+                reply.raw.writeHead(e.status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': req.id, ...e.headers });
+                reply.raw.end(JSON.stringify(apiErrorBody(r.api, e, req.id)));
+              } else if (!reply.raw.writableEnded) reply.raw.end();
+            }
+            return;
+          }
           const prepared = await svc.chat.prepare(r.api, req.body, call);
           if (!prepared.stream) {
             try {

@@ -1,0 +1,113 @@
+/**
+ * Server tools (docs/server-tools.md): tools in a chat request that the gateway runs itself, in a loop around the
+ * model — `gateway:datetime` and `gateway:web_search` (`openrouter:` is accepted as the legacy prefix; OpenAI's
+ * `web_search` / `web_search_preview` shorthands mean `gateway:web_search`). Pure logic: which tools a request names,
+ * the function definitions the model is shown for them, and the stop conditions of the loop.
+ */
+
+/** The server tools this gateway runs, by their function name as the model sees it. */
+export type ServerToolName = 'web_search' | 'datetime';
+
+export interface ServerTool {
+  name: ServerToolName;
+  /** The tool's own settings from the request (`parameters`), e.g. `max_results` for web search. */
+  parameters: Record<string, unknown>;
+}
+
+/** Tool types that are server tools (this gateway's prefix, the legacy one, OpenAI's web search shorthands). */
+export function isServerToolType(type: unknown): type is string {
+  return typeof type === 'string' && (type.startsWith('gateway:') || type.startsWith('openrouter:') || type === 'web_search' || type.startsWith('web_search_'));
+}
+
+/** The server tool a tool type names, or null when this gateway does not run it. */
+export function serverToolName(type: string): ServerToolName | null {
+  if (type === 'web_search' || type.startsWith('web_search_')) return 'web_search';
+  const name = type.slice(type.indexOf(':') + 1);
+  return name === 'web_search' || name === 'datetime' ? name : null;
+}
+
+/** The function definitions the model is shown for the request's server tools. */
+export function serverToolFunctions(tools: ServerTool[]): Array<Record<string, unknown>> {
+  return tools.map((t) =>
+    t.name === 'web_search'
+      ? {
+          type: 'function',
+          function: {
+            name: 'web_search',
+            description: 'Search the web. Returns the top results (title, URL, snippet) for a query; use it for recent or specific facts.',
+            parameters: { type: 'object', properties: { query: { type: 'string', description: 'The search query.' } }, required: ['query'], additionalProperties: false },
+          },
+        }
+      : {
+          type: 'function',
+          function: {
+            name: 'datetime',
+            description: 'The current date and time, in UTC or in an IANA time zone.',
+            parameters: { type: 'object', properties: { timezone: { type: 'string', description: 'An IANA time zone such as Europe/Paris; UTC when omitted.' } }, additionalProperties: false },
+          },
+        },
+  );
+}
+
+/** A condition of `stop_server_tools_when`: any one that holds ends the loop (the next turn runs without tools). */
+export type StopCondition =
+  | { type: 'step_count_is'; step_count: number }
+  | { type: 'has_tool_call'; tool_name: string }
+  | { type: 'max_tokens_used'; max_tokens: number }
+  | { type: 'max_cost'; max_cost_in_dollars: number }
+  | { type: 'finish_reason_is'; reason: string };
+
+/** Where the loop stands after a model turn. */
+export interface LoopState {
+  /** Model turns so far. */
+  steps: number;
+  /** Server tool calls executed so far. */
+  executed: number;
+  /** Tokens (prompt + completion) of every turn so far. */
+  tokens: number;
+  /** USD of every turn so far (null once a turn's price was unknown). */
+  cost: number | null;
+  /** Names of the tools the last turn called. */
+  calledTools: string[];
+  /** The last turn's finish reason. */
+  finishReason: string | null;
+}
+
+/** The outer budget of server tool calls (the hosted API's default and maximum). */
+export const MAX_SERVER_TOOL_CALLS = 30;
+
+/**
+ * Whether the loop stops after this turn: a stop condition holds, or (without conditions) the call budget is spent.
+ * Conditions replace `max_tool_calls`, as in the hosted API.
+ */
+export function shouldStop(state: LoopState, conditions: StopCondition[] | undefined, maxToolCalls: number | undefined): boolean {
+  if (conditions && conditions.length > 0) {
+    return conditions.some((c) => {
+      switch (c.type) {
+        case 'step_count_is':
+          return state.steps >= c.step_count;
+        case 'has_tool_call':
+          return state.calledTools.includes(c.tool_name);
+        case 'max_tokens_used':
+          return state.tokens >= c.max_tokens;
+        case 'max_cost':
+          return state.cost !== null && state.cost >= c.max_cost_in_dollars;
+        case 'finish_reason_is':
+          return state.finishReason === c.reason;
+      }
+    });
+  }
+  return state.executed >= Math.min(maxToolCalls ?? MAX_SERVER_TOOL_CALLS, MAX_SERVER_TOOL_CALLS);
+}
+
+/** The current time as the datetime tool answers it; a bad time zone is the tool's error, for the model to read. */
+export function datetimeResult(now: number, timezone: unknown): Record<string, unknown> {
+  const tz = typeof timezone === 'string' && timezone.trim() ? timezone.trim() : 'UTC';
+  let local: string;
+  try {
+    local = new Intl.DateTimeFormat('en-US', { timeZone: tz, dateStyle: 'full', timeStyle: 'long' }).format(now);
+  } catch {
+    return { error: `Unknown time zone "${tz}"; use an IANA name such as Europe/Paris` };
+  }
+  return { iso: new Date(now).toISOString(), timezone: tz, local, unix: Math.floor(now / 1000) };
+}

@@ -1,0 +1,53 @@
+/**
+ * Web search for the `gateway:web_search` server tool (docs/server-tools.md), over SearXNG's JSON API — the
+ * self-hosted metasearch engine: `GET <base>/search?q=<query>&format=json` answers `{results: [{title, url, content}]}`.
+ * The instance's `search.formats` setting must include `json`. Only the configured base URL is ever called.
+ */
+import { OriginPools } from '../http.js';
+
+export interface SearchResult {
+  title: string;
+  url: string;
+  snippet: string;
+}
+
+/** Timeouts of a search: a tool call must not hold the model loop for long. */
+const TIMEOUTS = { connectMs: 5_000, firstByteMs: 10_000, idleMs: 10_000, totalMs: 15_000 };
+
+export class SearxngSearch {
+  private readonly pools = new OriginPools({ connections: 16, keepAliveTimeout: 30_000 });
+  private readonly base: URL;
+
+  constructor(baseUrl: string) {
+    this.base = new URL(baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+  }
+
+  /** The top `max` results of `query`; throws an Error with a message fit for the model when the search fails. */
+  async search(query: string, max: number, signal?: AbortSignal): Promise<SearchResult[]> {
+    const url = new URL('search', this.base);
+    url.searchParams.set('q', query);
+    url.searchParams.set('format', 'json');
+    const res = await this.pools.request('GET', { url, headers: { accept: 'application/json' }, timeouts: TIMEOUTS, signal });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`the search engine answered ${res.statusCode}`);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new Error('the search engine answered something other than JSON (is format=json enabled in SearXNG?)');
+    }
+    const results = (json as { results?: unknown }).results;
+    if (!Array.isArray(results)) throw new Error('the search engine answered no results list');
+    const out: SearchResult[] = [];
+    for (const r of results as Array<Record<string, unknown>>) {
+      if (out.length >= max) break;
+      if (typeof r?.url !== 'string') continue;
+      out.push({ title: typeof r.title === 'string' ? r.title : '', url: r.url, snippet: typeof r.content === 'string' ? r.content : '' });
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.pools.close();
+  }
+}

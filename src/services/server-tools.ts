@@ -1,0 +1,283 @@
+/**
+ * Server tools on `POST /chat/completions` (docs/server-tools.md): a request whose `tools` include `gateway:datetime`
+ * or `gateway:web_search` (or `openrouter:…`, or OpenAI's `web_search*` shorthands) runs as a loop. Each model turn is
+ * an ordinary chat completion (routing, fallbacks, limits, its own generation record), shown the server tools as
+ * function tools; the gateway runs the calls the model makes to them, appends the results and asks again, until the
+ * model answers without calling one, or a `stop_server_tools_when` condition (else the call budget, 30) ends the
+ * loop — then one last turn runs without the server tools, so that the answer ends in text.
+ *
+ * Decisions:
+ * - The answer is the last turn's, with `usage` summed over every turn (tokens, cost and cost details) and
+ *   `server_tool_use_details`; its id is the last turn's generation id; `gateway_metadata.server_tools` lists every
+ *   turn's generation id.
+ * - The client's own function tools stay offered on every turn. A turn that calls one of them ends the loop: the
+ *   answer carries those calls (server tool calls of the same turn are left out — the client could not answer them).
+ * - `stream: true`: the turns run unstreamed, `: GATEWAY PROCESSING` comments keep the connection alive meanwhile, and
+ *   the answer is sent as chat completion chunks (content, finish, usage) once the loop ends. Tokens cannot be relayed
+ *   as they come: until a turn ends, it is not known whether it is the answer or a tool call.
+ * - A tool that fails (search engine down, bad time zone) answers the model with `{error}`; the loop goes on. A model
+ *   turn that fails fails the request, like a chat completion.
+ */
+import type { ServerResponse } from 'node:http';
+import {
+  datetimeResult,
+  isServerToolType,
+  serverToolFunctions,
+  serverToolName,
+  shouldStop,
+  type LoopState,
+  type ServerTool,
+  type StopCondition,
+} from '../core/server-tools.js';
+import { badRequest, HttpError } from '../http/errors.js';
+import type { SearxngSearch } from '../providers/search/searxng.js';
+import type { ChatCall, ChatService } from './chat.js';
+
+type Json = Record<string, unknown>;
+
+/** The `tools` of a chat body that are server tools (with their index), or null when there are none. */
+export function serverToolsOf(body: Json): Array<{ index: number; type: string; parameters: Json }> | null {
+  const tools = body.tools;
+  if (!Array.isArray(tools)) return null;
+  let out: Array<{ index: number; type: string; parameters: Json }> | null = null;
+  for (let i = 0; i < tools.length; i++) {
+    const t = tools[i] as Json;
+    if (t && isServerToolType(t.type)) (out ??= []).push({ index: i, type: t.type as string, parameters: (t.parameters as Json | undefined) ?? {} });
+  }
+  return out;
+}
+
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/** Sums the usage of the turns: tokens, cost (null once a turn's is), cost details, cached and reasoning tokens. */
+function sumUsage(turns: Json[]): Json {
+  let prompt = 0;
+  let completion = 0;
+  let cached = 0;
+  let reasoning = 0;
+  let cost: number | null = 0;
+  const details: Record<string, number | null> = { upstream_inference_prompt_cost: 0, upstream_inference_completions_cost: 0, upstream_inference_cost: 0 };
+  for (const u of turns) {
+    prompt += num(u.prompt_tokens);
+    completion += num(u.completion_tokens);
+    cached += num((u.prompt_tokens_details as Json | undefined)?.cached_tokens);
+    reasoning += num((u.completion_tokens_details as Json | undefined)?.reasoning_tokens);
+    cost = cost === null || typeof u.cost !== 'number' ? null : cost + u.cost;
+    const d = (u.cost_details as Record<string, unknown> | undefined) ?? {};
+    for (const k of Object.keys(details)) details[k] = details[k] === null || typeof d[k] !== 'number' ? null : (details[k] as number) + (d[k] as number);
+  }
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cached },
+    completion_tokens_details: { reasoning_tokens: reasoning },
+    cost,
+    cost_details: details,
+    is_byok: false,
+  };
+}
+
+export class ServerToolService {
+  constructor(
+    private readonly deps: {
+      chat: ChatService;
+      /** The search engine of `gateway:web_search`; null when none is configured (the tool is then refused, 400). */
+      search: SearxngSearch | null;
+      keepaliveMs: number;
+      now?: () => number;
+    },
+  ) {}
+
+  private now(): number {
+    return this.deps.now ? this.deps.now() : Date.now();
+  }
+
+  /** The server tools of a request, checked: one this gateway does not run, or web search without an engine, is a 400. */
+  tools(found: Array<{ index: number; type: string; parameters: Json }>, body: Json): ServerTool[] {
+    const out: ServerTool[] = [];
+    for (const t of found) {
+      const name = serverToolName(t.type);
+      const field = `tools[${t.index}].type`;
+      if (!name) throw badRequest(`${field}: "${t.type}" is not a server tool this gateway runs (it runs gateway:web_search and gateway:datetime)`, { field });
+      if (name === 'web_search' && !this.deps.search) {
+        throw badRequest(`${field}: web search needs a search engine; the operator sets GATEWAY_WEB_SEARCH_URL (a SearXNG instance)`, { field });
+      }
+      if (!out.some((x) => x.name === name)) out.push({ name, parameters: t.parameters });
+    }
+    const clientNames = new Set(((body.tools as Json[]).filter((t) => t?.type === 'function') as Array<{ function?: { name?: unknown } }>).map((t) => t.function?.name));
+    for (const t of out) if (clientNames.has(t.name)) throw badRequest(`tools: a function named "${t.name}" clashes with the ${t.name} server tool; rename it`, { field: 'tools' });
+    return out;
+  }
+
+  /** Runs one server tool call; the result is the tool message's content (errors included, for the model to read). */
+  private async execute(tool: ServerTool, args: string, call: ChatCall, details: { web_search_requests: number }): Promise<string> {
+    let input: Json = {};
+    try {
+      const parsed = JSON.parse(args || '{}') as unknown;
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) input = parsed as Json;
+    } catch {
+      return JSON.stringify({ error: 'The arguments are not a JSON object' });
+    }
+    if (tool.name === 'datetime') return JSON.stringify(datetimeResult(this.now(), input.timezone));
+    const query = typeof input.query === 'string' ? input.query.trim() : '';
+    if (!query) return JSON.stringify({ error: 'query is required' });
+    const max = Math.min(Math.max(Math.trunc(num(tool.parameters.max_results)) || 5, 1), 20);
+    details.web_search_requests++;
+    const abort = new AbortController();
+    const onCancel = () => abort.abort();
+    call.cancel.listen(onCancel);
+    try {
+      const results = await this.deps.search!.search(query, max, abort.signal);
+      return JSON.stringify({ query, results });
+    } catch (err) {
+      if (call.cancel.aborted) throw new HttpError(499, 'Request cancelled by the client');
+      return JSON.stringify({ error: `Web search failed: ${(err as Error).message}` });
+    } finally {
+      call.cancel.unlisten(onCancel);
+    }
+  }
+
+  /** The loop: model turns and tool runs; resolves with the answer (the last turn's body, usage summed) and its id. */
+  async run(body: Json, tools: ServerTool[], call: ChatCall): Promise<{ id: string; body: Json }> {
+    const names = new Set<string>(tools.map((t) => t.name));
+    const functions = serverToolFunctions(tools);
+    const clientTools = (body.tools as Json[]).filter((t) => !isServerToolType(t?.type));
+    const conditions = body.stop_server_tools_when as StopCondition[] | undefined;
+    const maxToolCalls = typeof body.max_tool_calls === 'number' ? body.max_tool_calls : undefined;
+    const messages = [...(body.messages as Json[])];
+    const usages: Json[] = [];
+    const ids: string[] = [];
+    const details = { tool_calls_requested: 0, tool_calls_executed: 0, web_search_requests: 0 };
+    const state: LoopState = { steps: 0, executed: 0, tokens: 0, cost: 0, calledTools: [], finishReason: null };
+    let last = false;
+    for (;;) {
+      // This turn's body: the client's, with the conversation so far; the server tools unless this is the last turn.
+      const turn: Json = { ...body, messages, stream: false };
+      delete turn.stream_options;
+      delete turn.stop_server_tools_when;
+      delete turn.max_tool_calls;
+      const offered = last ? clientTools : [...clientTools, ...functions];
+      if (offered.length > 0) turn.tools = offered;
+      else delete turn.tools;
+      turn.tool_choice = this.toolChoice(body.tool_choice, state.steps === 0, last, names, clientTools.length > 0);
+      if (turn.tool_choice === undefined) delete turn.tool_choice;
+
+      const prepared = await this.deps.chat.prepare('chat', turn, call);
+      let answer: { id: string; body: Json };
+      try {
+        answer = await this.deps.chat.complete(prepared, call);
+      } finally {
+        prepared.release(null);
+      }
+      ids.push(answer.id);
+      const usage = (answer.body.usage as Json | undefined) ?? {};
+      usages.push(usage);
+      const choice = ((answer.body.choices as Json[] | undefined) ?? [])[0] ?? {};
+      const message = (choice.message as Json | undefined) ?? { role: 'assistant', content: null };
+      const calls = (Array.isArray(message.tool_calls) ? message.tool_calls : []) as Array<{ id: string; function?: { name?: string; arguments?: string } }>;
+      const serverCalls = last ? [] : calls.filter((c) => names.has(c.function?.name ?? ''));
+      const clientCalls = calls.filter((c) => !names.has(c.function?.name ?? ''));
+      details.tool_calls_requested += calls.length - clientCalls.length;
+
+      state.steps++;
+      state.tokens += num(usage.prompt_tokens) + num(usage.completion_tokens);
+      state.cost = state.cost === null || typeof usage.cost !== 'number' ? null : state.cost + usage.cost;
+      state.calledTools = calls.map((c) => c.function?.name ?? '');
+      state.finishReason = typeof choice.finish_reason === 'string' ? choice.finish_reason : null;
+
+      if (serverCalls.length === 0 || clientCalls.length > 0) {
+        // The answer: no server tool call, or calls the client must answer (server calls of this turn left out).
+        if (calls.length !== clientCalls.length) message.tool_calls = clientCalls;
+        const out: Json = { ...answer.body, usage: { ...sumUsage(usages), server_tool_use_details: details } };
+        if (out.gateway_metadata && typeof out.gateway_metadata === 'object') out.gateway_metadata = { ...(out.gateway_metadata as Json), server_tools: { steps: state.steps, generations: ids } };
+        return { id: answer.id, body: out };
+      }
+      messages.push({ role: 'assistant', content: message.content ?? null, tool_calls: serverCalls });
+      for (const c of serverCalls) {
+        const tool = tools.find((t) => t.name === c.function?.name)!;
+        const content = await this.execute(tool, c.function?.arguments ?? '{}', call, details);
+        details.tool_calls_executed++;
+        state.executed++;
+        messages.push({ role: 'tool', tool_call_id: c.id, content });
+      }
+      if (shouldStop(state, conditions, maxToolCalls)) last = true;
+    }
+  }
+
+  /**
+   * The turn's `tool_choice`: a choice naming a server tool (or `required`) holds on the first turn only — afterwards
+   * `auto`, or the loop would never end; none at all on the last turn unless the client's own tools remain.
+   */
+  private toolChoice(choice: unknown, first: boolean, last: boolean, names: Set<string>, clientTools: boolean): unknown {
+    const serverChoice = (typeof choice === 'object' && choice !== null && isServerToolType((choice as Json).type)) || (typeof choice === 'object' && choice !== null && names.has(String(((choice as Json).function as Json | undefined)?.name)));
+    if (last) return clientTools && !serverChoice && choice !== 'required' ? choice : undefined;
+    if (serverChoice) {
+      if (!first) return 'auto';
+      const type = (choice as Json).type as string;
+      const name = isServerToolType(type) ? serverToolName(type) : String(((choice as Json).function as Json).name);
+      return { type: 'function', function: { name } };
+    }
+    if (choice === 'required' && !first) return 'auto';
+    return choice;
+  }
+
+  /** `stream: true`: keep-alive comments while the loop runs, then the answer as chat completion chunks. */
+  async stream(body: Json, tools: ServerTool[], call: ChatCall, raw: ServerResponse, requestId: string): Promise<void> {
+    let committed = false;
+    const commit = (id: string | null) => {
+      if (committed) return;
+      committed = true;
+      raw.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+        ...(id ? { 'x-generation-id': id } : {}),
+        'x-request-id': requestId,
+      });
+    };
+    const keepalive = setInterval(() => {
+      if (raw.destroyed) return;
+      commit(null);
+      raw.write(': GATEWAY PROCESSING\n\n');
+    }, Math.max(50, this.deps.keepaliveMs));
+    try {
+      let answer: { id: string; body: Json };
+      try {
+        answer = await this.run(body, tools, call);
+      } catch (err) {
+        if (!committed || call.cancel.aborted) throw err;
+        // The 200 is already sent (keep-alive comments): the error ends the stream as a chat error chunk.
+        const e = err instanceof HttpError ? err : new HttpError(500, 'Internal server error');
+        const chunk = { id: null, object: 'chat.completion.chunk', created: Math.floor(this.now() / 1000), model: body.model ?? null, choices: [{ index: 0, delta: {}, finish_reason: 'error' }], error: { code: e.status, message: e.message, metadata: e.metadata ?? null } };
+        raw.end(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`);
+        return;
+      }
+      clearInterval(keepalive);
+      commit(answer.id);
+      raw.end(answerChunks(answer.body));
+    } finally {
+      clearInterval(keepalive);
+    }
+  }
+}
+
+/** A chat completion as the chunks of a stream: the message, its finish, then usage (and metadata), then `[DONE]` — as every chat stream ends. */
+export function answerChunks(answer: Json): string {
+  const base = { id: answer.id, object: 'chat.completion.chunk', created: answer.created, model: answer.model, ...(answer.provider ? { provider: answer.provider } : {}), system_fingerprint: answer.system_fingerprint ?? null };
+  const choice = ((answer.choices as Json[] | undefined) ?? [])[0] ?? {};
+  const message = (choice.message as Json | undefined) ?? {};
+  const calls = Array.isArray(message.tool_calls) && message.tool_calls.length > 0 ? (message.tool_calls as Json[]) : null;
+  const delta: Json = { role: 'assistant', content: message.content ?? (calls ? null : '') };
+  if (typeof message.reasoning === 'string') delta.reasoning = message.reasoning;
+  if (calls) delta.tool_calls = calls.map((c, index) => ({ index, ...c }));
+  const lines: Json[] = [
+    { ...base, choices: [{ index: 0, delta, finish_reason: null }] },
+    { ...base, choices: [{ index: 0, delta: {}, finish_reason: choice.finish_reason ?? 'stop' }] },
+  ];
+  const last: Json = { ...base, choices: [], usage: answer.usage };
+  if (answer.gateway_metadata) last.gateway_metadata = answer.gateway_metadata;
+  lines.push(last);
+  return `${lines.map((l) => `data: ${JSON.stringify(l)}\n\n`).join('')}data: [DONE]\n\n`;
+}

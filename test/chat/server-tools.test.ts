@@ -1,0 +1,228 @@
+/**
+ * Server tools on POST /chat/completions (docs/server-tools.md): gateway:web_search over a (simulated) SearXNG and
+ * gateway:datetime, run by the gateway in a loop around the model; usage summed with server_tool_use_details; stop
+ * conditions and the call budget; the client's own tools; streaming; errors.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { datetimeResult, shouldStop } from '../../src/core/server-tools.js';
+import { answerChunks } from '../../src/services/server-tools.js';
+import { simSearchResults } from '../../src/sim/search.js';
+import { generation } from '../speech/util.js';
+import { chat, isolatedEnv, parseSse, streamChat, upstreamBodies, WEATHER_TOOL, type ClockedEnv, type Json } from './util.js';
+
+const MODEL = 'test/beta'; // one endpoint: sim-c
+
+describe('server tools', () => {
+  const isolated = isolatedEnv({ beforeAll, afterAll, beforeEach }, { env: (simUrl) => ({ GATEWAY_WEB_SEARCH_URL: `${simUrl}/sim-search`, GATEWAY_STREAM_KEEPALIVE_MS: '100' }) });
+  let env: ClockedEnv;
+  beforeEach(() => {
+    env = isolated();
+  });
+  const turns = () => upstreamBodies(env, 'sim-c');
+
+  it('gateway:web_search through the OpenAI SDK: the model calls it, the gateway searches, the model answers from the results', async () => {
+    const client = new OpenAI({ baseURL: env.t.api, apiKey: env.key, maxRetries: 0 });
+    const { data, response } = await client.chat.completions
+      .create({ model: MODEL, messages: [{ role: 'user', content: 'What is new?' }], tools: [{ type: 'gateway:web_search', parameters: { max_results: 2 } } as never] })
+      .withResponse();
+    expect(data.choices[0].message.content).toMatch(/^Simulated reply using tool result:/);
+    expect(data.choices[0].message.tool_calls ?? []).toEqual([]);
+    expect(data.choices[0].finish_reason).toBe('stop');
+    // Two model turns: the first shown web_search as a function tool, the second given its results.
+    const [first, second] = turns();
+    expect(turns()).toHaveLength(2);
+    expect(first.tools).toEqual([expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'web_search' }) })]);
+    expect(second.messages.slice(-2)).toEqual([
+      { role: 'assistant', content: null, tool_calls: [expect.objectContaining({ type: 'function', function: { name: 'web_search', arguments: '{"query":"example"}' } })] },
+      { role: 'tool', tool_call_id: expect.any(String), content: JSON.stringify({ query: 'example', results: simSearchResults('example').slice(0, 2).map((r) => ({ title: r.title, url: r.url, snippet: r.content })) }) },
+    ]);
+    expect(env.sim.stats('sim-search').requests).toBe(1);
+    // Usage: both turns, summed, priced; the answer's id is the last turn's generation.
+    const usage = data.usage as unknown as Json;
+    expect(usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 1 });
+    expect(response.headers.get('x-generation-id')).toBe(data.id);
+    const last = await generation(env, data.id);
+    expect(last).toMatchObject({ api_type: 'completions', status: 200 });
+    expect(usage.prompt_tokens).toBeGreaterThan(last.tokens_prompt);
+    expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
+    expect(usage.cost).toBeGreaterThan(last.total_cost);
+  });
+
+  it('gateway_metadata lists every turn’s generation; their records add up to the answer’s usage', async () => {
+    const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:web_search' }] }, { headers: { 'x-gateway-metadata': 'enabled' } });
+    expect(r.status).toBe(200);
+    const { steps, generations } = r.body.gateway_metadata.server_tools;
+    expect(steps).toBe(2);
+    expect(generations).toHaveLength(2);
+    expect(generations[1]).toBe(r.body.id);
+    const records = await Promise.all(generations.map((id: string) => generation(env, id)));
+    expect(records.reduce((s: number, g: Json) => s + g.tokens_prompt, 0)).toBe(r.body.usage.prompt_tokens);
+    expect(records.reduce((s: number, g: Json) => s + g.tokens_completion, 0)).toBe(r.body.usage.completion_tokens);
+    expect(records.reduce((s: number, g: Json) => s + g.total_cost, 0)).toBeCloseTo(r.body.usage.cost, 12);
+  });
+
+  it('the legacy openrouter: prefix and OpenAI’s web_search_preview shorthand mean the same tool', async () => {
+    for (const type of ['openrouter:web_search', 'web_search_preview', 'web_search']) {
+      env.sim.resetStats();
+      const r = await chat(env, { model: MODEL, tools: [{ type }] });
+      expect(r.status, type).toBe(200);
+      expect(r.body.usage.server_tool_use_details.web_search_requests, type).toBe(1);
+    }
+  });
+
+  it('gateway:datetime: the model gets the time, or the tool’s error for a bad time zone', async () => {
+    const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:datetime' }] });
+    expect(r.status).toBe(200);
+    const tool = turns()[1].messages.at(-1);
+    // The simulator fills the timezone argument with "example".
+    expect(JSON.parse(tool.content)).toEqual({ error: 'Unknown time zone "example"; use an IANA name such as Europe/Paris' });
+    expect(r.body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 0 });
+    expect(datetimeResult(Date.UTC(2026, 10, 23, 12, 0, 0), 'Europe/Paris')).toEqual({
+      iso: '2026-11-23T12:00:00.000Z',
+      timezone: 'Europe/Paris',
+      local: expect.stringMatching(/November 23, 2026.*1:00:00 PM/),
+      unix: Date.UTC(2026, 10, 23, 12) / 1000,
+    });
+    expect(datetimeResult(0, undefined)).toMatchObject({ timezone: 'UTC', iso: '1970-01-01T00:00:00.000Z' });
+  });
+
+  it('stop_server_tools_when: after the condition holds, one last turn runs without the server tools', async () => {
+    env.sim.setKnobs('sim-c', { toolCall: true }); // the model would call a tool on every turn it is offered one
+    const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:web_search' }], stop_server_tools_when: [{ type: 'step_count_is', step_count: 1 }] });
+    expect(r.status).toBe(200);
+    expect(turns()).toHaveLength(2);
+    expect(turns()[1].tools).toBeUndefined();
+    expect(turns()[1].tool_choice).toBeUndefined();
+    expect(turns().every((b) => b.stop_server_tools_when === undefined)).toBe(true);
+    expect(r.body.choices[0].message.content).toMatch(/^Simulated reply/);
+    expect(r.body.usage.server_tool_use_details).toMatchObject({ tool_calls_executed: 1 });
+  });
+
+  it('without conditions, max_tool_calls bounds the calls (at most 30)', async () => {
+    env.sim.setKnobs('sim-c', { toolCall: true });
+    const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:web_search' }], max_tool_calls: 2 });
+    expect(r.status).toBe(200);
+    expect(turns()).toHaveLength(3);
+    expect(r.body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 2, tool_calls_executed: 2, web_search_requests: 2 });
+    const state = { steps: 30, executed: 30, tokens: 0, cost: 0, calledTools: [], finishReason: null };
+    expect(shouldStop(state, undefined, 100)).toBe(true);
+    expect(shouldStop({ ...state, executed: 29 }, undefined, undefined)).toBe(false);
+    expect(shouldStop({ ...state, cost: 0.5 }, [{ type: 'max_cost', max_cost_in_dollars: 0.5 }], undefined)).toBe(true);
+    expect(shouldStop({ ...state, tokens: 99 }, [{ type: 'max_tokens_used', max_tokens: 100 }], undefined)).toBe(false);
+    expect(shouldStop({ ...state, calledTools: ['web_search'] }, [{ type: 'has_tool_call', tool_name: 'web_search' }], undefined)).toBe(true);
+    expect(shouldStop({ ...state, finishReason: 'tool_calls' }, [{ type: 'finish_reason_is', reason: 'stop' }], undefined)).toBe(false);
+  });
+
+  it('a call to one of the client’s own tools ends the loop: the client gets it, nothing is searched', async () => {
+    const r = await chat(env, { model: MODEL, tools: [WEATHER_TOOL, { type: 'gateway:web_search' }] });
+    expect(r.status).toBe(200);
+    expect(r.body.choices[0].finish_reason).toBe('tool_calls');
+    expect(r.body.choices[0].message.tool_calls.map((c: Json) => c.function.name)).toEqual(['get_weather']);
+    expect(turns()).toHaveLength(1);
+    expect(turns()[0].tools.map((t: Json) => t.function.name)).toEqual(['get_weather', 'web_search']);
+    expect(env.sim.stats('sim-search').requests).toBe(0);
+    expect(r.body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 0, tool_calls_executed: 0, web_search_requests: 0 });
+  });
+
+  it('tool_choice naming the server tool forces it on the first turn only', async () => {
+    const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:web_search' }], tool_choice: { type: 'gateway:web_search' } });
+    expect(r.status).toBe(200);
+    expect(turns()[0].tool_choice).toEqual({ type: 'function', function: { name: 'web_search' } });
+    expect(turns()[1].tool_choice).toBe('auto');
+    expect(turns()).toHaveLength(2);
+  });
+
+  it('stream: keep-alive while the loop runs, then the answer as chunks with usage, and [DONE]', async () => {
+    env.sim.setKnobs('sim-search', { latencyMs: 400 }); // a slow search: the stream is kept alive meanwhile
+    const r = await streamChat(env, { model: MODEL, tools: [{ type: 'gateway:web_search' }] });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(r.keepalives).toBeGreaterThanOrEqual(2);
+    expect(r.done).toBe(true);
+    // The 200 went out with the first keep-alive, before the answer's generation existed: the chunks name it.
+    expect(r.headers.get('x-generation-id')).toBeNull();
+    const id = r.chunks[0].id;
+    expect(id).toMatch(/^gen-/);
+    expect(r.chunks.every((c) => c.id === id && c.object === 'chat.completion.chunk')).toBe(true);
+    expect(r.chunks[0].choices[0].delta.content).toMatch(/^Simulated reply using tool result:/);
+    expect(r.chunks[1].choices[0].finish_reason).toBe('stop');
+    const last = r.chunks.at(-1);
+    expect(last.choices).toEqual([]);
+    expect(last.usage.server_tool_use_details.web_search_requests).toBe(1);
+    // The official SDK reads it like any stream.
+    const client = new OpenAI({ baseURL: env.t.api, apiKey: env.key, maxRetries: 0 });
+    let text = '';
+    env.sim.resetKnobs();
+    const { data: stream, response } = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true, tools: [{ type: 'gateway:datetime' } as never] }).withResponse();
+    let id2 = '';
+    for await (const c of stream) {
+      text += c.choices[0]?.delta?.content ?? '';
+      id2 = c.id;
+    }
+    expect(text).toMatch(/^Simulated reply using tool result:/);
+    // A quick loop: no keep-alive was needed, so the header names the generation too.
+    expect(response.headers.get('x-generation-id')).toBe(id2);
+  });
+
+  it('a search engine that fails answers the model with the error; the request still succeeds', async () => {
+    env.sim.setKnobs('sim-search', { errorStatus: 500 });
+    const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:web_search' }] });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(turns()[1].messages.at(-1).content)).toEqual({ error: 'Web search failed: the search engine answered 500' });
+  });
+
+  it('a model turn that fails fails the request like a chat completion (502), streamed or not', async () => {
+    env.sim.setKnobs('sim-c', { errorStatus: 500 });
+    const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:web_search' }] });
+    expect(r.status).toBe(502);
+    expect(r.body.error.code).toBe(502);
+    env.advance(31_000); // past the failed endpoint's cool-down (else 503: every endpoint failed recently)
+    const s = await streamChat(env, { model: MODEL, tools: [{ type: 'gateway:web_search' }] });
+    expect(s.status).toBe(502);
+  });
+
+  it('400 for a server tool this gateway does not run, and for a client function that takes a server tool’s name', async () => {
+    const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:web_fetch' }] });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatchObject({ code: 400, metadata: { field: 'tools[0].type' }, message: expect.stringContaining('gateway:web_fetch') });
+    const clash = await chat(env, { model: MODEL, tools: [{ type: 'function', function: { name: 'web_search', parameters: { type: 'object' } } }, { type: 'gateway:web_search' }] });
+    expect(clash.status).toBe(400);
+    expect(clash.body.error.metadata.field).toBe('tools');
+    expect(turns()).toHaveLength(0);
+  });
+});
+
+describe('server tools without a search engine', () => {
+  const isolated = isolatedEnv({ beforeAll, afterAll, beforeEach });
+
+  it('gateway:web_search is a 400 naming the setting; gateway:datetime still runs', async () => {
+    const env = isolated();
+    const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:web_search' }] });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/GATEWAY_WEB_SEARCH_URL/);
+    expect((await chat(env, { model: MODEL, tools: [{ type: 'gateway:datetime' }] })).status).toBe(200);
+  });
+});
+
+describe('answer chunks', () => {
+  it('a chat completion as a stream: content (and the client’s tool calls, indexed), finish, usage with metadata, [DONE]', () => {
+    const answer = {
+      id: 'gen-1',
+      created: 5,
+      model: 'm/x',
+      provider: 'P',
+      system_fingerprint: null,
+      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'tool_calls' }],
+      usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+      gateway_metadata: { attempt: 1 },
+    };
+    const sse = parseSse(answerChunks(answer));
+    expect(sse.done).toBe(true);
+    expect(sse.chunks).toEqual([
+      { id: 'gen-1', object: 'chat.completion.chunk', created: 5, model: 'm/x', provider: 'P', system_fingerprint: null, choices: [{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, finish_reason: null }] },
+      { id: 'gen-1', object: 'chat.completion.chunk', created: 5, model: 'm/x', provider: 'P', system_fingerprint: null, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+      { id: 'gen-1', object: 'chat.completion.chunk', created: 5, model: 'm/x', provider: 'P', system_fingerprint: null, choices: [], usage: answer.usage, gateway_metadata: { attempt: 1 } },
+    ]);
+  });
+});
