@@ -19,6 +19,7 @@ export const GATEWAY_FIELDS = new Set([
   'usage',
   'transforms',
   'stop_server_tools_when',
+  'max_tool_calls',
   'metadata',
   'image_config',
   'cache_control',

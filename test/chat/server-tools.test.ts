@@ -186,6 +186,9 @@ describe('server tools', () => {
     const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:web_fetch' }] });
     expect(r.status).toBe(400);
     expect(r.body.error).toMatchObject({ code: 400, metadata: { field: 'tools[0].type' }, message: expect.stringContaining('gateway:web_fetch') });
+    const over = await chat(env, { model: MODEL, tools: [{ type: 'gateway:datetime' }], max_tool_calls: 31 });
+    expect(over.status).toBe(400);
+    expect(over.body.error.metadata.field).toBe('max_tool_calls');
     const clash = await chat(env, { model: MODEL, tools: [{ type: 'function', function: { name: 'web_search', parameters: { type: 'object' } } }, { type: 'gateway:web_search' }] });
     expect(clash.status).toBe(400);
     expect(clash.body.error.metadata.field).toBe('tools');

@@ -117,10 +117,12 @@ describe('body limits', () => {
       trace: { trace_id: 't' },
       metadata: { a: 'b' },
       user: 'someone',
+      max_tool_calls: 3,
+      stop_server_tools_when: [{ type: 'step_count_is', step_count: 2 }],
     });
     expect(r.status).toBe(200);
     const up = lastUpstream();
-    for (const k of ['models', 'provider', 'session_id', 'trace', 'metadata', 'preset', 'route']) expect(up).not.toHaveProperty(k);
+    for (const k of ['models', 'provider', 'session_id', 'trace', 'metadata', 'preset', 'route', 'max_tool_calls', 'stop_server_tools_when']) expect(up).not.toHaveProperty(k);
     expect(up.model).toBe('alpha-a');
     expect(up.messages).toEqual(USER);
   });

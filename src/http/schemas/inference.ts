@@ -120,7 +120,10 @@ const ChatMessage = Type.Object(
   { additionalProperties: true },
 );
 
-const ChatTool = Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true });
+const ChatTool = Type.Object(
+  { type: Type.String({ minLength: 1 }) },
+  { additionalProperties: true, description: 'A function tool (`{type: "function", function: {name, description, parameters}}`) or a server tool the gateway runs (`{type: "gateway:web_search" | "gateway:datetime", parameters?}`; docs/server-tools.md).' },
+);
 
 /** Body of POST /chat/completions. */
 export const ChatCompletionBody = Type.Object(
@@ -131,6 +134,7 @@ export const ChatCompletionBody = Type.Object(
     logprobs: Type.Optional(Nullable(Type.Boolean())),
     max_completion_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
     max_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1, deprecated: true, description: 'Deprecated: use max_completion_tokens.' }))),
+    max_tool_calls: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, description: 'With server tools: the most server tool calls the gateway runs (default 30); replaced by stop_server_tools_when.' })),
     min_p: Type.Optional(NullableNum({ minimum: 0, maximum: 1 })),
     top_a: Type.Optional(NullableNum({ minimum: 0, maximum: 1 })),
     repetition_penalty: Type.Optional(NullableNum({ exclusiveMinimum: 0, maximum: 2 })),
