@@ -34,6 +34,8 @@ export interface GatewayConfig {
   metrics: 'management' | 'public' | 'off';
   /** The SearXNG instance behind the `gateway:web_search` server tool (docs/server-tools.md); null = no web search. */
   webSearchUrl: string | null;
+  /** The `gateway:web_fetch` server tool: off, on for public addresses, or on for private ones too. */
+  webFetch: 'off' | 'public' | 'private';
 }
 
 export interface VideoConfig {
@@ -89,6 +91,8 @@ const FILE_KEYS: Record<string, string> = {
   video_allow_loopback_callbacks: 'GATEWAY_VIDEO_ALLOW_LOOPBACK_CALLBACKS',
   metrics: 'GATEWAY_METRICS',
   web_search_url: 'GATEWAY_WEB_SEARCH_URL',
+  web_fetch: 'GATEWAY_WEB_FETCH',
+  web_fetch_allow_private: 'GATEWAY_WEB_FETCH_ALLOW_PRIVATE',
 };
 /** Sections of the file read by other modules (catalog, providers, routing, limits). */
 const FILE_SECTIONS = new Set(['providers', 'models', 'endpoints', 'routing', 'timeouts', 'organization', 'limits']);
@@ -203,6 +207,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const webSearchUrl = merged.GATEWAY_WEB_SEARCH_URL || null;
   if (webSearchUrl !== null && !/^https?:\/\/[^/]/.test(webSearchUrl)) problems.push(`GATEWAY_WEB_SEARCH_URL must be an http:// or https:// URL (got "${webSearchUrl}")`);
 
+  const webFetch = boolSetting('GATEWAY_WEB_FETCH', false) ? (boolSetting('GATEWAY_WEB_FETCH_ALLOW_PRIVATE', false) ? 'private' : 'public') : 'off';
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics, webSearchUrl };
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics, webSearchUrl, webFetch };
 }

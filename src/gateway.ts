@@ -18,7 +18,8 @@ import type { Services } from './services/index.js';
 import { buildCatalog, CatalogService } from './services/catalog.js';
 import { ChatService } from './services/chat.js';
 import { ServerToolService } from './services/server-tools.js';
-import { SearxngSearch } from './providers/search/searxng.js';
+import { SearxngSearch } from './providers/web/searxng.js';
+import { WebFetcher } from './providers/web/fetch.js';
 import { GenerationRecorder } from './services/generations.js';
 import { SharedSpend } from './services/shared-spend.js';
 import { RateLimiter } from './services/rate-limits.js';
@@ -143,7 +144,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   });
   // Server tools on chat; web search over the operator's SearXNG instance when one is configured.
   const search = config.webSearchUrl ? new SearxngSearch(config.webSearchUrl) : null;
-  const serverTools = new ServerToolService({ chat, search, keepaliveMs: config.streamKeepaliveMs, now });
+  const fetcher = config.webFetch === 'off' ? null : new WebFetcher(config.webFetch === 'private');
+  const serverTools = new ServerToolService({ chat, search, fetcher, keepaliveMs: config.streamKeepaliveMs, now });
   // Video jobs: durable, driven by a background worker (started below, stopped first at shutdown).
   const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, log: logger, now, options: config.video });
   const rateLimits = new RateLimiter(config.redisUrl ?? null, logger, now);
@@ -184,6 +186,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
       () => rateLimits.close(),
       () => http.close(),
       async () => search?.close(),
+      async () => fetcher?.close(),
       () => videos.http.close(),
     ],
   };

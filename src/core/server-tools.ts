@@ -1,12 +1,12 @@
 /**
  * Server tools (docs/server-tools.md): tools in a chat request that the gateway runs itself, in a loop around the
- * model — `gateway:datetime` and `gateway:web_search` (`openrouter:` is accepted as the legacy prefix; OpenAI's
+ * model — `gateway:datetime`, `gateway:web_search` and `gateway:web_fetch` (`openrouter:` is accepted as the legacy prefix; OpenAI's
  * `web_search` / `web_search_preview` shorthands mean `gateway:web_search`). Pure logic: which tools a request names,
  * the function definitions the model is shown for them, and the stop conditions of the loop.
  */
 
 /** The server tools this gateway runs, by their function name as the model sees it. */
-export type ServerToolName = 'web_search' | 'datetime';
+export type ServerToolName = 'web_search' | 'web_fetch' | 'datetime';
 
 export interface ServerTool {
   name: ServerToolName;
@@ -23,31 +23,28 @@ export function isServerToolType(type: unknown): type is string {
 export function serverToolName(type: string): ServerToolName | null {
   if (type === 'web_search' || type.startsWith('web_search_')) return 'web_search';
   const name = type.slice(type.indexOf(':') + 1);
-  return name === 'web_search' || name === 'datetime' ? name : null;
+  return name === 'web_search' || name === 'web_fetch' || name === 'datetime' ? name : null;
 }
 
 /** The function definitions the model is shown for the request's server tools. */
 export function serverToolFunctions(tools: ServerTool[]): Array<Record<string, unknown>> {
-  return tools.map((t) =>
-    t.name === 'web_search'
-      ? {
-          type: 'function',
-          function: {
-            name: 'web_search',
-            description: 'Search the web. Returns the top results (title, URL, snippet) for a query; use it for recent or specific facts.',
-            parameters: { type: 'object', properties: { query: { type: 'string', description: 'The search query.' } }, required: ['query'], additionalProperties: false },
-          },
-        }
-      : {
-          type: 'function',
-          function: {
-            name: 'datetime',
-            description: 'The current date and time, in UTC or in an IANA time zone.',
-            parameters: { type: 'object', properties: { timezone: { type: 'string', description: 'An IANA time zone such as Europe/Paris; UTC when omitted.' } }, additionalProperties: false },
-          },
-        },
-  );
+  return tools.map((t) => ({ type: 'function', function: { name: t.name, ...FUNCTIONS[t.name] } }));
 }
+
+const FUNCTIONS: Record<ServerToolName, { description: string; parameters: Record<string, unknown> }> = {
+  web_search: {
+    description: 'Search the web. Returns the top results (title, URL, snippet) for a query; use it for recent or specific facts.',
+    parameters: { type: 'object', properties: { query: { type: 'string', description: 'The search query.' } }, required: ['query'], additionalProperties: false },
+  },
+  web_fetch: {
+    description: 'Fetch a web page (http or https) and return its text, e.g. to read a search result in full.',
+    parameters: { type: 'object', properties: { url: { type: 'string', description: 'The absolute URL of the page.' } }, required: ['url'], additionalProperties: false },
+  },
+  datetime: {
+    description: 'The current date and time, in UTC or in an IANA time zone.',
+    parameters: { type: 'object', properties: { timezone: { type: 'string', description: 'An IANA time zone such as Europe/Paris; UTC when omitted.' } }, additionalProperties: false },
+  },
+};
 
 /** A condition of `stop_server_tools_when`: any one that holds ends the loop (the next turn runs without tools). */
 export type StopCondition =

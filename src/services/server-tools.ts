@@ -30,7 +30,8 @@ import {
   type StopCondition,
 } from '../core/server-tools.js';
 import { badRequest, HttpError } from '../http/errors.js';
-import type { SearxngSearch } from '../providers/search/searxng.js';
+import type { WebFetcher } from '../providers/web/fetch.js';
+import type { SearxngSearch } from '../providers/web/searxng.js';
 import type { ChatCall, ChatService } from './chat.js';
 
 type Json = Record<string, unknown>;
@@ -84,6 +85,8 @@ export class ServerToolService {
       chat: ChatService;
       /** The search engine of `gateway:web_search`; null when none is configured (the tool is then refused, 400). */
       search: SearxngSearch | null;
+      /** The fetcher of `gateway:web_fetch`; null when the operator has not turned it on (the tool is then refused, 400). */
+      fetcher: WebFetcher | null;
       keepaliveMs: number;
       now?: () => number;
     },
@@ -99,10 +102,11 @@ export class ServerToolService {
     for (const t of found) {
       const name = serverToolName(t.type);
       const field = `tools[${t.index}].type`;
-      if (!name) throw badRequest(`${field}: "${t.type}" is not a server tool this gateway runs (it runs gateway:web_search and gateway:datetime)`, { field });
+      if (!name) throw badRequest(`${field}: "${t.type}" is not a server tool this gateway runs (it runs gateway:web_search, gateway:web_fetch and gateway:datetime)`, { field });
       if (name === 'web_search' && !this.deps.search) {
         throw badRequest(`${field}: web search needs a search engine; the operator sets GATEWAY_WEB_SEARCH_URL (a SearXNG instance)`, { field });
       }
+      if (name === 'web_fetch' && !this.deps.fetcher) throw badRequest(`${field}: web fetch is off on this gateway; the operator turns it on with GATEWAY_WEB_FETCH=true`, { field });
       if (!out.some((x) => x.name === name)) out.push({ name, parameters: t.parameters });
     }
     const clientNames = new Set(((body.tools as Json[]).filter((t) => t?.type === 'function') as Array<{ function?: { name?: unknown } }>).map((t) => t.function?.name));
@@ -120,19 +124,29 @@ export class ServerToolService {
       return JSON.stringify({ error: 'The arguments are not a JSON object' });
     }
     if (tool.name === 'datetime') return JSON.stringify(datetimeResult(this.now(), input.timezone));
+    if (tool.name === 'web_fetch') {
+      const url = typeof input.url === 'string' ? input.url.trim() : '';
+      if (!url) return JSON.stringify({ error: 'url is required' });
+      const maxChars = Math.min(Math.max(Math.trunc(num(tool.parameters.max_chars)) || 20_000, 1_000), 100_000);
+      return this.cancellable(call, 'Web fetch failed', async (signal) => JSON.stringify(await this.deps.fetcher!.fetch(url, maxChars, signal)));
+    }
     const query = typeof input.query === 'string' ? input.query.trim() : '';
     if (!query) return JSON.stringify({ error: 'query is required' });
     const max = Math.min(Math.max(Math.trunc(num(tool.parameters.max_results)) || 5, 1), 20);
     details.web_search_requests++;
+    return this.cancellable(call, 'Web search failed', async (signal) => JSON.stringify({ query, results: await this.deps.search!.search(query, max, signal) }));
+  }
+
+  /** Runs a tool's I/O, aborted when the client goes away (499); any other failure is the tool's `{error}` for the model. */
+  private async cancellable(call: ChatCall, what: string, run: (signal: AbortSignal) => Promise<string>): Promise<string> {
     const abort = new AbortController();
     const onCancel = () => abort.abort();
     call.cancel.listen(onCancel);
     try {
-      const results = await this.deps.search!.search(query, max, abort.signal);
-      return JSON.stringify({ query, results });
+      return await run(abort.signal);
     } catch (err) {
       if (call.cancel.aborted) throw new HttpError(499, 'Request cancelled by the client');
-      return JSON.stringify({ error: `Web search failed: ${(err as Error).message}` });
+      return JSON.stringify({ error: `${what}: ${(err as Error).message}` });
     } finally {
       call.cancel.unlisten(onCancel);
     }

@@ -12,11 +12,11 @@
  * submit it twice.)
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { EndpointDef, ModelDef, ProviderDef, VideoCapabilities } from '../core/catalog-types.js';
+import { hostOf, isLoopback, isPrivateAddress } from '../core/addresses.js';
 import { computeCost } from '../core/pricing.js';
 import { budgetRefusal, endpointVerdict, modelAccess, refusal } from '../core/policy.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
@@ -161,19 +161,6 @@ export function unsupported(caps: VideoCapabilities, r: VideoJobRequest): [strin
 
 // ---- callback URLs ----------------------------------------------------------------------------------------------
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host.endsWith('.localhost') || /^127\./.test(host) || host === '::1' || host === '0:0:0:0:0:0:0:1';
-}
-
-function isPrivateAddress(host: string): boolean {
-  if (isIP(host) === 4) {
-    const [a, b] = host.split('.').map(Number);
-    return a === 0 || a === 10 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);
-  }
-  if (isIP(host) === 6) return /^(fc|fd|fe8|fe9|fea|feb)/i.test(host) || host === '::' || /^::ffff:/i.test(host);
-  return false;
-}
-
 /** Checks a `callback_url`: https to a public host; a loopback host (http or https) only when the config allows it. */
 export function checkCallbackUrl(raw: string, allowLoopback: boolean): string {
   let u: URL;
@@ -183,7 +170,7 @@ export function checkCallbackUrl(raw: string, allowLoopback: boolean): string {
     throw badRequest('callback_url must be an absolute URL', { field: 'callback_url' });
   }
   if (u.username || u.password) throw badRequest('callback_url must not carry credentials', { field: 'callback_url' });
-  const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const host = hostOf(u);
   if (isLoopback(host)) {
     if (!allowLoopback) throw badRequest('callback_url must not point at a loopback address', { field: 'callback_url' });
     if (u.protocol !== 'https:' && u.protocol !== 'http:') throw badRequest('callback_url must be an http(s) URL', { field: 'callback_url' });

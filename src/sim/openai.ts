@@ -220,7 +220,11 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
 
   const tool = k.content === undefined ? pickTool(body, k.toolCall) : undefined;
   if (tool) {
-    let pieces = splitFixed(JSON.stringify(sampleFromSchema(tool.parameters ?? { type: 'object' })));
+    const args = sampleFromSchema(tool.parameters ?? { type: 'object' });
+    // A `url` argument is the first URL of the conversation's last text, when it has one (e.g. for a fetch tool).
+    const url = /https?:\/\/[^\s"'<>]+/.exec(seed)?.[0];
+    if (url && isObj(args) && typeof args.url === 'string') args.url = url;
+    let pieces = splitFixed(JSON.stringify(args));
     const budget = Math.max(0, max - reasoning - 1); // the header chunk counts as one token
     const truncated = pieces.length > budget;
     if (truncated) pieces = pieces.slice(0, budget);

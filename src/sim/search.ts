@@ -6,6 +6,12 @@
  *
  * Results are deterministic: three per query, each naming the query. Without `format=json` the answer is HTML, as
  * SearXNG's is (a gateway must ask for JSON). The usual knobs apply (errors, latency).
+ *
+ * And web pages for the `gateway:web_fetch` server tool:
+ *
+ *   GET /pages/html       an HTML page (title, heading, a paragraph with a link, a script and a style to leave out)
+ *   GET /pages/redirect   302 to /pages/html;  GET /pages/loop  302 to itself
+ *   GET /pages/binary     image/png bytes;      GET /pages/big   3 MiB of text
  */
 import { openaiProtocol } from './openai.js';
 import type { Endpoint, EndpointContext, Reply } from './protocol.js';
@@ -25,4 +31,31 @@ function search(ctx: EndpointContext): Reply {
   return { kind: 'json', status: 200, body: JSON.stringify({ query: q, number_of_results: results.length, results }), headers: { 'content-type': 'application/json' }, chunks: 1 };
 }
 
-export const searchEndpoints: Endpoint[] = [{ method: 'GET', path: '/search', protocol: openaiProtocol, modelCall: true, handle: search }];
+/** The HTML page of `/pages/html` (exported for tests). */
+export const SIM_PAGE_HTML =
+  '<!doctype html><html><head><title>Sim page</title><style>body{color:red}</style></head>' +
+  '<body><h1>Hello from the simulator</h1><p>A paragraph with <a href="/elsewhere">a link</a>.</p><script>alert(1)</script></body></html>';
+
+function page(ctx: EndpointContext): Reply {
+  const name = ctx.path.slice('/pages/'.length);
+  const html = { 'content-type': 'text/html; charset=utf-8' };
+  switch (name) {
+    case 'html':
+      return { kind: 'json', status: 200, body: SIM_PAGE_HTML, headers: html, chunks: 1 };
+    case 'redirect':
+      return { kind: 'json', status: 302, body: '', headers: { location: `/${ctx.provider}/pages/html` }, chunks: 1 };
+    case 'loop':
+      return { kind: 'json', status: 302, body: '', headers: { location: `/${ctx.provider}/pages/loop` }, chunks: 1 };
+    case 'binary':
+      return { kind: 'json', status: 200, body: '\u0089PNG', headers: { 'content-type': 'image/png' }, chunks: 1 };
+    case 'big':
+      return { kind: 'json', status: 200, body: 'x'.repeat(3 * 1024 * 1024), headers: { 'content-type': 'text/plain' }, chunks: 1 };
+    default:
+      return { kind: 'json', status: 404, body: 'not found', headers: { 'content-type': 'text/plain' }, chunks: 1 };
+  }
+}
+
+export const searchEndpoints: Endpoint[] = [
+  { method: 'GET', path: '/search', protocol: openaiProtocol, modelCall: true, handle: search },
+  { method: 'GET', path: /^\/pages\/[a-z]+$/, protocol: openaiProtocol, modelCall: true, handle: page },
+];

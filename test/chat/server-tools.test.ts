@@ -14,7 +14,10 @@ import { chat, isolatedEnv, parseSse, streamChat, upstreamBodies, WEATHER_TOOL, 
 const MODEL = 'test/beta'; // one endpoint: sim-c
 
 describe('server tools', () => {
-  const isolated = isolatedEnv({ beforeAll, afterAll, beforeEach }, { env: (simUrl) => ({ GATEWAY_WEB_SEARCH_URL: `${simUrl}/sim-search`, GATEWAY_STREAM_KEEPALIVE_MS: '100' }) });
+  const isolated = isolatedEnv({ beforeAll, afterAll, beforeEach }, {
+    // Web fetch on, private addresses allowed: the simulator's pages are on 127.0.0.1.
+    env: (simUrl) => ({ GATEWAY_WEB_SEARCH_URL: `${simUrl}/sim-search`, GATEWAY_STREAM_KEEPALIVE_MS: '100', GATEWAY_WEB_FETCH: 'true', GATEWAY_WEB_FETCH_ALLOW_PRIVATE: 'true' }),
+  });
   let env: ClockedEnv;
   beforeEach(() => {
     env = isolated();
@@ -85,6 +88,21 @@ describe('server tools', () => {
       unix: Date.UTC(2026, 10, 23, 12) / 1000,
     });
     expect(datetimeResult(0, undefined)).toMatchObject({ timezone: 'UTC', iso: '1970-01-01T00:00:00.000Z' });
+  });
+
+  it('gateway:web_fetch: the model reads a page as text (the simulator asks for the URL in the prompt)', async () => {
+    const url = `${env.sim.url}/sim-web/pages/redirect`;
+    const r = await chat(env, { model: MODEL, messages: [{ role: 'user', content: `Summarize ${url} please` }], tools: [{ type: 'gateway:web_fetch', parameters: { max_chars: 1000 } }] });
+    expect(r.status).toBe(200);
+    const call = turns()[1].messages.at(-2).tool_calls[0];
+    expect(JSON.parse(call.function.arguments)).toEqual({ url });
+    const result = JSON.parse(turns()[1].messages.at(-1).content);
+    expect(result).toMatchObject({ url: `${env.sim.url}/sim-web/pages/html`, status: 200, content_type: 'text/html', title: 'Sim page', truncated: false });
+    expect(result.content).toContain('Hello from the simulator');
+    expect(r.body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 0 });
+    // A page the tool cannot read is its error, for the model.
+    await chat(env, { model: MODEL, messages: [{ role: 'user', content: `Read ${env.sim.url}/sim-web/pages/binary` }], tools: [{ type: 'gateway:web_fetch' }] });
+    expect(JSON.parse(turns().at(-1).messages.at(-1).content)).toEqual({ error: 'Web fetch failed: the page is image/png, not text' });
   });
 
   it('stop_server_tools_when: after the condition holds, one last turn runs without the server tools', async () => {
@@ -183,9 +201,9 @@ describe('server tools', () => {
   });
 
   it('400 for a server tool this gateway does not run, and for a client function that takes a server tool’s name', async () => {
-    const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:web_fetch' }] });
+    const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:image_generation' }] });
     expect(r.status).toBe(400);
-    expect(r.body.error).toMatchObject({ code: 400, metadata: { field: 'tools[0].type' }, message: expect.stringContaining('gateway:web_fetch') });
+    expect(r.body.error).toMatchObject({ code: 400, metadata: { field: 'tools[0].type' }, message: expect.stringContaining('gateway:image_generation') });
     const over = await chat(env, { model: MODEL, tools: [{ type: 'gateway:datetime' }], max_tool_calls: 31 });
     expect(over.status).toBe(400);
     expect(over.body.error.metadata.field).toBe('max_tool_calls');
@@ -199,11 +217,14 @@ describe('server tools', () => {
 describe('server tools without a search engine', () => {
   const isolated = isolatedEnv({ beforeAll, afterAll, beforeEach });
 
-  it('gateway:web_search is a 400 naming the setting; gateway:datetime still runs', async () => {
+  it('gateway:web_search and gateway:web_fetch are 400s naming their settings; gateway:datetime still runs', async () => {
     const env = isolated();
     const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:web_search' }] });
     expect(r.status).toBe(400);
     expect(r.body.error.message).toMatch(/GATEWAY_WEB_SEARCH_URL/);
+    const f = await chat(env, { model: MODEL, tools: [{ type: 'gateway:datetime' }, { type: 'gateway:web_fetch' }] });
+    expect(f.status).toBe(400);
+    expect(f.body.error).toMatchObject({ metadata: { field: 'tools[1].type' }, message: expect.stringMatching(/GATEWAY_WEB_FETCH=true/) });
     expect((await chat(env, { model: MODEL, tools: [{ type: 'gateway:datetime' }] })).status).toBe(200);
   });
 });

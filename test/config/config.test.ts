@@ -45,7 +45,18 @@ describe('loadConfig: defaults', () => {
       keyCacheTtlMs: 30_000,
       shutdownGraceMs: 30_000,
       file: {},
+      webSearchUrl: null,
+      webFetch: 'off',
     });
+  });
+
+  it('server tools: the SearXNG URL, web fetch (public only unless private addresses are allowed too)', () => {
+    expect(loadConfig({ GATEWAY_WEB_SEARCH_URL: 'http://searxng:8080' }).webSearchUrl).toBe('http://searxng:8080');
+    expect(loadConfig({ GATEWAY_WEB_FETCH: 'true' }).webFetch).toBe('public');
+    expect(loadConfig({ GATEWAY_WEB_FETCH: '1', GATEWAY_WEB_FETCH_ALLOW_PRIVATE: 'true' }).webFetch).toBe('private');
+    expect(loadConfig({ GATEWAY_WEB_FETCH_ALLOW_PRIVATE: 'true' }).webFetch).toBe('off');
+    expect(problems({ GATEWAY_WEB_SEARCH_URL: 'searxng:8080' })[0]).toMatch(/^GATEWAY_WEB_SEARCH_URL must be an http/);
+    expect(problems({ GATEWAY_WEB_FETCH: 'sometimes' })[0]).toMatch(/^GATEWAY_WEB_FETCH must be true or false/);
   });
 
   it('reads every setting from the environment', () => {

@@ -122,7 +122,7 @@ const ChatMessage = Type.Object(
 
 const ChatTool = Type.Object(
   { type: Type.String({ minLength: 1 }) },
-  { additionalProperties: true, description: 'A function tool (`{type: "function", function: {name, description, parameters}}`) or a server tool the gateway runs (`{type: "gateway:web_search" | "gateway:datetime", parameters?}`; docs/server-tools.md).' },
+  { additionalProperties: true, description: 'A function tool (`{type: "function", function: {name, description, parameters}}`) or a server tool the gateway runs (`{type: "gateway:web_search" | "gateway:web_fetch" | "gateway:datetime", parameters?}`; docs/server-tools.md).' },
 );
 
 /** Body of POST /chat/completions. */
