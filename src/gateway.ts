@@ -20,6 +20,7 @@ import { ChatService } from './services/chat.js';
 import { ServerToolService } from './services/server-tools.js';
 import { SearxngSearch } from './providers/web/searxng.js';
 import { WebFetcher } from './providers/web/fetch.js';
+import { ResponseCache } from './services/response-cache.js';
 import { GenerationRecorder } from './services/generations.js';
 import { SharedSpend } from './services/shared-spend.js';
 import { RateLimiter } from './services/rate-limits.js';
@@ -142,6 +143,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     now,
     options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs },
   });
+  // The response cache: in memory, or shared in Redis.
+  const cache = new ResponseCache(config.redisUrl, logger, now);
   // Server tools on chat; web search over the operator's SearXNG instance when one is configured.
   const search = config.webSearchUrl ? new SearxngSearch(config.webSearchUrl) : null;
   const fetcher = config.webFetch === 'off' ? null : new WebFetcher(config.webFetch === 'private');
@@ -169,6 +172,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     health,
     recorder,
     chat,
+    cache,
     serverTools,
     speech: new SpeechService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
@@ -186,6 +190,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
       () => rateLimits.close(),
       () => http.close(),
       async () => search?.close(),
+      () => cache.close(),
       async () => fetcher?.close(),
       () => videos.http.close(),
     ],

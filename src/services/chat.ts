@@ -466,7 +466,8 @@ export class ChatService {
    * is committed with the first content, or earlier by a keep-alive comment when the wait is long. After content has
    * flowed, an error ends the stream with the API's error event (chat: a chunk with `finish_reason: "error"`).
    */
-  async stream(p: Prepared, call: ChatCall, raw: ServerResponse): Promise<void> {
+  /** Resolves with the generation id when the stream ended normally, null when it ended with an error (or the client left). */
+  async stream(p: Prepared, call: ChatCall, raw: ServerResponse): Promise<{ id: string } | null> {
     const { id, created, attempts, o } = this.begin(p, call);
 
     let committed = false;
@@ -551,7 +552,7 @@ export class ChatService {
           const genMs = o.firstTokenAt !== null ? this.now() - o.firstTokenAt : 0;
           this.deps.health.success(a.endpoint, o.ttftMs ?? 0, o.usage && genMs > 0 ? (o.usage.completionTokens * 1000) / genMs : null);
           this.record(p, call, id, o, attempts, meta.cost);
-          return;
+          return { id };
         } catch (err) {
           if (err instanceof HttpError) throw err;
           last = this.failed(a, err, attempts);
@@ -570,7 +571,7 @@ export class ChatService {
             commit();
             raw.end(held + session.errorOut(last.status, masked, last.type, meta));
             this.record(p, call, id, o, attempts, meta.cost);
-            return;
+            return null;
           }
         } finally {
           res?.close();
@@ -580,7 +581,7 @@ export class ChatService {
       o.cancelled = call.cancel.aborted;
       const error = attemptsHttpError(last, lastAttempt, attempts, retryHints);
       this.record(p, call, id, { ...o, status: o.cancelled ? 499 : error.status, error }, attempts, null);
-      if (o.cancelled) return;
+      if (o.cancelled) return null;
       if (!committed) throw this.withMetadata(error, p, o, attempts, call);
       // Only keep-alive comments were sent: the error goes in the stream, in the API's own shape.
       const meta: AnswerMeta = { id, model: lastAttempt?.model ?? p.requested, provider: lastAttempt?.provider.name ?? '', created, cost: null, cost_details: { upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null } };
@@ -588,6 +589,7 @@ export class ChatService {
       const session = lastAttempt ? this.codec(p, lastAttempt).openStream(meta) : null;
       commit();
       if (session) raw.end(session.errorOut(error.status, error.message, String(error.metadata?.error_type ?? 'provider_unavailable'), meta));
+      return null;
     } finally {
       clearInterval(keepalive);
       if (committed && !raw.writableEnded) raw.end();

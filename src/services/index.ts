@@ -10,6 +10,7 @@ import type { WorkspaceService } from './workspaces.js';
 import type { CatalogService } from './catalog.js';
 import type { ChatService } from './chat.js';
 import type { ServerToolService } from './server-tools.js';
+import type { ResponseCache } from './response-cache.js';
 import type { GenerationRecorder } from './generations.js';
 import type { HealthTracker } from './health.js';
 import type { GuardrailService } from './guardrails.js';
@@ -37,6 +38,8 @@ export interface Services {
   health: HealthTracker;
   recorder: GenerationRecorder;
   chat: ChatService;
+  /** The response cache of the inference APIs (X-Gateway-Cache; docs/cache.md). */
+  cache: ResponseCache;
   /** Server tools on chat (gateway:web_search, gateway:datetime): the model/tool loop (docs/server-tools.md). */
   serverTools: ServerToolService;
   /** Text-to-speech (POST /audio/speech). */

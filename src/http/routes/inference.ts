@@ -15,6 +15,7 @@ import { Cancellation } from '../../providers/http.js';
 import type { ApiCall } from '../../services/api-deps.js';
 import type { Services } from '../../services/index.js';
 import { serverToolsOf } from '../../services/server-tools.js';
+import { cacheKey, cacheRequest, captureStream, hitHeaders } from '../../services/response-cache.js';
 
 /** `X-Gateway-Metadata: enabled` (or the legacy `X-Gateway-Experimental-Metadata`), case-insensitive. */
 export function wantsMetadata(headers: Record<string, string | string[] | undefined>): boolean {
@@ -97,6 +98,16 @@ function apiErrorBody(api: InboundApi, err: HttpError, requestId: string): Recor
   return body;
 }
 
+/** A stream that failed before it was committed: an ordinary JSON error in the API's shape (else the stream just ends). */
+function failStream(req: FastifyRequest, reply: FastifyReply, api: InboundApi, err: unknown): void {
+  const e = err instanceof HttpError ? err : new HttpError(500, 'Internal server error', { error_type: 'server' });
+  if (!(err instanceof HttpError)) req.log.error({ err }, 'stream failed');
+  if (!reply.raw.headersSent && !reply.raw.destroyed) {
+    reply.raw.writeHead(e.status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': req.id, ...e.headers });
+    reply.raw.end(JSON.stringify(apiErrorBody(api, e, req.id)));
+  } else if (!reply.raw.writableEnded) reply.raw.end();
+}
+
 export default async function inferenceRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
   for (const r of ROUTES) {
     await app.register(async (scope) => {
@@ -116,7 +127,12 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
           schema: {
             tags: ['Inference'],
             summary: r.summary,
-            headers: Type.Object({ 'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata; anything else (default) does not.' })) }),
+            headers: Type.Object({
+              'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata; anything else (default) does not.' })),
+              'x-gateway-cache': Type.Optional(Type.String({ description: 'true: answer from the response cache when this key sent the same body before, else store the answer (docs/cache.md). The answer carries X-Gateway-Cache-Status (HIT or MISS), -TTL, and on a hit -Age and -Source-Id.' })),
+              'x-gateway-cache-ttl': Type.Optional(Type.String({ description: 'Seconds the answer is kept: 1 to 86400 (default 300).' })),
+              'x-gateway-cache-clear': Type.Optional(Type.String({ description: 'true: drop the stored answer and ask the provider again.' })),
+            }),
             body: r.body,
             response: { 200: r.response, ...errors(400, 401, 402, 403, 404, 408, 413, 429, 500, 502, 503, 524, 529) },
           },
@@ -145,36 +161,53 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
             try {
               await svc.serverTools.stream(req.body, tools, call, reply.raw, req.id);
             } catch (err) {
-              const e = err instanceof HttpError ? err : new HttpError(500, 'Internal server error', { error_type: 'server' });
-              if (!(err instanceof HttpError)) req.log.error({ err }, 'server tool loop failed');
-              if (!reply.raw.headersSent && !reply.raw.destroyed) {
-                reply.raw.writeHead(e.status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': req.id, ...e.headers });
-                reply.raw.end(JSON.stringify(apiErrorBody(r.api, e, req.id)));
-              } else if (!reply.raw.writableEnded) reply.raw.end();
+              failStream(req, reply, r.api, err);
             }
             return;
           }
+          // The response cache (X-Gateway-Cache; docs/cache.md): looked up once the request passed every check.
+          const caching = cacheRequest(req.headers);
           const prepared = await svc.chat.prepare(r.api, req.body, call);
+          const cacheKeyOf = caching ? cacheKey(req.key.hash, r.api, prepared.stream, req.body) : null;
+          if (caching && cacheKeyOf) {
+            const hit = caching.clear ? (await svc.cache.delete(cacheKeyOf), null) : await svc.cache.get(cacheKeyOf);
+            if (hit) {
+              prepared.release(null);
+              const headers = { ...hitHeaders(hit, svc.health.now()), 'x-generation-id': hit.generationId };
+              if (!prepared.stream) return reply.headers(headers).type(hit.contentType).send(hit.body);
+              reply.hijack();
+              reply.raw.writeHead(200, { 'content-type': hit.contentType, 'cache-control': 'no-cache', 'x-request-id': req.id, ...headers });
+              reply.raw.end(hit.body);
+              return;
+            }
+            reply.header('x-gateway-cache-status', 'MISS').header('x-gateway-cache-ttl', String(caching.ttl));
+          }
           if (!prepared.stream) {
             try {
               const { id, body } = await svc.chat.complete(prepared, call);
               reply.header('x-generation-id', id);
+              if (caching && cacheKeyOf) {
+                const { gateway_metadata: _notKept, ...kept } = body;
+                await svc.cache.set(cacheKeyOf, { body: JSON.stringify(kept), contentType: 'application/json; charset=utf-8', generationId: id, ttl: caching.ttl });
+              }
               return body;
             } finally {
               prepared.release(null); // normally already released by the generation record
             }
           }
           reply.hijack();
+          if (caching) {
+            reply.raw.setHeader('x-gateway-cache-status', 'MISS');
+            reply.raw.setHeader('x-gateway-cache-ttl', String(caching.ttl));
+          }
+          // A copy of the stream for the cache (not when it carries gateway_metadata, which hits never do).
+          const copy = caching && !call.wantMetadata ? captureStream(reply.raw) : null;
           try {
-            await svc.chat.stream(prepared, call, reply.raw);
+            const done = await svc.chat.stream(prepared, call, reply.raw);
+            const text = copy?.();
+            if (done && text && caching && cacheKeyOf) await svc.cache.set(cacheKeyOf, { body: text, contentType: 'text/event-stream; charset=utf-8', generationId: done.id, ttl: caching.ttl });
           } catch (err) {
-            // Failed before the stream was committed: an ordinary JSON error in the API's shape.
-            const e = err instanceof HttpError ? err : new HttpError(500, 'Internal server error', { error_type: 'server' });
-            if (!(err instanceof HttpError)) req.log.error({ err }, 'stream failed');
-            if (!reply.raw.headersSent && !reply.raw.destroyed) {
-              reply.raw.writeHead(e.status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': req.id, ...e.headers });
-              reply.raw.end(JSON.stringify(apiErrorBody(r.api, e, req.id)));
-            } else if (!reply.raw.writableEnded) reply.raw.end();
+            failStream(req, reply, r.api, err);
           } finally {
             prepared.release(null); // normally already released by the generation record
           }
