@@ -39,8 +39,7 @@ export function withCache<T extends object>(o: T, cc: CacheControl | undefined):
 
 /**
  * Server tools (`gateway:*`, the legacy `openrouter:*`, and the `web_search*` shorthands) are not function tools: they
- * stay out of the IR tool list. /chat/completions runs them (services/server-tools.ts); the Responses and Messages
- * APIs do not yet, and leave them out.
+ * stay out of the IR tool list. The gateway runs them in its model/tool loop (services/server-tools.ts).
  */
 export const isServerTool = isServerToolType;
 

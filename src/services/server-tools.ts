@@ -36,14 +36,23 @@ import type { ChatCall, ChatService } from './chat.js';
 
 type Json = Record<string, unknown>;
 
-/** The `tools` of a chat body that are server tools (with their index), or null when there are none. */
-export function serverToolsOf(body: Json): Array<{ index: number; type: string; parameters: Json }> | null {
+/** A server tool as a request lists it. */
+export interface FoundServerTool {
+  index: number;
+  type: string;
+  parameters: Json;
+  /** The whole tool object (e.g. Anthropic's `max_uses`). */
+  raw: Json;
+}
+
+/** The `tools` of a request body that are server tools (with their index), or null when there are none. */
+export function serverToolsOf(body: Json): FoundServerTool[] | null {
   const tools = body.tools;
   if (!Array.isArray(tools)) return null;
-  let out: Array<{ index: number; type: string; parameters: Json }> | null = null;
+  let out: FoundServerTool[] | null = null;
   for (let i = 0; i < tools.length; i++) {
     const t = tools[i] as Json;
-    if (t && isServerToolType(t.type)) (out ??= []).push({ index: i, type: t.type as string, parameters: (t.parameters as Json | undefined) ?? {} });
+    if (t && isServerToolType(t.type)) (out ??= []).push({ index: i, type: t.type as string, parameters: (t.parameters as Json | undefined) ?? {}, raw: t });
   }
   return out;
 }
@@ -97,7 +106,7 @@ export class ServerToolService {
   }
 
   /** The server tools of a request, checked: one this gateway does not run, or web search without an engine, is a 400. */
-  tools(found: Array<{ index: number; type: string; parameters: Json }>, body: Json): ServerTool[] {
+  tools(found: FoundServerTool[], body: Json): ServerTool[] {
     const out: ServerTool[] = [];
     for (const t of found) {
       const name = serverToolName(t.type);
@@ -154,6 +163,12 @@ export class ServerToolService {
 
   /** The loop: model turns and tool runs; resolves with the answer (the last turn's body, usage summed) and its id. */
   async run(body: Json, tools: ServerTool[], call: ChatCall): Promise<{ id: string; body: Json }> {
+    const { id, body: out } = await this.runWithDetails(body, tools, call);
+    return { id, body: out };
+  }
+
+  /** `run`, with what the loop ran. */
+  async runWithDetails(body: Json, tools: ServerTool[], call: ChatCall): Promise<{ id: string; body: Json; details: ServerToolDetails }> {
     const names = new Set<string>(tools.map((t) => t.name));
     const functions = serverToolFunctions(tools);
     const clientTools = (body.tools as Json[]).filter((t) => !isServerToolType(t?.type));
@@ -162,7 +177,7 @@ export class ServerToolService {
     const messages = [...(body.messages as Json[])];
     const usages: Json[] = [];
     const ids: string[] = [];
-    const details = { tool_calls_requested: 0, tool_calls_executed: 0, web_search_requests: 0 };
+    const details: ServerToolDetails = { tool_calls_requested: 0, tool_calls_executed: 0, web_search_requests: 0 };
     const state: LoopState = { steps: 0, executed: 0, tokens: 0, cost: 0, calledTools: [], finishReason: null };
     let last = false;
     for (;;) {
@@ -205,7 +220,7 @@ export class ServerToolService {
         if (calls.length !== clientCalls.length) message.tool_calls = clientCalls;
         const out: Json = { ...answer.body, usage: { ...sumUsage(usages), server_tool_use_details: details } };
         if (out.gateway_metadata && typeof out.gateway_metadata === 'object') out.gateway_metadata = { ...(out.gateway_metadata as Json), server_tools: { steps: state.steps, generations: ids } };
-        return { id: answer.id, body: out };
+        return { id: answer.id, body: out, details };
       }
       messages.push({ role: 'assistant', content: message.content ?? null, tool_calls: serverCalls });
       for (const c of serverCalls) {
@@ -236,8 +251,11 @@ export class ServerToolService {
     return choice;
   }
 
-  /** `stream: true`: keep-alive comments while the loop runs, then the answer as chat completion chunks. */
-  async stream(body: Json, tools: ServerTool[], call: ChatCall, raw: ServerResponse, requestId: string): Promise<void> {
+  /**
+   * `stream: true`: keep-alive comments while the loop runs, then the answer as the API's event stream (`encode`,
+   * chat completion chunks by default).
+   */
+  async stream(body: Json, tools: ServerTool[], call: ChatCall, raw: ServerResponse, requestId: string, encode: AnswerEncoder = CHAT_ENCODER): Promise<void> {
     let committed = false;
     const commit = (id: string | null) => {
       if (committed) return;
@@ -257,25 +275,44 @@ export class ServerToolService {
       raw.write(': GATEWAY PROCESSING\n\n');
     }, Math.max(50, this.deps.keepaliveMs));
     try {
-      let answer: { id: string; body: Json };
+      let answer: { id: string; body: Json; details: ServerToolDetails };
       try {
-        answer = await this.run(body, tools, call);
+        answer = await this.runWithDetails(body, tools, call);
       } catch (err) {
         if (!committed || call.cancel.aborted) throw err;
-        // The 200 is already sent (keep-alive comments): the error ends the stream as a chat error chunk.
-        const e = err instanceof HttpError ? err : new HttpError(500, 'Internal server error');
-        const chunk = { id: null, object: 'chat.completion.chunk', created: Math.floor(this.now() / 1000), model: body.model ?? null, choices: [{ index: 0, delta: {}, finish_reason: 'error' }], error: { code: e.status, message: e.message, metadata: e.metadata ?? null } };
-        raw.end(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`);
+        // The 200 is already sent (keep-alive comments): the error ends the stream with the API's error event.
+        raw.end(encode.error(err instanceof HttpError ? err : new HttpError(500, 'Internal server error'), body, Math.floor(this.now() / 1000)));
         return;
       }
       clearInterval(keepalive);
       commit(answer.id);
-      raw.end(answerChunks(answer.body));
+      raw.end(encode.answer(answer.body, answer.details));
     } finally {
       clearInterval(keepalive);
     }
   }
 }
+
+/** What the loop ran, as reported in `usage`. */
+export interface ServerToolDetails {
+  tool_calls_requested: number;
+  tool_calls_executed: number;
+  web_search_requests: number;
+}
+
+/** How a loop's answer (a chat completion) is sent as an API's event stream. */
+export interface AnswerEncoder {
+  answer(chatAnswer: Json, details: ServerToolDetails): string;
+  error(e: HttpError, body: Json, created: number): string;
+}
+
+const CHAT_ENCODER: AnswerEncoder = {
+  answer: (chatAnswer) => answerChunks(chatAnswer),
+  error: (e, body, created) => {
+    const chunk = { id: null, object: 'chat.completion.chunk', created, model: body.model ?? null, choices: [{ index: 0, delta: {}, finish_reason: 'error' }], error: { code: e.status, message: e.message, metadata: e.metadata ?? null } };
+    return `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`;
+  },
+};
 
 /** A chat completion as the chunks of a stream: the message, its finish, then usage (and metadata), then `[DONE]` — as every chat stream ends. */
 export function answerChunks(answer: Json): string {

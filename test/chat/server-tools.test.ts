@@ -4,6 +4,7 @@
  * conditions and the call budget; the client's own tools; streaming; errors.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { datetimeResult, shouldStop } from '../../src/core/server-tools.js';
 import { answerChunks } from '../../src/services/server-tools.js';
@@ -181,6 +182,45 @@ describe('server tools', () => {
     expect(text).toMatch(/^Simulated reply using tool result:/);
     // A quick loop: no keep-alive was needed, so the header names the generation too.
     expect(response.headers.get('x-generation-id')).toBe(id2);
+  });
+
+  it('Messages API (Claude Code’s web search tool) through the Anthropic SDK: the loop runs, the answer is a Message', async () => {
+    const anthropic = new Anthropic({ baseURL: `${env.t.url}/api`, authToken: env.key, apiKey: null, maxRetries: 0 });
+    const tool = { type: 'web_search_20250305', name: 'web_search', max_uses: 3 } as never;
+    const msg = await anthropic.messages.create({ model: MODEL, max_tokens: 200, messages: [{ role: 'user', content: 'Any news?' }], tools: [tool] });
+    expect(msg.type).toBe('message');
+    expect(msg.stop_reason).toBe('end_turn');
+    expect(msg.content).toEqual([expect.objectContaining({ type: 'text', text: expect.stringMatching(/^Simulated reply using tool result:/) })]);
+    expect(msg.usage.server_tool_use).toEqual({ web_search_requests: 1 });
+    expect((msg.usage as unknown as Json).server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 1 });
+    expect(msg.id).toMatch(/^gen-/);
+    expect(turns()).toHaveLength(2);
+    expect(turns()[0].tools.map((t: Json) => t.function.name)).toEqual(['web_search']);
+    // Streamed: the same answer as Anthropic's event stream.
+    const stream = anthropic.messages.stream({ model: MODEL, max_tokens: 200, messages: [{ role: 'user', content: 'Any news?' }], tools: [tool] });
+    const final = await stream.finalMessage();
+    expect(final.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^Simulated reply using tool result:/) });
+    expect(final.stop_reason).toBe('end_turn');
+  });
+
+  it('max_uses of Anthropic’s web search tool bounds the searches', async () => {
+    env.sim.setKnobs('sim-c', { toolCall: true });
+    const r = await env.t.call('POST', '/messages', { key: env.key, body: { model: MODEL, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 2 }] } });
+    expect(r.status).toBe(200);
+    expect(r.body.usage.server_tool_use).toEqual({ web_search_requests: 2 });
+    expect(turns()).toHaveLength(3);
+  });
+
+  it('Responses API through the OpenAI SDK: web_search_preview runs the loop; streamed too', async () => {
+    const client = new OpenAI({ baseURL: env.t.api, apiKey: env.key, maxRetries: 0 });
+    const res = await client.responses.create({ model: MODEL, input: 'Any news?', tools: [{ type: 'web_search_preview' }] });
+    expect(res.output_text).toMatch(/^Simulated reply using tool result:/);
+    expect((res.usage as unknown as Json).server_tool_use_details).toMatchObject({ web_search_requests: 1 });
+    expect(turns()).toHaveLength(2);
+    let text = '';
+    const stream = await client.responses.create({ model: MODEL, input: 'Any news?', tools: [{ type: 'gateway:datetime' } as never], stream: true });
+    for await (const ev of stream) if (ev.type === 'response.output_text.delta') text += ev.delta;
+    expect(text).toMatch(/^Simulated reply using tool result:/);
   });
 
   it('a search engine that fails answers the model with the error; the request still succeeds', async () => {

@@ -15,6 +15,7 @@ import { Cancellation } from '../../providers/http.js';
 import type { ApiCall } from '../../services/api-deps.js';
 import type { Services } from '../../services/index.js';
 import { serverToolsOf } from '../../services/server-tools.js';
+import { answerBodyOf, chatBodyOf, encoderOf } from '../../services/server-tools-apis.js';
 import { cacheKey, cacheRequest, captureStream, hitHeaders } from '../../services/response-cache.js';
 
 /** `X-Gateway-Metadata: enabled` (or the legacy `X-Gateway-Experimental-Metadata`), case-insensitive. */
@@ -148,18 +149,19 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
             sessionHeader: typeof session === 'string' && session.length <= 256 ? session : undefined,
             cancel,
           };
-          // Server tools (gateway:web_search, gateway:datetime) on chat: the model/tool loop (docs/server-tools.md).
-          const server = r.api === 'chat' ? serverToolsOf(req.body) : null;
+          // Server tools (gateway:web_search, …): the model/tool loop, run on chat bodies (docs/server-tools.md).
+          const server = serverToolsOf(req.body);
           if (server) {
-            const tools = svc.serverTools.tools(server, req.body);
+            const chatBody = r.api === 'chat' ? req.body : chatBodyOf(r.api, req.body, server);
+            const tools = svc.serverTools.tools(server, chatBody);
             if (req.body.stream !== true) {
-              const { id, body } = await svc.serverTools.run(req.body, tools, call);
+              const { id, body, details } = await svc.serverTools.runWithDetails(chatBody, tools, call);
               reply.header('x-generation-id', id);
-              return body;
+              return r.api === 'chat' ? body : answerBodyOf(r.api, body, details);
             }
             reply.hijack();
             try {
-              await svc.serverTools.stream(req.body, tools, call, reply.raw, req.id);
+              await svc.serverTools.stream(chatBody, tools, call, reply.raw, req.id, r.api === 'chat' ? undefined : encoderOf(r.api));
             } catch (err) {
               failStream(req, reply, r.api, err);
             }
