@@ -94,6 +94,13 @@ export function newGenerationId(): string {
   return `gen-${Math.floor(Date.now() / 1000)}-${GEN_PREFIX}${genCounter.toString(36)}`;
 }
 
+/** The response head of an event stream (every streamed answer: chat, server-tool loops, cache hits). */
+export function eventStreamHead(generationId: string | null, requestId: string): Record<string, string> {
+  const head: Record<string, string> = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no', 'x-request-id': requestId };
+  if (generationId) head['x-generation-id'] = generationId;
+  return head;
+}
+
 /** Resolves when a response that pushed back can take more (or is closed). Shared with speech. */
 export function drained(raw: ServerResponse): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -481,14 +488,7 @@ export class ChatService {
     const commit = () => {
       if (committed) return;
       committed = true;
-      raw.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-        'x-generation-id': id,
-        'x-request-id': call.requestId,
-      });
+      raw.writeHead(200, eventStreamHead(id, call.requestId));
     };
     // Keep-alive comments while nothing else is written (before the first token, and in long pauses).
     const keepalive = setInterval(() => {

@@ -32,7 +32,7 @@ import {
 import { badRequest, HttpError } from '../http/errors.js';
 import type { WebFetcher } from '../providers/web/fetch.js';
 import type { SearxngSearch } from '../providers/web/searxng.js';
-import type { ChatCall, ChatService } from './chat.js';
+import { eventStreamHead, type ChatCall, type ChatService } from './chat.js';
 
 type Json = Record<string, unknown>;
 
@@ -260,14 +260,7 @@ export class ServerToolService {
     const commit = (id: string | null) => {
       if (committed) return;
       committed = true;
-      raw.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-        ...(id ? { 'x-generation-id': id } : {}),
-        'x-request-id': requestId,
-      });
+      raw.writeHead(200, eventStreamHead(id, requestId));
     };
     const keepalive = setInterval(() => {
       if (raw.destroyed) return;

@@ -14,6 +14,7 @@ import { messagesInbound } from '../../inbound/messages.js';
 import { Cancellation } from '../../providers/http.js';
 import type { ApiCall } from '../../services/api-deps.js';
 import type { Services } from '../../services/index.js';
+import { eventStreamHead } from '../../services/chat.js';
 import { serverToolsOf } from '../../services/server-tools.js';
 import { answerBodyOf, chatBodyOf, encoderOf } from '../../services/server-tools-apis.js';
 import { cacheKey, cacheRequest, captureStream, hitHeaders } from '../../services/response-cache.js';
@@ -178,7 +179,7 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
               const headers = { ...hitHeaders(hit, svc.health.now()), 'x-generation-id': hit.generationId };
               if (!prepared.stream) return reply.headers(headers).type(hit.contentType).send(hit.body);
               reply.hijack();
-              reply.raw.writeHead(200, { 'content-type': hit.contentType, 'cache-control': 'no-cache', 'x-request-id': req.id, ...headers });
+              reply.raw.writeHead(200, { ...eventStreamHead(hit.generationId, req.id), ...headers });
               reply.raw.end(hit.body);
               return;
             }
