@@ -20,6 +20,8 @@ export const GATEWAY_FIELDS = new Set([
   'transforms',
   'stop_server_tools_when',
   'max_tool_calls',
+  'cache_enabled',
+  'cache_ttl_seconds',
   'metadata',
   'image_config',
   'cache_control',

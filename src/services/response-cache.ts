@@ -60,6 +60,13 @@ export function cacheRequest(headers: Record<string, string | string[] | undefin
   return { ttl, clear: truthy(headers['x-gateway-cache-clear']) };
 }
 
+/** What a request body (after its preset is merged) asks of the cache: `cache_enabled`, `cache_ttl_seconds`. */
+export function bodyCaching(body: Record<string, unknown>): CacheRequest | null {
+  if (body.cache_enabled !== true) return null;
+  const ttl = body.cache_ttl_seconds;
+  return { ttl: typeof ttl === 'number' && Number.isInteger(ttl) && ttl >= 1 && ttl <= MAX_TTL_S ? ttl : DEFAULT_TTL_S, clear: false };
+}
+
 /** The cache key of a request: key hash, API, stream flag and the SHA-256 of the body. */
 export function cacheKey(keyHash: string, api: string, stream: boolean, body: unknown): string {
   const digest = createHash('sha256').update(JSON.stringify(body)).digest('hex');

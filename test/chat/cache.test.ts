@@ -133,6 +133,23 @@ describe('response cache (in memory)', () => {
     expect((await responses('anthropic')).headers.get('x-gateway-cache-status')).toBe('HIT');
   });
 
+  it('a preset with cache_enabled (and cache_ttl_seconds) turns the cache on without the header; the fields never go upstream', async () => {
+    const saved = await env.t.call('POST', '/presets/cached/chat/completions', { body: { model: 'test/beta', cache_enabled: true, cache_ttl_seconds: 60 } });
+    expect(saved.status).toBe(200);
+    const first = await chat(env, { model: '@preset/cached', messages: [{ role: 'user', content: 'preset cache' }] });
+    expect(first.headers.get('x-gateway-cache-status')).toBe('MISS');
+    expect(first.headers.get('x-gateway-cache-ttl')).toBe('60');
+    const second = await chat(env, { model: '@preset/cached', messages: [{ role: 'user', content: 'preset cache' }] });
+    expect(second.headers.get('x-gateway-cache-status')).toBe('HIT');
+    expect(calls()).toBe(1);
+    const up = env.sim.requests.find((x) => x.provider === 'sim-c')!.body as Record<string, unknown>;
+    expect(up.cache_enabled).toBeUndefined();
+    expect(up.cache_ttl_seconds).toBeUndefined();
+    const bad = await chat(env, { model: 'test/beta', cache_enabled: true, cache_ttl_seconds: 0 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.metadata.field).toBe('cache_ttl_seconds');
+  });
+
   it('a bad TTL is a 400 naming the header', async () => {
     for (const ttl of ['0', '86401', 'soon', '1.5']) {
       const r = await ask('x', { ...CACHE, 'x-gateway-cache-ttl': ttl });

@@ -17,7 +17,7 @@ import type { Services } from '../../services/index.js';
 import { eventStreamHead } from '../../services/chat.js';
 import { serverToolsOf } from '../../services/server-tools.js';
 import { answerBodyOf, chatBodyOf, encoderOf } from '../../services/server-tools-apis.js';
-import { cacheKey, cacheRequest, captureStream, hitHeaders } from '../../services/response-cache.js';
+import { bodyCaching, cacheKey, cacheRequest, captureStream, hitHeaders } from '../../services/response-cache.js';
 
 /** `X-Gateway-Metadata: enabled` (or the legacy `X-Gateway-Experimental-Metadata`), case-insensitive. */
 export function wantsMetadata(headers: Record<string, string | string[] | undefined>): boolean {
@@ -169,8 +169,10 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
             return;
           }
           // The response cache (X-Gateway-Cache; docs/cache.md): looked up once the request passed every check.
-          const caching = cacheRequest(req.headers);
+          const headerCaching = cacheRequest(req.headers);
           const prepared = await svc.chat.prepare(r.api, req.body, call);
+          // A preset (or the body) may turn the cache on too: `cache_enabled`, `cache_ttl_seconds`.
+          const caching = headerCaching ?? bodyCaching(prepared.body);
           const cacheKeyOf = caching ? cacheKey(req.key.hash, r.api, prepared.stream, req.body) : null;
           if (caching && cacheKeyOf) {
             const hit = caching.clear ? (await svc.cache.delete(cacheKeyOf), null) : await svc.cache.get(cacheKeyOf);

@@ -90,6 +90,8 @@ export const sharedInferenceFields = {
   trace: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'trace_id, trace_name, span_name, generation_name, parent_span_id; other keys pass through.' })),
   plugins: Type.Optional(Type.Array(Type.Object({ id: Type.String({ minLength: 1 }), enabled: Type.Optional(Type.Boolean()) }))),
   stop_server_tools_when: Type.Optional(Type.Array(StopCondition, { minItems: 1 })),
+  cache_enabled: Type.Optional(Type.Boolean({ description: 'Use the response cache (as the X-Gateway-Cache header; mostly set in a preset). docs/cache.md' })),
+  cache_ttl_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400, description: 'With cache_enabled: seconds an answer is kept (default 300).' })),
   service_tier: Type.Optional(Nullable(StringEnum(['auto', 'default', 'flex', 'priority', 'scale', 'fast'] as const))),
   frequency_penalty: Type.Optional(NullableNum({ minimum: -2, maximum: 2 })),
   presence_penalty: Type.Optional(NullableNum({ minimum: -2, maximum: 2 })),
