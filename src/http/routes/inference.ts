@@ -14,10 +14,10 @@ import { messagesInbound } from '../../inbound/messages.js';
 import { Cancellation } from '../../providers/http.js';
 import type { ApiCall } from '../../services/api-deps.js';
 import type { Services } from '../../services/index.js';
-import { eventStreamHead } from '../../services/chat.js';
-import { serverToolsOf } from '../../services/server-tools.js';
+import { eventStreamHead, type ChatCall } from '../../services/chat.js';
+import { serverToolsOf, type FoundServerTool } from '../../services/server-tools.js';
 import { answerBodyOf, chatBodyOf, encoderOf } from '../../services/server-tools-apis.js';
-import { bodyCaching, cacheKey, cacheRequest, captureStream, hitHeaders } from '../../services/response-cache.js';
+import { bodyCaching, cacheKey, cacheRequest, captureStream, hitHeaders, type CacheRequest } from '../../services/response-cache.js';
 
 /** `X-Gateway-Metadata: enabled` (or the legacy `X-Gateway-Experimental-Metadata`), case-insensitive. */
 export function wantsMetadata(headers: Record<string, string | string[] | undefined>): boolean {
@@ -110,6 +110,48 @@ function failStream(req: FastifyRequest, reply: FastifyReply, api: InboundApi, e
   } else if (!reply.raw.writableEnded) reply.raw.end();
 }
 
+/** A request with server tools: the loop, answered in the request's API (JSON or its event stream). */
+async function serveServerTools(svc: Services, api: InboundApi, req: FastifyRequest<{ Body: Record<string, unknown> }>, reply: FastifyReply, call: ChatCall, server: FoundServerTool[]) {
+  const chatBody = api === 'chat' ? req.body : chatBodyOf(api, req.body, server);
+  const tools = svc.serverTools.tools(server, chatBody);
+  if (req.body.stream !== true) {
+    const { id, body, details } = await svc.serverTools.runWithDetails(chatBody, tools, call);
+    reply.header('x-generation-id', id);
+    return api === 'chat' ? body : answerBodyOf(api, body, details);
+  }
+  reply.hijack();
+  try {
+    await svc.serverTools.stream(chatBody, tools, call, reply.raw, req.id, api === 'chat' ? undefined : encoderOf(api));
+  } catch (err) {
+    failStream(req, reply, api, err);
+  }
+  return reply;
+}
+
+/**
+ * The cache's part of a request that passed its checks: a hit is answered here (true); on a miss (false) the
+ * response is marked MISS and goes on (`X-Gateway-Cache-Clear` drops the stored answer first).
+ */
+async function serveCached(svc: Services, req: FastifyRequest, reply: FastifyReply, cache: CacheRequest & { key: string }, stream: boolean): Promise<boolean> {
+  const hit = cache.clear ? (await svc.cache.delete(cache.key), null) : await svc.cache.get(cache.key);
+  if (!hit) {
+    const miss = { 'x-gateway-cache-status': 'MISS', 'x-gateway-cache-ttl': String(cache.ttl) };
+    // A stream writes its own head on the raw response, which keeps headers set on it beforehand.
+    if (stream) for (const [k, v] of Object.entries(miss)) reply.raw.setHeader(k, v);
+    else reply.headers(miss);
+    return false;
+  }
+  const headers = hitHeaders(hit, svc.health.now());
+  if (!stream) {
+    reply.headers({ ...headers, 'x-generation-id': hit.generationId }).type(hit.contentType).send(hit.body);
+    return true;
+  }
+  reply.hijack();
+  reply.raw.writeHead(200, { ...eventStreamHead(hit.generationId, req.id), ...headers });
+  reply.raw.end(hit.body);
+  return true;
+}
+
 export default async function inferenceRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
   for (const r of ROUTES) {
     await app.register(async (scope) => {
@@ -152,48 +194,23 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
           };
           // Server tools (gateway:web_search, …): the model/tool loop, run on chat bodies (docs/server-tools.md).
           const server = serverToolsOf(req.body);
-          if (server) {
-            const chatBody = r.api === 'chat' ? req.body : chatBodyOf(r.api, req.body, server);
-            const tools = svc.serverTools.tools(server, chatBody);
-            if (req.body.stream !== true) {
-              const { id, body, details } = await svc.serverTools.runWithDetails(chatBody, tools, call);
-              reply.header('x-generation-id', id);
-              return r.api === 'chat' ? body : answerBodyOf(r.api, body, details);
-            }
-            reply.hijack();
-            try {
-              await svc.serverTools.stream(chatBody, tools, call, reply.raw, req.id, r.api === 'chat' ? undefined : encoderOf(r.api));
-            } catch (err) {
-              failStream(req, reply, r.api, err);
-            }
-            return;
-          }
-          // The response cache (X-Gateway-Cache; docs/cache.md): looked up once the request passed every check.
+          if (server) return serveServerTools(svc, r.api, req, reply, call, server);
           const headerCaching = cacheRequest(req.headers);
           const prepared = await svc.chat.prepare(r.api, req.body, call);
-          // A preset (or the body) may turn the cache on too: `cache_enabled`, `cache_ttl_seconds`.
+          // The response cache (docs/cache.md): the header, or a preset's (or the body's) `cache_enabled`.
           const caching = headerCaching ?? bodyCaching(prepared.body);
-          const cacheKeyOf = caching ? cacheKey(req.key.hash, r.api, prepared.stream, req.body) : null;
-          if (caching && cacheKeyOf) {
-            const hit = caching.clear ? (await svc.cache.delete(cacheKeyOf), null) : await svc.cache.get(cacheKeyOf);
-            if (hit) {
-              prepared.release(null);
-              const headers = { ...hitHeaders(hit, svc.health.now()), 'x-generation-id': hit.generationId };
-              if (!prepared.stream) return reply.headers(headers).type(hit.contentType).send(hit.body);
-              reply.hijack();
-              reply.raw.writeHead(200, { ...eventStreamHead(hit.generationId, req.id), ...headers });
-              reply.raw.end(hit.body);
-              return;
-            }
-            reply.header('x-gateway-cache-status', 'MISS').header('x-gateway-cache-ttl', String(caching.ttl));
+          const cache = caching ? { ...caching, key: cacheKey(req.key.hash, r.api, prepared.stream, req.body) } : null;
+          if (cache && (await serveCached(svc, req, reply, cache, prepared.stream))) {
+            prepared.release(null);
+            return reply;
           }
           if (!prepared.stream) {
             try {
               const { id, body } = await svc.chat.complete(prepared, call);
               reply.header('x-generation-id', id);
-              if (caching && cacheKeyOf) {
+              if (cache) {
                 const { gateway_metadata: _notKept, ...kept } = body;
-                await svc.cache.set(cacheKeyOf, { body: JSON.stringify(kept), contentType: 'application/json; charset=utf-8', generationId: id, ttl: caching.ttl });
+                await svc.cache.set(cache.key, { body: JSON.stringify(kept), contentType: 'application/json; charset=utf-8', generationId: id, ttl: cache.ttl });
               }
               return body;
             } finally {
@@ -201,16 +218,12 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
             }
           }
           reply.hijack();
-          if (caching) {
-            reply.raw.setHeader('x-gateway-cache-status', 'MISS');
-            reply.raw.setHeader('x-gateway-cache-ttl', String(caching.ttl));
-          }
           // A copy of the stream for the cache (not when it carries gateway_metadata, which hits never do).
-          const copy = caching && !call.wantMetadata ? captureStream(reply.raw) : null;
+          const copy = cache && !call.wantMetadata ? captureStream(reply.raw) : null;
           try {
             const done = await svc.chat.stream(prepared, call, reply.raw);
             const text = copy?.();
-            if (done && text && caching && cacheKeyOf) await svc.cache.set(cacheKeyOf, { body: text, contentType: 'text/event-stream; charset=utf-8', generationId: done.id, ttl: caching.ttl });
+            if (done && text && cache) await svc.cache.set(cache.key, { body: text, contentType: 'text/event-stream; charset=utf-8', generationId: done.id, ttl: cache.ttl });
           } catch (err) {
             failStream(req, reply, r.api, err);
           } finally {
