@@ -25,6 +25,7 @@ export const DEFAULT_PROVIDERS: ProviderDef[] = [
     protocol: 'openai',
     baseUrl: 'https://api.openai.com/v1',
     apiKeyEnv: 'OPENAI_API_KEY',
+    tokenCounting: 'openai-responses',
     dataPolicy: { training: false, retainsPrompts: true, zdr: false },
     privacyPolicyUrl: 'https://openai.com/policies/privacy-policy/',
     termsOfServiceUrl: 'https://openai.com/policies/services-agreement/',

@@ -56,6 +56,11 @@ export interface ProviderDef {
   datacenters?: string[] | null;
   /** Timeouts in milliseconds; unset fields take the gateway defaults. */
   timeouts?: Partial<Timeouts>;
+  /**
+   * A token-counting API beyond the protocol's own (Anthropic and Gemini have theirs; OpenAI Responses endpoints use
+   * `/responses/input_tokens`): `openai-responses` for an OpenAI chat-protocol provider that also serves that one.
+   */
+  tokenCounting?: 'openai-responses';
 }
 
 export interface Timeouts {

@@ -194,6 +194,9 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
     if (p.headers !== undefined && (!isObj(p.headers) || !Object.values(p.headers).every((h) => typeof h === 'string'))) {
       problems.push(`${where}.headers must map header names to strings`);
     }
+    if (p.token_counting !== undefined && p.token_counting !== null && p.token_counting !== 'openai-responses') {
+      problems.push(`${where}.token_counting must be openai-responses (OpenAI's /responses/input_tokens) or null`);
+    }
     providers.set(slug, {
       ...prev,
       slug,
@@ -206,6 +209,7 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
       headers: isObj(p.headers) ? (p.headers as Record<string, string>) : prev?.headers,
       dataPolicy,
       timeouts: timeoutsFrom(p.timeouts, where, problems) ?? prev?.timeouts,
+      tokenCounting: p.token_counting === 'openai-responses' ? 'openai-responses' : p.token_counting === null ? undefined : prev?.tokenCounting,
     });
   });
 

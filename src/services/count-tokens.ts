@@ -4,9 +4,11 @@
  *
  * Decisions:
  * - Counts are exact or not given. The model's endpoints are routed as for `/messages` (guardrails, provider
- *   preferences, health); the first whose protocol has a counting API answers: Anthropic's `/messages/count_tokens`
- *   (the caller's fields, with the upstream model id) or Gemini's `:countTokens` (the request translated as for
- *   generateContent). Endpoints of other protocols are skipped; when none is left the answer is a 404 — never a made-up
+ *   preferences, health); the first with a counting API answers: Anthropic's `/messages/count_tokens` (the caller's
+ *   fields, with the upstream model id), Gemini's `:countTokens` (the request translated as for generateContent), or
+ *   OpenAI's `/responses/input_tokens` (the request translated as for the Responses API) for OpenAI Responses
+ *   endpoints and providers that declare it (`token_counting: openai-responses`, as the shipped `openai` provider
+ *   does). Other endpoints are skipped; when none is left the answer is a 404 — never a made-up
  *   number: a client such as Claude Code then uses its own estimate, whereas a wrong 200 (say `input_tokens: 0`) would
  *   be trusted and would stop its auto-compaction from ever triggering.
  * - Counting is free at the providers and bills nothing here: no generation record, no spend, and it does not count
@@ -26,6 +28,8 @@ import { UpstreamError } from '../providers/errors.js';
 import { parseGoogleError } from '../providers/google/errors.js';
 import { geminiHeaders, geminiMethodUrl, geminiModelPath, toGeminiBody } from '../providers/google/request.js';
 import { invalidResponse, parseJsonObject, tokenCount } from '../providers/openai/ir-upstream.js';
+import { chatHeaders, openaiError } from '../providers/openai/chat.js';
+import { buildResponsesBody } from '../providers/openai-responses/upstream.js';
 import type { UpstreamContext } from '../providers/types.js';
 import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
 import type { KeyRow } from '../store/types.js';
@@ -59,7 +63,25 @@ function countIn(text: string, field: string): number {
   return n;
 }
 
+/** Fields of a Responses body that `/responses/input_tokens` takes (it refuses the others, e.g. `store`, `max_output_tokens`). */
+const RESPONSES_COUNT_FIELDS = ['model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'reasoning', 'text'] as const;
+
+/** OpenAI's `/responses/input_tokens`: the request as the Responses API would get it (translated alike). */
+const responsesCounter: Counter = (body, ctx) => {
+  const full = buildResponsesBody({ ...messagesInbound.toIr({ ...body, max_tokens: 1 }), model: ctx.endpoint.upstreamModel, stream: false });
+  const out: Record<string, unknown> = {};
+  for (const f of RESPONSES_COUNT_FIELDS) if (full[f] !== undefined) out[f] = full[f];
+  return {
+    url: new URL(`${ctx.provider.baseUrl}/responses/input_tokens`),
+    headers: chatHeaders(ctx.provider, ctx.apiKey, false),
+    body: JSON.stringify(out),
+    parse: (t) => countIn(t, 'input_tokens'),
+    parseError: openaiError,
+  };
+};
+
 const COUNTERS: Partial<Record<ProviderDef['protocol'], Counter>> = {
+  'openai-responses': responsesCounter,
   anthropic: (body, ctx, call) => {
     const out: Record<string, unknown> = { model: ctx.endpoint.upstreamModel };
     for (const f of ANTHROPIC_COUNT_FIELDS) if (body[f] !== undefined && body[f] !== null) out[f] = body[f];
@@ -82,8 +104,11 @@ const COUNTERS: Partial<Record<ProviderDef['protocol'], Counter>> = {
   },
 };
 
-/** Whether an endpoint's provider speaks a protocol with a token-counting API. */
-export const canCount = (p: ProviderDef): boolean => COUNTERS[p.protocol] !== undefined;
+/** The token-counting API of a provider: its protocol's, or the one it declares (`token_counting`). */
+const counterOf = (p: ProviderDef): Counter | undefined => COUNTERS[p.protocol] ?? (p.tokenCounting === 'openai-responses' ? responsesCounter : undefined);
+
+/** Whether an endpoint's provider has a token-counting API. */
+export const canCount = (p: ProviderDef): boolean => counterOf(p) !== undefined;
 
 export class CountTokensService {
   constructor(
@@ -131,7 +156,7 @@ export class CountTokensService {
       if (call.cancel.aborted) break;
       let res: UpstreamExchange | null = null;
       try {
-        const c = COUNTERS[a.provider.protocol]!(body, { provider: a.provider, endpoint: a.endpoint, apiKey: this.deps.catalog.apiKey(a.provider) }, call);
+        const c = counterOf(a.provider)!(body, { provider: a.provider, endpoint: a.endpoint, apiKey: this.deps.catalog.apiKey(a.provider) }, call);
         res = await this.deps.http.post({ url: c.url, headers: c.headers, body: c.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
         const text = await res.text();
         if (res.statusCode < 200 || res.statusCode >= 300) throw c.parseError(res.statusCode, text, res.headers);

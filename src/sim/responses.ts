@@ -327,4 +327,21 @@ function createResponse(ctx: EndpointContext): Reply {
   return { kind: 'json', status: 200, body: JSON.stringify(resp), headers: JSON_HEADERS, chunks: gen.chunks };
 }
 
-export const responsesEndpoints: Endpoint[] = [{ method: 'POST', path: '/v1/responses', protocol: responsesProtocol, modelCall: true, handle: createResponse }];
+/** Fields `/v1/responses/input_tokens` takes; any other is refused, as OpenAI does. */
+const COUNT_FIELDS = new Set(['model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'reasoning', 'text', 'truncation', 'conversation', 'previous_response_id']);
+
+/** `POST /v1/responses/input_tokens`: the input tokens the same `/v1/responses` request would report. */
+function inputTokens(ctx: EndpointContext): Reply {
+  const b = ctx.body;
+  if (!isObj(b)) return invalid(ctx, 'The request body must be a JSON object.', null, 'invalid_type');
+  const unknown = Object.keys(b).find((k) => !COUNT_FIELDS.has(k));
+  if (unknown) return invalid(ctx, `Unknown parameter: '${unknown}'.`, unknown, 'unknown_parameter');
+  if (typeof b.model !== 'string') return invalid(ctx, "Missing required parameter: 'model'.", 'model', 'missing_required_parameter');
+  if (b.input === undefined) return invalid(ctx, "Missing required parameter: 'input'.", 'input', 'missing_required_parameter');
+  return { kind: 'json', status: 200, body: JSON.stringify({ object: 'response.input_tokens', input_tokens: responsesPromptTokens(b) }), headers: JSON_HEADERS, chunks: 1 };
+}
+
+export const responsesEndpoints: Endpoint[] = [
+  { method: 'POST', path: '/v1/responses', protocol: responsesProtocol, modelCall: true, handle: createResponse },
+  { method: 'POST', path: '/v1/responses/input_tokens', protocol: responsesProtocol, modelCall: true, handle: inputTokens },
+];

@@ -9,11 +9,21 @@ import Anthropic, { APIError } from '@anthropic-ai/sdk';
 import { createInferenceKey } from '../helpers.js';
 import { isolatedEnv, type ClockedEnv, type Json } from './util.js';
 import { promptTokens } from '../../src/sim/anthropic.js';
+import { shippedCatalog } from '../../src/catalog/default-catalog.js';
+import { buildCatalog } from '../../src/services/catalog.js';
 
 const extra = (simUrl: string) => ({
-  providers: [{ slug: 'sim-anthropic2', name: 'Sim Anthropic 2', protocol: 'anthropic', base_url: `${simUrl}/sim-anthropic2/v1`, no_auth: true, data_policy: { training: false, retains_prompts: false, zdr: true } }],
-  models: [{ id: 'test/claude-two', name: 'Claude on two providers', context_length: 200000 }],
+  providers: [
+    { slug: 'sim-anthropic2', name: 'Sim Anthropic 2', protocol: 'anthropic', base_url: `${simUrl}/sim-anthropic2/v1`, no_auth: true, data_policy: { training: false, retains_prompts: false, zdr: true } },
+    // An OpenAI chat-protocol provider that also serves OpenAI's /responses/input_tokens (as the shipped `openai` does).
+    { slug: 'sim-oai', name: 'Sim OpenAI', protocol: 'openai', base_url: `${simUrl}/sim-oai/v1`, no_auth: true, token_counting: 'openai-responses' },
+  ],
+  models: [
+    { id: 'test/claude-two', name: 'Claude on two providers', context_length: 200000 },
+    { id: 'test/gpt', name: 'GPT on a counting OpenAI provider', context_length: 200000 },
+  ],
   endpoints: [
+    { model: 'test/gpt', provider: 'sim-oai', upstream_model: 'gpt-sim', pricing: { prompt: '0.000001', completion: '0.000002' } },
     { model: 'test/claude-two', provider: 'sim-anthropic', upstream_model: 'claude-sim', pricing: { prompt: '0.000003', completion: '0.000015' } },
     { model: 'test/claude-two', provider: 'sim-anthropic2', upstream_model: 'claude-sim-2', pricing: { prompt: '0.000004', completion: '0.000015' } },
   ],
@@ -61,6 +71,27 @@ describe('POST /messages/count_tokens', () => {
     const upstream = env.sim.requests.find((r) => r.provider === 'sim-google' && /:countTokens$/.test(r.path))!;
     expect(upstream.path).toBe('/v1beta/models/gemini-sim:countTokens');
     expect((upstream.body as { generateContentRequest: { model: string } }).generateContentRequest.model).toBe('models/gemini-sim');
+  });
+
+  it('OpenAI Responses endpoints: /responses/input_tokens gives what the Responses API then reports; only its fields are sent', async () => {
+    const body = { model: 'test/responses', system: 'Be brief.', messages, tools };
+    const counted = await client.messages.countTokens(body);
+    const served = await client.messages.create({ ...body, max_tokens: 50 });
+    expect(counted.input_tokens).toBe(served.usage.input_tokens);
+    const upstream = env.sim.requests.find((r) => r.provider === 'sim-responses' && r.path === '/v1/responses/input_tokens')!;
+    expect(Object.keys(upstream.body as Json).sort()).toEqual(['input', 'instructions', 'model', 'tools']);
+    expect((upstream.body as Json).model).toBe('resp-sim');
+  });
+
+  it('an OpenAI chat-protocol provider with token_counting: openai-responses counts through /responses/input_tokens', async () => {
+    const res = await client.messages.countTokens({ model: 'test/gpt', messages });
+    expect(res.input_tokens).toBeGreaterThan(0);
+    const upstream = env.sim.requests.filter((r) => r.provider === 'sim-oai');
+    expect(upstream.map((r) => r.path)).toEqual(['/v1/responses/input_tokens']);
+    expect(() => buildCatalog({ providers: [{ slug: 'x', protocol: 'openai', base_url: 'http://x', token_counting: 'tiktoken' }] }, { providers: [], models: [], endpoints: [] })).toThrow(
+      /providers\[0\]\.token_counting must be openai-responses/,
+    );
+    expect(shippedCatalog().providers.find((p) => p.slug === 'openai')?.tokenCounting).toBe('openai-responses');
   });
 
   it('a model whose providers have no counting API → 404 in Anthropic’s envelope, nothing sent', async () => {
