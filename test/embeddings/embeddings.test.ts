@@ -57,6 +57,19 @@ describe('POST /embeddings', () => {
     });
   });
 
+  it('the response cache: the same embeddings request of the same key is answered without a provider call', async () => {
+    const headers = { 'x-gateway-cache': 'true' };
+    const first = await ask({ input: ['cache me', 'and me'] }, { headers });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-gateway-cache-status')).toBe('MISS');
+    const hit = await ask({ input: ['cache me', 'and me'] }, { headers });
+    expect(hit.headers.get('x-gateway-cache-status')).toBe('HIT');
+    expect(hit.headers.get('x-gateway-cache-source-id')).toBe(first.headers.get('x-generation-id'));
+    expect(hit.body).toEqual(first.body);
+    expect(env.sim.stats('sim-emb').requests).toBe(1);
+    expect((await ask({ input: ['cache me'] }, { headers })).headers.get('x-gateway-cache-status')).toBe('MISS');
+  });
+
   describe('inputs and parameters', () => {
     it('a batch: one vector per input in order, tokens summed', async () => {
       const input = ['one', 'two two', 'three three three'];

@@ -48,6 +48,16 @@ describe('POST /rerank', () => {
   };
   const expectedOrder = () => documents.map((d, index) => ({ index, score: simRelevance(query, d) })).sort((a, b) => b.score - a.score);
 
+  it('the response cache applies to rerank too', async () => {
+    const headers = { 'x-gateway-cache': 'true', 'x-gateway-cache-ttl': '60' };
+    expect((await rerank({ top_n: 3 }, { headers })).headers.get('x-gateway-cache-status')).toBe('MISS');
+    const hit = await rerank({ top_n: 3 }, { headers });
+    expect(hit.headers.get('x-gateway-cache-status')).toBe('HIT');
+    expect(hit.headers.get('x-gateway-cache-ttl')).toBe('60');
+    expect(hit.body.results).toHaveLength(3);
+    expect(env.sim.stats('sim-rr').requests).toBe(1);
+  });
+
   it('Jina-style: sorted by relevance, cut to top_n, documents echoed, tokens priced', async () => {
     const r = await rerank({ top_n: 2 });
     expect(r.status).toBe(200);

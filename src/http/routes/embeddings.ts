@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../schemas/common.js';
 import { EmbeddingsBody, EmbeddingsResponse, type EmbeddingsBodyT } from '../schemas/embeddings.js';
-import { answerOnce, MetadataHeader } from './inference.js';
+import { answerOnce, CachedAnswerHeaders } from './inference.js';
 import type { EmbeddingsBody as ServiceBody } from '../../services/embeddings.js';
 import type { Services } from '../../services/index.js';
 
@@ -18,7 +18,7 @@ export default async function embeddingRoutes(app: FastifyInstance, { svc }: { s
       schema: {
         tags: ['Embeddings'],
         summary: 'Create embeddings: vectors for text, token or multimodal inputs (OpenAI SDK `embeddings.create` compatible)',
-        headers: MetadataHeader,
+        headers: CachedAnswerHeaders,
         body: EmbeddingsBody,
         response: { 200: EmbeddingsResponse, ...errors(400, 401, 402, 403, 404, 408, 413, 429, 500, 502, 503, 524, 529) },
       },
@@ -29,6 +29,7 @@ export default async function embeddingRoutes(app: FastifyInstance, { svc }: { s
         reply,
         (call) => svc.embeddings.prepare(req.body as ServiceBody, call),
         (p, call) => svc.embeddings.create(p, call),
+        { svc, cacheAs: 'embeddings' },
       ),
   );
 }

@@ -28,31 +28,53 @@ export function wantsMetadata(headers: Record<string, string | string[] | undefi
 /** The `X-Gateway-Metadata` request header of the single-answer APIs (embeddings, transcriptions, rerank). */
 export const MetadataHeader = Type.Object({ 'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata.' })) });
 
-/**
- * The reply of a single-answer API: the call (`apiCall`), the service's preparation (refusals throw, answered in the envelope), its run, and
- * `X-Generation-Id`. The request's in-flight count against the key's limit ends whatever happens (normally the
- * generation record has ended it already).
- */
+/** The response cache's request headers (docs/cache.md). */
+const CacheHeaderFields = {
+  'x-gateway-cache': Type.Optional(Type.String({ description: 'true: answer from the response cache when this key sent the same body before, else store the answer (docs/cache.md). The answer carries X-Gateway-Cache-Status (HIT or MISS), -TTL, and on a hit -Age and -Source-Id.' })),
+  'x-gateway-cache-ttl': Type.Optional(Type.String({ description: 'Seconds the answer is kept: 1 to 86400 (default 300).' })),
+  'x-gateway-cache-clear': Type.Optional(Type.String({ description: 'true: drop the stored answer and ask the provider again.' })),
+};
+
+/** The request headers of a single-answer API with the response cache (embeddings, rerank). */
+export const CachedAnswerHeaders = Type.Object({ ...MetadataHeader.properties, ...CacheHeaderFields });
+
 /** The call of a non-chat API request: key, request id, X-Gateway-Metadata; a client that goes away aborts the upstream request at once. */
 export function apiCall(req: FastifyRequest, reply: FastifyReply): ApiCall {
   return { key: req.key, requestId: req.id, wantMetadata: wantsMetadata(req.headers), cancel: Cancellation.of(reply.raw) };
 }
 
+/**
+ * The reply of a single-answer API: the call (`apiCall`), the service's preparation (refusals throw, answered in the
+ * envelope), its run, and `X-Generation-Id`. The request's in-flight count against the key's limit ends whatever
+ * happens (normally the generation record has ended it already). With `cacheAs` (the API's name), the response cache
+ * applies as on the inference APIs: a hit is answered here (the reply is returned), a miss stored.
+ */
 export async function answerOnce<P extends { release(cost: number | null): void }>(
   req: FastifyRequest,
   reply: FastifyReply,
   prepare: (call: ApiCall) => Promise<P>,
   run: (prepared: P, call: ApiCall) => Promise<{ id: string; body: Record<string, unknown> }>,
-): Promise<Record<string, unknown>> {
+  opts: { svc?: Services; cacheAs?: string } = {},
+): Promise<Record<string, unknown> | FastifyReply> {
   const call = apiCall(req, reply);
+  const caching = opts.svc && opts.cacheAs ? cacheRequest(req.headers) : null;
   const prepared = await prepare(call);
   try {
+    const cache = caching && opts.svc ? { ...caching, key: cacheKey(req.key.hash, opts.cacheAs!, false, req.body) } : null;
+    if (cache && (await serveCached(opts.svc!, req, reply, cache, false))) return reply;
     const { id, body } = await run(prepared, call);
     reply.header('x-generation-id', id);
+    if (cache) await storeAnswer(opts.svc!, cache, id, body);
     return body;
   } finally {
     prepared.release(null);
   }
+}
+
+/** Keeps a JSON answer in the response cache, without its gateway_metadata (hits never carry it). */
+async function storeAnswer(svc: Services, cache: CacheRequest & { key: string }, id: string, body: Record<string, unknown>): Promise<void> {
+  const { gateway_metadata: _notKept, ...kept } = body;
+  await svc.cache.set(cache.key, { body: JSON.stringify(kept), contentType: 'application/json; charset=utf-8', generationId: id, ttl: cache.ttl });
 }
 
 const AnyObject = Type.Object({}, { additionalProperties: true });
@@ -171,12 +193,7 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
           schema: {
             tags: ['Inference'],
             summary: r.summary,
-            headers: Type.Object({
-              'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata; anything else (default) does not.' })),
-              'x-gateway-cache': Type.Optional(Type.String({ description: 'true: answer from the response cache when this key sent the same body before, else store the answer (docs/cache.md). The answer carries X-Gateway-Cache-Status (HIT or MISS), -TTL, and on a hit -Age and -Source-Id.' })),
-              'x-gateway-cache-ttl': Type.Optional(Type.String({ description: 'Seconds the answer is kept: 1 to 86400 (default 300).' })),
-              'x-gateway-cache-clear': Type.Optional(Type.String({ description: 'true: drop the stored answer and ask the provider again.' })),
-            }),
+            headers: Type.Object({ 'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata; anything else (default) does not.' })), ...CacheHeaderFields }),
             body: r.body,
             response: { 200: r.response, ...errors(400, 401, 402, 403, 404, 408, 413, 429, 500, 502, 503, 524, 529) },
           },
@@ -208,10 +225,7 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
             try {
               const { id, body } = await svc.chat.complete(prepared, call);
               reply.header('x-generation-id', id);
-              if (cache) {
-                const { gateway_metadata: _notKept, ...kept } = body;
-                await svc.cache.set(cache.key, { body: JSON.stringify(kept), contentType: 'application/json; charset=utf-8', generationId: id, ttl: cache.ttl });
-              }
+              if (cache) await storeAnswer(svc, cache, id, body);
               return body;
             } finally {
               prepared.release(null); // normally already released by the generation record

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { Nullable } from '../schemas/common.js';
 import { errors } from '../schemas/common.js';
 import { ProviderPreferencesSchema } from '../schemas/inference.js';
-import { answerOnce, MetadataHeader } from './inference.js';
+import { answerOnce, CachedAnswerHeaders } from './inference.js';
 import type { RerankBody as ServiceBody } from '../../services/rerank.js';
 import type { Services } from '../../services/index.js';
 
@@ -72,7 +72,7 @@ export default async function rerankRoutes(app: FastifyInstance, { svc }: { svc:
       schema: {
         tags: ['Rerank'],
         summary: 'Rerank documents by relevance to a query',
-        headers: MetadataHeader,
+        headers: CachedAnswerHeaders,
         body: RerankBody,
         response: { 200: RerankResponse, ...errors(400, 401, 402, 403, 404, 413, 429, 500, 502, 503, 524, 529) },
       },
@@ -83,6 +83,7 @@ export default async function rerankRoutes(app: FastifyInstance, { svc }: { svc:
         reply,
         (call) => svc.rerank.prepare(req.body as ServiceBody, call),
         (p, call) => svc.rerank.rerank(p, call),
+        { svc, cacheAs: 'rerank' },
       ),
   );
 }
