@@ -302,6 +302,10 @@ function usageBody(u: IrUsage, meta: AnswerMeta | null, serviceTier: string | nu
   if (meta) {
     out.cost = meta.cost;
     out.cost_details = meta.cost_details;
+    if (meta.server_tools) {
+      out.server_tool_use = { web_search_requests: meta.server_tools.web_search_requests };
+      out.server_tool_use_details = meta.server_tools;
+    }
   }
   return out;
 }

@@ -45,7 +45,7 @@ export function responsesEcho(body: Json | undefined): Json {
 
 /** Responses usage: `input_tokens` INCLUDES cached tokens (OpenAI convention, same as the IR), plus the gateway cost. */
 export function usageBody(u: IrUsage, meta: AnswerMeta): Json {
-  return {
+  const out: Json = {
     input_tokens: u.input,
     input_tokens_details: { cached_tokens: u.cache_read, cache_write_tokens: u.cache_write },
     output_tokens: u.output,
@@ -58,6 +58,8 @@ export function usageBody(u: IrUsage, meta: AnswerMeta): Json {
       upstream_inference_output_cost: meta.cost_details.upstream_inference_completions_cost,
     },
   };
+  if (meta.server_tools) out.server_tool_use_details = meta.server_tools;
+  return out;
 }
 
 /** `error.code` of the Response object (the reference's ResponsesErrorField enum) for a gateway status. */

@@ -5,7 +5,8 @@
  *
  * Anthropic's `web_search_20250305` tool (Claude Code's web search) is the gateway's web search; its `max_uses`
  * bounds the calls as `max_tool_calls` does. The Messages answer reports the searches in Anthropic's own
- * `usage.server_tool_use.web_search_requests`; both APIs also carry `usage.server_tool_use_details`.
+ * `usage.server_tool_use.web_search_requests`; both APIs also carry `usage.server_tool_use_details` (streamed too:
+ * the counts ride on the answer's metadata, `AnswerMeta.server_tools`).
  */
 import type { IrPart, IrStreamEvent } from '../core/ir.js';
 import { MAX_SERVER_TOOL_CALLS } from '../core/server-tools.js';
@@ -34,7 +35,7 @@ export function chatBodyOf(api: Exclude<InboundApi, 'chat'>, body: Json, server:
 }
 
 /** The loop's answer (a chat completion) in the internal representation, with what the client's API needs around it. */
-function irOf(chatAnswer: Json): { res: ReturnType<typeof parseChatResponse>; meta: AnswerMeta } {
+function irOf(chatAnswer: Json, details: ServerToolDetails): { res: ReturnType<typeof parseChatResponse>; meta: AnswerMeta } {
   const res = parseChatResponse(JSON.stringify(chatAnswer));
   const usage = (chatAnswer.usage as Json | undefined) ?? {};
   const meta: AnswerMeta = {
@@ -44,6 +45,7 @@ function irOf(chatAnswer: Json): { res: ReturnType<typeof parseChatResponse>; me
     created: typeof chatAnswer.created === 'number' ? chatAnswer.created : Math.floor(Date.now() / 1000),
     cost: typeof usage.cost === 'number' ? usage.cost : null,
     cost_details: (usage.cost_details as AnswerMeta['cost_details'] | undefined) ?? { upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null },
+    server_tools: details,
   };
   if (chatAnswer.gateway_metadata) meta.gateway_metadata = chatAnswer.gateway_metadata as Json;
   return { res, meta };
@@ -51,14 +53,8 @@ function irOf(chatAnswer: Json): { res: ReturnType<typeof parseChatResponse>; me
 
 /** The loop's answer as the API's response body. */
 export function answerBodyOf(api: Exclude<InboundApi, 'chat'>, chatAnswer: Json, details: ServerToolDetails): Json {
-  const { res, meta } = irOf(chatAnswer);
-  const out = INBOUND[api].fromIr(res, meta);
-  const usage = out.usage as Json | undefined;
-  if (usage) {
-    if (api === 'messages') usage.server_tool_use = { web_search_requests: details.web_search_requests };
-    usage.server_tool_use_details = details;
-  }
-  return out;
+  const { res, meta } = irOf(chatAnswer, details);
+  return INBOUND[api].fromIr(res, meta);
 }
 
 /** The IR events that replay a whole answer: its parts in order, its finish and its usage. */
@@ -95,8 +91,8 @@ function eventsOf(res: ReturnType<typeof parseChatResponse>): IrStreamEvent[] {
 /** How the loop's answer is sent as the API's event stream. */
 export function encoderOf(api: Exclude<InboundApi, 'chat'>): AnswerEncoder {
   return {
-    answer: (chatAnswer) => {
-      const { res, meta } = irOf(chatAnswer);
+    answer: (chatAnswer, details) => {
+      const { res, meta } = irOf(chatAnswer, details);
       const enc = INBOUND[api].createStreamEncoder(meta);
       let out = enc.start();
       for (const ev of eventsOf(res)) out += enc.event(ev);

@@ -201,6 +201,7 @@ describe('server tools', () => {
     const final = await stream.finalMessage();
     expect(final.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^Simulated reply using tool result:/) });
     expect(final.stop_reason).toBe('end_turn');
+    expect(final.usage.server_tool_use).toEqual({ web_search_requests: 1 });
   });
 
   it('max_uses of Anthropic’s web search tool bounds the searches', async () => {
@@ -219,8 +220,13 @@ describe('server tools', () => {
     expect(turns()).toHaveLength(2);
     let text = '';
     const stream = await client.responses.create({ model: MODEL, input: 'Any news?', tools: [{ type: 'gateway:datetime' } as never], stream: true });
-    for await (const ev of stream) if (ev.type === 'response.output_text.delta') text += ev.delta;
+    let usage: Json | undefined;
+    for await (const ev of stream) {
+      if (ev.type === 'response.output_text.delta') text += ev.delta;
+      if (ev.type === 'response.completed') usage = ev.response.usage as unknown as Json;
+    }
     expect(text).toMatch(/^Simulated reply using tool result:/);
+    expect(usage?.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 0 });
   });
 
   it('a search engine that fails answers the model with the error; the request still succeeds', async () => {
