@@ -84,6 +84,8 @@ export class GatewayMetrics {
   private readonly index = new Map<string, Map<string, Map<string, Series>>>();
   /** Upstream attempts by provider and status (a fallback is a failed attempt followed by another). */
   private readonly attemptIndex = new Map<string, Map<number, { labels: { provider: string; status: string }; count: number }>>();
+  /** Response cache lookups by API and result (hits make no generation record, so they are counted here). */
+  private readonly cacheIndex = new Map<string, { labels: { api: string; result: 'hit' | 'miss' }; count: number }>();
 
   constructor(recorder: GenerationRecorder | null) {
     const r = this.registry;
@@ -118,6 +120,11 @@ export class GatewayMetrics {
     r.registerMetric(
       scraped('gateway_upstream_attempts_total', 'Attempts sent to providers, by provider and the status the gateway mapped their outcome to.', 'counter', () =>
         [...this.attemptIndex.values()].flatMap((byStatus) => [...byStatus.values()].map((a) => ({ labels: a.labels, value: a.count }))),
+      ) as never,
+    );
+    r.registerMetric(
+      scraped('gateway_cache_lookups_total', 'Response cache lookups (X-Gateway-Cache), by API and result: a hit is answered without a provider call or a generation record.', 'counter', () =>
+        [...this.cacheIndex.values()].map((c) => ({ labels: c.labels, value: c.count })),
       ) as never,
     );
     if (recorder) {
@@ -172,6 +179,14 @@ export class GatewayMetrics {
       else byStatus.set(a.status, { labels: { provider: a.provider, status: String(a.status) }, count: 1 });
     }
   };
+
+  /** One response cache lookup. */
+  cacheLookup(api: string, hit: boolean): void {
+    const id = `${api}|${hit ? 'hit' : 'miss'}`;
+    const entry = this.cacheIndex.get(id);
+    if (entry) entry.count++;
+    else this.cacheIndex.set(id, { labels: { api, result: hit ? 'hit' : 'miss' }, count: 1 });
+  }
 
   /** The exposition text (Prometheus text format 0.0.4): the gateway's metrics, then the process's. */
   async text(): Promise<string> {

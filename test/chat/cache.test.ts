@@ -39,6 +39,12 @@ describe('response cache (in memory)', () => {
     expect(second.headers.get('content-type')).toMatch(/^application\/json/);
     expect(second.body).toEqual(first.body);
     expect(calls()).toBe(1);
+    // Counted for operators: hits make no generation record.
+    const metrics = await fetch(`${env.t.url}/metrics`, { headers: { authorization: `Bearer ${env.t.adminKey}` } });
+    expect(metrics.status).toBe(200);
+    const text = await metrics.text();
+    expect(text).toMatch(/gateway_cache_lookups_total\{api="chat",result="hit"\} [1-9]/);
+    expect(text).toMatch(/gateway_cache_lookups_total\{api="chat",result="miss"\} [1-9]/);
   });
 
   it('another body, no header, or another key: a miss', async () => {

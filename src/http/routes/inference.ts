@@ -61,7 +61,7 @@ export async function answerOnce<P extends { release(cost: number | null): void 
   const prepared = await prepare(call);
   try {
     const cache = caching && opts.svc ? { ...caching, key: cacheKey(req.key.hash, opts.cacheAs!, false, req.body) } : null;
-    if (cache && (await serveCached(opts.svc!, req, reply, cache, false))) return reply;
+    if (cache && (await serveCached(opts.svc!, opts.cacheAs!, req, reply, cache, false))) return reply;
     const { id, body } = await run(prepared, call);
     reply.header('x-generation-id', id);
     if (cache) await storeAnswer(opts.svc!, cache, id, body);
@@ -154,8 +154,9 @@ async function serveServerTools(svc: Services, api: InboundApi, req: FastifyRequ
  * The cache's part of a request that passed its checks: a hit is answered here (true); on a miss (false) the
  * response is marked MISS and goes on (`X-Gateway-Cache-Clear` drops the stored answer first).
  */
-async function serveCached(svc: Services, req: FastifyRequest, reply: FastifyReply, cache: CacheRequest & { key: string }, stream: boolean): Promise<boolean> {
+async function serveCached(svc: Services, api: string, req: FastifyRequest, reply: FastifyReply, cache: CacheRequest & { key: string }, stream: boolean): Promise<boolean> {
   const hit = cache.clear ? (await svc.cache.delete(cache.key), null) : await svc.cache.get(cache.key);
+  svc.metrics?.cacheLookup(api, hit !== null);
   if (!hit) {
     const miss = { 'x-gateway-cache-status': 'MISS', 'x-gateway-cache-ttl': String(cache.ttl) };
     // A stream writes its own head on the raw response, which keeps headers set on it beforehand.
@@ -217,7 +218,7 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
           // The response cache (docs/cache.md): the header, or a preset's (or the body's) `cache_enabled`.
           const caching = headerCaching ?? bodyCaching(prepared.body);
           const cache = caching ? { ...caching, key: cacheKey(req.key.hash, r.api, prepared.stream, req.body) } : null;
-          if (cache && (await serveCached(svc, req, reply, cache, prepared.stream))) {
+          if (cache && (await serveCached(svc, r.api, req, reply, cache, prepared.stream))) {
             prepared.release(null);
             return reply;
           }
