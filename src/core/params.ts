@@ -19,7 +19,6 @@ export const GATEWAY_FIELDS = new Set([
   'usage',
   'transforms',
   'stop_server_tools_when',
-  'max_tool_calls',
   'cache_enabled',
   'cache_ttl_seconds',
   'metadata',
@@ -81,7 +80,7 @@ export function openaiBody(body: Record<string, unknown>, endpoint: EndpointDef,
   const dropped: string[] = [];
   for (const k in body) {
     const v = body[k];
-    if (v === undefined || GATEWAY_FIELDS.has(k)) continue;
+    if (v === undefined || GATEWAY_FIELDS.has(k) || k === 'max_tool_calls') continue; // max_tool_calls: the chat loop's (a Responses parameter)
     if (MODEL_PARAMS.has(k) && !supports(endpoint, k)) {
       if (v !== null) dropped.push(k);
       continue;

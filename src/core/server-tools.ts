@@ -74,27 +74,32 @@ export interface LoopState {
 export const MAX_SERVER_TOOL_CALLS = 30;
 
 /**
- * Whether the loop stops after this turn: a stop condition holds, or (without conditions) the call budget is spent.
- * Conditions replace `max_tool_calls`, as in the hosted API.
+ * How many server tool calls the loop may run: `max_tool_calls` (at most 30) without conditions; with
+ * `stop_server_tools_when`, which replaces `max_tool_calls`, the outer budget of 30 still holds.
  */
+export function callBudget(conditions: StopCondition[] | undefined, maxToolCalls: number | undefined): number {
+  if (conditions && conditions.length > 0) return MAX_SERVER_TOOL_CALLS;
+  return Math.max(0, Math.min(maxToolCalls ?? MAX_SERVER_TOOL_CALLS, MAX_SERVER_TOOL_CALLS));
+}
+
+/** Whether the loop stops after this turn: the call budget is spent, or a stop condition holds. */
 export function shouldStop(state: LoopState, conditions: StopCondition[] | undefined, maxToolCalls: number | undefined): boolean {
-  if (conditions && conditions.length > 0) {
-    return conditions.some((c) => {
-      switch (c.type) {
-        case 'step_count_is':
-          return state.steps >= c.step_count;
-        case 'has_tool_call':
-          return state.calledTools.includes(c.tool_name);
-        case 'max_tokens_used':
-          return state.tokens >= c.max_tokens;
-        case 'max_cost':
-          return state.cost !== null && state.cost >= c.max_cost_in_dollars;
-        case 'finish_reason_is':
-          return state.finishReason === c.reason;
-      }
-    });
-  }
-  return state.executed >= Math.min(maxToolCalls ?? MAX_SERVER_TOOL_CALLS, MAX_SERVER_TOOL_CALLS);
+  if (state.executed >= callBudget(conditions, maxToolCalls)) return true;
+  if (!conditions || conditions.length === 0) return false;
+  return conditions.some((c) => {
+    switch (c.type) {
+      case 'step_count_is':
+        return state.steps >= c.step_count;
+      case 'has_tool_call':
+        return state.calledTools.includes(c.tool_name);
+      case 'max_tokens_used':
+        return state.tokens >= c.max_tokens;
+      case 'max_cost':
+        return state.cost !== null && state.cost >= c.max_cost_in_dollars;
+      case 'finish_reason_is':
+        return state.finishReason === c.reason;
+    }
+  });
 }
 
 /** The current time as the datetime tool answers it; a bad time zone is the tool's error, for the model to read. */

@@ -43,12 +43,22 @@ export const MAX_TTL_S = 86_400;
 /** Largest answer kept (a bigger stream is relayed but not stored). */
 export const MAX_ENTRY_BYTES = 1024 * 1024;
 
-const truthy = (v: string | string[] | undefined) => typeof v === 'string' && ['true', '1'].includes(v.trim().toLowerCase());
+const flag = (v: string | string[] | undefined): boolean | undefined => {
+  if (typeof v !== 'string') return undefined;
+  const t = v.trim().toLowerCase();
+  return t === 'true' || t === '1' ? true : t === 'false' || t === '0' ? false : undefined;
+};
+
+/** What the request headers say of the cache: on, off or not said; the TTL when given; whether to clear. */
+export interface CacheHeaders {
+  on: boolean | undefined;
+  ttl: number | undefined;
+  clear: boolean;
+}
 
 /** Reads `X-Gateway-Cache`, `-TTL` and `-Clear`; a bad TTL is a 400 naming the header. */
-export function cacheRequest(headers: Record<string, string | string[] | undefined>): CacheRequest | null {
-  if (!truthy(headers['x-gateway-cache'])) return null;
-  let ttl = DEFAULT_TTL_S;
+export function cacheHeaders(headers: Record<string, string | string[] | undefined>): CacheHeaders {
+  let ttl: number | undefined;
   const raw = headers['x-gateway-cache-ttl'];
   if (raw !== undefined) {
     const n = Number(raw);
@@ -57,14 +67,24 @@ export function cacheRequest(headers: Record<string, string | string[] | undefin
     }
     ttl = n;
   }
-  return { ttl, clear: truthy(headers['x-gateway-cache-clear']) };
+  return { on: flag(headers['x-gateway-cache']), ttl, clear: flag(headers['x-gateway-cache-clear']) === true };
 }
 
-/** What a request body (after its preset is merged) asks of the cache: `cache_enabled`, `cache_ttl_seconds`. */
-export function bodyCaching(body: Record<string, unknown>): CacheRequest | null {
-  if (body.cache_enabled !== true) return null;
-  const ttl = body.cache_ttl_seconds;
-  return { ttl: typeof ttl === 'number' && Number.isInteger(ttl) && ttl >= 1 && ttl <= MAX_TTL_S ? ttl : DEFAULT_TTL_S, clear: false };
+/**
+ * Whether and how a request uses the cache: the header wins (`X-Gateway-Cache: false` turns a preset's cache off);
+ * without it, a preset's (or the body's) `cache_enabled`. The TTL: the header's, else the body's
+ * `cache_ttl_seconds`, else 300 s. `X-Gateway-Cache-Clear` applies however the cache was turned on.
+ */
+export function cacheDecision(h: CacheHeaders, body: Record<string, unknown> = {}): CacheRequest | null {
+  if (!(h.on ?? body.cache_enabled === true)) return null;
+  const bodyTtl = body.cache_ttl_seconds;
+  const ttl = h.ttl ?? (typeof bodyTtl === 'number' && Number.isInteger(bodyTtl) && bodyTtl >= 1 && bodyTtl <= MAX_TTL_S ? bodyTtl : DEFAULT_TTL_S);
+  return { ttl, clear: h.clear };
+}
+
+/** `cacheDecision` of the headers alone (APIs without preset fields). */
+export function cacheRequest(headers: Record<string, string | string[] | undefined>): CacheRequest | null {
+  return cacheDecision(cacheHeaders(headers));
 }
 
 /** The cache key of a request: key hash, API, stream flag and the SHA-256 of the body. */
@@ -90,9 +110,9 @@ interface Store {
   close(): Promise<void>;
 }
 
-/** One instance's cache: least recently used entries go first beyond `maxEntries` or `maxBytes`. */
-class MemoryStore implements Store {
-  private readonly map = new Map<string, CachedAnswer>();
+/** One instance's cache: least recently used entries go first beyond `maxEntries` or `maxBytes` (UTF-8 bytes of the bodies). */
+export class MemoryStore implements Store {
+  private readonly map = new Map<string, { answer: CachedAnswer; bytes: number }>();
   private bytes = 0;
 
   constructor(
@@ -102,38 +122,48 @@ class MemoryStore implements Store {
   ) {}
 
   async get(key: string): Promise<CachedAnswer | null> {
-    const a = this.map.get(key);
-    if (!a) return null;
-    this.map.delete(key);
-    if (this.now() >= a.storedAt + a.ttl * 1000) {
-      this.bytes -= a.body.length;
-      return null;
-    }
-    this.map.set(key, a); // most recently used last
-    return a;
+    const e = this.map.get(key);
+    if (!e) return null;
+    this.remove(key);
+    if (this.now() >= e.answer.storedAt + e.answer.ttl * 1000) return null;
+    this.insert(key, e); // most recently used last
+    return e.answer;
   }
 
   async set(key: string, a: CachedAnswer): Promise<void> {
-    await this.delete(key);
-    this.map.set(key, a);
-    this.bytes += a.body.length;
-    for (const [k, old] of this.map) {
+    // Synchronous from here on: two sets of one key in the same tick cannot both count their bytes.
+    this.remove(key);
+    this.insert(key, { answer: a, bytes: Buffer.byteLength(a.body) });
+    for (const k of this.map.keys()) {
       if (this.map.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
-      this.map.delete(k);
-      this.bytes -= old.body.length;
+      this.remove(k);
     }
   }
 
   async delete(key: string): Promise<void> {
-    const a = this.map.get(key);
-    if (!a) return;
-    this.map.delete(key);
-    this.bytes -= a.body.length;
+    this.remove(key);
   }
 
   async close(): Promise<void> {
     this.map.clear();
     this.bytes = 0;
+  }
+
+  /** What it holds: answers and their bytes. */
+  get size(): { entries: number; bytes: number } {
+    return { entries: this.map.size, bytes: this.bytes };
+  }
+
+  private insert(key: string, e: { answer: CachedAnswer; bytes: number }): void {
+    this.map.set(key, e);
+    this.bytes += e.bytes;
+  }
+
+  private remove(key: string): void {
+    const e = this.map.get(key);
+    if (!e) return;
+    this.map.delete(key);
+    this.bytes -= e.bytes;
   }
 }
 

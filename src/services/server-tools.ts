@@ -20,6 +20,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import {
+  callBudget,
   datetimeResult,
   isServerToolType,
   serverToolFunctions,
@@ -105,6 +106,18 @@ export class ServerToolService {
     return this.deps.now ? this.deps.now() : Date.now();
   }
 
+  /**
+   * The server tools this gateway runs for a request of `api`, or null. A provider's own web search type on its own
+   * API (`web_search_20250305` on Messages, `web_search_preview` on Responses) is left to the provider when no search
+   * engine is configured: a request passed straight to Anthropic or OpenAI keeps it, and that provider runs it.
+   */
+  find(api: 'chat' | 'responses' | 'messages', body: Json): FoundServerTool[] | null {
+    const found = serverToolsOf(body);
+    if (!found || api === 'chat' || this.deps.search) return found;
+    const ours = found.filter((t) => t.type.includes(':') || serverToolName(t.type) !== 'web_search');
+    return ours.length > 0 ? ours : null;
+  }
+
   /** The server tools of a request, checked: one this gateway does not run, or web search without an engine, is a 400. */
   tools(found: FoundServerTool[], body: Json): ServerTool[] {
     const out: ServerTool[] = [];
@@ -148,6 +161,7 @@ export class ServerToolService {
 
   /** Runs a tool's I/O, aborted when the client goes away (499); any other failure is the tool's `{error}` for the model. */
   private async cancellable(call: ChatCall, what: string, run: (signal: AbortSignal) => Promise<string>): Promise<string> {
+    if (call.cancel.aborted) throw new HttpError(499, 'Request cancelled by the client');
     const abort = new AbortController();
     const onCancel = () => abort.abort();
     call.cancel.listen(onCancel);
@@ -222,8 +236,15 @@ export class ServerToolService {
         if (out.gateway_metadata && typeof out.gateway_metadata === 'object') out.gateway_metadata = { ...(out.gateway_metadata as Json), server_tools: { steps: state.steps, generations: ids } };
         return { id: answer.id, body: out, details };
       }
-      messages.push({ role: 'assistant', content: message.content ?? null, tool_calls: serverCalls });
+      // The turn as the model gave it (reasoning and its signatures included: providers want them back with the calls).
+      messages.push({ ...message, content: message.content ?? null, tool_calls: serverCalls });
+      const budget = callBudget(conditions, maxToolCalls);
       for (const c of serverCalls) {
+        // Every call gets an answer; those beyond the budget are refused, not run.
+        if (state.executed >= budget) {
+          messages.push({ role: 'tool', tool_call_id: c.id, content: JSON.stringify({ error: 'The server tool call budget of this request is spent' }) });
+          continue;
+        }
         const tool = tools.find((t) => t.name === c.function?.name)!;
         const content = await this.execute(tool, c.function?.arguments ?? '{}', call, details);
         details.tool_calls_executed++;

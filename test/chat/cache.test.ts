@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSimulator } from '../../src/sim/index.js';
-import { cacheKey, cacheRequest } from '../../src/services/response-cache.js';
+import { cacheDecision, cacheHeaders, cacheKey, cacheRequest, MemoryStore } from '../../src/services/response-cache.js';
 import { simCatalog } from '../chat-helpers.js';
 import { createInferenceKey, freshDatabase, REDIS_URL, startGateway, type TestGateway } from '../helpers.js';
 import { chat, isolatedEnv, streamChat, type ClockedEnv } from './util.js';
@@ -151,6 +151,14 @@ describe('response cache (in memory)', () => {
     const up = env.sim.requests.find((x) => x.provider === 'sim-c')!.body as Record<string, unknown>;
     expect(up.cache_enabled).toBeUndefined();
     expect(up.cache_ttl_seconds).toBeUndefined();
+    // The header wins: false turns the preset's cache off; Clear and TTL apply to a preset's cache too.
+    const off = await chat(env, { model: '@preset/cached', messages: [{ role: 'user', content: 'preset cache' }] }, { headers: { 'x-gateway-cache': 'false' } });
+    expect(off.headers.get('x-gateway-cache-status')).toBeNull();
+    expect(calls()).toBe(2);
+    const cleared = await chat(env, { model: '@preset/cached', messages: [{ role: 'user', content: 'preset cache' }] }, { headers: { 'x-gateway-cache-clear': 'true', 'x-gateway-cache-ttl': '30' } });
+    expect(cleared.headers.get('x-gateway-cache-status')).toBe('MISS');
+    expect(cleared.headers.get('x-gateway-cache-ttl')).toBe('30');
+    expect(calls()).toBe(3);
     const bad = await chat(env, { model: 'test/beta', cache_enabled: true, cache_ttl_seconds: 0 });
     expect(bad.status).toBe(400);
     expect(bad.body.error.metadata.field).toBe('cache_ttl_seconds');
@@ -172,9 +180,25 @@ describe('response cache (in memory)', () => {
     expect(cacheKey('h', 'messages', false, { a: 1 })).not.toBe(k);
     expect(cacheKey('h', 'chat', false, { a: 2 })).not.toBe(k);
     expect(cacheRequest({})).toBeNull();
+    expect(cacheDecision(cacheHeaders({}), { cache_enabled: true, cache_ttl_seconds: 42 })).toEqual({ ttl: 42, clear: false });
+    expect(cacheDecision(cacheHeaders({ 'x-gateway-cache': '0' }), { cache_enabled: true })).toBeNull();
     expect(cacheRequest({ 'x-gateway-cache': 'false' })).toBeNull();
     expect(cacheRequest({ 'x-gateway-cache': 'TRUE' })).toEqual({ ttl: 300, clear: false });
     expect(cacheRequest({ 'x-gateway-cache': '1', 'x-gateway-cache-ttl': '86400', 'x-gateway-cache-clear': '1' })).toEqual({ ttl: 86400, clear: true });
+  });
+
+  it('the in-memory store counts UTF-8 bytes, once per answer even when one key is stored twice in a tick, and evicts the least recently used', async () => {
+    const store = new MemoryStore(() => 0, 2, 1_000);
+    const answer = (body: string) => ({ body, contentType: 'application/json', generationId: 'gen-1', storedAt: 0, ttl: 60 });
+    await Promise.all([store.set('a', answer('é'.repeat(100))), store.set('a', answer('é'.repeat(100)))]);
+    expect(store.size).toEqual({ entries: 1, bytes: 200 });
+    await store.set('b', answer('x'.repeat(300)));
+    await store.get('a'); // a is now the most recently used
+    await store.set('c', answer('y'.repeat(100)));
+    expect(store.size).toEqual({ entries: 2, bytes: 300 });
+    expect(await store.get('b')).toBeNull();
+    await store.set('d', answer('z'.repeat(900)));
+    expect(store.size.bytes).toBeLessThanOrEqual(1_000);
   });
 
   it('the OpenAPI document names the cache headers', async () => {

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { datetimeResult, shouldStop } from '../../src/core/server-tools.js';
-import { answerChunks } from '../../src/services/server-tools.js';
+import { callBudget, datetimeResult, shouldStop } from '../../src/core/server-tools.js';
+import { answerChunks, ServerToolService } from '../../src/services/server-tools.js';
 import { simSearchResults } from '../../src/sim/search.js';
 import { generation } from '../speech/util.js';
 import { chat, isolatedEnv, parseSse, streamChat, upstreamBodies, WEATHER_TOOL, type ClockedEnv, type Json } from './util.js';
@@ -38,7 +38,7 @@ describe('server tools', () => {
     expect(turns()).toHaveLength(2);
     expect(first.tools).toEqual([expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: 'web_search' }) })]);
     expect(second.messages.slice(-2)).toEqual([
-      { role: 'assistant', content: null, tool_calls: [expect.objectContaining({ type: 'function', function: { name: 'web_search', arguments: '{"query":"example"}' } })] },
+      expect.objectContaining({ role: 'assistant', content: null, tool_calls: [expect.objectContaining({ type: 'function', function: { name: 'web_search', arguments: '{"query":"example"}' } })] }),
       { role: 'tool', tool_call_id: expect.any(String), content: JSON.stringify({ query: 'example', results: simSearchResults('example').slice(0, 2).map((r) => ({ title: r.title, url: r.url, snippet: r.content })) }) },
     ]);
     expect(env.sim.stats('sim-search').requests).toBe(1);
@@ -124,8 +124,8 @@ describe('server tools', () => {
     expect(r.status).toBe(200);
     expect(turns()).toHaveLength(3);
     expect(r.body.usage.server_tool_use_details).toEqual({ tool_calls_requested: 2, tool_calls_executed: 2, web_search_requests: 2 });
-    const state = { steps: 30, executed: 30, tokens: 0, cost: 0, calledTools: [], finishReason: null };
-    expect(shouldStop(state, undefined, 100)).toBe(true);
+    const state = { steps: 30, executed: 0, tokens: 0, cost: 0, calledTools: [], finishReason: null };
+    expect(shouldStop({ ...state, executed: 30 }, undefined, 100)).toBe(true);
     expect(shouldStop({ ...state, executed: 29 }, undefined, undefined)).toBe(false);
     expect(shouldStop({ ...state, cost: 0.5 }, [{ type: 'max_cost', max_cost_in_dollars: 0.5 }], undefined)).toBe(true);
     expect(shouldStop({ ...state, tokens: 99 }, [{ type: 'max_tokens_used', max_tokens: 100 }], undefined)).toBe(false);
@@ -229,6 +229,44 @@ describe('server tools', () => {
     expect(usage?.server_tool_use_details).toEqual({ tool_calls_requested: 1, tool_calls_executed: 1, web_search_requests: 0 });
   });
 
+  it('max_tool_calls of a Responses request without server tools still reaches an OpenAI Responses upstream (its own parameter)', async () => {
+    const r = await env.t.call('POST', '/responses', { key: env.key, body: { model: 'test/responses', input: 'hi', max_tool_calls: 2 } });
+    expect(r.status).toBe(200);
+    expect((upstreamBodies(env, 'sim-responses').at(-1) as Json).max_tool_calls).toBe(2);
+  });
+
+  it('the budget holds inside a turn: calls beyond it are answered as refused, not run; with conditions, 30 still bounds', async () => {
+    // A model that asks for three searches at once (the simulator makes one call per turn, so a stand-in answers).
+    const bodies: Json[] = [];
+    const answer = (toolCalls: Json[] | null) => ({
+      id: `gen-${bodies.length}`,
+      body: { id: `gen-${bodies.length}`, choices: [{ index: 0, message: { role: 'assistant', content: toolCalls ? null : 'done', ...(toolCalls ? { tool_calls: toolCalls } : {}) }, finish_reason: toolCalls ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, cost: 0.001 } },
+    });
+    const call3 = [1, 2, 3].map((n) => ({ id: `c${n}`, type: 'function', function: { name: 'web_search', arguments: `{"query":"q${n}"}` } }));
+    const chatStub = {
+      prepare: async (_api: string, body: Json) => (bodies.push(body), { release: () => undefined }),
+      complete: async () => answer(bodies.length === 1 ? call3 : null),
+    };
+    let searches = 0;
+    const svc = new ServerToolService({ chat: chatStub as never, search: { search: async () => (searches++, []) } as never, fetcher: null, keepaliveMs: 1000 });
+    const tools = [{ name: 'web_search' as const, parameters: {} }];
+    const out = await svc.runWithDetails({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'gateway:web_search' }], max_tool_calls: 2 }, tools, { cancel: { aborted: false, listen: () => undefined, unlisten: () => undefined } } as never);
+    expect(searches).toBe(2);
+    expect(out.details).toEqual({ tool_calls_requested: 3, tool_calls_executed: 2, web_search_requests: 2 });
+    const results = (bodies[1].messages as Json[]).filter((m) => m.role === 'tool');
+    expect(results.map((m) => m.tool_call_id)).toEqual(['c1', 'c2', 'c3']);
+    expect(JSON.parse(results[2].content)).toEqual({ error: 'The server tool call budget of this request is spent' });
+    // The budget is spent: the last turn runs without the server tools.
+    expect(bodies[1].tools).toBeUndefined();
+    expect(out.body.usage).toMatchObject({ prompt_tokens: 2, completion_tokens: 2, cost: 0.002 });
+    const state = { steps: 1, executed: 30, tokens: 0, cost: null, calledTools: [], finishReason: 'tool_calls' };
+    expect(shouldStop(state, [{ type: 'finish_reason_is', reason: 'stop' }], undefined)).toBe(true);
+    expect(shouldStop({ ...state, executed: 29 }, [{ type: 'step_count_is', step_count: 100_000 }], undefined)).toBe(false);
+    expect(callBudget([{ type: 'step_count_is', step_count: 5 }], 3)).toBe(30);
+    expect(callBudget(undefined, 3)).toBe(3);
+    expect(callBudget(undefined, 99)).toBe(30);
+  });
+
   it('a search engine that fails answers the model with the error; the request still succeeds', async () => {
     env.sim.setKnobs('sim-search', { errorStatus: 500 });
     const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:web_search' }] });
@@ -272,6 +310,20 @@ describe('server tools without a search engine', () => {
     expect(f.status).toBe(400);
     expect(f.body.error).toMatchObject({ metadata: { field: 'tools[1].type' }, message: expect.stringMatching(/GATEWAY_WEB_FETCH=true/) });
     expect((await chat(env, { model: MODEL, tools: [{ type: 'gateway:datetime' }] })).status).toBe(200);
+  });
+
+  it('without a search engine, a provider’s own web search tool on its own API is left to the provider (passed straight through)', async () => {
+    const env = isolated();
+    const tool = { type: 'web_search_20250305', name: 'web_search', max_uses: 2 };
+    const m = await env.t.call('POST', '/messages', { key: env.key, body: { model: 'test/claude', max_tokens: 50, messages: [{ role: 'user', content: 'news?' }], tools: [tool] } });
+    expect(m.status).toBe(200);
+    expect((upstreamBodies(env, 'sim-anthropic').at(-1) as Json).tools).toEqual([tool]);
+    const r = await env.t.call('POST', '/responses', { key: env.key, body: { model: 'test/responses', input: 'news?', tools: [{ type: 'web_search_preview' }] } });
+    expect(r.status).toBe(200);
+    expect((upstreamBodies(env, 'sim-responses').at(-1) as Json).tools).toEqual([{ type: 'web_search_preview' }]);
+    // The gateway's own prefix still asks for the gateway's tool: a 400 naming the setting.
+    const own = await env.t.call('POST', '/messages', { key: env.key, body: { model: 'test/claude', max_tokens: 50, messages: [{ role: 'user', content: 'news?' }], tools: [{ type: 'gateway:web_search' }] } });
+    expect(own.status).toBe(400);
   });
 });
 

@@ -15,9 +15,9 @@ import { Cancellation } from '../../providers/http.js';
 import type { ApiCall } from '../../services/api-deps.js';
 import type { Services } from '../../services/index.js';
 import { eventStreamHead, type ChatCall } from '../../services/chat.js';
-import { serverToolsOf, type FoundServerTool } from '../../services/server-tools.js';
+import type { FoundServerTool } from '../../services/server-tools.js';
 import { answerBodyOf, chatBodyOf, encoderOf } from '../../services/server-tools-apis.js';
-import { bodyCaching, cacheKey, cacheRequest, captureStream, hitHeaders, type CacheRequest } from '../../services/response-cache.js';
+import { cacheDecision, cacheHeaders, cacheKey, cacheRequest, captureStream, hitHeaders, type CacheRequest } from '../../services/response-cache.js';
 
 /** `X-Gateway-Metadata: enabled` (or the legacy `X-Gateway-Experimental-Metadata`), case-insensitive. */
 export function wantsMetadata(headers: Record<string, string | string[] | undefined>): boolean {
@@ -211,12 +211,12 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
             cancel,
           };
           // Server tools (gateway:web_search, …): the model/tool loop, run on chat bodies (docs/server-tools.md).
-          const server = serverToolsOf(req.body);
+          const server = svc.serverTools.find(r.api, req.body);
           if (server) return serveServerTools(svc, r.api, req, reply, call, server);
-          const headerCaching = cacheRequest(req.headers);
+          const cacheAsked = cacheHeaders(req.headers);
           const prepared = await svc.chat.prepare(r.api, req.body, call);
           // The response cache (docs/cache.md): the header, or a preset's (or the body's) `cache_enabled`.
-          const caching = headerCaching ?? bodyCaching(prepared.body);
+          const caching = cacheDecision(cacheAsked, prepared.body);
           const cache = caching ? { ...caching, key: cacheKey(req.key.hash, r.api, prepared.stream, req.body) } : null;
           if (cache && (await serveCached(svc, r.api, req, reply, cache, prepared.stream))) {
             prepared.release(null);

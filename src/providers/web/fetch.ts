@@ -8,8 +8,9 @@
  *   runs in the connection's own DNS lookup, so the address checked is the address connected to (no DNS rebinding);
  *   an operator may allow them (`GATEWAY_WEB_FETCH_ALLOW_PRIVATE`, for intranets and tests);
  * - redirects are followed by hand, at most 5, each target checked again;
- * - at most 2 MiB is read, within 15 s; HTML becomes plain text (html-to-text), text and JSON stay as they are, other
- *   content types are refused.
+ * - at most 2 MiB is read, and the whole fetch (redirects and body) ends within 15 s; HTML becomes plain text
+ *   (html-to-text, its work bounded: 500 000 characters, 64 levels), text and JSON stay as they are, other content
+ *   types are refused.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
@@ -27,6 +28,8 @@ export interface FetchedPage {
 }
 
 const MAX_BYTES = 2 * 1024 * 1024;
+/** The whole fetch — redirects and body included — ends within this. */
+const TOTAL_MS = 15_000;
 const MAX_REDIRECTS = 5;
 const TEXT_TYPES = /^(text\/|application\/(json|xml|xhtml\+xml|ld\+json|javascript)|[a-z]+\/[a-z.+-]*\+(json|xml))/;
 
@@ -36,6 +39,9 @@ const HTML_SELECTORS = [
   { selector: 'img', format: 'skip' },
   ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, options: { uppercase: false } })),
 ];
+
+/** Bounds on the conversion's work (it runs on the request thread): input characters, nesting, children per node. */
+const HTML_LIMITS = { maxInputLength: 500_000, maxDepth: 64, maxChildNodes: 2_000 };
 
 const forbidden = (address: string) => isLoopback(address) || isPrivateAddress(address);
 
@@ -70,7 +76,10 @@ export class WebFetcher {
   }
 
   /** Fetches `raw` and returns its text (at most `maxChars`); throws an Error whose message is fit for the model. */
-  async fetch(raw: string, maxChars: number, signal?: AbortSignal): Promise<FetchedPage> {
+  async fetch(raw: string, maxChars: number, cancel?: AbortSignal): Promise<FetchedPage> {
+    // One deadline for the whole fetch, every redirect and the body included.
+    const deadline = AbortSignal.timeout(TOTAL_MS);
+    const signal = cancel ? AbortSignal.any([cancel, deadline]) : deadline;
     let url: URL;
     try {
       url = new URL(raw);
@@ -92,6 +101,7 @@ export class WebFetcher {
           bodyTimeout: 15_000,
         });
       } catch (err) {
+        if (deadline.aborted) throw new Error(`no complete answer within ${TOTAL_MS / 1000} s`);
         const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
         throw new Error(e.cause?.message ?? e.message);
       }
@@ -107,13 +117,20 @@ export class WebFetcher {
         await res.body.dump().catch(() => undefined);
         throw new Error(`the page is ${type}, not text`);
       }
-      const { text, cut } = await readCapped(res.body, MAX_BYTES);
+      let read: { text: string; cut: boolean };
+      try {
+        read = await readCapped(res.body, MAX_BYTES);
+      } catch (err) {
+        if (deadline.aborted) throw new Error(`no complete answer within ${TOTAL_MS / 1000} s`);
+        throw err;
+      }
+      const { text, cut } = read;
       const page: FetchedPage = { url: url.toString(), status: res.statusCode, content_type: type, content: '', truncated: cut };
       let content = text;
       if (type === 'text/html' || type === 'application/xhtml+xml') {
         const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
         if (title) page.title = title;
-        content = convert(text, { wordwrap: false, selectors: HTML_SELECTORS });
+        content = convert(text, { wordwrap: false, selectors: HTML_SELECTORS, limits: HTML_LIMITS });
       }
       if (content.length > maxChars) {
         content = content.slice(0, maxChars);

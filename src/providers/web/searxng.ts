@@ -23,13 +23,24 @@ export class SearxngSearch {
   }
 
   /** The top `max` results of `query`; throws an Error with a message fit for the model when the search fails. */
-  async search(query: string, max: number, signal?: AbortSignal): Promise<SearchResult[]> {
+  async search(query: string, max: number, cancel?: AbortSignal): Promise<SearchResult[]> {
+    // One deadline for the whole search (the pool's timeouts bound only the waits between bytes).
+    const deadline = AbortSignal.timeout(TIMEOUTS.totalMs);
+    const signal = cancel ? AbortSignal.any([cancel, deadline]) : deadline;
     const url = new URL('search', this.base);
     url.searchParams.set('q', query);
     url.searchParams.set('format', 'json');
-    const res = await this.pools.request('GET', { url, headers: { accept: 'application/json' }, timeouts: TIMEOUTS, signal });
-    const text = await res.body.text();
-    if (res.statusCode !== 200) throw new Error(`the search engine answered ${res.statusCode}`);
+    let text: string;
+    let status: number;
+    try {
+      const res = await this.pools.request('GET', { url, headers: { accept: 'application/json' }, timeouts: TIMEOUTS, signal });
+      status = res.statusCode;
+      text = await res.body.text();
+    } catch (err) {
+      if (deadline.aborted) throw new Error(`no answer within ${TIMEOUTS.totalMs / 1000} s`);
+      throw err;
+    }
+    if (status !== 200) throw new Error(`the search engine answered ${status}`);
     let json: unknown;
     try {
       json = JSON.parse(text);
