@@ -32,8 +32,8 @@ export interface GatewayConfig {
   video: VideoConfig;
   /** `GET /metrics` (docs/metrics.md): for management keys (default), for anyone, or not served. */
   metrics: 'management' | 'public' | 'off';
-  /** The SearXNG instance behind the `gateway:web_search` server tool (docs/server-tools.md); null = no web search. */
-  webSearchUrl: string | null;
+  /** The search engine behind the `gateway:web_search` server tool (docs/server-tools.md); null = no web search. */
+  webSearch: { engine: 'searxng' | 'tavily'; url: string; apiKey: string | null } | null;
   /** The `gateway:web_fetch` server tool: off, on for public addresses, or on for private ones too. */
   webFetch: 'off' | 'public' | 'private';
 }
@@ -91,6 +91,8 @@ const FILE_KEYS: Record<string, string> = {
   video_allow_loopback_callbacks: 'GATEWAY_VIDEO_ALLOW_LOOPBACK_CALLBACKS',
   metrics: 'GATEWAY_METRICS',
   web_search_url: 'GATEWAY_WEB_SEARCH_URL',
+  web_search_engine: 'GATEWAY_WEB_SEARCH_ENGINE',
+  web_search_api_key: 'GATEWAY_WEB_SEARCH_API_KEY',
   web_fetch: 'GATEWAY_WEB_FETCH',
   web_fetch_allow_private: 'GATEWAY_WEB_FETCH_ALLOW_PRIVATE',
 };
@@ -204,11 +206,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const metrics = (merged.GATEWAY_METRICS || 'management').toLowerCase() as GatewayConfig['metrics'];
   if (!['management', 'public', 'off'].includes(metrics)) problems.push(`GATEWAY_METRICS must be management, public or off (got "${merged.GATEWAY_METRICS}")`);
 
-  const webSearchUrl = merged.GATEWAY_WEB_SEARCH_URL || null;
-  if (webSearchUrl !== null && !/^https?:\/\/[^/]/.test(webSearchUrl)) problems.push(`GATEWAY_WEB_SEARCH_URL must be an http:// or https:// URL (got "${webSearchUrl}")`);
+  const engine = (merged.GATEWAY_WEB_SEARCH_ENGINE || 'searxng').toLowerCase();
+  if (engine !== 'searxng' && engine !== 'tavily') problems.push(`GATEWAY_WEB_SEARCH_ENGINE must be searxng or tavily (got "${merged.GATEWAY_WEB_SEARCH_ENGINE}")`);
+  const searchKey = merged.GATEWAY_WEB_SEARCH_API_KEY || null;
+  const searchUrl = merged.GATEWAY_WEB_SEARCH_URL || (engine === 'tavily' && searchKey ? 'https://api.tavily.com' : null);
+  if (searchUrl !== null && !/^https?:\/\/[^/]/.test(searchUrl)) problems.push(`GATEWAY_WEB_SEARCH_URL must be an http:// or https:// URL (got "${searchUrl}")`);
+  if (engine === 'tavily' && merged.GATEWAY_WEB_SEARCH_ENGINE && !searchKey) problems.push('GATEWAY_WEB_SEARCH_API_KEY is required for the tavily search engine');
+  const webSearch = searchUrl && (engine === 'searxng' || engine === 'tavily') ? { engine: engine as 'searxng' | 'tavily', url: searchUrl, apiKey: searchKey } : null;
 
   const webFetch = boolSetting('GATEWAY_WEB_FETCH', false) ? (boolSetting('GATEWAY_WEB_FETCH_ALLOW_PRIVATE', false) ? 'private' : 'public') : 'off';
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics, webSearchUrl, webFetch };
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics, webSearch, webFetch };
 }

@@ -18,7 +18,7 @@ import type { Services } from './services/index.js';
 import { buildCatalog, CatalogService } from './services/catalog.js';
 import { ChatService } from './services/chat.js';
 import { ServerToolService } from './services/server-tools.js';
-import { SearxngSearch } from './providers/web/searxng.js';
+import { WebSearch } from './providers/web/search.js';
 import { WebFetcher } from './providers/web/fetch.js';
 import { ResponseCache } from './services/response-cache.js';
 import { GenerationRecorder } from './services/generations.js';
@@ -145,8 +145,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   });
   // The response cache: in memory, or shared in Redis.
   const cache = new ResponseCache(config.redisUrl, logger, now);
-  // Server tools on chat; web search over the operator's SearXNG instance when one is configured.
-  const search = config.webSearchUrl ? new SearxngSearch(config.webSearchUrl) : null;
+  // Server tools; web search over the operator's engine (SearXNG or Tavily) when one is configured.
+  const search = config.webSearch ? new WebSearch(config.webSearch) : null;
   const fetcher = config.webFetch === 'off' ? null : new WebFetcher(config.webFetch === 'private');
   const serverTools = new ServerToolService({ chat, search, fetcher, keepaliveMs: config.streamKeepaliveMs, now });
   // Video jobs: durable, driven by a background worker (started below, stopped first at shutdown).

@@ -32,7 +32,7 @@ import {
 } from '../core/server-tools.js';
 import { badRequest, HttpError } from '../http/errors.js';
 import type { WebFetcher } from '../providers/web/fetch.js';
-import type { SearxngSearch } from '../providers/web/searxng.js';
+import type { WebSearch } from '../providers/web/search.js';
 import { eventStreamHead, type ChatCall, type ChatService } from './chat.js';
 
 type Json = Record<string, unknown>;
@@ -94,7 +94,7 @@ export class ServerToolService {
     private readonly deps: {
       chat: ChatService;
       /** The search engine of `gateway:web_search`; null when none is configured (the tool is then refused, 400). */
-      search: SearxngSearch | null;
+      search: WebSearch | null;
       /** The fetcher of `gateway:web_fetch`; null when the operator has not turned it on (the tool is then refused, 400). */
       fetcher: WebFetcher | null;
       keepaliveMs: number;
@@ -126,7 +126,7 @@ export class ServerToolService {
       const field = `tools[${t.index}].type`;
       if (!name) throw badRequest(`${field}: "${t.type}" is not a server tool this gateway runs (it runs gateway:web_search, gateway:web_fetch and gateway:datetime)`, { field });
       if (name === 'web_search' && !this.deps.search) {
-        throw badRequest(`${field}: web search needs a search engine; the operator sets GATEWAY_WEB_SEARCH_URL (a SearXNG instance)`, { field });
+        throw badRequest(`${field}: web search needs a search engine; the operator sets GATEWAY_WEB_SEARCH_URL (a SearXNG instance) or GATEWAY_WEB_SEARCH_ENGINE=tavily with GATEWAY_WEB_SEARCH_API_KEY`, { field });
       }
       if (name === 'web_fetch' && !this.deps.fetcher) throw badRequest(`${field}: web fetch is off on this gateway; the operator turns it on with GATEWAY_WEB_FETCH=true`, { field });
       if (!out.some((x) => x.name === name)) out.push({ name, parameters: t.parameters });

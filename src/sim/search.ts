@@ -3,6 +3,8 @@
  * the model APIs:
  *
  *   GET /search?q=<query>&format=json   →   `{query, number_of_results, results: [{url, title, content, engine}]}`
+ *   POST /search {query, max_results?}  →   Tavily's `{query, results: [{title, url, content, score}], response_time}`
+ *                                           (401 without a bearer token)
  *
  * Results are deterministic: three per query, each naming the query. Without `format=json` the answer is HTML, as
  * SearXNG's is (a gateway must ask for JSON). The usual knobs apply (errors, latency).
@@ -32,6 +34,17 @@ function search(ctx: EndpointContext): Reply {
 }
 
 /** The HTML page of `/pages/html` (exported for tests). */
+/** Tavily's search API: a bearer key, `{query, max_results}` in, `{results: [{title, url, content, score}]}` out. */
+function tavily(ctx: EndpointContext): Reply {
+  const auth = ctx.headers.authorization;
+  if (typeof auth !== 'string' || !/^Bearer \S+/.test(auth)) return openaiProtocol.error(401, ctx, { message: 'Unauthorized: missing or invalid API key.', type: 'unauthorized', param: null, code: null });
+  const b = (ctx.body ?? {}) as Record<string, unknown>;
+  if (typeof b.query !== 'string' || !b.query) return openaiProtocol.error(400, ctx, { message: 'query is required', type: 'invalid_request_error', param: 'query', code: null });
+  const max = typeof b.max_results === 'number' ? b.max_results : 5;
+  const results = simSearchResults(b.query).slice(0, max).map((r, i) => ({ title: r.title, url: r.url, content: r.content, score: 0.9 - i / 10 }));
+  return { kind: 'json', status: 200, body: JSON.stringify({ query: b.query, results, response_time: 0.01 }), headers: { 'content-type': 'application/json' }, chunks: 1 };
+}
+
 export const SIM_PAGE_HTML =
   '<!doctype html><html><head><title>Sim page</title><style>body{color:red}</style></head>' +
   '<body><h1>Hello from the simulator</h1><p>A paragraph with <a href="/elsewhere">a link</a>.</p><script>alert(1)</script></body></html>';
@@ -57,5 +70,6 @@ function page(ctx: EndpointContext): Reply {
 
 export const searchEndpoints: Endpoint[] = [
   { method: 'GET', path: '/search', protocol: openaiProtocol, modelCall: true, handle: search },
+  { method: 'POST', path: '/search', protocol: openaiProtocol, modelCall: true, handle: tavily },
   { method: 'GET', path: /^\/pages\/[a-z]+$/, protocol: openaiProtocol, modelCall: true, handle: page },
 ];

@@ -45,13 +45,16 @@ describe('loadConfig: defaults', () => {
       keyCacheTtlMs: 30_000,
       shutdownGraceMs: 30_000,
       file: {},
-      webSearchUrl: null,
+      webSearch: null,
       webFetch: 'off',
     });
   });
 
   it('server tools: the SearXNG URL, web fetch (public only unless private addresses are allowed too)', () => {
-    expect(loadConfig({ GATEWAY_WEB_SEARCH_URL: 'http://searxng:8080' }).webSearchUrl).toBe('http://searxng:8080');
+    expect(loadConfig({ GATEWAY_WEB_SEARCH_URL: 'http://searxng:8080' }).webSearch).toEqual({ engine: 'searxng', url: 'http://searxng:8080', apiKey: null });
+    expect(loadConfig({ GATEWAY_WEB_SEARCH_ENGINE: 'tavily', GATEWAY_WEB_SEARCH_API_KEY: 'tvly-x' }).webSearch).toEqual({ engine: 'tavily', url: 'https://api.tavily.com', apiKey: 'tvly-x' });
+    expect(problems({ GATEWAY_WEB_SEARCH_ENGINE: 'tavily' })[0]).toMatch(/^GATEWAY_WEB_SEARCH_API_KEY is required/);
+    expect(problems({ GATEWAY_WEB_SEARCH_ENGINE: 'google' })[0]).toMatch(/^GATEWAY_WEB_SEARCH_ENGINE must be searxng or tavily/);
     expect(loadConfig({ GATEWAY_WEB_FETCH: 'true' }).webFetch).toBe('public');
     expect(loadConfig({ GATEWAY_WEB_FETCH: '1', GATEWAY_WEB_FETCH_ALLOW_PRIVATE: 'true' }).webFetch).toBe('private');
     expect(loadConfig({ GATEWAY_WEB_FETCH_ALLOW_PRIVATE: 'true' }).webFetch).toBe('off');

@@ -1,7 +1,10 @@
 /**
- * Web search for the `gateway:web_search` server tool (docs/server-tools.md), over SearXNG's JSON API — the
- * self-hosted metasearch engine: `GET <base>/search?q=<query>&format=json` answers `{results: [{title, url, content}]}`.
- * The instance's `search.formats` setting must include `json`. Only the configured base URL is ever called.
+ * Web search for the `gateway:web_search` server tool (docs/server-tools.md), over the engine the operator names:
+ * - `searxng` (the default): a self-hosted SearXNG instance's JSON API, `GET <base>/search?q=<query>&format=json`
+ *   answering `{results: [{title, url, content}]}` (its `search.formats` setting must include `json`);
+ * - `tavily`: Tavily's search API, `POST <base>/search` with `{query, max_results}` and the API key as a bearer
+ *   token, answering `{results: [{title, url, content}]}` (base `https://api.tavily.com` unless set).
+ * Only the configured base URL is ever called; one deadline bounds a whole search.
  */
 import { OriginPools } from '../http.js';
 
@@ -11,15 +14,23 @@ export interface SearchResult {
   snippet: string;
 }
 
+export type SearchEngineName = 'searxng' | 'tavily';
+
+export interface SearchEngineConfig {
+  engine: SearchEngineName;
+  url: string;
+  apiKey: string | null;
+}
+
 /** Timeouts of a search: a tool call must not hold the model loop for long. */
 const TIMEOUTS = { connectMs: 5_000, firstByteMs: 10_000, idleMs: 10_000, totalMs: 15_000 };
 
-export class SearxngSearch {
+export class WebSearch {
   private readonly pools = new OriginPools({ connections: 16, keepAliveTimeout: 30_000 });
   private readonly base: URL;
 
-  constructor(baseUrl: string) {
-    this.base = new URL(baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+  constructor(private readonly config: SearchEngineConfig) {
+    this.base = new URL(config.url.endsWith('/') ? config.url : `${config.url}/`);
   }
 
   /** The top `max` results of `query`; throws an Error with a message fit for the model when the search fails. */
@@ -28,12 +39,22 @@ export class SearxngSearch {
     const deadline = AbortSignal.timeout(TIMEOUTS.totalMs);
     const signal = cancel ? AbortSignal.any([cancel, deadline]) : deadline;
     const url = new URL('search', this.base);
-    url.searchParams.set('q', query);
-    url.searchParams.set('format', 'json');
+    let method: 'GET' | 'POST' = 'GET';
+    let body: string | undefined;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.config.engine === 'tavily') {
+      method = 'POST';
+      body = JSON.stringify({ query, max_results: max, search_depth: 'basic' });
+      headers['content-type'] = 'application/json';
+      headers.authorization = `Bearer ${this.config.apiKey ?? ''}`;
+    } else {
+      url.searchParams.set('q', query);
+      url.searchParams.set('format', 'json');
+    }
     let text: string;
     let status: number;
     try {
-      const res = await this.pools.request('GET', { url, headers: { accept: 'application/json' }, timeouts: TIMEOUTS, signal });
+      const res = await this.pools.request(method, { url, headers, body, timeouts: TIMEOUTS, signal });
       status = res.statusCode;
       text = await res.body.text();
     } catch (err) {
@@ -45,7 +66,7 @@ export class SearxngSearch {
     try {
       json = JSON.parse(text);
     } catch {
-      throw new Error('the search engine answered something other than JSON (is format=json enabled in SearXNG?)');
+      throw new Error(this.config.engine === 'searxng' ? 'the search engine answered something other than JSON (is format=json enabled in SearXNG?)' : 'the search engine answered something other than JSON');
     }
     const results = (json as { results?: unknown }).results;
     if (!Array.isArray(results)) throw new Error('the search engine answered no results list');
