@@ -3,7 +3,6 @@
  * schema-validated, but open-ended) request values, cache-control marks, the canonical `error_type` of a status,
  * SSE framing and deterministic output-item ids.
  */
-import { isServerToolType } from '../core/server-tools.js';
 import type { CacheControl, IrUsage } from '../core/ir.js';
 import { HttpError } from '../http/errors.js';
 
@@ -37,11 +36,6 @@ export function withCache<T extends object>(o: T, cc: CacheControl | undefined):
   return o;
 }
 
-/**
- * Server tools (`gateway:*`, the legacy `openrouter:*`, and the `web_search*` shorthands) are not function tools: they
- * stay out of the IR tool list. The gateway runs them in its model/tool loop (services/server-tools.ts).
- */
-export const isServerTool = isServerToolType;
 
 /** An image URL as an IR image: `data:<type>;base64,<data>` is split into data + media type (as on /chat/completions). */
 export function imageFromUrl(url: string): { type: 'image'; url?: string; data?: string; media_type?: string } {

@@ -6,6 +6,7 @@
  * Usage in the answer follows Anthropic's convention: `input_tokens` EXCLUDES cache reads and writes (the IR counts
  * them in), which are reported in `cache_read_input_tokens` / `cache_creation_input_tokens`.
  */
+import { isServerToolType } from '../core/server-tools.js';
 import type {
   IrFinishReason,
   IrImage,
@@ -27,7 +28,6 @@ import {
   defaultErrorType,
   invalid,
   isObject,
-  isServerTool,
   num,
   parseArguments,
   sse,
@@ -169,7 +169,7 @@ function tools(v: unknown): IrTool[] | undefined {
   v.forEach((t, i) => {
     const where = `tools[${i}]`;
     if (!isObject(t)) throw invalid(`${where} must be an object`);
-    if (isServerTool(t.type)) return; // run by the gateway, not sent upstream as a function
+    if (isServerToolType(t.type)) return; // server tools stay out of the IR: the gateway's loop runs them (services/server-tools.ts)
     if (t.type !== undefined && t.type !== null && t.type !== 'custom') throw invalid(`${where}: tool type "${String(t.type)}" is not supported`);
     if (typeof t.name !== 'string' || t.name === '') throw invalid(`${where}.name is required`);
     if (!isObject(t.input_schema)) throw invalid(`${where}.input_schema is required`);

@@ -10,9 +10,10 @@
  * rides on the item's `signature`; encrypted/redacted reasoning on `encrypted_content`). Sent back as input, an item
  * with a `signature` is full reasoning again; one without is an OpenAI summary (`summary: true` in the IR).
  */
+import { isServerToolType } from '../core/server-tools.js';
 import type { IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrResponse, IrResponseFormat, IrText, IrTool, IrToolChoice } from '../core/ir.js';
 import type { AnswerMeta, InboundAdapter, StreamEncoder } from '../providers/types.js';
-import { bool, defaultErrorType, imageFromUrl, invalid, isObject, isServerTool, num, str, type Json } from './common.js';
+import { bool, defaultErrorType, imageFromUrl, invalid, isObject, num, str, type Json } from './common.js';
 import { finishStatus, outputItems, responseObject, responsesEcho } from './responses-output.js';
 import { ResponsesStreamEncoder } from './responses-stream.js';
 
@@ -197,7 +198,7 @@ function tools(v: unknown): IrTool[] | undefined {
   v.forEach((t, i) => {
     const where = `tools[${i}]`;
     if (!isObject(t)) throw invalid(`${where} must be an object`);
-    if (isServerTool(t.type)) return; // run by the gateway, not sent upstream as a function
+    if (isServerToolType(t.type)) return; // server tools stay out of the IR: the gateway's loop runs them (services/server-tools.ts)
     if (t.type !== 'function') throw invalid(`${where}: tool type "${String(t.type)}" is not supported (function tools and gateway server tools only)`);
     if (typeof t.name !== 'string' || t.name === '') throw invalid(`${where}.name is required`);
     const tool: IrTool = { name: t.name, parameters: isObject(t.parameters) ? t.parameters : { type: 'object', properties: {} } };

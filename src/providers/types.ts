@@ -62,6 +62,9 @@ export interface AnswerMeta {
   server_tools?: { tool_calls_requested: number; tool_calls_executed: number; web_search_requests: number };
 }
 
+/** The cost details of an answer without a price (no attempt served, or the endpoint's price is unknown). */
+export const unpricedCostDetails = (): AnswerMeta['cost_details'] => ({ upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null });
+
 /** Encoder of one client-facing event stream (SSE text out). */
 export interface StreamEncoder {
   /** Bytes to send before any event (may be empty). */

@@ -19,7 +19,7 @@ import { UpstreamError } from '../providers/errors.js';
 import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { IrRequest } from '../core/ir.js';
-import type { AnswerMeta } from '../providers/types.js';
+import { unpricedCostDetails, type AnswerMeta } from '../providers/types.js';
 import { codecFor, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
 import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
 import { checkStateless } from '../inbound/responses.js';
@@ -584,7 +584,7 @@ export class ChatService {
       if (o.cancelled) return null;
       if (!committed) throw this.withMetadata(error, p, o, attempts, call);
       // Only keep-alive comments were sent: the error goes in the stream, in the API's own shape.
-      const meta: AnswerMeta = { id, model: lastAttempt?.model ?? p.requested, provider: lastAttempt?.provider.name ?? '', created, cost: null, cost_details: { upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null } };
+      const meta: AnswerMeta = { id, model: lastAttempt?.model ?? p.requested, provider: lastAttempt?.provider.name ?? '', created, cost: null, cost_details: unpricedCostDetails() };
       if (call.wantMetadata) meta.gateway_metadata = this.metadata(p, o, attempts);
       const session = lastAttempt ? this.codec(p, lastAttempt).openStream(meta) : null;
       commit();

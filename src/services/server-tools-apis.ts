@@ -12,7 +12,7 @@ import type { IrPart, IrStreamEvent } from '../core/ir.js';
 import { MAX_SERVER_TOOL_CALLS } from '../core/server-tools.js';
 import type { HttpError } from '../http/errors.js';
 import { buildChatBody, parseChatResponse } from '../providers/openai/ir-upstream.js';
-import type { AnswerMeta } from '../providers/types.js';
+import { unpricedCostDetails, type AnswerMeta } from '../providers/types.js';
 import { INBOUND, type InboundApi } from './codecs.js';
 import type { AnswerEncoder, FoundServerTool, ServerToolDetails } from './server-tools.js';
 
@@ -44,7 +44,7 @@ function irOf(chatAnswer: Json, details: ServerToolDetails): { res: ReturnType<t
     provider: typeof chatAnswer.provider === 'string' ? chatAnswer.provider : '',
     created: typeof chatAnswer.created === 'number' ? chatAnswer.created : Math.floor(Date.now() / 1000),
     cost: typeof usage.cost === 'number' ? usage.cost : null,
-    cost_details: (usage.cost_details as AnswerMeta['cost_details'] | undefined) ?? { upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null },
+    cost_details: (usage.cost_details as AnswerMeta['cost_details'] | undefined) ?? unpricedCostDetails(),
     server_tools: details,
   };
   if (chatAnswer.gateway_metadata) meta.gateway_metadata = chatAnswer.gateway_metadata as Json;
@@ -105,7 +105,7 @@ export function encoderOf(api: Exclude<InboundApi, 'chat'>): AnswerEncoder {
         provider: '',
         created,
         cost: null,
-        cost_details: { upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null },
+        cost_details: unpricedCostDetails(),
       };
       return INBOUND[api].createStreamEncoder(meta).error(e.status, e.message, String(e.metadata?.error_type ?? 'server'), meta);
     },

@@ -175,14 +175,8 @@ export class ServerToolService {
     }
   }
 
-  /** The loop: model turns and tool runs; resolves with the answer (the last turn's body, usage summed) and its id. */
-  async run(body: Json, tools: ServerTool[], call: ChatCall): Promise<{ id: string; body: Json }> {
-    const { id, body: out } = await this.runWithDetails(body, tools, call);
-    return { id, body: out };
-  }
-
-  /** `run`, with what the loop ran. */
-  async runWithDetails(body: Json, tools: ServerTool[], call: ChatCall): Promise<{ id: string; body: Json; details: ServerToolDetails }> {
+  /** The loop: model turns and tool runs; resolves with the answer (the last turn's body, usage summed), its id and what the loop ran. */
+  async run(body: Json, tools: ServerTool[], call: ChatCall): Promise<{ id: string; body: Json; details: ServerToolDetails }> {
     const names = new Set<string>(tools.map((t) => t.name));
     const functions = serverToolFunctions(tools);
     const clientTools = (body.tools as Json[]).filter((t) => !isServerToolType(t?.type));
@@ -291,14 +285,13 @@ export class ServerToolService {
     try {
       let answer: { id: string; body: Json; details: ServerToolDetails };
       try {
-        answer = await this.runWithDetails(body, tools, call);
+        answer = await this.run(body, tools, call);
       } catch (err) {
         if (!committed || call.cancel.aborted) throw err;
         // The 200 is already sent (keep-alive comments): the error ends the stream with the API's error event.
         raw.end(encode.error(err instanceof HttpError ? err : new HttpError(500, 'Internal server error'), body, Math.floor(this.now() / 1000)));
         return;
       }
-      clearInterval(keepalive);
       commit(answer.id);
       raw.end(encode.answer(answer.body, answer.details));
     } finally {

@@ -250,7 +250,7 @@ describe('server tools', () => {
     let searches = 0;
     const svc = new ServerToolService({ chat: chatStub as never, search: { search: async () => (searches++, []) } as never, fetcher: null, keepaliveMs: 1000 });
     const tools = [{ name: 'web_search' as const, parameters: {} }];
-    const out = await svc.runWithDetails({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'gateway:web_search' }], max_tool_calls: 2 }, tools, { cancel: { aborted: false, listen: () => undefined, unlisten: () => undefined } } as never);
+    const out = await svc.run({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'gateway:web_search' }], max_tool_calls: 2 }, tools, { cancel: { aborted: false, listen: () => undefined, unlisten: () => undefined } } as never);
     expect(searches).toBe(2);
     expect(out.details).toEqual({ tool_calls_requested: 3, tool_calls_executed: 2, web_search_requests: 2 });
     const results = (bodies[1].messages as Json[]).filter((m) => m.role === 'tool');

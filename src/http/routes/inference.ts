@@ -46,7 +46,7 @@ export function apiCall(req: FastifyRequest, reply: FastifyReply): ApiCall {
 /**
  * The reply of a single-answer API: the call (`apiCall`), the service's preparation (refusals throw, answered in the
  * envelope), its run, and `X-Generation-Id`. The request's in-flight count against the key's limit ends whatever
- * happens (normally the generation record has ended it already). With `cacheAs` (the API's name), the response cache
+ * happens (normally the generation record has ended it already). With `cacheAs` (the services and the API's name), the response cache
  * applies as on the inference APIs: a hit is answered here (the reply is returned), a miss stored.
  */
 export async function answerOnce<P extends { release(cost: number | null): void }>(
@@ -54,17 +54,17 @@ export async function answerOnce<P extends { release(cost: number | null): void 
   reply: FastifyReply,
   prepare: (call: ApiCall) => Promise<P>,
   run: (prepared: P, call: ApiCall) => Promise<{ id: string; body: Record<string, unknown> }>,
-  opts: { svc?: Services; cacheAs?: string } = {},
+  cacheAs?: { svc: Services; api: string },
 ): Promise<Record<string, unknown> | FastifyReply> {
   const call = apiCall(req, reply);
-  const caching = opts.svc && opts.cacheAs ? cacheRequest(req.headers) : null;
+  const caching = cacheAs ? cacheRequest(req.headers) : null;
   const prepared = await prepare(call);
   try {
-    const cache = caching && opts.svc ? { ...caching, key: cacheKey(req.key.hash, opts.cacheAs!, false, req.body) } : null;
-    if (cache && (await serveCached(opts.svc!, opts.cacheAs!, req, reply, cache, false))) return reply;
+    const cache = caching && cacheAs ? { ...caching, ...cacheAs, key: cacheKey(req.key.hash, cacheAs.api, false, req.body) } : null;
+    if (cache && (await serveCached(cache.svc, cache.api, req, reply, cache, false))) return reply;
     const { id, body } = await run(prepared, call);
     reply.header('x-generation-id', id);
-    if (cache) await storeAnswer(opts.svc!, cache, id, body);
+    if (cache) await storeAnswer(cache.svc, cache, id, body);
     return body;
   } finally {
     prepared.release(null);
@@ -137,7 +137,7 @@ async function serveServerTools(svc: Services, api: InboundApi, req: FastifyRequ
   const chatBody = api === 'chat' ? req.body : chatBodyOf(api, req.body, server);
   const tools = svc.serverTools.tools(server, chatBody);
   if (req.body.stream !== true) {
-    const { id, body, details } = await svc.serverTools.runWithDetails(chatBody, tools, call);
+    const { id, body, details } = await svc.serverTools.run(chatBody, tools, call);
     reply.header('x-generation-id', id);
     return api === 'chat' ? body : answerBodyOf(api, body, details);
   }
