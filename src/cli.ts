@@ -10,7 +10,7 @@ import { KeyService } from './services/keys.js';
 import { MemberService } from './services/members.js';
 import { WorkspaceService } from './services/workspaces.js';
 import { LocalBus } from './services/invalidation.js';
-import { HttpError } from './http/errors.js';
+import { HttpError } from './core/errors.js';
 import { parseInterval } from './core/rate-limits.js';
 import type { MemberRole } from './store/types.js';
 

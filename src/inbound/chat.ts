@@ -3,7 +3,7 @@
  * completion, IR events → `chat.completion.chunk` SSE. The mapping lives in src/providers/openai/ir-inbound.ts.
  */
 import { ChatStreamEncoder, chatErrorBody, chatFromIr, chatToIr } from '../providers/openai/ir-inbound.js';
-import type { InboundAdapter } from '../providers/types.js';
+import type { InboundAdapter } from '../core/adapters.js';
 
 export const chatInbound: InboundAdapter = {
   api: 'chat',

@@ -4,7 +4,7 @@
  * SSE framing and deterministic output-item ids.
  */
 import type { CacheControl, IrUsage } from '../core/ir.js';
-import { HttpError } from '../http/errors.js';
+import { HttpError } from '../core/errors.js';
 
 export type Json = Record<string, unknown>;
 

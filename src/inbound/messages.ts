@@ -21,7 +21,7 @@ import type {
   IrToolChoice,
   IrUsage,
 } from '../core/ir.js';
-import type { AnswerMeta, InboundAdapter, StreamEncoder } from '../providers/types.js';
+import type { AnswerMeta, InboundAdapter, StreamEncoder } from '../core/adapters.js';
 import {
   bool,
   cacheControl,

@@ -4,7 +4,7 @@
  * status, and usage with the gateway's cost.
  */
 import type { IrFinishReason, IrPart, IrUsage } from '../core/ir.js';
-import type { AnswerMeta } from '../providers/types.js';
+import type { AnswerMeta } from '../core/adapters.js';
 import { idSuffix, isObject, type Json } from './common.js';
 
 /** Output-item id: `<prefix>_<gen suffix>_<output index>`, stable for a generation (the stream and replays agree). */

@@ -12,7 +12,7 @@
  * signature or late arguments still reach it.
  */
 import type { IrFinishReason, IrStreamEvent, IrUsage } from '../core/ir.js';
-import type { AnswerMeta, StreamEncoder } from '../providers/types.js';
+import type { AnswerMeta, StreamEncoder } from '../core/adapters.js';
 import { idSuffix, sse, type Json } from './common.js';
 import { finishStatus, itemId, responseErrorCode, responseObject } from './responses-output.js';
 

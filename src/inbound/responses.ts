@@ -12,7 +12,7 @@
  */
 import { isServerToolType } from '../core/server-tools.js';
 import type { IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrResponse, IrResponseFormat, IrText, IrTool, IrToolChoice } from '../core/ir.js';
-import type { AnswerMeta, InboundAdapter, StreamEncoder } from '../providers/types.js';
+import type { AnswerMeta, InboundAdapter, StreamEncoder } from '../core/adapters.js';
 import { bool, defaultErrorType, imageFromUrl, invalid, isObject, num, str, type Json } from './common.js';
 import { finishStatus, outputItems, responseObject, responsesEcho } from './responses-output.js';
 import { ResponsesStreamEncoder } from './responses-stream.js';

@@ -5,7 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
 import type { Timeouts } from '../core/catalog-types.js';
-import { UpstreamError } from './errors.js';
+import { UpstreamError } from '../core/provider-errors.js';
 
 /** One inference attempt: a POST to a URL built from a configured provider base URL. */
 export interface UpstreamCall {

@@ -12,8 +12,8 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { AudioFormat, SpeechProtocol } from '../core/catalog-types.js';
 import type { TokenUsage } from '../core/pricing.js';
-import { UpstreamError } from './errors.js';
-import type { UpstreamContext, UpstreamHttpRequest } from './types.js';
+import { UpstreamError } from '../core/provider-errors.js';
+import type { UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
 
 export type Headers = Record<string, string | string[] | undefined>;
 

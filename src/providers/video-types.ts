@@ -7,7 +7,7 @@
 import type { Dispatcher } from 'undici';
 import type { EndpointDef, ProviderDef, Timeouts, VideoProtocol } from '../core/catalog-types.js';
 import type { VideoContentRef } from '../store/types.js';
-import { UpstreamError } from './errors.js';
+import { UpstreamError } from '../core/provider-errors.js';
 import { networkError, OriginPools } from './http.js';
 
 /** One video to generate, as sent upstream (already checked against the endpoint's capabilities). */

@@ -17,12 +17,12 @@ import { chatInbound } from '../inbound/chat.js';
 import { messagesInbound } from '../inbound/messages.js';
 import { responsesInbound } from '../inbound/responses.js';
 import { anthropicAdapter } from '../providers/anthropic/index.js';
-import { UpstreamError } from '../providers/errors.js';
+import { UpstreamError } from '../core/provider-errors.js';
 import { googleAdapter } from '../providers/google/index.js';
 import { chatHeaders, chatUrl, openaiError, streamError, tokenUsage, type OpenAIUsage } from '../providers/openai/chat.js';
 import { openaiChatAdapter } from '../providers/openai/ir-upstream.js';
 import { openaiResponsesAdapter } from '../providers/openai-responses/index.js';
-import type { AnswerMeta, InboundAdapter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../providers/types.js';
+import type { AnswerMeta, InboundAdapter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
 
 export type InboundApi = 'chat' | 'responses' | 'messages';
 

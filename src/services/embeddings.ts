@@ -21,7 +21,7 @@
 import { computeCost, type CostResult, type TokenUsage } from '../core/pricing.js';
 import type { ProviderPreferences } from '../core/provider-prefs.js';
 import type { Attempt, RoutePlan } from '../core/routing.js';
-import { badRequest, HttpError } from '../http/errors.js';
+import { badRequest, HttpError } from '../core/errors.js';
 import { buildEmbeddingsRequest, parseEmbeddings, parseEmbeddingsError, type Embedding, type EmbeddingFormat } from '../providers/openai/embeddings.js';
 import { isEmbeddingModel } from './catalog.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';

@@ -35,8 +35,8 @@ import {
 } from '../core/policy.js';
 import type { ProviderSortBy } from '../core/provider-prefs.js';
 import type { ExclusionReason, RouteCatalog } from '../core/routing.js';
-import { badRequest, HttpError, notFound } from '../http/errors.js';
-import { PROVIDER_SORTS } from '../http/schemas/inference.js';
+import { badRequest, HttpError, notFound } from '../core/errors.js';
+import { PROVIDER_SORTS } from '../core/provider-prefs.js';
 import {
   ConflictError,
   type GuardrailInterval,

@@ -5,7 +5,7 @@
 import { generateSecret, hashSecret, hashesEqual, labelFor } from '../core/keys.js';
 import { limitRemaining, usageInWindow, windowStarts } from '../core/limits.js';
 import { formatInterval } from '../core/rate-limits.js';
-import { badRequest, conflict, notFound, unauthorized } from '../http/errors.js';
+import { badRequest, conflict, notFound, unauthorized } from '../core/errors.js';
 import type { InvalidationBus } from './invalidation.js';
 import type { KeyKind, KeyRow, KeyUsageTotals, LimitReset, Store } from '../store/types.js';
 

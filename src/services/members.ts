@@ -1,6 +1,6 @@
 /** Organization members. A self-hosted organization has no sign-up flow: members are added by admins (API or CLI). */
 import { randomBytes } from 'node:crypto';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../core/errors.js';
 import { mapConflict } from './workspaces.js';
 import type { MemberRole, MemberRow, Store } from '../store/types.js';
 

@@ -1,6 +1,6 @@
 /** Presets: saving inference bodies as versioned configurations of a workspace. */
 import { presetFromBody, type PresetSource } from '../core/presets.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { badRequest, notFound } from '../core/errors.js';
 import { mapConflict } from './workspaces.js';
 import type { PresetRow, PresetVersionRow, Store } from '../store/types.js';
 import type { InvalidationBus } from './invalidation.js';

@@ -9,7 +9,7 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { decide, formatInterval, windowAt, type RateDecision } from '../core/rate-limits.js';
-import { HttpError } from '../http/errors.js';
+import { HttpError } from '../core/errors.js';
 import type { KeyRow } from '../store/types.js';
 import { whenReady } from './redis.js';
 

@@ -14,7 +14,7 @@
 import { computeCost, type CostResult } from '../core/pricing.js';
 import type { ProviderPreferences } from '../core/provider-prefs.js';
 import type { RoutePlan } from '../core/routing.js';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 import { RERANK_ADAPTERS, rerankProtocolOf, type RerankDocument } from '../providers/rerank/index.js';
 import type { Pricing } from '../core/catalog-types.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';

@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 
 export interface CachedAnswer {
   /** The body as sent: JSON text, or the whole event stream. */

@@ -10,9 +10,9 @@
  */
 import type { IrPart, IrStreamEvent } from '../core/ir.js';
 import { MAX_SERVER_TOOL_CALLS } from '../core/server-tools.js';
-import type { HttpError } from '../http/errors.js';
+import type { HttpError } from '../core/errors.js';
 import { buildChatBody, parseChatResponse } from '../providers/openai/ir-upstream.js';
-import { unpricedCostDetails, type AnswerMeta } from '../providers/types.js';
+import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
 import { INBOUND, type InboundApi } from './codecs.js';
 import type { AnswerEncoder, FoundServerTool, ServerToolDetails } from './server-tools.js';
 

@@ -30,7 +30,7 @@ import {
   type ServerTool,
   type StopCondition,
 } from '../core/server-tools.js';
-import { badRequest, HttpError } from '../http/errors.js';
+import { badRequest, HttpError } from '../core/errors.js';
 import type { WebFetcher } from '../providers/web/fetch.js';
 import type { WebSearch } from '../providers/web/search.js';
 import { eventStreamHead, type ChatCall, type ChatService } from './chat.js';

@@ -24,8 +24,8 @@ import type { AudioFormat, EndpointDef, Pricing, SpeechProtocol } from '../core/
 import { computeCost, formatPrice, type TokenUsage } from '../core/pricing.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type RouteCatalog, type RoutePlan } from '../core/routing.js';
-import { badRequest, HttpError } from '../http/errors.js';
-import { UpstreamError } from '../providers/errors.js';
+import { badRequest, HttpError } from '../core/errors.js';
+import { UpstreamError } from '../core/provider-errors.js';
 import { networkError, type UpstreamExchange } from '../providers/http.js';
 import { geminiTtsAdapter } from '../providers/gemini-tts/index.js';
 import { openaiTtsAdapter } from '../providers/openai-tts/index.js';

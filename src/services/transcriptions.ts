@@ -22,7 +22,7 @@ import type { Pricing } from '../core/catalog-types.js';
 import { computeCost, type CostResult } from '../core/pricing.js';
 import type { ProviderPreferences } from '../core/provider-prefs.js';
 import type { RoutePlan } from '../core/routing.js';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 import {
   buildTranscriptionRequest,
   parseTranscription,

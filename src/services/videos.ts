@@ -23,8 +23,8 @@ import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs
 import { planRoute, type ExclusionReason, type RouteCatalog, type RoutePlan } from '../core/routing.js';
 import { isTerminal, pathTo, type TerminalVideoStatus, type VideoStatus } from '../core/video-states.js';
 import { VIDEO_PARAMETERS } from '../catalog/video-catalog.js';
-import { badRequest, conflict, HttpError, notFound } from '../http/errors.js';
-import { UpstreamError } from '../providers/errors.js';
+import { badRequest, conflict, HttpError, notFound } from '../core/errors.js';
+import { UpstreamError } from '../core/provider-errors.js';
 import { networkError } from '../providers/http.js';
 import { googleVeoAdapter } from '../providers/google-veo/index.js';
 import { openaiVideoAdapter } from '../providers/openai-video/index.js';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { codecFor, isPlainContentChunk, plainChunkRest } from '../../src/services/codecs.js';
 import type { EndpointDef } from '../../src/core/catalog-types.js';
-import type { AnswerMeta } from '../../src/providers/types.js';
+import type { AnswerMeta } from '../../src/core/adapters.js';
 
 const endpoint = { tag: 'sim', provider: 'sim', upstreamModel: 'up-model', supported_parameters: [], pricing: null } as unknown as EndpointDef;
 const meta: AnswerMeta = { id: 'gen-1-abc', model: 'test/alpha', provider: 'Sim "A"', created: 1700000000, cost: null, cost_details: { upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null } };

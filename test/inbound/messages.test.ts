@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Anthropic, { APIError } from '@anthropic-ai/sdk';
 import type { IrPart, IrResponse, IrStreamEvent } from '../../src/core/ir.js';
-import { HttpError } from '../../src/http/errors.js';
+import { HttpError } from '../../src/core/errors.js';
 import {
   anthropicErrorType,
   checkMessagesBody,

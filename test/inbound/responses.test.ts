@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { APIError } from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import type { IrPart, IrResponse, IrStreamEvent } from '../../src/core/ir.js';
-import { HttpError } from '../../src/http/errors.js';
+import { HttpError } from '../../src/core/errors.js';
 import { checkStateless, responsesEcho, responsesInbound } from '../../src/inbound/responses.js';
 import { encode, fixture, meta, parseSse, sseEvents, startServer, usage, type Json, type TestServer } from './util.js';
 

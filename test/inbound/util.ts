@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { IrStreamEvent, IrUsage } from '../../src/core/ir.js';
-import type { AnswerMeta, StreamEncoder } from '../../src/providers/types.js';
+import type { AnswerMeta, StreamEncoder } from '../../src/core/adapters.js';
 
 export type Json = Record<string, any>;
 

@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { IrRequest, IrStreamEvent } from '../../src/core/ir.js';
-import { UpstreamError } from '../../src/providers/errors.js';
+import { UpstreamError } from '../../src/core/provider-errors.js';
 import { googleAdapter } from '../../src/providers/google/index.js';
-import type { UpstreamContext } from '../../src/providers/types.js';
+import type { UpstreamContext } from '../../src/core/adapters.js';
 import { createSimulator, type Simulator } from '../../src/sim/server.js';
 
 let sim: Simulator;

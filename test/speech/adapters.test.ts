@@ -8,7 +8,7 @@ import type { EndpointDef, ProviderDef } from '../../src/core/catalog-types.js';
 import { geminiTtsAdapter } from '../../src/providers/gemini-tts/index.js';
 import { openaiTtsAdapter } from '../../src/providers/openai-tts/index.js';
 import { sniffProblem } from '../../src/providers/speech.js';
-import { UpstreamError } from '../../src/providers/errors.js';
+import { UpstreamError } from '../../src/core/provider-errors.js';
 import { optionsFor } from '../../src/services/speech.js';
 
 const provider: ProviderDef = { slug: 'p', name: 'P', protocol: 'openai', baseUrl: 'https://tts.example/v1', dataPolicy: { training: false, retainsPrompts: false, zdr: true } };

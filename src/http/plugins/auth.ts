@@ -5,7 +5,7 @@
  * has each request it is allowed to make counted here; over the limit, 429.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { forbidden, MANAGEMENT_ONLY, type HttpError } from '../errors.js';
+import { forbidden, MANAGEMENT_ONLY, type HttpError } from '../../core/errors.js';
 import type { KeyService } from '../../services/keys.js';
 import type { RateLimiter } from '../../services/rate-limits.js';
 import type { KeyRow } from '../../store/types.js';

@@ -6,7 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
 import FindMyWay from 'find-my-way';
-import { describeValidationError, HttpError } from '../errors.js';
+import { describeValidationError, HttpError } from '../../core/errors.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 

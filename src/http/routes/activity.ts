@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../../core/errors.js';
 import { errors, StringEnum } from '../schemas/common.js';
 import type { Services } from '../../services/index.js';
 

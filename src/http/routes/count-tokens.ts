@@ -5,7 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../../core/errors.js';
 import { toHttpError } from '../plugins/errors.js';
 import { errors } from '../schemas/common.js';
 import { MessagesBody } from '../schemas/inference.js';

@@ -1,7 +1,7 @@
 /** GET /generation?id=: the record of one request. Inference keys see their own; management keys see any. */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { notFound } from '../errors.js';
+import { notFound } from '../../core/errors.js';
 import { errors } from '../schemas/common.js';
 import type { GenerationRow } from '../../store/types.js';
 import type { Services } from '../../services/index.js';

@@ -5,7 +5,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../../core/errors.js';
 import { toHttpError } from '../plugins/errors.js';
 import { errors } from '../schemas/common.js';
 import { ChatCompletionBody, MessagesBody, ResponsesBody } from '../schemas/inference.js';

@@ -1,7 +1,7 @@
 /** API keys: GET/POST /keys, GET/PATCH/DELETE /keys/{hash}, GET /key. */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { badRequest } from '../errors.js';
+import { badRequest } from '../../core/errors.js';
 import { DeletedResponse, errors, Nullable, StringEnum, Timestamp, Uuid } from '../schemas/common.js';
 import { KeyService, type RateLimitSetting } from '../../services/keys.js';
 import { INTERVAL_PATTERN, parseInterval } from '../../core/rate-limits.js';

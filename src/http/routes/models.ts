@@ -8,7 +8,7 @@ import type { EndpointDef, ModelDef } from '../../core/catalog-types.js';
 import { MODEL_SORTS, modelView, queryModels } from '../../core/model-view.js';
 import { effectiveDataPolicy } from '../../core/routing.js';
 import { splitVariant } from '../../core/variants.js';
-import { notFound } from '../errors.js';
+import { notFound } from '../../core/errors.js';
 import { errors, StringEnum } from '../schemas/common.js';
 import type { Services } from '../../services/index.js';
 

@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../../core/errors.js';
 import { errors } from '../schemas/common.js';
 import { SpeechBody, type SpeechBodyT } from '../schemas/speech.js';
 import { apiCall } from './inference.js';

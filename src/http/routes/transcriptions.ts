@@ -7,7 +7,7 @@
 import { Busboy, type BusboyInstance } from '@fastify/busboy';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { badRequest, HttpError } from '../errors.js';
+import { badRequest, HttpError } from '../../core/errors.js';
 import { errors } from '../schemas/common.js';
 import { AUDIO_FORMATS, AUDIO_MIME, MAX_AUDIO_BYTES, TranscriptionJsonBody, TranscriptionMultipartBody, TranscriptionResponse } from '../schemas/transcriptions.js';
 import { answerOnce, MetadataHeader } from './inference.js';

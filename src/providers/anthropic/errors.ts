@@ -3,7 +3,7 @@
  * `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_…"}`, both as an HTTP
  * error body and as an in-stream `event: error` (https://docs.anthropic.com/en/api/errors).
  */
-import { mapUpstreamStatus, parseRetryAfter, rawBody, UpstreamError } from '../errors.js';
+import { mapUpstreamStatus, parseRetryAfter, rawBody, UpstreamError } from '../../core/provider-errors.js';
 import { isObj } from './wire.js';
 
 /** Anthropic's documented error types and the HTTP status each one goes with. */

@@ -3,7 +3,7 @@
  * Messages request, Message / SSE stream → IR, Anthropic error envelope → UpstreamError. See request.ts for the
  * mapping choices (max_tokens default, thinking budgets, JSON output).
  */
-import type { UpstreamAdapter } from '../types.js';
+import type { UpstreamAdapter } from '../../core/adapters.js';
 import { anthropicError } from './errors.js';
 import { buildRequest } from './request.js';
 import { parseResponse } from './response.js';

@@ -26,8 +26,8 @@
  * - Not supported by Anthropic and ignored: frequency/presence penalty, seed, message `name`, image `detail`.
  */
 import { toolArgsObject, type CacheControl, type IrImage, type IrMessage, type IrPart, type IrReasoningConfig, type IrRequest, type IrText, type IrTool, type IrToolChoice } from '../../core/ir.js';
-import { UpstreamError } from '../errors.js';
-import type { UpstreamContext, UpstreamHttpRequest } from '../types.js';
+import { UpstreamError } from '../../core/provider-errors.js';
+import type { UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
 import { ANTHROPIC_VERSION, JSON_TOOL_NAME, type Obj } from './wire.js';
 
 export const DEFAULT_MAX_TOKENS = 4096;

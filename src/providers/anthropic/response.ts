@@ -7,7 +7,7 @@
  * JSON_TOOL_NAME tool_use (emulated JSON output, see request.ts) becomes a text part holding its input as JSON.
  */
 import type { IrPart, IrResponse } from '../../core/ir.js';
-import { UpstreamError } from '../errors.js';
+import { UpstreamError } from '../../core/provider-errors.js';
 import { anthropicStreamError } from './errors.js';
 import { finishReason, irUsage, isObj, JSON_TOOL_NAME, type AnthropicUsage, type Obj } from './wire.js';
 

@@ -14,8 +14,8 @@
  *   neither `message_stop` nor an `error` event came.
  */
 import type { IrStreamEvent } from '../../core/ir.js';
-import { UpstreamError } from '../errors.js';
-import type { StreamDecoder } from '../types.js';
+import { UpstreamError } from '../../core/provider-errors.js';
+import type { StreamDecoder } from '../../core/adapters.js';
 import { anthropicStreamError } from './errors.js';
 import { finishReason, irUsage, isObj, JSON_TOOL_NAME, type AnthropicUsage, type Obj } from './wire.js';
 

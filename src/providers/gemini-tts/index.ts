@@ -17,7 +17,7 @@
  * is a 400; a stream that ends without a finishReason, or finishes without audio, is a 502.
  */
 import type { TokenUsage } from '../../core/pricing.js';
-import { UpstreamError } from '../errors.js';
+import { UpstreamError } from '../../core/provider-errors.js';
 import { mapGoogleError, parseGoogleError } from '../google/errors.js';
 import { geminiHeaders, geminiUrl } from '../google/request.js';
 import { AudioGate, decodeBase64, fillFrom, invalidAudio, isObj, sseJsonEvents, type AudioDecoder, type SpeechAdapter } from '../speech.js';

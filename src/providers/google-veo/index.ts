@@ -13,7 +13,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { parseGoogleError } from '../google/errors.js';
-import { UpstreamError } from '../errors.js';
+import { UpstreamError } from '../../core/provider-errors.js';
 import type { VideoContentRef } from '../../store/types.js';
 import { downloadError, drain, type VideoAdapter, type VideoCallContext, type VideoPoll, type VideoSubmitRequest } from '../video-types.js';
 

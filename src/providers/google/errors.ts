@@ -16,7 +16,7 @@
  * - 504 / DEADLINE_EXCEEDED → 524.
  */
 import type { IrStreamEvent } from '../../core/ir.js';
-import { mapUpstreamStatus, parseRetryAfter, rawBody, UpstreamError } from '../errors.js';
+import { mapUpstreamStatus, parseRetryAfter, rawBody, UpstreamError } from '../../core/provider-errors.js';
 import { isObj, type GoogleErrorBody } from './types.js';
 
 /** The `error` object of a Google error body (`{error}` or `[{error}]`), if any. */

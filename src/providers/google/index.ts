@@ -6,7 +6,7 @@
  * in request.ts, response mapping (parts, ids, usage, finish reasons) in response.ts, streaming in stream.ts, error
  * mapping in errors.ts.
  */
-import type { UpstreamAdapter } from '../types.js';
+import type { UpstreamAdapter } from '../../core/adapters.js';
 import { parseGoogleError } from './errors.js';
 import { buildGeminiRequest } from './request.js';
 import { parseGeminiResponse } from './response.js';

@@ -27,8 +27,8 @@
  *   caches implicitly), image `detail`.
  */
 import { toolArgsObject, type IrImage, type IrMessage, type IrPart, type IrReasoningConfig, type IrRequest, type IrResponseFormat, type IrTool, type IrToolChoice, type IrToolResult } from '../../core/ir.js';
-import { UpstreamError } from '../errors.js';
-import type { UpstreamContext, UpstreamHttpRequest } from '../types.js';
+import { UpstreamError } from '../../core/provider-errors.js';
+import type { UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
 import {
   isObj,
   type GeminiContent,

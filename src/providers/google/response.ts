@@ -20,7 +20,7 @@
  *   content_filter with empty content, native = the block reason. The native reason is always kept.
  */
 import type { IrFinishReason, IrPart, IrReasoning, IrResponse, IrText, IrUsage } from '../../core/ir.js';
-import { UpstreamError } from '../errors.js';
+import { UpstreamError } from '../../core/provider-errors.js';
 import { googleErrorBody, mapGoogleError } from './errors.js';
 import { isObj, type GeminiPart, type GeminiResponse, type GeminiUsageMetadata } from './types.js';
 

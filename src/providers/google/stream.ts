@@ -17,8 +17,8 @@
  * a prompt block was seen, or when the body ended in the middle of an event (the stream was cut).
  */
 import type { IrStreamEvent } from '../../core/ir.js';
-import { UpstreamError } from '../errors.js';
-import type { StreamDecoder } from '../types.js';
+import { UpstreamError } from '../../core/provider-errors.js';
+import type { StreamDecoder } from '../../core/adapters.js';
 import { streamErrorEvent } from './errors.js';
 import { CallIds, mapFinishReason, mapUsage } from './response.js';
 import { isObj, type GeminiPart, type GeminiResponse, type GeminiUsageMetadata } from './types.js';

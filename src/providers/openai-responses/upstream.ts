@@ -21,11 +21,11 @@
  *   `reasoning` → summary parts (`summary: true`), `reasoning_text` content → reasoning, `encrypted_content` →
  *   redacted reasoning. Status `incomplete` maps to `length` (max_output_tokens) or `content_filter`.
  */
-import { mapUpstreamStatus, UpstreamError } from '../errors.js';
+import { mapUpstreamStatus, UpstreamError } from '../../core/provider-errors.js';
 import { chatHeaders, openaiError } from '../openai/chat.js';
 import { imageUrl, invalidResponse, openaiEffort, parseJsonObject, parseStreamData, SseReader } from '../openai/ir-upstream.js';
 import type { IrFinishReason, IrImage, IrMessage, IrPart, IrRequest, IrResponse, IrStreamEvent, IrText, IrUsage } from '../../core/ir.js';
-import type { StreamDecoder, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../types.js';
+import type { StreamDecoder, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

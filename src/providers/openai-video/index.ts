@@ -10,7 +10,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { openaiError } from '../openai/chat.js';
-import { UpstreamError } from '../errors.js';
+import { UpstreamError } from '../../core/provider-errors.js';
 import type { VideoContentRef } from '../../store/types.js';
 import { downloadError, type VideoAdapter, type VideoCallContext, type VideoPoll, type VideoSubmitRequest } from '../video-types.js';
 

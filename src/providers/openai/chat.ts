@@ -4,7 +4,7 @@
  */
 import type { ProviderDef } from '../../core/catalog-types.js';
 import type { TokenUsage } from '../../core/pricing.js';
-import { mapUpstreamStatus, parseRetryAfter, rawBody, type UpstreamError } from '../errors.js';
+import { mapUpstreamStatus, parseRetryAfter, rawBody, type UpstreamError } from '../../core/provider-errors.js';
 
 // Built once per provider (the hot path asks for them on every attempt); frozen because they are shared.
 const headerSets = new WeakMap<ProviderDef, Map<string, Readonly<Record<string, string>>>>();

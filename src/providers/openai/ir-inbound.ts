@@ -32,7 +32,7 @@ import type {
   IrUsage,
   CacheControl,
 } from '../../core/ir.js';
-import type { AnswerMeta, StreamEncoder } from '../types.js';
+import type { AnswerMeta, StreamEncoder } from '../../core/adapters.js';
 import { reasoningDetails } from './ir-upstream.js';
 
 type Obj = Record<string, unknown>;

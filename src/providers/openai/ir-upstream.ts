@@ -32,8 +32,8 @@ import type {
   IrToolResult,
   IrUsage,
 } from '../../core/ir.js';
-import { UpstreamError } from '../errors.js';
-import type { StreamDecoder, UpstreamAdapter, UpstreamContext } from '../types.js';
+import { UpstreamError } from '../../core/provider-errors.js';
+import type { StreamDecoder, UpstreamAdapter, UpstreamContext } from '../../core/adapters.js';
 import { chatHeaders, chatUrl, openaiError, streamError, tokenUsage, type OpenAIUsage } from './chat.js';
 
 type Obj = Record<string, unknown>;

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EndpointDef, ProviderDef } from '../../../src/core/catalog-types.js';
 import type { IrRequest, IrStreamEvent } from '../../../src/core/ir.js';
-import type { StreamDecoder, UpstreamContext } from '../../../src/providers/types.js';
+import type { StreamDecoder, UpstreamContext } from '../../../src/core/adapters.js';
 import { anthropicAdapter } from '../../../src/providers/anthropic/index.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { IrMessage } from '../../../src/core/ir.js';
 import { anthropicAdapter, DEFAULT_MAX_TOKENS, EFFORT_BUDGET, JSON_TOOL_NAME } from '../../../src/providers/anthropic/index.js';
-import { UpstreamError } from '../../../src/providers/errors.js';
+import { UpstreamError } from '../../../src/core/provider-errors.js';
 import { body, ctx, irRequest } from './helpers.js';
 
 const user = (text: string): IrMessage => ({ role: 'user', content: [{ type: 'text', text }] });

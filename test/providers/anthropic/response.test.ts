@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { anthropicAdapter, JSON_TOOL_NAME } from '../../../src/providers/anthropic/index.js';
-import { UpstreamError } from '../../../src/providers/errors.js';
+import { UpstreamError } from '../../../src/core/provider-errors.js';
 import { fixture } from './helpers.js';
 
 const parse = (text: string) => anthropicAdapter.parseResponse(text);

@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { IrRequest, IrResponse, IrStreamEvent } from '../../../src/core/ir.js';
 import { anthropicAdapter } from '../../../src/providers/anthropic/index.js';
-import type { UpstreamError } from '../../../src/providers/errors.js';
-import type { UpstreamContext } from '../../../src/providers/types.js';
+import type { UpstreamError } from '../../../src/core/provider-errors.js';
+import type { UpstreamContext } from '../../../src/core/adapters.js';
 import { createSimulator, type Simulator } from '../../../src/sim/server.js';
 import { ctx, irRequest } from './helpers.js';
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { IrStreamEvent } from '../../../src/core/ir.js';
 import { anthropicAdapter, JSON_TOOL_NAME, SseParser } from '../../../src/providers/anthropic/index.js';
-import { UpstreamError } from '../../../src/providers/errors.js';
+import { UpstreamError } from '../../../src/core/provider-errors.js';
 import { decode, decodeRandom, fixture } from './helpers.js';
 
 const BASIC = fixture('stream-basic.sse');

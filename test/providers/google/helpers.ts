@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { EndpointDef, ProviderDef } from '../../../src/core/catalog-types.js';
 import type { IrRequest } from '../../../src/core/ir.js';
-import type { UpstreamContext } from '../../../src/providers/types.js';
+import type { UpstreamContext } from '../../../src/core/adapters.js';
 
 const DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
 

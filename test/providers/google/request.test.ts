@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { IrMessage } from '../../../src/core/ir.js';
-import { UpstreamError } from '../../../src/providers/errors.js';
+import { UpstreamError } from '../../../src/core/provider-errors.js';
 import { cleanSchema, googleAdapter, toThinkingConfig } from '../../../src/providers/google/index.js';
 import { context, endpoint, fixture, irRequest, provider } from './helpers.js';
 

@@ -2,7 +2,7 @@
  * Gemini adapter, non-streaming responses: documented GenerateContentResponse bodies → IR.
  */
 import { describe, expect, it } from 'vitest';
-import { UpstreamError } from '../../../src/providers/errors.js';
+import { UpstreamError } from '../../../src/core/provider-errors.js';
 import { googleAdapter, mapFinishReason, mapUsage } from '../../../src/providers/google/index.js';
 import { fixture, fixtureJson } from './helpers.js';
 

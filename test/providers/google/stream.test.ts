@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { IrStreamEvent } from '../../../src/core/ir.js';
-import { UpstreamError } from '../../../src/providers/errors.js';
+import { UpstreamError } from '../../../src/core/provider-errors.js';
 import { googleAdapter } from '../../../src/providers/google/index.js';
 import { fixture, randomChunks } from './helpers.js';
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { EndpointDef, ProviderDef } from '../../../src/core/catalog-types.js';
-import { UpstreamError } from '../../../src/providers/errors.js';
+import { UpstreamError } from '../../../src/core/provider-errors.js';
 import { buildEmbeddingsRequest, decodeBase64, encodeBase64, parseEmbeddings } from '../../../src/providers/openai/embeddings.js';
 import { float32Base64 } from '../../../src/sim/embeddings.js';
 

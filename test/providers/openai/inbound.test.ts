@@ -8,7 +8,7 @@ import OpenAI, { APIError } from 'openai';
 import type { IrResponse, IrStreamEvent } from '../../../src/core/ir.js';
 import { chatInbound } from '../../../src/inbound/chat.js';
 import { buildChatBody, ChatStreamDecoder } from '../../../src/providers/openai/ir-upstream.js';
-import type { AnswerMeta } from '../../../src/providers/types.js';
+import type { AnswerMeta } from '../../../src/core/adapters.js';
 import { fixture, serveOnce } from './util.js';
 
 const META: AnswerMeta = {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { IrRequest, IrStreamEvent } from '../../../src/core/ir.js';
-import { UpstreamError } from '../../../src/providers/errors.js';
+import { UpstreamError } from '../../../src/core/provider-errors.js';
 import { buildChatBody, ChatStreamDecoder, openaiChatAdapter } from '../../../src/providers/openai/ir-upstream.js';
 import { assemble, chunkings, ctx, decode, fixture } from './util.js';
 

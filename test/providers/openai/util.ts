@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { IrPart, IrStreamEvent } from '../../../src/core/ir.js';
 import type { EndpointDef, ProviderDef } from '../../../src/core/catalog-types.js';
-import type { StreamDecoder, UpstreamContext } from '../../../src/providers/types.js';
+import type { StreamDecoder, UpstreamContext } from '../../../src/core/adapters.js';
 
 export const fixture = (dir: string, name: string): string => readFileSync(new URL(`../${dir}/fixtures/${name}`, import.meta.url), 'utf8');
 

@@ -6,9 +6,9 @@
  *   IR response → client body, IR stream events → the API's own event stream.
  * Adapters are pure translation (no I/O): the inference service does the HTTP, routing and accounting.
  */
-import type { EndpointDef, Protocol, ProviderDef } from '../core/catalog-types.js';
-import type { IrRequest, IrResponse, IrStreamEvent, IrUsage } from '../core/ir.js';
-import type { UpstreamError } from './errors.js';
+import type { EndpointDef, Protocol, ProviderDef } from './catalog-types.js';
+import type { IrRequest, IrResponse, IrStreamEvent, IrUsage } from './ir.js';
+import type { UpstreamError } from './provider-errors.js';
 
 export interface UpstreamContext {
   provider: ProviderDef;
