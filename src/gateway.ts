@@ -27,7 +27,7 @@ import { RateLimiter } from './services/rate-limits.js';
 import { HealthTracker } from './services/health.js';
 import { GuardrailService, orgSettingsFromConfig } from './services/guardrails.js';
 import { UpstreamHttp } from './providers/http.js';
-import { shippedCatalog } from './catalog/default-catalog.js';
+import { shippedCatalog } from './services/shipped-catalog.js';
 import { SpeechService } from './services/speech.js';
 import { GatewayMetrics } from './services/metrics.js';
 import { CountTokensService } from './services/count-tokens.js';

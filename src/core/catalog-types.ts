@@ -118,6 +118,11 @@ export interface ReasoningInfo {
 export interface ModelDef {
   /** `author/slug`, e.g. `openai/gpt-4o-mini`. */
   id: string;
+  /**
+   * Other ids the model answers to (issue 15): bare ids such as `claude-sonnet-4-5`, or dated `author/slug` ids.
+   * Absent when the catalog names none.
+   */
+  aliases?: string[];
   /** Dated permaslug, e.g. `openai/gpt-4o-mini-2024-07-18`. */
   canonical_slug: string;
   name: string;
@@ -176,6 +181,9 @@ export interface EndpointDef {
    */
   video?: VideoCapabilities;
 }
+
+/** Parameters a video endpoint may honour (for `provider.require_parameters`). */
+export const VIDEO_PARAMETERS = ['duration', 'resolution', 'aspect_ratio', 'size', 'frame_images', 'input_references', 'generate_audio', 'seed'] as const;
 
 /** Upstream video APIs: OpenAI's Videos API (`/videos`) and Google Veo long-running operations (`:predictLongRunning`). */
 export type VideoProtocol = 'openai-video' | 'google-veo';
