@@ -22,7 +22,7 @@ import { budgetRefusal, endpointVerdict, modelAccess, refusal } from '../core/po
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type ExclusionReason, type RouteCatalog, type RoutePlan } from '../core/routing.js';
 import { isTerminal, pathTo, type TerminalVideoStatus, type VideoStatus } from '../core/video-states.js';
-import { VIDEO_PARAMETERS } from '../catalog/video-catalog.js';
+import { VIDEO_PARAMETERS } from '../core/catalog-types.js';
 import { badRequest, conflict, HttpError, notFound } from '../core/errors.js';
 import { UpstreamError } from '../core/provider-errors.js';
 import { networkError } from '../providers/http.js';

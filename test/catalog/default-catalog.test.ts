@@ -1,12 +1,13 @@
+/** Invariants of the shipped chat catalog (src/catalog/providers.yaml and chat.yaml) and its prices. */
 import { describe, expect, it } from 'vitest';
 import type { EndpointDef, ModelDef, Pricing } from '../../src/core/catalog-types.js';
-import {
-  DEFAULT_ENDPOINTS,
-  DEFAULT_MODELS,
-  defaultCatalog,
-  perMillionToPerToken,
-} from '../../src/catalog/default-catalog.js';
-import { DEFAULT_PROVIDERS } from '../../src/catalog/providers.js';
+import { shippedCatalog } from '../../src/services/shipped-catalog.js';
+import { shippedFile } from './files.js';
+
+const chat = shippedFile('chat.yaml');
+const DEFAULT_PROVIDERS = chat.providers;
+const DEFAULT_MODELS = chat.models;
+const DEFAULT_ENDPOINTS = chat.endpoints;
 
 const ID_RE = /^[a-z0-9-]+\/[a-z0-9.:-]+$/;
 const DECIMAL_RE = /^\d+(\.\d+)?$/;
@@ -31,27 +32,12 @@ const providersBySlug = new Map(DEFAULT_PROVIDERS.map((p) => [p.slug, p]));
 const endpointsOf = (m: ModelDef): EndpointDef[] => DEFAULT_ENDPOINTS.filter((e) => e.model === m.id);
 const label = (e: EndpointDef) => `${e.model} @ ${e.tag}`;
 
-describe('perMillionToPerToken', () => {
-  it('converts per-million list prices to exact per-token decimals', () => {
-    expect(perMillionToPerToken('0.15')).toBe('0.00000015');
-    expect(perMillionToPerToken('2.50')).toBe('0.0000025');
-    expect(perMillionToPerToken('10')).toBe('0.00001');
-    expect(perMillionToPerToken('10.00')).toBe('0.00001');
-    expect(perMillionToPerToken('0.0375')).toBe('0.0000000375');
-    expect(perMillionToPerToken('0.006')).toBe('0.000000006');
-    expect(perMillionToPerToken('150')).toBe('0.00015');
-    expect(perMillionToPerToken('1000000')).toBe('1');
-    expect(perMillionToPerToken('2500000')).toBe('2.5');
-    expect(perMillionToPerToken('0')).toBe('0');
-    expect(perMillionToPerToken('0.00')).toBe('0');
-  });
-
-  it('rejects anything but a plain decimal', () => {
-    for (const bad of ['', '-1', '1e-6', '.5', '1.', 'abc', '1,5']) {
-      expect(() => perMillionToPerToken(bad)).toThrow();
-    }
-  });
-});
+/** The items an invariant applies to; the filter must match something, or the invariant checks nothing. */
+function some<T>(items: readonly T[], filter: (x: T) => boolean, what: string): T[] {
+  const matched = items.filter(filter);
+  expect(matched.length, `no ${what} in the catalog: the invariant checks nothing`).toBeGreaterThan(0);
+  return matched;
+}
 
 describe('default providers', () => {
   it('has unique slugs and https base URLs without a trailing slash', () => {
@@ -99,14 +85,13 @@ describe('default providers', () => {
   });
 
   it('declares a coherent data policy and metadata', () => {
+    // Zero data retention means nothing is kept, let alone trained on.
+    for (const p of some(DEFAULT_PROVIDERS, (x) => x.dataPolicy.zdr, 'zero-data-retention provider')) {
+      expect(p.dataPolicy.retainsPrompts, p.slug).toBe(false);
+      expect(p.dataPolicy.training, p.slug).toBe(false);
+    }
     for (const p of DEFAULT_PROVIDERS) {
-      const { training, retainsPrompts, zdr } = p.dataPolicy;
-      expect(typeof training, p.slug).toBe('boolean');
-      // Zero data retention means nothing is kept, let alone trained on.
-      if (zdr) {
-        expect(retainsPrompts, p.slug).toBe(false);
-        expect(training, p.slug).toBe(false);
-      }
+      expect(typeof p.dataPolicy.training, p.slug).toBe('boolean');
       expect(p.headquarters, p.slug).toMatch(/^[A-Z]{2}$/);
       expect(p.datacenters?.length, p.slug).toBeGreaterThan(0);
       for (const url of [p.privacyPolicyUrl, p.termsOfServiceUrl, p.statusPageUrl]) {
@@ -186,23 +171,20 @@ describe('default models', () => {
       expect(Number.isInteger(m.context_length) && m.context_length > 0, m.id).toBe(true);
       expect(m.name, m.id).not.toBe('');
       expect(m.description, m.id).toMatch(/^\S[^\n]*\.$/);
-      if (m.expiration_date !== null) {
-        expect(m.expiration_date, m.id).toMatch(ISO_DATE_RE);
-        // Models already shut down must not ship (catalog checked 2026-11).
-        expect(m.expiration_date > '2026-11-30', m.id).toBe(true);
-      }
-      if (m.knowledge_cutoff !== null) expect(m.knowledge_cutoff, m.id).toMatch(ISO_DATE_RE);
     }
+    for (const m of some(DEFAULT_MODELS, (x) => x.expiration_date !== null, 'model with an expiration date')) {
+      expect(m.expiration_date, m.id).toMatch(ISO_DATE_RE);
+      // Models already shut down must not ship (catalog checked 2026-11).
+      expect(m.expiration_date! > '2026-11-30', m.id).toBe(true);
+    }
+    for (const m of some(DEFAULT_MODELS, (x) => x.knowledge_cutoff !== null, 'model with a knowledge cutoff')) expect(m.knowledge_cutoff, m.id).toMatch(ISO_DATE_RE);
   });
 
   it('describes reasoning coherently', () => {
-    for (const m of DEFAULT_MODELS) {
-      const r = m.reasoning;
-      if (r === null) continue;
-      if (r.mandatory) expect(r.default_enabled, m.id).toBe(true);
-      if (r.default_effort !== null) expect(r.supported_efforts, m.id).toContain(r.default_effort);
-      expect(new Set(r.supported_efforts).size, m.id).toBe(r.supported_efforts.length);
-    }
+    const reasoning = some(DEFAULT_MODELS, (x) => x.reasoning !== null, 'reasoning model');
+    for (const m of reasoning) expect(new Set(m.reasoning!.supported_efforts).size, m.id).toBe(m.reasoning!.supported_efforts.length);
+    for (const m of some(reasoning, (x) => x.reasoning!.mandatory, 'model with mandatory reasoning')) expect(m.reasoning!.default_enabled, m.id).toBe(true);
+    for (const m of some(reasoning, (x) => x.reasoning!.default_effort !== null, 'model with a default effort')) expect(m.reasoning!.supported_efforts, m.id).toContain(m.reasoning!.default_effort);
     expect(modelsById.get('openai/o3')?.reasoning?.mandatory).toBe(true);
     expect(modelsById.get('openai/gpt-4o')?.reasoning).toBeNull();
   });
@@ -237,37 +219,32 @@ describe('default endpoints', () => {
   it('prices every endpoint with non-negative plain decimals (no exponent)', () => {
     for (const e of DEFAULT_ENDPOINTS) {
       expect(e.pricing, label(e)).not.toBeNull();
-      if (e.pricing === null) continue;
-      for (const [field, value] of priceFields(e.pricing)) {
+      const pricing = e.pricing!;
+      for (const [field, value] of priceFields(pricing)) {
         expect(value, `${label(e)} ${field}`).toMatch(DECIMAL_RE);
         const n = Number(value);
         expect(Number.isFinite(n) && n >= 0, `${label(e)} ${field}`).toBe(true);
         // Per-token prices: anything ≥ $0.001/token ($1000/M) is a unit mistake.
         expect(n, `${label(e)} ${field}`).toBeLessThan(0.001);
       }
-      expect(Number(e.pricing.prompt), label(e)).toBeGreaterThan(0);
-      expect(Number(e.pricing.completion), label(e)).toBeGreaterThan(0);
-      if (e.pricing.discount !== undefined) {
-        expect(e.pricing.discount >= 0 && e.pricing.discount <= 1, label(e)).toBe(true);
-      }
+      expect(Number(pricing.prompt), label(e)).toBeGreaterThan(0);
+      expect(Number(pricing.completion), label(e)).toBeGreaterThan(0);
+      // List prices: no discount (the schema bounds a discount to 0..1 where an operator sets one).
+      expect(pricing.discount, label(e)).toBeUndefined();
     }
   });
 
   it('prices cache reads at or below, and cache writes at or above, the prompt price', () => {
-    for (const e of DEFAULT_ENDPOINTS) {
-      const p = e.pricing;
-      if (p === null) continue;
-      if (p.input_cache_read !== undefined) {
-        expect(compareDecimal(p.input_cache_read, p.prompt), label(e)).toBeLessThanOrEqual(0);
-      }
-      if (p.input_cache_write !== undefined) {
-        expect(compareDecimal(p.input_cache_write, p.prompt), label(e)).toBeGreaterThanOrEqual(0);
-      }
+    for (const e of some(DEFAULT_ENDPOINTS, (x) => x.pricing?.input_cache_read !== undefined, 'cache-read price')) {
+      expect(compareDecimal(e.pricing!.input_cache_read!, e.pricing!.prompt), label(e)).toBeLessThanOrEqual(0);
+    }
+    for (const e of some(DEFAULT_ENDPOINTS, (x) => x.pricing?.input_cache_write !== undefined, 'cache-write price')) {
+      expect(compareDecimal(e.pricing!.input_cache_write!, e.pricing!.prompt), label(e)).toBeGreaterThanOrEqual(0);
     }
   });
 
   it('applies the published Anthropic cache multipliers (write 1.25×)', () => {
-    for (const e of DEFAULT_ENDPOINTS.filter((x) => x.provider === 'anthropic')) {
+    for (const e of some(DEFAULT_ENDPOINTS, (x) => x.provider === 'anthropic', 'Anthropic endpoint')) {
       const p = e.pricing!;
       expect(p.input_cache_write, label(e)).toBeDefined();
       expect(Number(p.input_cache_write) / Number(p.prompt), label(e)).toBeCloseTo(1.25, 9);
@@ -297,14 +274,14 @@ describe('default endpoints', () => {
       const m = modelsById.get(e.model)!;
       expect(Number.isInteger(e.context_length) && e.context_length > 0, label(e)).toBe(true);
       expect(e.context_length, label(e)).toBeLessThanOrEqual(m.context_length);
-      if (e.max_completion_tokens !== null) {
-        expect(e.max_completion_tokens, label(e)).toBeGreaterThan(0);
-        expect(e.max_completion_tokens, label(e)).toBeLessThanOrEqual(e.context_length);
-      }
-      if (e.max_prompt_tokens !== null) {
-        expect(e.max_prompt_tokens, label(e)).toBeGreaterThan(0);
-        expect(e.max_prompt_tokens, label(e)).toBeLessThanOrEqual(e.context_length);
-      }
+    }
+    for (const e of some(DEFAULT_ENDPOINTS, (x) => x.max_completion_tokens !== null, 'completion cap')) {
+      expect(e.max_completion_tokens, label(e)).toBeGreaterThan(0);
+      expect(e.max_completion_tokens, label(e)).toBeLessThanOrEqual(e.context_length);
+    }
+    for (const e of some(DEFAULT_ENDPOINTS, (x) => x.max_prompt_tokens !== null, 'prompt cap')) {
+      expect(e.max_prompt_tokens, label(e)).toBeGreaterThan(0);
+      expect(e.max_prompt_tokens, label(e)).toBeLessThanOrEqual(e.context_length);
     }
   });
 
@@ -317,16 +294,15 @@ describe('default endpoints', () => {
       const m = modelsById.get(e.model)!;
       const reasoningParams = params.some((p) => p === 'reasoning' || p === 'reasoning_effort');
       expect(reasoningParams, label(e)).toBe(m.reasoning !== null);
-      // OpenAI reasoning models take no sampling parameters.
-      if (e.provider === 'openai' && m.reasoning !== null) {
-        expect(params, label(e)).not.toContain('temperature');
-        expect(params, label(e)).not.toContain('top_p');
-      }
-      if (e.provider === 'openai' && m.reasoning === null) {
-        for (const p of ['temperature', 'logprobs', 'tools', 'response_format']) {
-          expect(params, label(e)).toContain(p);
-        }
-      }
+    }
+    const openai = DEFAULT_ENDPOINTS.filter((e) => e.provider === 'openai');
+    // OpenAI reasoning models take no sampling parameters.
+    for (const e of some(openai, (x) => modelsById.get(x.model)!.reasoning !== null, 'OpenAI reasoning endpoint')) {
+      expect(e.supported_parameters, label(e)).not.toContain('temperature');
+      expect(e.supported_parameters, label(e)).not.toContain('top_p');
+    }
+    for (const e of some(openai, (x) => modelsById.get(x.model)!.reasoning === null, 'OpenAI non-reasoning endpoint')) {
+      for (const p of ['temperature', 'logprobs', 'tools', 'response_format']) expect(e.supported_parameters, label(e)).toContain(p);
     }
   });
 
@@ -335,13 +311,11 @@ describe('default endpoints', () => {
     for (const e of DEFAULT_ENDPOINTS) {
       expect(e.is_moderated, label(e)).toBe(e.provider === 'openai' || e.provider === 'anthropic');
       expect(e.quantization, label(e)).toMatch(/^(unknown|fp4|int4|int8|fp6|fp8|fp16|bf16|fp32)$/);
-      if (closed.has(e.provider)) expect(e.quantization, label(e)).toBe('unknown');
-      if (e.supports_implicit_caching) {
-        expect(e.pricing?.input_cache_read, label(e)).toBeDefined();
-      }
-      if (e.provider === 'anthropic') expect(e.supports_implicit_caching, label(e)).toBe(false);
-      if (e.provider === 'openai') expect(e.supports_implicit_caching, label(e)).toBe(true);
     }
+    for (const e of some(DEFAULT_ENDPOINTS, (x) => closed.has(x.provider), 'closed-model endpoint')) expect(e.quantization, label(e)).toBe('unknown');
+    for (const e of some(DEFAULT_ENDPOINTS, (x) => x.supports_implicit_caching, 'implicit caching')) expect(e.pricing?.input_cache_read, label(e)).toBeDefined();
+    for (const e of some(DEFAULT_ENDPOINTS, (x) => x.provider === 'anthropic', 'Anthropic endpoint')) expect(e.supports_implicit_caching, label(e)).toBe(false);
+    for (const e of some(DEFAULT_ENDPOINTS, (x) => x.provider === 'openai', 'OpenAI endpoint')) expect(e.supports_implicit_caching, label(e)).toBe(true);
   });
 
   it('serves open models from several providers with their own prices', () => {
@@ -353,27 +327,33 @@ describe('default endpoints', () => {
   });
 });
 
-describe('defaultCatalog()', () => {
-  it('returns the providers, models and endpoints', () => {
-    const c = defaultCatalog();
+describe('shippedCatalog()', () => {
+  it('holds every shipped file: the chat catalog and the speech, video, embeddings, transcription and rerank models', () => {
+    const c = shippedCatalog();
     expect(c.providers).toEqual(DEFAULT_PROVIDERS);
-    expect(c.models).toEqual(DEFAULT_MODELS);
-    expect(c.endpoints).toEqual(DEFAULT_ENDPOINTS);
+    expect(c.models.slice(0, DEFAULT_MODELS.length)).toEqual(DEFAULT_MODELS);
+    expect(c.endpoints.slice(0, DEFAULT_ENDPOINTS.length)).toEqual(DEFAULT_ENDPOINTS);
+    for (const file of ['speech.yaml', 'video.yaml', 'embeddings.yaml', 'transcriptions.yaml', 'rerank.yaml']) {
+      const { models, endpoints } = shippedFile(file);
+      expect(models.length, file).toBeGreaterThan(0);
+      for (const m of models) expect(c.models.some((x) => x.id === m.id), m.id).toBe(true);
+      for (const e of endpoints) expect(c.endpoints.some((x) => x.model === e.model && x.tag === e.tag), label(e)).toBe(true);
+    }
   });
 
   it('returns fresh copies that callers may mutate', () => {
-    const a = defaultCatalog();
+    const a = shippedCatalog();
     a.providers[0].dataPolicy.training = true;
     a.models[0].architecture.input_modalities.push('audio');
     a.endpoints[0].supported_parameters.length = 0;
     a.endpoints[0].pricing!.prompt = '1';
     a.models.pop();
 
-    const b = defaultCatalog();
+    const b = shippedCatalog();
     expect(b.providers).toEqual(DEFAULT_PROVIDERS);
-    expect(b.models).toEqual(DEFAULT_MODELS);
-    expect(b.endpoints).toEqual(DEFAULT_ENDPOINTS);
-    expect(DEFAULT_PROVIDERS[0].dataPolicy.training).toBe(false);
-    expect(DEFAULT_ENDPOINTS[0].supported_parameters.length).toBeGreaterThan(0);
+    expect(b.models.slice(0, DEFAULT_MODELS.length)).toEqual(DEFAULT_MODELS);
+    expect(b.endpoints.slice(0, DEFAULT_ENDPOINTS.length)).toEqual(DEFAULT_ENDPOINTS);
+    expect(b.providers[0].dataPolicy.training).toBe(false);
+    expect(b.endpoints[0].supported_parameters.length).toBeGreaterThan(0);
   });
 });

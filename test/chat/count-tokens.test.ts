@@ -9,7 +9,7 @@ import Anthropic, { APIError } from '@anthropic-ai/sdk';
 import { createInferenceKey } from '../helpers.js';
 import { isolatedEnv, type ClockedEnv, type Json } from './util.js';
 import { promptTokens } from '../../src/sim/anthropic.js';
-import { shippedCatalog } from '../../src/catalog/default-catalog.js';
+import { shippedCatalog } from '../../src/services/shipped-catalog.js';
 import { buildCatalog } from '../../src/services/catalog.js';
 
 const extra = (simUrl: string) => ({

@@ -9,7 +9,7 @@ import { generation } from '../speech/util.js';
 import { simRelevance } from '../../src/sim/rerank.js';
 import { rerankCost } from '../../src/services/rerank.js';
 import { CatalogService } from '../../src/services/catalog.js';
-import { shippedCatalog } from '../../src/catalog/default-catalog.js';
+import { shippedCatalog } from '../../src/services/shipped-catalog.js';
 
 const TOKEN_PRICE = { prompt: '0.00000005', completion: '0' };
 const UNIT_PRICE = { prompt: '0', completion: '0', search_unit: '0.002' };

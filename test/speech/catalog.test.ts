@@ -3,11 +3,14 @@
  * split between what chat routes and what /audio/speech routes.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SPEECH_ENDPOINTS, DEFAULT_SPEECH_MODELS, defaultCatalog, shippedCatalog } from '../../src/catalog/default-catalog.js';
+import { shippedCatalog } from '../../src/services/shipped-catalog.js';
+import { shippedFile } from '../catalog/files.js';
 import { buildCatalog, CatalogError, CatalogService } from '../../src/services/catalog.js';
 import { audioFormatsOf, speechCost } from '../../src/services/speech.js';
 
 const empty = { providers: [], models: [], endpoints: [] };
+const { models: DEFAULT_SPEECH_MODELS, endpoints: DEFAULT_SPEECH_ENDPOINTS } = shippedFile('speech.yaml');
+const defaultCatalog = () => shippedFile('chat.yaml');
 
 describe('shipped speech catalog', () => {
   it('ships OpenAI and Gemini TTS models with their public prices, and keeps the chat catalog apart', () => {

@@ -1,11 +1,13 @@
 /** The shipped video catalog, video sections of the config file, prices and dimensions. */
 import { describe, expect, it } from 'vitest';
-import { defaultCatalog, shippedCatalog } from '../../src/catalog/default-catalog.js';
-import { DEFAULT_VIDEO_ENDPOINTS, DEFAULT_VIDEO_MODELS } from '../../src/catalog/video-catalog.js';
+import { shippedCatalog } from '../../src/services/shipped-catalog.js';
+import { shippedFile } from '../catalog/files.js';
 import { buildCatalog, CatalogError, CatalogService, videoProtocolOf } from '../../src/services/catalog.js';
 import { describeSize, effectiveDims, sizeFor, videoCost, videoModelView } from '../../src/services/videos.js';
 
 const empty = { providers: [], models: [], endpoints: [] };
+const { models: DEFAULT_VIDEO_MODELS, endpoints: DEFAULT_VIDEO_ENDPOINTS } = shippedFile('video.yaml');
+const defaultCatalog = () => shippedFile('chat.yaml');
 
 describe('shipped video catalog', () => {
   it('ships Google Veo 3.1 models with public per-second prices, apart from the chat catalog', () => {
