@@ -4,7 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { Type } from '@sinclair/typebox';
 import { parse as parseYaml } from 'yaml';
+import { RULE, schemaProblems } from './core/catalog-schema.js';
 
 export interface GatewayConfig {
   port: number;
@@ -96,8 +98,20 @@ const FILE_KEYS: Record<string, string> = {
   web_fetch: 'GATEWAY_WEB_FETCH',
   web_fetch_allow_private: 'GATEWAY_WEB_FETCH_ALLOW_PRIVATE',
 };
-/** Sections of the file read by other modules (catalog, providers, routing, limits). */
-const FILE_SECTIONS = new Set(['providers', 'models', 'endpoints', 'routing', 'timeouts', 'organization', 'limits']);
+/**
+ * Sections of the file read by other modules, which validate them: `providers`, `models` and `endpoints` against the
+ * catalog schema (core/catalog-schema.ts) when the catalog is built, the others by their own modules.
+ */
+const FILE_SECTIONS = ['providers', 'models', 'endpoints', 'routing', 'timeouts', 'organization', 'limits'];
+
+/** The top level of the config file: scalar settings and the sections. */
+const ConfigFileSchema = Type.Object(
+  {
+    ...Object.fromEntries(Object.keys(FILE_KEYS).map((k) => [k, Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()], { [RULE]: 'must be a scalar value' }))])),
+    ...Object.fromEntries(FILE_SECTIONS.map((k) => [k, Type.Optional(Type.Unknown())])),
+  },
+  { additionalProperties: false },
+);
 
 function readFile(path: string, problems: string[]): Record<string, unknown> {
   let text: string;
@@ -136,19 +150,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const problems: string[] = [];
   const file = env.GATEWAY_CONFIG ? readFile(env.GATEWAY_CONFIG, problems) : {};
 
+  // Each problem names its key: `colour (config file) is not a known setting; known: …`.
+  for (const p of schemaProblems(ConfigFileSchema, file, [], 'setting')) problems.push(p.replace(/^(\S+) /, '$1 (config file) '));
+
   // File values fill in what the environment leaves unset.
   const merged: Record<string, string | undefined> = { ...env };
   for (const [key, value] of Object.entries(file)) {
     const envName = FILE_KEYS[key];
-    if (envName) {
-      if (value !== null && typeof value === 'object') {
-        problems.push(`${key} (config file) must be a scalar value`);
-      } else if (merged[envName] === undefined && value !== null) {
-        merged[envName] = String(value);
-      }
-    } else if (!FILE_SECTIONS.has(key)) {
-      problems.push(`${key} (config file) is not a known setting; known: ${[...Object.keys(FILE_KEYS), ...FILE_SECTIONS].join(', ')}`);
-    }
+    if (envName && merged[envName] === undefined && value !== null && typeof value !== 'object') merged[envName] = String(value);
   }
 
   const port = intSetting('PORT', merged.PORT, 8080, 0, 65535, problems);

@@ -84,11 +84,12 @@ function pricingFrom(v: unknown, where: string, problems: string[]): Pricing | n
   if (!isObj(v)) return undefined;
   const out: Obj = {};
   for (const [k, p] of Object.entries(v)) {
-    if (k === 'discount') out[k] = p;
-    else if (typeof p === 'string') out[k] = p;
-    // A number is kept only where it prints as a plain decimal (0, 0.5); 1e-7 would round-trip through a float.
-    else if (typeof p === 'number' && DECIMAL.test(String(p))) out[k] = String(p);
-    else if (typeof p === 'number') problems.push(`${where}.pricing.${k} must be a non-negative decimal string like "0.0000025" (got ${p})`);
+    if (k === 'discount' || typeof p !== 'number') out[k] = p;
+    else {
+      // A number is accepted only where it prints as a plain decimal (0, 0.5): 1e-7 is not an exact price.
+      if (!DECIMAL.test(String(p))) problems.push(`${where}.pricing.${k} must be a non-negative decimal string like "0.0000025" (got ${p})`);
+      out[k] = String(p);
+    }
   }
   // A speech endpoint priced per character, or a video endpoint priced per second or per video, needs no token prices.
   if (UNIT_PRICES.some((k) => typeof out[k] === 'string')) {
@@ -278,6 +279,6 @@ export function buildCatalog(file: Obj, base: Catalog): Catalog {
     const endpoint = endpointFrom(e, maps, `endpoints[${i}]`, problems);
     if (endpoint) maps.endpoints.set(`${endpoint.model}|${endpoint.tag}`, endpoint);
   });
-  if (problems.length > 0) throw new CatalogError(problems);
+  if (problems.length > 0) throw new CatalogError([...new Set(problems)]);
   return { providers: [...maps.providers.values()], models: [...maps.models.values()], endpoints: [...maps.endpoints.values()] };
 }

@@ -212,21 +212,21 @@ const at = (value: unknown, segments: readonly string[]): unknown => segments.re
  * Every problem of `value` against `schema`, one line each: `<path> <rule>`, where the path names the innermost value
  * on the way to the mistake whose schema carries a rule (a list's rule covers its items), after `prefix` segments.
  */
-export function schemaProblems(schema: TSchema, value: unknown, prefix: readonly string[] = []): string[] {
+export function schemaProblems(schema: TSchema, value: unknown, prefix: readonly string[] = [], unknownKey = 'field'): string[] {
   const out = new Set<string>();
   for (const e of Value.Errors(schema, value)) {
     const segments = e.path.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (e.type === ValueErrorType.ObjectAdditionalProperties) {
       const parent = segments.slice(0, -1).reduce<Node | undefined>((n, s) => (n ? child(n, s) : undefined), schema as Node);
       const known = Object.keys((parent?.properties as object | undefined) ?? {});
-      out.add(`${pathName([...prefix, ...segments])} is not a known field${known.length ? ` (known: ${known.join(', ')})` : ''}`);
+      out.add(`${pathName([...prefix, ...segments])} is not a known ${unknownKey}${known.length ? `; known: ${known.join(', ')}` : ''}`);
       continue;
     }
     const here = at(value, segments);
     if (e.type === ValueErrorType.Union) {
       const branch = branchFor(e.schema as Node, here);
       if (branch) {
-        for (const p of schemaProblems(branch, here, [...prefix, ...segments])) out.add(p);
+        for (const p of schemaProblems(branch, here, [...prefix, ...segments], unknownKey)) out.add(p);
         continue;
       }
     }
