@@ -10,7 +10,8 @@
  *    processes with the environment compose.yaml gives them (service host names mapped to local ports): `migrate`,
  *    `sim`, `gateway-1` and `gateway-2` on one fresh PostgreSQL database and Redis; a key, a chat to each instance, a
  *    spending limit that holds across both, and a draining stop (SIGTERM → exit 0).
- * 3. Structure of compose.yaml and of the Helm chart (scripts/deploy-structure.mjs).
+ * 3. Structure of compose.yaml and of the Helm chart (scripts/deploy-structure.mjs); the chart rendered with several
+ *    value sets and its manifests checked (scripts/helm-render.mjs, scripts/helm-check.mjs: no Helm binary here).
  *
  * Environment: GATEWAY_TEST_PG_URL, GATEWAY_TEST_REDIS_URL (as the tests), DEPLOY_CHECK_KEEP=1 keeps the directory.
  */
@@ -19,11 +20,12 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, write
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { parse as parseYaml } from 'yaml';
 import { checkStructure, composeEnv, interpolate, readDotEnv } from './deploy-structure.mjs';
+import { checkHelmChart } from './helm-check.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PG_URL = process.env.GATEWAY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -272,6 +274,11 @@ try {
   const docker = checkDockerfile();
   log('Dockerfile: two stages, build steps as replayed here, runtime as node with production dependencies only');
   const app = replayBuild(work);
+  // The built gateway's own config validation, for the chart's ConfigMap and compose's config files.
+  const { loadConfig } = await import(pathToFileURL(join(app, 'dist', 'config.js')).href);
+  for (const f of ['gateway.yaml', 'demo.yaml']) loadConfig({ GATEWAY_CONFIG: join(ROOT, 'deploy', f) });
+  const docs = checkHelmChart(join(ROOT, 'deploy', 'helm', 'model-gateway'), loadConfig);
+  log(`Helm chart rendered with 3 value sets (${docs} documents): selectors, probes, ports, volumes, Secret references, hooks and the config file check out`);
   await imageDefaults(app, work, docker);
   await composeStack(app, work);
   ok = true;

@@ -1,8 +1,9 @@
 /**
  * Migrating a database that several gateway versions share (several instances, rolling updates; docs/operations.md).
  *
- * - `apply`: pending migrations run under Kysely's migration lock (a PostgreSQL advisory lock, SQLite's write lock),
- *   so instances starting at once on one database apply each migration once; the others find nothing pending.
+ * - `apply`: pending migrations run under Kysely's migration lock (on PostgreSQL an advisory lock, with the migrations
+ *   in one transaction), so instances starting at once on one database apply each migration once; the others find
+ *   nothing pending. (A SQLite file belongs to one instance.)
  * - `check` (GATEWAY_MIGRATE=off): nothing is applied; a database lacking one of this version's migrations is refused
  *   with their names, so that an instance never serves on a schema older than its code (`model-gateway migrate`, a
  *   migration Job, applies them).

@@ -19,6 +19,12 @@ app.kubernetes.io/name: {{ include "model-gateway.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/* The gateway pods (not the migration Job's): Deployment, Service and PodDisruptionBudget select these. */}}
+{{- define "model-gateway.podSelectorLabels" -}}
+{{ include "model-gateway.selectorLabels" . }}
+app.kubernetes.io/component: gateway
+{{- end }}
+
 {{- define "model-gateway.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{ include "model-gateway.selectorLabels" . }}
