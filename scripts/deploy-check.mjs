@@ -9,11 +9,13 @@
  * 2. From that directory: the image's defaults (SQLite), its HEALTHCHECK command, and the compose stack's services as
  *    processes with the environment compose.yaml gives them (service host names mapped to local ports): `migrate`,
  *    `sim`, `gateway-1` and `gateway-2` on one fresh PostgreSQL database and Redis; a key, a chat to each instance, a
- *    spending limit that holds across both, and a draining stop (SIGTERM → exit 0).
+ *    spending limit that holds across both, and a draining stop (SIGTERM → exit 0); in front of them nginx with
+ *    deploy/nginx.conf when nginx is installed (.ci/run installs it), so that the chats go through the load balancer.
  * 3. Structure of compose.yaml and of the Helm chart (scripts/deploy-structure.mjs); the chart rendered with several
  *    value sets and its manifests checked (scripts/helm-render.mjs, scripts/helm-check.mjs: no Helm binary here).
  *
- * Environment: GATEWAY_TEST_PG_URL, GATEWAY_TEST_REDIS_URL (as the tests), DEPLOY_CHECK_KEEP=1 keeps the directory.
+ * Environment: GATEWAY_TEST_PG_URL, GATEWAY_TEST_REDIS_URL (as the tests), DEPLOY_CHECK_KEEP=1 keeps the directory,
+ * DEPLOY_CHECK_APP=<dir> skips the replay and runs a runtime directory built before.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync } from 'node:fs';
@@ -125,9 +127,9 @@ function freePort() {
   });
 }
 
-function start(name, args, cwd, env, work) {
+function start(name, args, cwd, env, work, program = process.execPath) {
   const out = openSync(join(work, `${name}.log`), 'w');
-  const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', out, out] });
+  const child = spawn(program, args, { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', out, out] });
   child.exitCode_ = new Promise((res) => child.once('exit', (code, signal) => res(code ?? signal)));
   child.name = name;
   child.logFile = join(work, `${name}.log`);
@@ -162,7 +164,32 @@ async function call(base, method, path, key, body) {
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
+  return { status: res.status, body: text ? JSON.parse(text) : null, instance: res.headers.get('x-gateway-instance') };
+}
+
+/** nginx with deploy/nginx.conf (service names mapped to the local instances), when nginx is on this machine. */
+async function loadBalancer(instances, work) {
+  const nginx = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
+  if (!nginx) {
+    log('nginx is not installed here (apt-get install nginx-light): the load balancer is left out');
+    return null;
+  }
+  const port = await freePort();
+  let site = readFileSync(join(ROOT, 'deploy', 'nginx.conf'), 'utf8').replace(/listen 8080;/, `listen 127.0.0.1:${port};`);
+  instances.forEach((i, k) => (site = site.replace(`server gateway-${k + 1}:8080`, `server ${new URL(i.base).host}`)));
+  const dir = join(work, 'nginx');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'site.conf'), site);
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${join(dir, t)};`).join('\n  ');
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `${process.getuid?.() === 0 ? 'user root;\n' : ''}daemon off;\nworker_processes 1;\npid ${join(dir, 'nginx.pid')};\nerror_log ${join(dir, 'error.log')} warn;\n` +
+      `events { worker_connections 256; }\nhttp {\n  access_log off;\n  ${temp}\n  include ${join(dir, 'site.conf')};\n}\n`,
+  );
+  const child = start('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')], dir, {}, work, nginx);
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(`${base}/ready`, child, 15_000);
+  return { child, base };
 }
 
 /** The image's defaults: SQLite in the data directory, HEALTHCHECK's own command. */
@@ -173,7 +200,7 @@ async function imageDefaults(app, work, docker) {
   await waitReady(`http://127.0.0.1:${port}/ready`, gw);
   const [cmd, ...args] = docker.healthcheck;
   if (cmd !== 'node') fail('HEALTHCHECK is expected to run node (the image has no curl)');
-  const hc = spawnSync(process.execPath, args, { cwd: app, env: { PATH: process.env.PATH, PORT: String(port) }, timeout: 5000 });
+  const hc = spawnSync(process.execPath, args, { cwd: app, env: { PATH: process.env.PATH, PORT: String(port) }, timeout: 30_000 });
   if (hc.status !== 0) fail(`the image's HEALTHCHECK command failed (${hc.status}): ${hc.stderr}`);
   if (!existsSync(join(work, 'data', 'gateway.db'))) fail('the SQLite database was not created in the data directory');
   await stop(gw);
@@ -239,24 +266,34 @@ async function composeStack(app, work) {
     for (const i of instances) await waitReady(`${i.base}/ready`, i.child);
     log('compose stack: migrate, sim, gateway-1 and gateway-2 up on one PostgreSQL database and Redis');
 
-    const [a, b] = instances.map((i) => i.base);
-    const key = await call(a, 'POST', '/keys', ADMIN_KEY, { name: 'deploy check', limit: 1 });
+    const lb = await loadBalancer(instances, work);
+    const entry = lb?.base ?? instances[0].base;
+    const key = await call(entry, 'POST', '/keys', ADMIN_KEY, { name: 'deploy check', limit: 1 });
     if (key.status !== 201) fail(`creating a key: ${key.status} ${JSON.stringify(key.body)}`);
     const chat = (base, k) => call(base, 'POST', '/chat/completions', k, { model: 'demo/echo', messages: [{ role: 'user', content: 'Hello through the deployment' }] });
-    for (const base of [a, b]) {
+    // Through the load balancer, consecutive requests go to each instance in turn (X-Gateway-Instance names it);
+    // without nginx on this machine, each instance is called directly.
+    const targets = lb ? [lb.base, lb.base] : instances.map((i) => i.base);
+    const seen = new Set();
+    for (const base of targets) {
       const r = await chat(base, key.body.key);
       if (r.status !== 200 || !r.body.choices?.[0]?.message?.content) fail(`chat through ${base}: ${r.status} ${JSON.stringify(r.body)}`);
+      seen.add(r.instance ?? base);
     }
-    log('one key, one chat through each instance (demo/echo on the simulator): 200');
+    if (seen.size !== 2) fail(`the two chats reached ${[...seen].join(', ')}: expected both instances`);
+    log(`one key, one chat to each instance ${lb ? 'through nginx with deploy/nginx.conf' : 'directly (no nginx here)'}: 200 from ${[...seen].join(' and ')}`);
 
     // A limit below one request's cost: the first request is admitted, then both instances refuse (402).
-    const tight = await call(b, 'POST', '/keys', ADMIN_KEY, { name: 'deploy check: tight limit', limit: 0.000001 });
-    const first = await chat(a, tight.body.key);
-    const onB = await chat(b, tight.body.key);
-    const onA = await chat(a, tight.body.key);
-    if (first.status !== 200 || onB.status !== 402 || onA.status !== 402) fail(`spending limit across instances: ${first.status}, ${onB.status}, ${onA.status} (expected 200, 402, 402)`);
-    log(`spending limit of $0.000001 holds across both: 200 on gateway-1 ($${first.body.usage?.cost}), then 402 on gateway-2 and on gateway-1`);
+    const tight = await call(entry, 'POST', '/keys', ADMIN_KEY, { name: 'deploy check: tight limit', limit: 0.000001 });
+    const order = lb ? [lb.base, lb.base, lb.base] : [instances[0].base, instances[1].base, instances[0].base];
+    const results = [];
+    for (const base of order) results.push(await chat(base, tight.body.key));
+    const statuses = results.map((r) => r.status);
+    const refusers = new Set(results.slice(1).map((r, i) => r.instance ?? order[i + 1]));
+    if (statuses.join() !== '200,402,402' || refusers.size !== 2) fail(`spending limit across instances: ${statuses.join(', ')} from ${results.map((r) => r.instance).join(', ')} (expected 200, then 402 from each instance)`);
+    log(`spending limit of $0.000001 holds across both: 200 ($${results[0].body.usage?.cost}), then 402 from each instance`);
 
+    if (lb) await stop(lb.child, 10_000);
     for (const i of instances) await stop(i.child);
     await stop(sim);
     log('SIGTERM: both instances and the simulator exit 0');
@@ -273,7 +310,8 @@ try {
   checkStructure(ROOT, log);
   const docker = checkDockerfile();
   log('Dockerfile: two stages, build steps as replayed here, runtime as node with production dependencies only');
-  const app = replayBuild(work);
+  // DEPLOY_CHECK_APP=<dir>: reuse a runtime directory built before (while working on this script), no replay.
+  const app = process.env.DEPLOY_CHECK_APP ? resolve(process.env.DEPLOY_CHECK_APP) : replayBuild(work);
   // The built gateway's own config validation, for the chart's ConfigMap and compose's config files.
   const { loadConfig } = await import(pathToFileURL(join(app, 'dist', 'config.js')).href);
   for (const f of ['gateway.yaml', 'demo.yaml']) loadConfig({ GATEWAY_CONFIG: join(ROOT, 'deploy', f) });
