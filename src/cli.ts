@@ -26,7 +26,7 @@ const out = (s: string) => process.stdout.write(`${s}\n`);
 async function withStore<T>(config: GatewayConfig, fn: (ctx: { keys: KeyService; members: MemberService; workspaces: WorkspaceService }) => Promise<T>): Promise<T> {
   const store = openStore(config.databaseUrl);
   try {
-    await store.migrate();
+    await store.migrate(config.migrate === 'off' ? 'check' : 'apply');
     const secret = await bootstrap(store, config);
     if (secret && !config.adminKey) out(`First start: created the organization. Management key (shown once):\n  ${secret}`);
     // The CLI has no key cache worth keeping; a TTL of 0 always reads the database.
@@ -64,7 +64,7 @@ const COMMANDS: Record<string, Command> = {
   },
   migrate: {
     usage: 'migrate',
-    help: 'Apply pending database migrations and exit.',
+    help: 'Apply pending database migrations and exit (whatever GATEWAY_MIGRATE says; safe to run from several places at once).',
     async run(config) {
       const store = openStore(config.databaseUrl);
       try {

@@ -38,6 +38,8 @@ export interface GatewayConfig {
   webSearch: { engine: 'searxng' | 'tavily'; url: string; apiKey: string | null } | null;
   /** The `gateway:web_fetch` server tool: off, on for public addresses, or on for private ones too. */
   webFetch: 'off' | 'public' | 'private';
+  /** Database migrations at start: applied (`auto`), or only verified (`off`: a migration Job applies them). */
+  migrate: 'auto' | 'off';
 }
 
 export interface VideoConfig {
@@ -97,6 +99,7 @@ const FILE_KEYS: Record<string, string> = {
   web_search_api_key: 'GATEWAY_WEB_SEARCH_API_KEY',
   web_fetch: 'GATEWAY_WEB_FETCH',
   web_fetch_allow_private: 'GATEWAY_WEB_FETCH_ALLOW_PRIVATE',
+  migrate: 'GATEWAY_MIGRATE',
 };
 /**
  * Sections of the file read by other modules, which validate them: `providers`, `models` and `endpoints` against the
@@ -225,6 +228,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
 
   const webFetch = boolSetting('GATEWAY_WEB_FETCH', false) ? (boolSetting('GATEWAY_WEB_FETCH_ALLOW_PRIVATE', false) ? 'private' : 'public') : 'off';
 
+  const migrate = (merged.GATEWAY_MIGRATE || 'auto').toLowerCase() as GatewayConfig['migrate'];
+  if (migrate !== 'auto' && migrate !== 'off') problems.push(`GATEWAY_MIGRATE must be auto or off (got "${merged.GATEWAY_MIGRATE}")`);
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics, webSearch, webFetch };
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics, webSearch, webFetch, migrate };
 }

@@ -119,7 +119,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // The `organization` section names providers and models: validated against the catalog, also before opening anything.
   const orgSeed = orgSettingsFromConfig(config.file.organization, catalog);
   const store = openStore(config.databaseUrl);
-  const applied = await store.migrate();
+  // GATEWAY_MIGRATE=off: a migration Job applied them; this instance only checks that none is pending.
+  const applied = await store.migrate(config.migrate === 'off' ? 'check' : 'apply');
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
 
   const bus = config.redisUrl ? new RedisBus(config.redisUrl, logger) : new LocalBus();

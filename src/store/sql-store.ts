@@ -8,8 +8,9 @@ import { dirname, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Migration, type MigrationProvider, type Transaction } from 'kysely';
-import { migrations, type Dialect } from './migrations/index.js';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Transaction } from 'kysely';
+import { type Dialect } from './migrations/index.js';
+import { runMigrations, type MigrateMode } from './migrate.js';
 import {
   ConflictError,
   type ActivityRow,
@@ -69,13 +70,6 @@ for (const c of ['request_body', 'content_refs']) JSON_COLUMNS.add(c);
 function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string }).code;
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_BUSY';
-}
-
-class StaticMigrations implements MigrationProvider {
-  constructor(private readonly all: Record<string, Migration>) {}
-  async getMigrations(): Promise<Record<string, Migration>> {
-    return this.all;
-  }
 }
 
 /** Seed of the advisory-lock ids of `withKeyLock` (keeps them apart from any other use of advisory locks). */
@@ -187,12 +181,10 @@ export class SqlStore implements Store {
 
   // ---- lifecycle --------------------------------------------------------------------------------
 
-  async migrate(): Promise<string[]> {
-    const migrator = new Migrator({ db: this.db, provider: new StaticMigrations(migrations(this.kind)) });
-    const { error, results } = await migrator.migrateToLatest();
-    if (error) throw error instanceof Error ? error : new Error(String(error));
+  async migrate(mode: MigrateMode = 'apply'): Promise<string[]> {
+    const applied = await runMigrations(this.db, this.kind, mode);
     if (this.embedded && !this.sqliteWriter) this.attachSqliteWriter(this.embedded);
-    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    return applied;
   }
 
   async close(): Promise<void> {

@@ -260,8 +260,8 @@ export interface SavePresetInput {
 
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
-  /** Applies pending migrations; returns the names applied. */
-  migrate(): Promise<string[]>;
+  /** Applies pending migrations (`check`: only verifies none is pending, else throws); returns the names applied. */
+  migrate(mode?: 'apply' | 'check'): Promise<string[]>;
   close(): Promise<void>;
   /** True when the database answers. */
   ping(): Promise<boolean>;
