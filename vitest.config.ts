@@ -19,6 +19,7 @@ const UNIT_FILES = [
   'test/videos/states.test.ts',
   'test/store/sqlite-writer.test.ts',
   'test/cli/cli.test.ts',
+  'test/services/activity-lookup.test.ts',
 ];
 const UNIT = [...UNIT_DIRS.map((d) => `test/${d}/**/*.test.ts`), ...UNIT_FILES];
 
