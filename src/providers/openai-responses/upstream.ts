@@ -23,7 +23,8 @@
  */
 import { mapUpstreamStatus, UpstreamError } from '../../core/provider-errors.js';
 import { chatHeaders, openaiError } from '../openai/chat.js';
-import { imageUrl, invalidResponse, openaiEffort, parseJsonObject, parseStreamData, SseReader } from '../openai/ir-upstream.js';
+import { imageUrl, invalidResponse, openaiEffort, parseJsonObject, parseStreamData } from '../openai/ir-upstream.js';
+import { SseParser } from '../sse.js';
 import type { IrFinishReason, IrImage, IrMessage, IrPart, IrRequest, IrResponse, IrStreamEvent, IrText, IrUsage } from '../../core/ir.js';
 import type { StreamDecoder, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
 
@@ -250,7 +251,7 @@ export function parseResponsesResponse(text: string): IrResponse {
  * `response.completed` / `response.incomplete` (finish + usage), `response.failed` or `error` (IR error event).
  */
 export class ResponsesStreamDecoder implements StreamDecoder {
-  private readonly sse = new SseReader();
+  private readonly sse = new SseParser();
   private next = 0;
   private started = false;
   private terminal = false;
@@ -265,7 +266,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
   push(text: string): IrStreamEvent[] {
     const out: IrStreamEvent[] = [];
     if (this.terminal) return out;
-    for (const ev of this.sse.push(text)) {
+    for (const ev of this.sse.feed(text)) {
       if (this.terminal) break;
       this.onEvent(ev.event, ev.data, out);
     }
@@ -274,7 +275,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
 
   end(): IrStreamEvent[] {
     const out: IrStreamEvent[] = [];
-    if (!this.terminal) for (const ev of this.sse.end()) if (!this.terminal) this.onEvent(ev.event, ev.data, out);
+    if (!this.terminal) for (const ev of this.sse.flush()) if (!this.terminal) this.onEvent(ev.event, ev.data, out);
     if (!this.terminal) throw new UpstreamError(502, 'Provider stream ended before completion', 'provider_unavailable', 200, null);
     return out;
   }

@@ -18,7 +18,7 @@
  * - `reasoning.effort` becomes `reasoning_effort` (`max` → `xhigh`; `enabled:false` → `none`; `enabled:true` alone → `medium`).
  * - Streams always ask for `stream_options.include_usage`.
  */
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { SseParser } from '../sse.js';
 import { normalizeFinishReason } from '../../core/chat-shape.js';
 import type {
   IrFinishReason,
@@ -356,23 +356,6 @@ interface ToolState {
   buffered: string;
 }
 
-/** SSE parser wrapper: feeds text, returns the complete events. */
-export class SseReader {
-  private readonly events: EventSourceMessage[] = [];
-  private readonly parser = createParser({ onEvent: (ev) => this.events.push(ev) });
-
-  push(text: string): EventSourceMessage[] {
-    this.parser.feed(text);
-    return this.events.splice(0);
-  }
-
-  /** Dispatches an event whose terminating blank line never came. */
-  end(): EventSourceMessage[] {
-    this.parser.feed('\n\n');
-    return this.events.splice(0);
-  }
-}
-
 /**
  * Decoder of an OpenAI chat completions stream. IR indexes: one for the text, one for the reasoning (per
  * `reasoning_details` index and kind), one for the refusal, one per tool call, allocated in order of appearance.
@@ -380,7 +363,7 @@ export class SseReader {
  * IR `error` event and ends decoding. Invalid JSON in an event throws UpstreamError (502).
  */
 export class ChatStreamDecoder implements StreamDecoder {
-  private readonly sse = new SseReader();
+  private readonly sse = new SseParser();
   private next = 0;
   private started = false;
   private finished = false;
@@ -396,7 +379,7 @@ export class ChatStreamDecoder implements StreamDecoder {
   push(text: string): IrStreamEvent[] {
     if (this.done || this.errored) return [];
     const out: IrStreamEvent[] = [];
-    for (const ev of this.sse.push(text)) {
+    for (const ev of this.sse.feed(text)) {
       if (this.done || this.errored) break;
       this.onData(ev.data, out);
     }
@@ -405,7 +388,7 @@ export class ChatStreamDecoder implements StreamDecoder {
 
   end(): IrStreamEvent[] {
     const out: IrStreamEvent[] = [];
-    if (!this.done && !this.errored) for (const ev of this.sse.end()) if (!this.done && !this.errored) this.onData(ev.data, out);
+    if (!this.done && !this.errored) for (const ev of this.sse.flush()) if (!this.done && !this.errored) this.onData(ev.data, out);
     if (this.errored) return out;
     if (!this.done) throw new UpstreamError(502, 'Provider stream ended before completion', 'provider_unavailable', 200, null);
     return out;
