@@ -20,6 +20,7 @@ const UNIT_FILES = [
   'test/store/sqlite-writer.test.ts',
   'test/cli/cli.test.ts',
   'test/services/activity-lookup.test.ts',
+  'test/services/memory-caches.test.ts',
 ];
 const UNIT = [...UNIT_DIRS.map((d) => `test/${d}/**/*.test.ts`), ...UNIT_FILES];
 
