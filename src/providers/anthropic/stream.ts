@@ -18,6 +18,7 @@ import { UpstreamError } from '../../core/provider-errors.js';
 import type { StreamDecoder } from '../../core/adapters.js';
 import { SseParser, type SseEvent } from '../sse.js';
 import { anthropicStreamError } from './errors.js';
+import { checkStreamEvent } from './schemas.js';
 import { finishReason, irUsage, isObj, JSON_TOOL_NAME, type AnthropicUsage, type Obj } from './wire.js';
 
 type BlockKind = 'text' | 'reasoning' | 'tool' | 'json' | 'ignored';
@@ -61,6 +62,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     }
     if (!isObj(json)) return;
     const type = typeof json.type === 'string' ? json.type : ev.event;
+    if (type !== undefined) checkStreamEvent(type, json);
     switch (type) {
       case 'message_start': {
         if (this.started) return;

@@ -19,6 +19,7 @@
  * - Streams always ask for `stream_options.include_usage`.
  */
 import { SseParser } from '../sse.js';
+import { checkChatChunk, checkChatResponse } from './schemas.js';
 import { normalizeFinishReason } from '../../core/chat-shape.js';
 import type {
   IrFinishReason,
@@ -303,11 +304,12 @@ function argsText(a: unknown): string {
 
 /** A 2xx chat completion body as an IR response; throws UpstreamError for an error body or an invalid answer. */
 export function parseChatResponse(text: string): IrResponse {
-  const json = parseJsonObject(text);
-  if (!Array.isArray(json.choices)) {
-    if (json.error) throw streamError(json as { error?: { message?: string } });
-    throw invalidResponse('Provider returned an invalid response (no choices)', json);
+  const body = parseJsonObject(text);
+  if (!Array.isArray(body.choices)) {
+    if (body.error) throw streamError(body as { error?: { message?: string } });
+    throw invalidResponse('Provider returned an invalid response (no choices)', body);
   }
+  const json = checkChatResponse(body) as Obj & { choices: unknown[] };
   const choice = json.choices.find((c) => isObj(c) && (c.index === 0 || c.index === undefined)) ?? json.choices[0];
   if (!isObj(choice)) throw invalidResponse('Provider returned an invalid response (no choices)', json);
   const msg = isObj(choice.message) ? choice.message : {};
@@ -422,6 +424,7 @@ export class ChatStreamDecoder implements StreamDecoder {
       out.push({ type: 'error', status: e.status, message: e.message, error_type: e.type, raw: json });
       return;
     }
+    checkChatChunk(json);
     if (!this.started) {
       this.started = true;
       out.push({ type: 'start', id: str(json.id) ?? null, model: str(json.model) ?? null });
