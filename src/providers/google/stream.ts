@@ -21,6 +21,7 @@ import { UpstreamError } from '../../core/provider-errors.js';
 import type { StreamDecoder } from '../../core/adapters.js';
 import { SseParser } from '../sse.js';
 import { streamErrorEvent } from './errors.js';
+import { checkGeminiChunk } from './schemas.js';
 import { CallIds, mapFinishReason, mapUsage } from './response.js';
 import { isObj, type GeminiPart, type GeminiResponse, type GeminiUsageMetadata } from './types.js';
 
@@ -97,6 +98,7 @@ class GeminiStreamDecoder implements StreamDecoder {
       this.failed = true;
       return;
     }
+    checkGeminiChunk(r);
     if (!this.started) {
       this.started = true;
       out.push({ type: 'start', id: typeof r.responseId === 'string' ? r.responseId : null, model: typeof r.modelVersion === 'string' ? r.modelVersion : null });

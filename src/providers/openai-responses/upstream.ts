@@ -25,6 +25,7 @@ import { mapUpstreamStatus, UpstreamError } from '../../core/provider-errors.js'
 import { chatHeaders, openaiError } from '../openai/chat.js';
 import { imageUrl, invalidResponse, openaiEffort, parseJsonObject, parseStreamData } from '../openai/ir-upstream.js';
 import { SseParser } from '../sse.js';
+import { checkResponse, checkResponsesEvent } from './schemas.js';
 import type { IrFinishReason, IrImage, IrMessage, IrPart, IrRequest, IrResponse, IrStreamEvent, IrText, IrUsage } from '../../core/ir.js';
 import type { StreamDecoder, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
 
@@ -228,6 +229,7 @@ export function parseResponsesResponse(text: string): IrResponse {
     throw invalidResponse('Provider returned an invalid response (no output)', json);
   }
   if (json.status === 'failed') throw responsesError(json.error, json);
+  checkResponse(json);
   const content: IrPart[] = [];
   for (const item of json.output) if (isObj(item)) content.push(...itemParts(item));
   return {
@@ -344,6 +346,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     const ev = parseStreamData(data);
     if (!isObj(ev)) return;
     const type = str(ev.type) ?? name;
+    if (type !== undefined) checkResponsesEvent(type, ev);
     const item = typeof ev.output_index === 'number' ? ev.output_index : 0;
     switch (type) {
       case 'response.created':
