@@ -12,6 +12,8 @@ import type { Store } from './store/types.js';
 import { LocalBus, RedisBus } from './services/invalidation.js';
 import { KeyService } from './services/keys.js';
 import { MemberService, newMemberId } from './services/members.js';
+import { GenerationLookup } from './services/generation-lookup.js';
+import { ActivityService } from './services/activity.js';
 import { PresetService } from './services/presets.js';
 import { newWorkspace, WorkspaceService } from './services/workspaces.js';
 import type { Services } from './services/index.js';
@@ -33,18 +35,8 @@ import { GatewayMetrics } from './services/metrics.js';
 import { CountTokensService } from './services/count-tokens.js';
 import { TranscriptionService } from './services/transcriptions.js';
 import { RerankService } from './services/rerank.js';
-import rerankRoutes from './http/routes/rerank.js';
-import transcriptionRoutes from './http/routes/transcriptions.js';
-import countTokensRoutes from './http/routes/count-tokens.js';
 import { EmbeddingsService } from './services/embeddings.js';
-import embeddingRoutes from './http/routes/embeddings.js';
-import speechRoutes from './http/routes/speech.js';
 import { VideoService } from './services/videos.js';
-import videoRoutes from './http/routes/videos.js';
-import inferenceRoutes from './http/routes/inference.js';
-import generationRoutes from './http/routes/generation.js';
-import activityRoutes from './http/routes/activity.js';
-import modelRoutes from './http/routes/models.js';
 import { isoTime } from './core/time.js';
 
 export interface Gateway {
@@ -172,6 +164,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     catalog,
     health,
     recorder,
+    generations: new GenerationLookup(store, recorder),
+    activity: new ActivityService({ store, workspaces, catalog: () => catalog.route, now }),
     chat,
     cache,
     serverTools,
@@ -182,7 +176,10 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     guardrails,
     videos,
-    readiness: new Map([['videos', async () => videos.healthy()]]),
+    readiness: new Map([
+      ['store', () => store.ping()],
+      ['videos', async () => videos.healthy()],
+    ]),
     // After the server stopped and in-flight requests ended: write every pending record, then drop upstream pools.
     onShutdown: [
       () => videos.stop({ waitMs: config.shutdownGraceMs }),
@@ -205,7 +202,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     logger.info('first start: created the organization, the default workspace and the management key from GATEWAY_ADMIN_KEY');
   }
 
-  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, activityRoutes, modelRoutes, speechRoutes, embeddingRoutes, countTokensRoutes, transcriptionRoutes, rerankRoutes, videoRoutes, ...(opts.extraRoutes ?? [])] });
+  const app = await buildApp({ svc, logger, extraRoutes: opts.extraRoutes });
   videos.start();
   let closed: Promise<void> | null = null;
 

@@ -24,6 +24,16 @@ import organizationRoutes, { MemberView } from './routes/organization.js';
 import { VideoJob } from './routes/videos.js';
 import organizationSettingsRoutes from './routes/organization-settings.js';
 import guardrailRoutes from './routes/guardrails.js';
+import inferenceRoutes from './routes/inference.js';
+import generationRoutes from './routes/generation.js';
+import activityRoutes from './routes/activity.js';
+import modelRoutes from './routes/models.js';
+import speechRoutes from './routes/speech.js';
+import embeddingRoutes from './routes/embeddings.js';
+import countTokensRoutes from './routes/count-tokens.js';
+import transcriptionRoutes from './routes/transcriptions.js';
+import rerankRoutes from './routes/rerank.js';
+import videoRoutes from './routes/videos.js';
 import type { Services } from '../services/index.js';
 
 /** A request's child logger, created by pino only when first used (most requests log only their access line). */
@@ -68,13 +78,37 @@ class LazyChildLogger {
 
 export const API_PREFIX = '/api/v1';
 
-/** Route plugins of later areas (chat, models, …) register here with the same signature. */
+/** A route plugin: registers one API area's routes, each validating, calling a service and shaping the reply. */
 export type RoutePlugin = (app: FastifyInstance, opts: { svc: Services }) => Promise<void>;
+
+/**
+ * Every API area under /api/v1, in registration order (the OpenAPI document's order). `/health`, `/ready` and
+ * `/metrics` are served at the root, outside the versioned API (registered in buildApp). A new area is added here.
+ */
+export const API_ROUTES: readonly RoutePlugin[] = [
+  keyRoutes, // /keys
+  workspaceRoutes, // /workspaces
+  presetRoutes, // /presets
+  organizationRoutes, // /organization/members
+  organizationSettingsRoutes, // /organization/settings
+  guardrailRoutes, // /guardrails
+  inferenceRoutes, // /chat/completions, /responses, /messages
+  generationRoutes, // /generation
+  activityRoutes, // /activity
+  modelRoutes, // /models, /models/count, /models/user, /model/:author/:slug, /models/:author/:slug/endpoints, /embeddings/models, /endpoints/zdr, /providers
+  speechRoutes, // /audio/speech
+  embeddingRoutes, // /embeddings
+  countTokensRoutes, // /messages/count_tokens
+  transcriptionRoutes, // /audio/transcriptions
+  rerankRoutes, // /rerank
+  videoRoutes, // /videos
+];
 
 export interface AppOptions {
   svc: Services;
   logger: Logger;
-  extraRoutes?: RoutePlugin[];
+  /** Routes a test adds after API_ROUTES (the gateway's own routes are all in API_ROUTES). */
+  extraRoutes?: readonly RoutePlugin[];
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -155,13 +189,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   await app.register(metricsRoutes, { svc });
   await app.register(
     async (api) => {
-      await api.register(keyRoutes, { svc });
-      await api.register(workspaceRoutes, { svc });
-      await api.register(presetRoutes, { svc });
-      await api.register(organizationRoutes, { svc });
-      await api.register(organizationSettingsRoutes, { svc });
-      await api.register(guardrailRoutes, { svc });
-      for (const r of extraRoutes) await api.register(r, { svc });
+      for (const r of [...API_ROUTES, ...extraRoutes]) await api.register(r, { svc });
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     },
     { prefix: API_PREFIX },

@@ -21,6 +21,7 @@ import { UpstreamError } from '../core/provider-errors.js';
 import { googleAdapter } from '../providers/google/index.js';
 import { chatHeaders, chatUrl, openaiError, streamError, tokenUsage, type OpenAIUsage } from '../providers/openai/chat.js';
 import { openaiChatAdapter } from '../providers/openai/ir-upstream.js';
+import { checkChatChunk, checkChatResponse } from '../providers/openai/schemas.js';
 import { openaiResponsesAdapter } from '../providers/openai-responses/index.js';
 import type { AnswerMeta, InboundAdapter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
 
@@ -191,6 +192,7 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
         if ((json as { error?: unknown })?.error) throw streamError(json as { error?: { message?: string } });
         throw new UpstreamError(502, 'Provider returned an invalid response (no choices)', 'provider_unavailable', 200, json);
       }
+      checkChatResponse(json);
       mirrorReasoning(json.choices, 'message');
       const native = (json.choices as Array<{ finish_reason?: string }>)[0]?.finish_reason ?? null;
       const finish = normalizeChoices(json.choices);
@@ -257,6 +259,7 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
                 throw new UpstreamError(502, 'Provider sent an invalid stream event', 'provider_unavailable', 200, ev.data.slice(0, 512));
               }
               if (json.error) throw streamError(json as { error?: { message?: string } });
+              checkChatChunk(json);
               // Usage (or OpenAI's `usage: null` on every other chunk) goes only on the gateway's final chunk.
               const withUsage = json.usage !== undefined;
               if (withUsage) {

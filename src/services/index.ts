@@ -12,6 +12,8 @@ import type { ChatService } from './chat.js';
 import type { ServerToolService } from './server-tools.js';
 import type { ResponseCache } from './response-cache.js';
 import type { GenerationRecorder } from './generations.js';
+import type { GenerationLookup } from './generation-lookup.js';
+import type { ActivityService } from './activity.js';
 import type { HealthTracker } from './health.js';
 import type { GuardrailService } from './guardrails.js';
 import type { SpeechService } from './speech.js';
@@ -37,6 +39,10 @@ export interface Services {
   catalog: CatalogService;
   health: HealthTracker;
   recorder: GenerationRecorder;
+  /** GET /generation: a record, for its own key or a management key. */
+  generations: GenerationLookup;
+  /** GET /activity: the organization's usage per day, model and endpoint. */
+  activity: ActivityService;
   chat: ChatService;
   /** The response cache of the inference APIs (X-Gateway-Cache; docs/cache.md). */
   cache: ResponseCache;
@@ -56,7 +62,7 @@ export interface Services {
   videos: VideoService;
   /** Organization settings and guardrails: management and the effective policy of each key. */
   guardrails: GuardrailService;
-  /** Extra readiness checks registered by later subsystems (name → check). */
+  /** Readiness checks (name → check) of GET /ready: the store first, then the subsystems that register one. */
   readiness: Map<string, () => Promise<boolean>>;
   /** Work to finish at shutdown after the server stopped accepting (flush usage, stop workers). */
   onShutdown: Array<() => Promise<void>>;

@@ -2,6 +2,7 @@
  * API keys: creation (secret shown once), management, and authentication from an in-memory cache.
  * Only SHA-256 hashes are stored. A change to a key invalidates every instance's cached copy at once.
  */
+import { LRUCache } from 'lru-cache';
 import { generateSecret, hashSecret, hashesEqual, labelFor } from '../core/keys.js';
 import { limitRemaining, usageInWindow, windowStarts } from '../core/limits.js';
 import { formatInterval } from '../core/rate-limits.js';
@@ -38,15 +39,20 @@ interface CacheEntry {
   expiresMs: number | null;
 }
 
+/** Keys kept in memory per instance; beyond it the least recently used is dropped (and read again when next used). */
+export const KEY_CACHE_MAX_ENTRIES = 10_000;
+
 export class KeyService {
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly cache: LRUCache<string, CacheEntry>;
 
   constructor(
     private readonly store: Store,
     private readonly bus: InvalidationBus,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
+    maxEntries = KEY_CACHE_MAX_ENTRIES,
   ) {
+    this.cache = new LRUCache({ max: maxEntries });
     bus.subscribe((kind, id) => {
       if (kind === 'key') this.cache.delete(id);
     });

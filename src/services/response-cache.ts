@@ -16,6 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { badRequest } from '../core/errors.js';
 
@@ -110,60 +111,45 @@ interface Store {
   close(): Promise<void>;
 }
 
-/** One instance's cache: least recently used entries go first beyond `maxEntries` or `maxBytes` (UTF-8 bytes of the bodies). */
+/** One instance's cache (lru-cache): least recently used entries go first beyond `maxEntries` or `maxBytes` (UTF-8 bytes of the bodies). */
 export class MemoryStore implements Store {
-  private readonly map = new Map<string, { answer: CachedAnswer; bytes: number }>();
-  private bytes = 0;
+  private readonly lru: LRUCache<string, CachedAnswer>;
 
   constructor(
     private readonly now: () => number,
-    private readonly maxEntries = 10_000,
-    private readonly maxBytes = 64 * 1024 * 1024,
-  ) {}
+    maxEntries = 10_000,
+    maxBytes = 64 * 1024 * 1024,
+  ) {
+    // An empty body still takes an entry: lru-cache sizes must be positive.
+    this.lru = new LRUCache({ max: maxEntries, maxSize: maxBytes, sizeCalculation: (a) => Math.max(1, Buffer.byteLength(a.body)) });
+  }
 
   async get(key: string): Promise<CachedAnswer | null> {
-    const e = this.map.get(key);
-    if (!e) return null;
-    this.remove(key);
-    if (this.now() >= e.answer.storedAt + e.answer.ttl * 1000) return null;
-    this.insert(key, e); // most recently used last
-    return e.answer;
+    const a = this.lru.get(key); // most recently used from here
+    if (!a) return null;
+    if (this.now() >= a.storedAt + a.ttl * 1000) {
+      this.lru.delete(key);
+      return null;
+    }
+    return a;
   }
 
   async set(key: string, a: CachedAnswer): Promise<void> {
-    // Synchronous from here on: two sets of one key in the same tick cannot both count their bytes.
-    this.remove(key);
-    this.insert(key, { answer: a, bytes: Buffer.byteLength(a.body) });
-    for (const k of this.map.keys()) {
-      if (this.map.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
-      this.remove(k);
-    }
+    // Synchronous: two sets of one key in the same tick replace each other (bytes counted once).
+    this.lru.set(key, a);
   }
 
   async delete(key: string): Promise<void> {
-    this.remove(key);
+    this.lru.delete(key);
   }
 
   async close(): Promise<void> {
-    this.map.clear();
-    this.bytes = 0;
+    this.lru.clear();
   }
 
   /** What it holds: answers and their bytes. */
   get size(): { entries: number; bytes: number } {
-    return { entries: this.map.size, bytes: this.bytes };
-  }
-
-  private insert(key: string, e: { answer: CachedAnswer; bytes: number }): void {
-    this.map.set(key, e);
-    this.bytes += e.bytes;
-  }
-
-  private remove(key: string): void {
-    const e = this.map.get(key);
-    if (!e) return;
-    this.map.delete(key);
-    this.bytes -= e.bytes;
+    return { entries: this.lru.size, bytes: this.lru.calculatedSize };
   }
 }
 

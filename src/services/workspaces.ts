@@ -170,6 +170,21 @@ export class WorkspaceService {
     return ws.is_default || member.role === 'org:admin' || this.store.isWorkspaceMember(ws.id, member.id);
   }
 
+  /**
+   * The owner of a key created in `ws`: the member named by `creatorUserId` (a 400 naming `creator_user_id` when no
+   * such member exists, or when they may not own keys there), else the caller's own member id, else null.
+   */
+  async keyOwner(ws: WorkspaceRow, creatorUserId: string | null | undefined, callerUserId: string | null | undefined): Promise<string | null> {
+    const creator = creatorUserId ?? callerUserId ?? null;
+    const owner = creator ? await this.store.getMember(creator) : null;
+    if (creatorUserId && !owner) throw badRequest(`creator_user_id ${creatorUserId} is not a member of the organization`, { field: 'creator_user_id' });
+    // A key belongs to its creator: a member who is not an admin may own keys only in the workspaces they belong to.
+    if (owner && !(await this.mayOwnKeysIn(ws, owner))) {
+      throw badRequest(`creator_user_id ${owner.id} is not a member of workspace ${ws.slug}; add them first (POST /workspaces/${ws.slug}/members/add)`, { field: 'creator_user_id' });
+    }
+    return creator;
+  }
+
   async get(idOrSlug: string): Promise<WorkspaceRow> {
     const row = await this.store.getWorkspace(idOrSlug);
     if (!row) throw notFound(`Workspace ${idOrSlug} not found`);

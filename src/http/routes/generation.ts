@@ -1,7 +1,6 @@
 /** GET /generation?id=: the record of one request. Inference keys see their own; management keys see any. */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { notFound } from '../../core/errors.js';
 import { errors } from '../schemas/common.js';
 import type { GenerationRow } from '../../store/types.js';
 import type { Services } from '../../services/index.js';
@@ -85,11 +84,6 @@ export default async function generationRoutes(app: FastifyInstance, { svc }: { 
         response: { 200: Type.Object({ data: Type.Object({}, { additionalProperties: true }) }), ...errors(400, 401, 404, 500) },
       },
     },
-    async (req) => {
-      const g = svc.recorder.peek(req.query.id) ?? (await svc.store.getGeneration(req.query.id));
-      // Another key's generation is indistinguishable from a missing one.
-      if (!g || (req.key.kind === 'inference' && g.key_hash !== req.key.hash)) throw notFound(`Generation ${req.query.id} not found`);
-      return { data: generationView(g) };
-    },
+    async (req) => ({ data: generationView(await svc.generations.get(req.query.id, req.key)) }),
   );
 }

@@ -132,13 +132,7 @@ export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Se
     async (req, reply) => {
       const b = req.body;
       const ws = await svc.workspaces.resolve(b.workspace_id);
-      const creator = b.creator_user_id ?? req.key.creator_user_id;
-      const owner = creator ? await svc.store.getMember(creator) : null;
-      if (b.creator_user_id && !owner) throw badRequest(`creator_user_id ${b.creator_user_id} is not a member of the organization`, { field: 'creator_user_id' });
-      // A key belongs to its creator: a member who is not an admin may own keys only in the workspaces they belong to.
-      if (owner && !(await svc.workspaces.mayOwnKeysIn(ws, owner))) {
-        throw badRequest(`creator_user_id ${owner.id} is not a member of workspace ${ws.slug}; add them first (POST /workspaces/${ws.slug}/members/add)`, { field: 'creator_user_id' });
-      }
+      const creator = await svc.workspaces.keyOwner(ws, b.creator_user_id, req.key.creator_user_id);
       const { row, secret } = await svc.keys.create({
         name: b.name,
         kind: b.management ? 'management' : 'inference',

@@ -20,5 +20,6 @@ export const anthropicAdapter: UpstreamAdapter = {
 export { anthropicError, anthropicStreamError, isContextTooLong, statusOfErrorType } from './errors.js';
 export { anthropicHeaders, anthropicUrl, buildRequest, DEFAULT_MAX_TOKENS, EFFORT_BUDGET, MIN_THINKING_BUDGET, requestBody, thinkingBudget } from './request.js';
 export { parseResponse } from './response.js';
-export { AnthropicStreamDecoder, createStreamDecoder, SseParser } from './stream.js';
+export { AnthropicStreamDecoder, createStreamDecoder } from './stream.js';
+export { SseParser } from '../sse.js';
 export { ANTHROPIC_VERSION, irUsage, finishReason, JSON_TOOL_NAME } from './wire.js';

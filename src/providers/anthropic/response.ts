@@ -9,6 +9,7 @@
 import type { IrPart, IrResponse } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import { anthropicStreamError } from './errors.js';
+import { checkMessage } from './schemas.js';
 import { finishReason, irUsage, isObj, JSON_TOOL_NAME, type AnthropicUsage, type Obj } from './wire.js';
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -45,6 +46,7 @@ export function parseResponse(text: string): IrResponse {
   if (!isObj(json) || !Array.isArray(json.content)) {
     throw new UpstreamError(502, 'Provider returned an invalid response (no content)', 'provider_unavailable', 200, json);
   }
+  checkMessage(json);
   const content: IrPart[] = [];
   let userTools = 0;
   let jsonTools = 0;

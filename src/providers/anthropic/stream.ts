@@ -16,60 +16,10 @@
 import type { IrStreamEvent } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import type { StreamDecoder } from '../../core/adapters.js';
+import { SseParser, type SseEvent } from '../sse.js';
 import { anthropicStreamError } from './errors.js';
+import { checkStreamEvent } from './schemas.js';
 import { finishReason, irUsage, isObj, JSON_TOOL_NAME, type AnthropicUsage, type Obj } from './wire.js';
-
-export interface SseEvent {
-  event?: string;
-  data: string;
-}
-
-/** Incremental server-sent-events parser: any chunk boundary, LF / CRLF / CR line ends, comments, multi-line data. */
-export class SseParser {
-  private buf = '';
-  private event: string | undefined;
-  private data: string[] = [];
-
-  feed(text: string): SseEvent[] {
-    const out: SseEvent[] = [];
-    const b = this.buf + text;
-    const re = /\r\n|\r|\n/g;
-    let pos = 0;
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(b)) !== null) {
-      if (m[0] === '\r' && m.index === b.length - 1) break; // may be the first half of a CRLF
-      this.line(b.slice(pos, m.index), out);
-      pos = m.index + m[0].length;
-    }
-    this.buf = b.slice(pos);
-    return out;
-  }
-
-  /** End of input: a pending last line and a pending event (no blank line after it) are dispatched. */
-  flush(): SseEvent[] {
-    const out: SseEvent[] = [];
-    if (this.buf !== '') this.line(this.buf.replace(/\r$/, ''), out);
-    this.buf = '';
-    this.line('', out);
-    return out;
-  }
-
-  private line(l: string, out: SseEvent[]): void {
-    if (l === '') {
-      if (this.data.length > 0) out.push(this.event === undefined ? { data: this.data.join('\n') } : { event: this.event, data: this.data.join('\n') });
-      this.event = undefined;
-      this.data = [];
-      return;
-    }
-    if (l.startsWith(':')) return;
-    const i = l.indexOf(':');
-    const field = i === -1 ? l : l.slice(0, i);
-    let value = i === -1 ? '' : l.slice(i + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'event') this.event = value;
-    else if (field === 'data') this.data.push(value);
-  }
-}
 
 type BlockKind = 'text' | 'reasoning' | 'tool' | 'json' | 'ignored';
 
@@ -112,6 +62,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     }
     if (!isObj(json)) return;
     const type = typeof json.type === 'string' ? json.type : ev.event;
+    if (type !== undefined) checkStreamEvent(type, json);
     switch (type) {
       case 'message_start': {
         if (this.started) return;

@@ -22,6 +22,7 @@
 import type { IrFinishReason, IrPart, IrReasoning, IrResponse, IrText, IrUsage } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import { googleErrorBody, mapGoogleError } from './errors.js';
+import { checkGeminiResponse } from './schemas.js';
 import { isObj, type GeminiPart, type GeminiResponse, type GeminiUsageMetadata } from './types.js';
 
 const FILTERED = new Set([
@@ -136,7 +137,7 @@ export function parseGeminiResponse(text: string): IrResponse {
   if (!isObj(body)) throw invalid('Provider returned an invalid response', body);
   const err = googleErrorBody(body);
   if (err) throw mapGoogleError(typeof err.code === 'number' ? err.code : 502, err, body, null);
-  const r = body as GeminiResponse;
+  const r = checkGeminiResponse(body) as GeminiResponse;
   const id = typeof r.responseId === 'string' ? r.responseId : null;
   const model = typeof r.modelVersion === 'string' ? r.modelVersion : null;
   const usage = mapUsage(r.usageMetadata);

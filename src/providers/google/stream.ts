@@ -1,6 +1,6 @@
 /**
  * Decoder of `streamGenerateContent?alt=sse`: each SSE event is `data: <GenerateContentResponse JSON>` (events end
- * with a blank line; Google sends CRLF). Text arrives in any chunking: the SSE lines are reassembled first.
+ * with a blank line; Google sends CRLF). Text arrives in any chunking: the shared SSE parser (../sse.ts) reassembles events.
  *
  * Per chunk, each candidate part becomes deltas under the same rules as response.ts:
  * - consecutive text parts → `text_delta`s of one text part; consecutive thought parts → `reasoning_delta`s of one
@@ -19,58 +19,16 @@
 import type { IrStreamEvent } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import type { StreamDecoder } from '../../core/adapters.js';
+import { SseParser } from '../sse.js';
 import { streamErrorEvent } from './errors.js';
+import { checkGeminiChunk } from './schemas.js';
 import { CallIds, mapFinishReason, mapUsage } from './response.js';
 import { isObj, type GeminiPart, type GeminiResponse, type GeminiUsageMetadata } from './types.js';
-
-/** Minimal SSE parser: `data:` fields of complete events, any chunk boundary (CR, LF, CRLF, split CRLF). */
-class SseData {
-  private buf = '';
-  private data: string | null = null;
-
-  feed(text: string, out: string[]): void {
-    const buf = this.buf + text;
-    let pos = 0;
-    for (;;) {
-      const lf = buf.indexOf('\n', pos);
-      const cr = buf.indexOf('\r', pos);
-      const nl = cr === -1 ? lf : lf === -1 ? cr : Math.min(cr, lf);
-      if (nl === -1) break;
-      if (nl === cr && nl === buf.length - 1) break; // maybe the first half of a CRLF
-      this.line(buf.slice(pos, nl), out);
-      pos = nl + (nl === cr && buf.charCodeAt(nl + 1) === 10 ? 2 : 1);
-    }
-    this.buf = pos === 0 ? buf : buf.slice(pos);
-  }
-
-  /** The body ended: an unterminated last event is still returned. */
-  flush(out: string[]): void {
-    if (this.buf !== '') this.line(this.buf.replace(/\r$/, ''), out);
-    this.buf = '';
-    if (this.data !== null) out.push(this.data);
-    this.data = null;
-  }
-
-  private line(line: string, out: string[]): void {
-    if (line === '') {
-      if (this.data !== null) out.push(this.data);
-      this.data = null;
-      return;
-    }
-    if (line.charCodeAt(0) === 58) return; // ':' comment
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    if (field !== 'data') return;
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.charCodeAt(0) === 32) value = value.slice(1);
-    this.data = this.data === null ? value : this.data + '\n' + value;
-  }
-}
 
 type OpenKind = 'text' | 'reasoning';
 
 class GeminiStreamDecoder implements StreamDecoder {
-  private readonly sse = new SseData();
+  private readonly sse = new SseParser();
   private started = false;
   private ids = new CallIds(null);
   private next = 0;
@@ -83,18 +41,15 @@ class GeminiStreamDecoder implements StreamDecoder {
   private ended = false;
 
   push(text: string): IrStreamEvent[] {
-    const data: string[] = [];
-    this.sse.feed(text, data);
     const out: IrStreamEvent[] = [];
-    for (const d of data) this.event(d, out, true);
+    for (const ev of this.sse.feed(text)) this.event(ev.data, out, true);
     return out;
   }
 
   end(): IrStreamEvent[] {
     if (this.ended) return [];
     this.ended = true;
-    const data: string[] = [];
-    this.sse.flush(data);
+    const data = this.sse.flush().map((ev) => ev.data);
     const out: IrStreamEvent[] = [];
     // A last event without its blank line: used when complete; cut in the middle, the stream is incomplete even when
     // an earlier chunk carried a finishReason (older models repeat it on every chunk).
@@ -143,6 +98,7 @@ class GeminiStreamDecoder implements StreamDecoder {
       this.failed = true;
       return;
     }
+    checkGeminiChunk(r);
     if (!this.started) {
       this.started = true;
       out.push({ type: 'start', id: typeof r.responseId === 'string' ? r.responseId : null, model: typeof r.modelVersion === 'string' ? r.modelVersion : null });

@@ -23,7 +23,9 @@
  */
 import { mapUpstreamStatus, UpstreamError } from '../../core/provider-errors.js';
 import { chatHeaders, openaiError } from '../openai/chat.js';
-import { imageUrl, invalidResponse, openaiEffort, parseJsonObject, parseStreamData, SseReader } from '../openai/ir-upstream.js';
+import { imageUrl, invalidResponse, openaiEffort, parseJsonObject, parseStreamData } from '../openai/ir-upstream.js';
+import { SseParser } from '../sse.js';
+import { checkResponse, checkResponsesEvent } from './schemas.js';
 import type { IrFinishReason, IrImage, IrMessage, IrPart, IrRequest, IrResponse, IrStreamEvent, IrText, IrUsage } from '../../core/ir.js';
 import type { StreamDecoder, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
 
@@ -227,6 +229,7 @@ export function parseResponsesResponse(text: string): IrResponse {
     throw invalidResponse('Provider returned an invalid response (no output)', json);
   }
   if (json.status === 'failed') throw responsesError(json.error, json);
+  checkResponse(json);
   const content: IrPart[] = [];
   for (const item of json.output) if (isObj(item)) content.push(...itemParts(item));
   return {
@@ -250,7 +253,7 @@ export function parseResponsesResponse(text: string): IrResponse {
  * `response.completed` / `response.incomplete` (finish + usage), `response.failed` or `error` (IR error event).
  */
 export class ResponsesStreamDecoder implements StreamDecoder {
-  private readonly sse = new SseReader();
+  private readonly sse = new SseParser();
   private next = 0;
   private started = false;
   private terminal = false;
@@ -265,7 +268,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
   push(text: string): IrStreamEvent[] {
     const out: IrStreamEvent[] = [];
     if (this.terminal) return out;
-    for (const ev of this.sse.push(text)) {
+    for (const ev of this.sse.feed(text)) {
       if (this.terminal) break;
       this.onEvent(ev.event, ev.data, out);
     }
@@ -274,7 +277,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
 
   end(): IrStreamEvent[] {
     const out: IrStreamEvent[] = [];
-    if (!this.terminal) for (const ev of this.sse.end()) if (!this.terminal) this.onEvent(ev.event, ev.data, out);
+    if (!this.terminal) for (const ev of this.sse.flush()) if (!this.terminal) this.onEvent(ev.event, ev.data, out);
     if (!this.terminal) throw new UpstreamError(502, 'Provider stream ended before completion', 'provider_unavailable', 200, null);
     return out;
   }
@@ -343,6 +346,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     const ev = parseStreamData(data);
     if (!isObj(ev)) return;
     const type = str(ev.type) ?? name;
+    if (type !== undefined) checkResponsesEvent(type, ev);
     const item = typeof ev.output_index === 'number' ? ev.output_index : 0;
     switch (type) {
       case 'response.created':

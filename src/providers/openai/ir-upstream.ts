@@ -18,7 +18,8 @@
  * - `reasoning.effort` becomes `reasoning_effort` (`max` → `xhigh`; `enabled:false` → `none`; `enabled:true` alone → `medium`).
  * - Streams always ask for `stream_options.include_usage`.
  */
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { SseParser } from '../sse.js';
+import { checkChatChunk, checkChatResponse } from './schemas.js';
 import { normalizeFinishReason } from '../../core/chat-shape.js';
 import type {
   IrFinishReason,
@@ -303,11 +304,12 @@ function argsText(a: unknown): string {
 
 /** A 2xx chat completion body as an IR response; throws UpstreamError for an error body or an invalid answer. */
 export function parseChatResponse(text: string): IrResponse {
-  const json = parseJsonObject(text);
-  if (!Array.isArray(json.choices)) {
-    if (json.error) throw streamError(json as { error?: { message?: string } });
-    throw invalidResponse('Provider returned an invalid response (no choices)', json);
+  const body = parseJsonObject(text);
+  if (!Array.isArray(body.choices)) {
+    if (body.error) throw streamError(body as { error?: { message?: string } });
+    throw invalidResponse('Provider returned an invalid response (no choices)', body);
   }
+  const json = checkChatResponse(body) as Obj & { choices: unknown[] };
   const choice = json.choices.find((c) => isObj(c) && (c.index === 0 || c.index === undefined)) ?? json.choices[0];
   if (!isObj(choice)) throw invalidResponse('Provider returned an invalid response (no choices)', json);
   const msg = isObj(choice.message) ? choice.message : {};
@@ -356,23 +358,6 @@ interface ToolState {
   buffered: string;
 }
 
-/** SSE parser wrapper: feeds text, returns the complete events. */
-export class SseReader {
-  private readonly events: EventSourceMessage[] = [];
-  private readonly parser = createParser({ onEvent: (ev) => this.events.push(ev) });
-
-  push(text: string): EventSourceMessage[] {
-    this.parser.feed(text);
-    return this.events.splice(0);
-  }
-
-  /** Dispatches an event whose terminating blank line never came. */
-  end(): EventSourceMessage[] {
-    this.parser.feed('\n\n');
-    return this.events.splice(0);
-  }
-}
-
 /**
  * Decoder of an OpenAI chat completions stream. IR indexes: one for the text, one for the reasoning (per
  * `reasoning_details` index and kind), one for the refusal, one per tool call, allocated in order of appearance.
@@ -380,7 +365,7 @@ export class SseReader {
  * IR `error` event and ends decoding. Invalid JSON in an event throws UpstreamError (502).
  */
 export class ChatStreamDecoder implements StreamDecoder {
-  private readonly sse = new SseReader();
+  private readonly sse = new SseParser();
   private next = 0;
   private started = false;
   private finished = false;
@@ -396,7 +381,7 @@ export class ChatStreamDecoder implements StreamDecoder {
   push(text: string): IrStreamEvent[] {
     if (this.done || this.errored) return [];
     const out: IrStreamEvent[] = [];
-    for (const ev of this.sse.push(text)) {
+    for (const ev of this.sse.feed(text)) {
       if (this.done || this.errored) break;
       this.onData(ev.data, out);
     }
@@ -405,7 +390,7 @@ export class ChatStreamDecoder implements StreamDecoder {
 
   end(): IrStreamEvent[] {
     const out: IrStreamEvent[] = [];
-    if (!this.done && !this.errored) for (const ev of this.sse.end()) if (!this.done && !this.errored) this.onData(ev.data, out);
+    if (!this.done && !this.errored) for (const ev of this.sse.flush()) if (!this.done && !this.errored) this.onData(ev.data, out);
     if (this.errored) return out;
     if (!this.done) throw new UpstreamError(502, 'Provider stream ended before completion', 'provider_unavailable', 200, null);
     return out;
@@ -439,6 +424,7 @@ export class ChatStreamDecoder implements StreamDecoder {
       out.push({ type: 'error', status: e.status, message: e.message, error_type: e.type, raw: json });
       return;
     }
+    checkChatChunk(json);
     if (!this.started) {
       this.started = true;
       out.push({ type: 'start', id: str(json.id) ?? null, model: str(json.model) ?? null });
