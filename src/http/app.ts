@@ -77,7 +77,7 @@ export const API_PREFIX = '/api/v1';
  */
 function openApiPath(url: string): string {
   if (url === API_PREFIX || url.startsWith(`${API_PREFIX}/`)) return url.slice(API_PREFIX.length) || '/';
-  if (url.startsWith(`${GEMINI_BASE}/`)) return url.slice(GEMINI_BASE.length).replace(/\(\^\[\^:\]\+\)::/g, ':');
+  if (url.startsWith(`${GEMINI_BASE}/`)) return url.slice(GEMINI_BASE.length).replace(/\(\^\.\+\)::/g, ':');
   return url;
 }
 

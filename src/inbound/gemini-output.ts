@@ -148,7 +148,7 @@ export function geminiErrorBody(status: number, message: string, metadata: Recor
 
 // ---- stream ------------------------------------------------------------------------------------------------------
 
-const frame = (chunk: Json): string => `data: ${JSON.stringify(chunk)}\r\n\r\n`;
+const frame = (chunk: Json): string => `data: ${JSON.stringify(chunk)}\n\n`;
 
 /**
  * IR events → `streamGenerateContent` chunks (SSE). Text and thought deltas go out as they come, one chunk each;

@@ -48,8 +48,12 @@ export const GEMINI_BASE = '/api';
 
 type Params = { model?: string; author?: string; slug?: string };
 
-/** A path parameter without `:` (the method follows it), URL-encoded slashes allowed. */
-const SEGMENT = '(^[^:]+)';
+/**
+ * The last path parameter before `:<method>`: one path segment (find-my-way splits at `/`; URL-encoded slashes are
+ * decoded), colons allowed so that variants (`google/gemini-2.5-flash:free`) pass. Ids of more than two segments
+ * must be sent with their slashes URL-encoded.
+ */
+const SEGMENT = '(^.+)';
 const OneSegment = Type.Object({ model: Type.String({ minLength: 1, maxLength: 256, description: 'A gateway model id (its slash URL-encoded) or a bare Gemini id such as gemini-2.5-pro.' }) });
 const TwoSegments = Type.Object({ author: Type.String({ minLength: 1, maxLength: 128 }), slug: Type.String({ minLength: 1, maxLength: 128 }) });
 const KeyQuery = { key: Type.Optional(Type.String({ description: 'The gateway key (instead of the x-goog-api-key header).' })) };
