@@ -9,6 +9,8 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -19,6 +21,38 @@ const require = createRequire(import.meta.url);
 const CLI = join(dirname(require.resolve('@google/gemini-cli/package.json')), 'bundle', 'gemini.js');
 
 let env: ChatEnv;
+let proxy: { server: Server; url: string; captured: Array<{ method: string; url: string; body: unknown }> };
+
+/** A pass-through proxy in front of the gateway that keeps the CLI's requests (the fixtures of cli-fixtures.test.ts). */
+async function startProxy(target: string): Promise<typeof proxy> {
+  const captured: Array<{ method: string; url: string; body: unknown }> = [];
+  const server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(parts).toString('utf8');
+      captured.push({ method: req.method ?? 'GET', url: req.url ?? '/', body: text ? (JSON.parse(text) as unknown) : null });
+      const up = httpRequest(target + (req.url ?? '/'), { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers);
+        ur.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      up.end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, captured };
+}
+
+/** A captured body without what depends on the machine (the temporary HOME and working directory) — never the key, which is a header. */
+function sanitize(body: unknown): unknown {
+  const tmp = tmpdir().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const text = JSON.stringify(body)
+    .replace(new RegExp(`${tmp}/gw-gemini-cli-home-\\w+`, 'g'), '/home/user')
+    .replace(/\.gemini\/tmp\/gw-gemini-cli-work-\w+/g, '.gemini/tmp/project')
+    .replace(new RegExp(`${tmp}/gw-gemini-cli-work-\\w+`, 'g'), '/work/project');
+  return JSON.parse(text) as unknown;
+}
 
 beforeAll(async () => {
   env = await startChatEnv('sqlite', {
@@ -36,10 +70,17 @@ beforeAll(async () => {
     },
   });
 });
-afterAll(async () => env?.close());
+beforeAll(async () => {
+  proxy = await startProxy(env.t.url);
+});
+afterAll(async () => {
+  proxy?.server.closeAllConnections();
+  await new Promise<void>((resolve) => (proxy ? proxy.server.close(() => resolve()) : resolve()));
+  await env?.close();
+});
 
 /** Runs `gemini -p <prompt> -m <model> --output-format json` in a fresh HOME and working directory. */
-function runCli(model: string, prompt: string): Promise<{ code: number | null; stdout: string; stderr: string; cwd: string }> {
+function runCli(model: string, prompt: string): Promise<{ code: number | null; stdout: string; stderr: string; cwd: string; home: string }> {
   const home = mkdtempSync(join(tmpdir(), 'gw-gemini-cli-home-'));
   const cwd = mkdtempSync(join(tmpdir(), 'gw-gemini-cli-work-'));
   // The simulator fills string arguments with "example": the directory the tool call lists.
@@ -62,7 +103,7 @@ function runCli(model: string, prompt: string): Promise<{ code: number | null; s
     USERPROFILE: home,
     TMPDIR: tmpdir(),
     GEMINI_API_KEY: env.key,
-    GOOGLE_GEMINI_BASE_URL: `${env.t.url}/api`,
+    GOOGLE_GEMINI_BASE_URL: `${proxy.url}/api`,
     GEMINI_TELEMETRY_ENABLED: 'false',
     GEMINI_CLI_NO_RELAUNCH: 'true',
     NO_BROWSER: 'true',
@@ -79,7 +120,7 @@ function runCli(model: string, prompt: string): Promise<{ code: number | null; s
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr, cwd });
+      resolve({ code, stdout, stderr, cwd, home });
     });
   });
 }
@@ -91,6 +132,7 @@ describe('Gemini CLI against the gateway', () => {
   ] as const) {
     it(`completes a turn with a tool call (${model} → ${sim})`, async () => {
       env.sim.resetStats();
+      proxy.captured.length = 0;
       const r = await runCli(model, 'List the files in the example directory.');
       const detail = `exit ${r.code}\nstdout:\n${r.stdout.slice(-3000)}\nstderr:\n${r.stderr.slice(-3000)}`;
       expect(r.code, detail).toBe(0);
@@ -107,6 +149,15 @@ describe('Gemini CLI against the gateway', () => {
       const usage = Object.values(out.stats.models as Record<string, any>)[0].tokens;
       expect(usage.input).toBeGreaterThan(0);
       expect(usage.candidates).toBeGreaterThan(0);
+      // What the CLI sent: two streamGenerateContent calls with alt=sse, the key never in the URL.
+      const sent = proxy.captured.filter((c) => c.method === 'POST');
+      expect(sent.map((c) => c.url)).toEqual(Array(2).fill(`/api/v1beta/models/${model}:streamGenerateContent?alt=sse`));
+      // RECORD_GEMINI_CLI=1 refreshes the fixtures replayed by cli-fixtures.test.ts (after a version bump).
+      if (process.env.RECORD_GEMINI_CLI === '1' && sim === 'sim-google') {
+        const dir = join(dirname(new URL(import.meta.url).pathname), 'fixtures');
+        mkdirSync(dir, { recursive: true });
+        sent.forEach((c, i) => writeFileSync(join(dir, `gemini-cli-turn${i + 1}.json`), `${JSON.stringify(sanitize(c.body), null, 1)}\n`));
+      }
     }, 120_000);
   }
 });
