@@ -132,62 +132,68 @@ function modelView(m: ModelDef, endpoints: EndpointDef[], countable: boolean): R
   };
 }
 
-export default async function geminiRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
-  const tags = ['Gemini API'];
-  const servers = [{ url: GEMINI_BASE, description: 'The Gemini API sits beside /api/v1: give http://<gateway>/api as the SDK’s base URL.' }];
-  const modelId = (p: Params) => geminiModelId(pathModel(p), (id) => svc.catalog.route.models.has(id));
+const TAGS = ['Gemini API'];
+const SERVERS = [{ url: GEMINI_BASE, description: 'The Gemini API sits beside /api/v1: give http://<gateway>/api as the SDK’s base URL.' }];
+const HEADERS = Type.Object({
+  'x-goog-api-key': Type.Optional(Type.String({ description: 'The gateway key (or Authorization: Bearer, or ?key=).' })),
+  'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata.' })),
+});
 
-  // Google's error shape for everything on these routes, authentication and validation included.
-  app.setErrorHandler((err: FastifyError | HttpError, req, reply: FastifyReply) => {
-    const e = toHttpError(err, req);
-    if (e.status === 500 && !(err instanceof HttpError)) req.log.error({ err }, 'unhandled error');
-    if (e.headers) reply.headers(e.headers);
-    return reply.code(e.status).type('application/json; charset=utf-8').send(googleError(e));
-  });
+type GeminiRequest = FastifyRequest<{ Params: Params; Body: Record<string, unknown>; Querystring: { alt?: string } }>;
+type ModelIdOf = (p: Params) => string;
 
-  const generate = async (req: FastifyRequest<{ Params: Params; Body: Record<string, unknown>; Querystring: { alt?: string } }>, reply: FastifyReply, stream: boolean) => {
-    const session = req.headers['x-session-id'];
-    const call = {
-      key: req.key,
-      requestId: req.id,
-      wantMetadata: wantsMetadata(req.headers),
-      sessionHeader: typeof session === 'string' && session.length <= 256 ? session : undefined,
-      // A client that goes away aborts the upstream request at once.
-      cancel: Cancellation.of(reply.raw),
-    };
-    const prepared = await svc.chat.prepare('gemini', { ...req.body, model: modelId(req.params), stream }, call);
-    if (!stream) {
-      try {
-        const { id, body } = await svc.chat.complete(prepared, call);
-        reply.header('x-generation-id', id);
-        return body;
-      } finally {
-        prepared.release(null); // normally already released by the generation record
-      }
-    }
-    reply.hijack();
-    try {
-      await svc.chat.stream(prepared, call, req.query.alt === 'sse' ? reply.raw : jsonArrayResponse(reply.raw));
-    } catch (err) {
-      failStream(req, reply, err);
-    } finally {
-      prepared.release(null);
-    }
-    return reply;
+/** generateContent / streamGenerateContent: the inference service, as the other inference APIs use it. */
+async function generate(svc: Services, modelId: ModelIdOf, req: GeminiRequest, reply: FastifyReply, stream: boolean) {
+  const session = req.headers['x-session-id'];
+  const call = {
+    key: req.key,
+    requestId: req.id,
+    wantMetadata: wantsMetadata(req.headers),
+    sessionHeader: typeof session === 'string' && session.length <= 256 ? session : undefined,
+    // A client that goes away aborts the upstream request at once.
+    cancel: Cancellation.of(reply.raw),
   };
+  const prepared = await svc.chat.prepare('gemini', { ...req.body, model: modelId(req.params), stream }, call);
+  if (!stream) {
+    try {
+      const { id, body } = await svc.chat.complete(prepared, call);
+      reply.header('x-generation-id', id);
+      return body;
+    } finally {
+      prepared.release(null); // normally already released by the generation record
+    }
+  }
+  reply.hijack();
+  try {
+    await svc.chat.stream(prepared, call, req.query.alt === 'sse' ? reply.raw : jsonArrayResponse(reply.raw));
+  } catch (err) {
+    failStream(req, reply, err);
+  } finally {
+    prepared.release(null);
+  }
+  return reply;
+}
 
-  const headers = Type.Object({
-    'x-goog-api-key': Type.Optional(Type.String({ description: 'The gateway key (or Authorization: Bearer, or ?key=).' })),
-    'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata.' })),
-  });
-  const methods: Array<{ method: string; summary: string; query: TSchema; body: TSchema; response: TSchema; handler: (req: FastifyRequest<{ Params: Params; Body: Record<string, unknown>; Querystring: { alt?: string } }>, reply: FastifyReply) => Promise<unknown>; rateLimit?: boolean }> = [
+interface MethodRoute {
+  method: string;
+  summary: string;
+  query: TSchema;
+  body: TSchema;
+  response: TSchema;
+  rateLimit?: boolean;
+  handler: (req: GeminiRequest, reply: FastifyReply) => Promise<unknown>;
+}
+
+/** POST /v1beta/models/{model}:<method>, for one- and two-segment model ids. */
+function registerMethods(app: FastifyInstance, svc: Services, modelId: ModelIdOf): void {
+  const methods: MethodRoute[] = [
     {
       method: 'generateContent',
       summary: 'Generate content (Gemini API): any provider behind the gateway, with its routing, fallbacks and accounting',
       query: GenerateQuery,
       body: GenerateContentBody,
       response: GenerateContentResponse,
-      handler: (req, reply) => generate(req, reply, false),
+      handler: (req, reply) => generate(svc, modelId, req, reply, false),
     },
     {
       method: 'streamGenerateContent',
@@ -195,7 +201,7 @@ export default async function geminiRoutes(app: FastifyInstance, { svc }: { svc:
       query: StreamQuery,
       body: GenerateContentBody,
       response: GenerateContentResponse,
-      handler: (req, reply) => generate(req, reply, true),
+      handler: (req, reply) => generate(svc, modelId, req, reply, true),
     },
     {
       method: 'countTokens',
@@ -219,31 +225,33 @@ export default async function geminiRoutes(app: FastifyInstance, { svc }: { svc:
         path,
         {
           config: { auth: 'inference', queryKey: true, ...(m.rateLimit === false ? { rateLimit: false } : {}) },
-          schema: { tags, summary: m.summary, servers, params, querystring: m.query, headers, body: m.body, response: { 200: m.response, ...googleErrors(400, 401, 402, 403, 404, 408, 413, 429, 500, 502, 503, 524, 529) } },
+          schema: { tags: TAGS, summary: m.summary, servers: SERVERS, params, querystring: m.query, headers: HEADERS, body: m.body, response: { 200: m.response, ...googleErrors(400, 401, 402, 403, 404, 408, 413, 429, 500, 502, 503, 524, 529) } },
         },
         m.handler,
       );
     }
   }
+}
 
-  // ---- models ------------------------------------------------------------------------------------------------------
-
-  /** The models the key can reach (as GET /api/v1/models/user), as Gemini models. */
-  const reachable = async (req: FastifyRequest) =>
-    (await svc.guardrails.userModels(req.key)).sort((a, b) => a.model.id.localeCompare(b.model.id)).map((x) => modelView(x.model, x.endpoints, x.endpoints.some((e) => {
+/** GET /v1beta/models and /v1beta/models/{model}: the models the key can reach (as GET /api/v1/models/user). */
+function registerModels(app: FastifyInstance, svc: Services, modelId: ModelIdOf): void {
+  const countable = (endpoints: EndpointDef[]) =>
+    endpoints.some((e) => {
       const p = svc.catalog.route.providers.get(e.provider);
       return p !== undefined && canCount(p);
-    })));
+    });
+  const reachable = async (req: FastifyRequest) =>
+    (await svc.guardrails.userModels(req.key)).sort((a, b) => a.model.id.localeCompare(b.model.id)).map((x) => modelView(x.model, x.endpoints, countable(x.endpoints)));
 
   app.get<{ Querystring: { pageSize?: number; pageToken?: string } }>(
     '/v1beta/models',
     {
       config: { auth: 'inference', queryKey: true },
-      schema: { tags, servers, summary: 'List the models the key can reach (Gemini API `models.list`)', headers, querystring: GeminiModelListQuery, response: { 200: GeminiModelList, ...googleErrors(400, 401, 403, 500) } },
+      schema: { tags: TAGS, servers: SERVERS, summary: 'List the models the key can reach (Gemini API `models.list`)', headers: HEADERS, querystring: GeminiModelListQuery, response: { 200: GeminiModelList, ...googleErrors(400, 401, 403, 500) } },
     },
     async (req) => {
       const all = await reachable(req);
-      const offset = req.query.pageToken ? Number.parseInt(req.query.pageToken, 10) : 0;
+      const offset = req.query.pageToken ? Number(req.query.pageToken) : 0;
       if (!Number.isInteger(offset) || offset < 0) throw new HttpError(400, 'pageToken is not a token this API returned', { field: 'pageToken' });
       const size = req.query.pageSize ?? 50;
       const models = all.slice(offset, offset + size);
@@ -259,7 +267,7 @@ export default async function geminiRoutes(app: FastifyInstance, { svc }: { svc:
       path,
       {
         config: { auth: 'inference', queryKey: true },
-        schema: { tags, servers, summary: 'Get a model the key can reach (Gemini API `models.get`)', headers, params, querystring: GenerateQuery, response: { 200: Type.Ref('GeminiModel'), ...googleErrors(400, 401, 403, 404, 500) } },
+        schema: { tags: TAGS, servers: SERVERS, summary: 'Get a model the key can reach (Gemini API `models.get`)', headers: HEADERS, params, querystring: GenerateQuery, response: { 200: Type.Ref('GeminiModel'), ...googleErrors(400, 401, 403, 404, 500) } },
       },
       async (req) => {
         const id = modelId(req.params);
@@ -269,4 +277,17 @@ export default async function geminiRoutes(app: FastifyInstance, { svc }: { svc:
       },
     );
   }
+}
+
+export default async function geminiRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
+  const modelId: ModelIdOf = (p) => geminiModelId(pathModel(p), (id) => svc.catalog.route.models.has(id));
+  // Google's error shape for everything on these routes, authentication and validation included.
+  app.setErrorHandler((err: FastifyError | HttpError, req, reply: FastifyReply) => {
+    const e = toHttpError(err, req);
+    if (e.status === 500 && !(err instanceof HttpError)) req.log.error({ err }, 'unhandled error');
+    if (e.headers) reply.headers(e.headers);
+    return reply.code(e.status).type('application/json; charset=utf-8').send(googleError(e));
+  });
+  registerMethods(app, svc, modelId);
+  registerModels(app, svc, modelId);
 }
