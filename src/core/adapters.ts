@@ -78,7 +78,7 @@ export interface StreamEncoder {
 }
 
 export interface InboundAdapter {
-  readonly api: 'chat' | 'responses' | 'messages';
+  readonly api: 'chat' | 'responses' | 'messages' | 'gemini';
   /** The client body (already schema-validated) as an IR request; `model` is filled in after routing. */
   toIr(body: Record<string, unknown>): Omit<IrRequest, 'model'>;
   /** The IR answer as the API's response body. */

@@ -34,6 +34,8 @@ import countTokensRoutes from './routes/count-tokens.js';
 import transcriptionRoutes from './routes/transcriptions.js';
 import rerankRoutes from './routes/rerank.js';
 import videoRoutes from './routes/videos.js';
+import geminiRoutes, { GEMINI_BASE } from './routes/gemini.js';
+import { GEMINI_SHARED_SCHEMAS } from './schemas/gemini.js';
 import type { Services } from '../services/index.js';
 
 /** A request's child logger, created by pino only when first used (most requests log only their access line). */
@@ -77,6 +79,17 @@ class LazyChildLogger {
 }
 
 export const API_PREFIX = '/api/v1';
+
+/**
+ * A route's path in the OpenAPI document: relative to its server (`/api/v1`, or `/api` for the Gemini API, whose
+ * operations name their own server), path parameters as `{name}` (the Gemini routes' `:model(regex)::method` becomes
+ * `{model}:method`).
+ */
+function openApiPath(url: string): string {
+  if (url === API_PREFIX || url.startsWith(`${API_PREFIX}/`)) return url.slice(API_PREFIX.length) || '/';
+  if (url.startsWith(`${GEMINI_BASE}/`)) return url.slice(GEMINI_BASE.length).replace(/\(\^\.\+\)::/g, ':');
+  return url;
+}
 
 /** A route plugin: registers one API area's routes, each validating, calling a service and shaping the reply. */
 export type RoutePlugin = (app: FastifyInstance, opts: { svc: Services }) => Promise<void>;
@@ -170,7 +183,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
 
   // Shared schemas live on the root instance only: a plugin that calls addSchema gets a schema controller of its own,
   // which drops the validator compiler set above (its bodies would be coerced by Fastify's default Ajv).
-  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView, MemberView, VideoJob]) app.addSchema(s);
+  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView, MemberView, VideoJob, ...GEMINI_SHARED_SCHEMAS]) app.addSchema(s);
 
   await app.register(swagger, {
     openapi: {
@@ -182,7 +195,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
     },
     // Components keep their schema names (ApiKey, Workspace, …) instead of def-0, def-1.
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
-    transform: ({ schema, url }) => ({ schema, url: url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) || '/' : url }),
+    transform: ({ schema, url }) => ({ schema, url: openApiPath(url) }),
   });
 
   await app.register(healthRoutes, { svc, isClosing: () => closing });
@@ -194,6 +207,8 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
     },
     { prefix: API_PREFIX },
   );
+  // The Gemini API (v1beta) beside /api/v1: SDKs add the version to their base URL (routes/gemini.ts).
+  await app.register(geminiRoutes, { svc, prefix: GEMINI_BASE });
   await app.ready();
   return app;
 }

@@ -14,6 +14,7 @@ import type { IrPart, IrRequest, IrResponse, IrStreamEvent, IrUsage } from '../c
 import { GATEWAY_FIELDS, MODEL_PARAMS, openaiBody } from '../core/params.js';
 import type { TokenUsage } from '../core/pricing.js';
 import { chatInbound } from '../inbound/chat.js';
+import { geminiInbound } from '../inbound/gemini.js';
 import { messagesInbound } from '../inbound/messages.js';
 import { responsesInbound } from '../inbound/responses.js';
 import { anthropicAdapter } from '../providers/anthropic/index.js';
@@ -25,9 +26,9 @@ import { checkChatChunk, checkChatResponse } from '../providers/openai/schemas.j
 import { openaiResponsesAdapter } from '../providers/openai-responses/index.js';
 import type { AnswerMeta, InboundAdapter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
 
-export type InboundApi = 'chat' | 'responses' | 'messages';
+export type InboundApi = 'chat' | 'responses' | 'messages' | 'gemini';
 
-export const INBOUND: Record<InboundApi, InboundAdapter> = { chat: chatInbound, responses: responsesInbound, messages: messagesInbound };
+export const INBOUND: Record<InboundApi, InboundAdapter> = { chat: chatInbound, responses: responsesInbound, messages: messagesInbound, gemini: geminiInbound };
 export const UPSTREAM: Record<Protocol, UpstreamAdapter> = {
   openai: openaiChatAdapter,
   anthropic: anthropicAdapter,

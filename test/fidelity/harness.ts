@@ -6,8 +6,8 @@
  *   SDK client ──► gateway ──► tap (records each upstream exchange) ──► simulator (`/<sim provider>/…`, knobs)
  *
  * Upstream answers are read here with parsers of our own, written from each provider's public documentation (not
- * the gateway's adapters), and reduced to a protocol-neutral `Observed` value; so are the SDK results of the three
- * inbound APIs. Tests compare the two.
+ * the gateway's adapters), and reduced to a protocol-neutral `Observed` value; so are the SDK results of the four
+ * inbound APIs (the Gemini one in gemini-client.ts). Tests compare the two.
  */
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,12 +16,14 @@ import OpenAI from 'openai';
 import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { ResponseStream } from 'openai/lib/responses/ResponseStream';
 import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
 import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
+import { geminiFinish } from './gemini-client.js';
 
 export type Json = Record<string, any>;
-export type Api = 'chat' | 'responses' | 'messages';
+export type Api = 'chat' | 'responses' | 'messages' | 'gemini';
 export type Upstream = 'openai' | 'anthropic' | 'google' | 'openai-responses';
-export const APIS: Api[] = ['chat', 'responses', 'messages'];
+export const APIS: Api[] = ['chat', 'responses', 'messages', 'gemini'];
 export const UPSTREAMS: Upstream[] = ['openai', 'anthropic', 'google', 'openai-responses'];
 
 /** Prices (USD per token) of the fidelity endpoints: one set for all, so that costs are easy to check. */
@@ -118,6 +120,7 @@ export interface FidelityEnv {
   tap: Tap;
   openai: OpenAI;
   anthropic: Anthropic;
+  genai: GoogleGenAI;
   close(): Promise<void>;
 }
 
@@ -146,11 +149,14 @@ export async function startFidelityEnv(): Promise<FidelityEnv> {
   const openai = new OpenAI({ baseURL: env.t.api, apiKey: env.key, maxRetries: 0 });
   // The gateway takes its keys as bearer tokens: the Anthropic SDK's `authToken`.
   const anthropic = new Anthropic({ baseURL: `${env.t.url}/api`, authToken: env.key, apiKey: null, maxRetries: 0 });
+  // The Gemini API sits at /api/v1beta: the SDK adds the version to its base URL; the key goes as x-goog-api-key.
+  const genai = new GoogleGenAI({ apiKey: env.key, httpOptions: { baseUrl: `${env.t.url}/api` } });
   return {
     env,
     tap,
     openai,
     anthropic,
+    genai,
     close: async () => {
       await env.close();
       await tap.close();
@@ -614,6 +620,7 @@ export function expectedCost(u: Usage): number {
 /** The finish value each inbound API must show for a protocol-neutral finish. */
 export function apiFinish(api: Api, f: Finish): string {
   if (api === 'chat') return f;
+  if (api === 'gemini') return geminiFinish(f);
   if (api === 'messages') return { stop: 'end_turn', tool_calls: 'tool_use', length: 'max_tokens', content_filter: 'refusal', other: 'end_turn' }[f];
   return { stop: 'completed', tool_calls: 'completed', length: 'incomplete', content_filter: 'incomplete', other: 'failed' }[f];
 }

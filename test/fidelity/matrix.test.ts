@@ -1,11 +1,13 @@
 /**
- * Fidelity matrix: every inbound API (chat completions, responses, messages) × every upstream protocol (OpenAI chat,
- * Anthropic Messages, Google Gemini, OpenAI Responses) × non-streaming / streaming × {text, multi-turn tool round
- * trip, image input, JSON-schema answer, reasoning, reasoning before a tool round trip (signatures / encrypted
- * reasoning replayed upstream), usage with cache and reasoning tokens, truncation}: 3 × 4 × 2 × 8 = 192 cases.
+ * Fidelity matrix: every inbound API (chat completions, responses, messages, Gemini generateContent) × every upstream
+ * protocol (OpenAI chat, Anthropic Messages, Google Gemini, OpenAI Responses) × non-streaming / streaming × {text,
+ * multi-turn tool round trip, image input, JSON-schema answer, reasoning, reasoning before a tool round trip
+ * (signatures / encrypted reasoning replayed upstream), usage with cache and reasoning tokens, truncation}:
+ * 4 × 4 × 2 × 8 = 256 cases.
  *
  * Clients are the official SDKs only (`openai`: chat.completions.create, responses.create; `@anthropic-ai/sdk`:
- * messages.create, messages.stream().finalMessage()); streams also go through the SDKs' accumulators, so a malformed
+ * messages.create, messages.stream().finalMessage(); `@google/genai`: models.generateContent,
+ * models.generateContentStream); streams also go through the SDKs' accumulators, so a malformed
  * event sequence fails the test. Each answer is compared with what the upstream actually produced, recorded by a tap
  * between gateway and simulator and read with parsers written from the providers' docs (harness.ts): same text,
  * reasoning (signatures and encrypted reasoning kept), tool call ids/names/arguments, finish reason (mapped to the
@@ -32,6 +34,7 @@ import {
   type Observed,
   type Upstream,
 } from './harness.js';
+import { callGemini } from './gemini-client.js';
 import { CALENDAR_EVENT, firstRequest, followUp, PNG_BASE64, PNG_DATA_URL, TOOL_OUTPUT, type Spec } from './requests.js';
 
 let f: FidelityEnv;
@@ -49,6 +52,7 @@ beforeEach(() => {
 function call(api: Api, body: Json, stream: boolean): Promise<ClientResult> {
   if (api === 'chat') return callChat(f.openai, body, stream);
   if (api === 'responses') return callResponses(f.openai, body, stream);
+  if (api === 'gemini') return callGemini(f.genai, body, stream);
   return callMessages(f.anthropic, body, stream);
 }
 
@@ -77,7 +81,8 @@ function expectFaithful(api: Api, up: Upstream, r: { client: ClientResult; upstr
   expect(c.finish).toBe(p.finish);
   expect(c.native).toBe(apiFinish(api, p.finish));
   expect(p.usage).not.toBeNull();
-  expect(c.usage).toEqual(p.usage);
+  // Gemini's usageMetadata has no cache-write count (such tokens are in promptTokenCount only).
+  expect(c.usage).toEqual(api === 'gemini' ? { ...p.usage, cacheWrite: 0 } : p.usage);
   expect(r.client.cost).toBeCloseTo(expectedCost(p.usage!), 12);
 }
 
@@ -315,6 +320,16 @@ function expectApiUsage(api: Api, body: Json, u: NonNullable<Observed['usage']>,
       total_tokens: u.input + u.output,
     });
     expect(body.usage.cost).toBeGreaterThan(0);
+  } else if (api === 'gemini') {
+    // Gemini's convention: thoughts are counted apart from the candidates.
+    expect(body.usageMetadata).toMatchObject({
+      promptTokenCount: u.input,
+      cachedContentTokenCount: u.cacheRead,
+      candidatesTokenCount: u.output - u.reasoning,
+      totalTokenCount: u.input + u.output,
+      ...(u.reasoning > 0 ? { thoughtsTokenCount: u.reasoning } : {}),
+    });
+    expect(body.usageMetadata.cost).toBeGreaterThan(0);
   } else {
     // Anthropic's convention: input_tokens excludes cache reads and writes.
     expect(body.usage).toMatchObject({ input_tokens: u.input - u.cacheRead - u.cacheWrite, cache_read_input_tokens: u.cacheRead, cache_creation_input_tokens: u.cacheWrite, output_tokens: u.output });

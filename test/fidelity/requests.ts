@@ -8,7 +8,10 @@
  * - responses: https://platform.openai.com/docs/api-reference/responses/create (input_image, function tools,
  *   text.format json_schema, reasoning effort/summary, function_call_output);
  * - messages: https://docs.anthropic.com/en/api/messages (base64 image source, tools with input_schema, thinking,
- *   output_config.format, tool_result).
+ *   output_config.format, tool_result);
+ * - gemini: the `@google/genai` SDK's parameters (https://ai.google.dev/api/generate-content: inlineData,
+ *   functionDeclarations with parametersJsonSchema, responseMimeType + responseJsonSchema, thinkingConfig,
+ *   functionResponse with the call's id).
  * The tool is the function-calling guide's `get_weather` (https://platform.openai.com/docs/guides/function-calling) and
  * the schema the structured-outputs guide's `calendar_event` (https://platform.openai.com/docs/guides/structured-outputs).
  */
@@ -76,6 +79,16 @@ export function firstRequest(api: Api, model: string, s: Spec): Json {
       if (s.reasoning) b.thinking = { type: 'enabled', budget_tokens: 1024 };
       return b;
     }
+    case 'gemini': {
+      const parts: Json[] = [{ text: s.prompt }];
+      if (s.image) parts.push({ inlineData: { mimeType: 'image/png', data: PNG_BASE64 } });
+      const config: Json = {};
+      if (s.tools) config.tools = [{ functionDeclarations: [{ name: WEATHER.name, description: WEATHER.description, parametersJsonSchema: WEATHER.parameters }] }];
+      if (s.schema) Object.assign(config, { responseMimeType: 'application/json', responseJsonSchema: CALENDAR_EVENT });
+      if (s.reasoning) config.thinkingConfig = { includeThoughts: true, thinkingLevel: 'LOW' };
+      if (s.maxTokens) config.maxOutputTokens = s.maxTokens;
+      return { model, contents: [{ role: 'user', parts }], config };
+    }
   }
 }
 
@@ -98,6 +111,11 @@ export function followUp(api: Api, prev: Json, answer: Json, output: string): Js
       const blocks = answer.content as Json[];
       const results = blocks.filter((b) => b.type === 'tool_use').map((b) => ({ type: 'tool_result', tool_use_id: b.id, content: output }));
       return { ...prev, messages: [...prev.messages, { role: 'assistant', content: blocks }, { role: 'user', content: results }] };
+    }
+    case 'gemini': {
+      const parts = answer.candidates[0].content.parts as Json[];
+      const results = parts.filter((p) => p.functionCall).map((p) => ({ functionResponse: { id: p.functionCall.id, name: p.functionCall.name, response: { output } } }));
+      return { ...prev, contents: [...prev.contents, { role: 'model', parts }, { role: 'user', parts: results }] };
     }
   }
 }

@@ -18,11 +18,16 @@ function str(v: string): string {
   return JSON.stringify(v);
 }
 
+/** The URL as logged: a `key=` query parameter (the Gemini API's way to send a key) is masked. */
+export function loggedUrl(url: string): string {
+  return url.includes('key=') ? url.replace(/([?&]key=)[^&#]*/g, '$1***') : url;
+}
+
 function fields(request: FastifyRequest, reply: FastifyReply) {
   return {
     request_id: request.id,
     method: request.method,
-    url: request.url,
+    url: loggedUrl(request.url),
     status: reply.statusCode,
     ms: Math.round(reply.elapsedTime * 100) / 100,
     key: request.key ? request.key.hash.slice(0, 12) : undefined,
@@ -68,7 +73,7 @@ export function registerAccessLog(app: FastifyInstance, logger: Logger): void {
   app.addHook('onResponse', (request, reply, done) => {
     if (!logger.isLevelEnabled('info')) return done();
     const key = request.key;
-    let line = `${prefix}${time()}${bindings},"request_id":${str(request.id)},"method":${str(request.method)},"url":${str(request.url)},"status":${reply.statusCode},"ms":${Math.round(reply.elapsedTime * 100) / 100}`;
+    let line = `${prefix}${time()}${bindings},"request_id":${str(request.id)},"method":${str(request.method)},"url":${str(loggedUrl(request.url))},"status":${reply.statusCode},"ms":${Math.round(reply.elapsedTime * 100) / 100}`;
     if (key) line += `,"key":${str(key.hash.slice(0, 12))},"workspace":${str(key.workspace_id)}`;
     stream.write(`${line},"msg":"request"}\n`);
     done();

@@ -17,18 +17,32 @@ declare module 'fastify' {
     auth?: AuthRule;
     /** false: the route's requests do not count against the key's rate limit (free operations, e.g. token counts). */
     rateLimit?: boolean;
+    /** true: the key may also come as the `?key=` query parameter (the Gemini API's convention). */
+    queryKey?: boolean;
   }
   interface FastifyRequest {
     key: KeyRow;
   }
 }
 
-/** `Authorization: Bearer <key>`; or `x-api-key: <key>`, which the Anthropic SDK sends by default. */
-function bearer(request: FastifyRequest): string | undefined {
+/** `key=` of a query string (the Gemini API's `?key=`), when there is one. */
+function queryKey(url: string): string | undefined {
+  const q = url.indexOf('?');
+  if (q === -1) return undefined;
+  const v = new URLSearchParams(url.slice(q + 1)).get('key');
+  return v && !/\s/.test(v) ? v : undefined;
+}
+
+/**
+ * `Authorization: Bearer <key>`; or `x-api-key: <key>`, which the Anthropic SDK sends by default; or
+ * `x-goog-api-key: <key>`, which the Google Gen AI SDK and Gemini CLI send; or `?key=` on routes that allow it.
+ */
+function bearer(request: FastifyRequest, allowQuery: boolean): string | undefined {
   const h = request.headers.authorization;
   if (!h) {
-    const x = request.headers['x-api-key'];
-    return typeof x === 'string' && x.length > 0 && !/\s/.test(x) ? x : undefined;
+    const x = request.headers['x-api-key'] ?? request.headers['x-goog-api-key'];
+    if (typeof x === 'string' && x.length > 0) return /\s/.test(x) ? undefined : x;
+    return allowQuery ? queryKey(request.url) : undefined;
   }
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
   return m ? m[1] : undefined;
@@ -60,7 +74,7 @@ export function registerAuth(app: FastifyInstance, keys: KeyService, limits: Rat
     };
     let found: KeyRow | Promise<KeyRow>;
     try {
-      found = keys.authenticate(bearer(request));
+      found = keys.authenticate(bearer(request, config?.queryKey === true));
     } catch (err) {
       return done(err as Error);
     }

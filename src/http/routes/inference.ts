@@ -101,7 +101,8 @@ const ChatCompletionResponse = Type.Object(
 );
 
 interface ApiRoute {
-  api: InboundApi;
+  /** The Gemini API has its own routes (gemini.ts). */
+  api: Exclude<InboundApi, 'gemini'>;
   path: string;
   body: TSchema;
   summary: string;
