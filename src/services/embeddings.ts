@@ -22,7 +22,7 @@ import { computeCost, type CostResult, type TokenUsage } from '../core/pricing.j
 import type { ProviderPreferences } from '../core/provider-prefs.js';
 import type { Attempt, RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../core/errors.js';
-import { buildEmbeddingsRequest, parseEmbeddings, parseEmbeddingsError, type Embedding, type EmbeddingFormat } from '../providers/openai/embeddings.js';
+import { embeddingsWire, type Embedding, type EmbeddingFormat } from '../providers/registry.js';
 import { isEmbeddingModel } from './catalog.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
@@ -137,8 +137,9 @@ export class EmbeddingsService {
       call,
       prepared: p,
       request: (a) => {
-        const built = buildEmbeddingsRequest(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
-        return { ...built.req, dropped: built.dropped, parseError: parseEmbeddingsError, parse: (text) => parseEmbeddings(text, { inputs: p.inputs, format: p.format, dimensions }) };
+        const wire = embeddingsWire(a.provider);
+        const built = wire.build(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
+        return { ...built.req, dropped: built.dropped, parseError: wire.parseError, parse: (text) => wire.parse(text, { inputs: p.inputs, format: p.format, dimensions }) };
       },
       served: (id, a, parsed) => {
         const tokens = parsed.promptTokens ?? p.estimatedTokens;

@@ -15,7 +15,7 @@ import { computeCost, type CostResult } from '../core/pricing.js';
 import type { ProviderPreferences } from '../core/provider-prefs.js';
 import type { RoutePlan } from '../core/routing.js';
 import { badRequest } from '../core/errors.js';
-import { RERANK_ADAPTERS, rerankProtocolOf, type RerankDocument } from '../providers/rerank/index.js';
+import { rerankAdapter, type RerankDocument } from '../providers/registry.js';
 import type { Pricing } from '../core/catalog-types.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { isRerankModel } from './catalog.js';
@@ -63,7 +63,7 @@ export class RerankService {
       route,
       model,
       // An API that cannot take the documents (images on a text-only API) is skipped.
-      endpointFilter: (ep) => (RERANK_ADAPTERS[rerankProtocolOf(ep)].accepts(body.documents) ? undefined : 'unsupported_parameter'),
+      endpointFilter: (ep) => (rerankAdapter(ep).accepts(body.documents) ? undefined : 'unsupported_parameter'),
       params: body.top_n !== undefined ? ['top_n'] : [],
       provider: body.provider,
     });
@@ -78,7 +78,7 @@ export class RerankService {
       call,
       prepared: p,
       request: (a) => {
-        const adapter = RERANK_ADAPTERS[rerankProtocolOf(a.endpoint)];
+        const adapter = rerankAdapter(a.endpoint);
         const built = adapter.build(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
         return { ...built, parseError: adapter.parseError, parse: (text: string) => adapter.parse(text, p.body.documents.length) };
       },
