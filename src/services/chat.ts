@@ -33,6 +33,7 @@ import { runGeneration, type AttemptHooks, type Unserved } from './attempts/runn
 import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import { StreamOut } from './reply-stream.js';
+import { cachedJson, cachedStream, type CacheAsk, type CacheStep, type JsonReply } from './attempts/cache-step.js';
 
 export interface ChatOptions {
   /** Interval of `: GATEWAY PROCESSING` comments while a stream waits (ms). */
@@ -48,6 +49,8 @@ export interface ChatCall {
   sessionHeader?: string;
   /** Set when the client goes away. */
   cancel: Cancellation;
+  /** What the client asked of the response cache. */
+  cache?: CacheAsk;
 }
 
 interface Prepared {
@@ -104,6 +107,8 @@ export class ChatService {
       guardrails?: GuardrailService;
       log: Logger;
       options: ChatOptions;
+      /** The response cache step (services/attempts/cache-step.ts); absent = no cache. */
+      cache?: CacheStep;
       /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
       attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
       now?: () => number;
@@ -347,6 +352,23 @@ export class ChatService {
     return { attempt: null, attemptNo: 0, usage: null, upstreamId: null, finish: null, nativeFinish: null, status: 0, error: null, ttftMs: null, cancelled: false, started: this.now(), firstTokenAt: null };
   }
 
+  // ---- through the response cache ----------------------------------------------------------------
+
+  /** The cache use of a request: its headers, or a preset's (or the body's) `cache_enabled`. */
+  private cacheUse(p: Prepared, call: ChatCall) {
+    return this.deps.cache?.use(call.cache, call.key.hash, p.api, p.stream, p.body) ?? null;
+  }
+
+  /** A JSON answer, through the response cache when the request uses it (a hit answers without any attempt). */
+  answer(p: Prepared, call: ChatCall): Promise<JsonReply> {
+    return cachedJson(this.deps.cache, this.cacheUse(p, call), () => this.complete(p, call));
+  }
+
+  /** A streamed answer, through the response cache when the request uses it. */
+  relay(p: Prepared, call: ChatCall, raw: ServerResponse): Promise<{ id: string } | null> {
+    return cachedStream(this.deps.cache, this.cacheUse(p, call), raw, call.requestId, call.wantMetadata, () => this.stream(p, call, raw));
+  }
+
   // ---- non-streaming -----------------------------------------------------------------------------
 
   async complete(p: Prepared, call: ChatCall): Promise<{ id: string; body: Record<string, unknown> }> {
@@ -418,7 +440,7 @@ export class ChatService {
             // Until content flows, the attempt may still be replaced: it is "current" only for metadata.
             Object.assign(o, { attempt: a, attemptNo: i + 1 });
             const s = (cur.session = codec.openStream(this.answerMeta(p, o, [], id, created, call, false)));
-            await this.relay(cur, s, res, out, o, t0);
+            await this.pipe(cur, s, res, out, o, t0);
             // Success: what the record and the final event need.
             if (o.ttftMs === null) o.ttftMs = Math.round(this.now() - t0);
             o.status = 200;
@@ -481,7 +503,7 @@ export class ChatService {
    * Relays an upstream stream to the client until it ends; the output of its last read is held back in `cur.held`, to
    * go out with the final event. Throws the stream's failure once what came before it was written (or held).
    */
-  private async relay(cur: Relay, session: StreamSession, res: UpstreamExchange, out: StreamOut, o: Outcome, t0: number): Promise<void> {
+  private async pipe(cur: Relay, session: StreamSession, res: UpstreamExchange, out: StreamOut, o: Outcome, t0: number): Promise<void> {
     const decoder = new StringDecoder('utf8'); // keeps characters split across reads; cheaper than TextDecoder
     for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) {
       const text = session.push(decoder.write(chunk));

@@ -20,6 +20,7 @@ import type { Pricing } from '../core/catalog-types.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { isRerankModel } from './catalog.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
+import type { JsonReply } from './attempts/cache-step.js';
 
 export interface RerankBody {
   model: string;
@@ -70,13 +71,14 @@ export class RerankService {
     return { body, plan, estimatedTokens: estimateRerankTokens(body), release };
   }
 
-  async rerank(p: PreparedRerank, call: ApiCall): Promise<{ id: string; body: Record<string, unknown> }> {
+  async rerank(p: PreparedRerank, call: ApiCall): Promise<JsonReply> {
     return runSingleAnswer({
       deps: this.deps,
       apiType: 'rerank',
       requested: p.body.model,
       call,
       prepared: p,
+      cacheAs: 'rerank',
       request: (a) => {
         const adapter = rerankAdapter(a.endpoint);
         const built = adapter.build(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));

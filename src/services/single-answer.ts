@@ -15,6 +15,7 @@ import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { answerRecord, type AnswerOutcome } from './generations.js';
 import type { AttemptLog } from './attempts/errors.js';
 import { runGeneration } from './attempts/runner.js';
+import { cachedJson, type JsonReply } from './attempts/cache-step.js';
 import { sendForText } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import { routeMetadata } from './route-metadata.js';
@@ -53,6 +54,8 @@ export interface SingleAnswerRun<R> {
   request(a: Attempt): AttemptRequest<R>;
   /** A valid answer from `a`: what it bills and what the caller gets. */
   served(id: string, a: Attempt, parsed: R): ServedAnswer;
+  /** The API's name in the response cache's keys, for the APIs that offer the cache (when the client asks for it). */
+  cacheAs?: string;
 }
 
 export interface PlanRequest {
@@ -102,7 +105,13 @@ export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise
  * Runs the attempts of a prepared request (services/attempts/runner.ts) and records its generation — served or not,
  * with its cost, which also ends its in-flight count against the key's limit (`prepared.release`).
  */
-export async function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: Record<string, unknown> }> {
+export function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<JsonReply> {
+  const step = run.deps.cache;
+  const use = step && run.cacheAs ? step.use(run.call.cache, run.call.key.hash, run.cacheAs, false) : null;
+  return cachedJson(step, use, () => answer(run));
+}
+
+async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: Record<string, unknown> }> {
   const { deps, call } = run;
   const plan = run.prepared.plan;
   const now = deps.now ?? Date.now;
@@ -137,6 +146,7 @@ export async function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<{ id:
     cancel: call.cancel,
     health: deps.health,
     now,
+    hooks: deps.attemptHooks?.(call.key),
     errorHeaders: { 'x-generation-id': id },
     attempt: async (a) => {
       const req = run.request(a);

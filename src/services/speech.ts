@@ -249,6 +249,7 @@ export class SpeechService {
       cancel: call.cancel,
       health: this.deps.health,
       now: () => this.now(),
+      hooks: this.deps.attemptHooks?.(call.key),
       errorHeaders: { 'x-generation-id': id },
       attempt: async (a) => {
         firstByteAt = null;

@@ -28,6 +28,7 @@ import type { TextTranscriptFormat } from '../core/transcript-formats.js';
 import { isTranscriptionModel } from './catalog.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
+import type { JsonReply } from './attempts/cache-step.js';
 import { optionsFor } from './speech.js';
 
 export interface TranscriptionRequest {
@@ -105,7 +106,7 @@ export class TranscriptionService {
     return { req, plan, release };
   }
 
-  async transcribe(p: PreparedTranscription, call: ApiCall): Promise<{ id: string; body: Record<string, unknown> }> {
+  async transcribe(p: PreparedTranscription, call: ApiCall): Promise<JsonReply> {
     const wavDuration = wavSeconds(p.req.audio.data);
     return runSingleAnswer({
       deps: this.deps,
