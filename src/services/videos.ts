@@ -659,6 +659,7 @@ export class VideoService {
         targets,
         health: this.deps.health,
         now: () => this.now(),
+        logSuccess: false,
         attempt: (t) => t.adapter.submit(this.callContext(t.endpoint, t.provider), this.submitRequest(r, t.endpoint, t.provider)),
         served: (target, upstreamId) => ({ result: { target, upstreamId }, cost: null }),
         failed: (e) => {

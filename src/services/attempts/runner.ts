@@ -71,6 +71,8 @@ export interface AttemptSpec<A extends AttemptTarget, T, R> {
   attempt(a: A, index: number, t0: number): Promise<T>;
   /** The health sample of a success: time to the first token (or byte) and output rate. Default: elapsed, none. */
   sample?(value: T, t0: number): { ttftMs: number; tokensPerSecond: number | null };
+  /** false: a success is not logged here (the video worker logs a job's success when the job completes). */
+  logSuccess?: boolean;
   /** A successful attempt, logged: render and record the answer. */
   served(a: A, value: T, index: number, attempts: AttemptLog[]): Served<R>;
   /**
@@ -120,7 +122,7 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
       }
       continue;
     }
-    attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
+    if (spec.logSuccess !== false) attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
     if (spec.health) {
       const s = spec.sample ? spec.sample(value, t0) : { ttftMs: Math.round(spec.now() - t0), tokensPerSecond: null };
       spec.health.success(a.endpoint, s.ttftMs, s.tokensPerSecond);
