@@ -29,7 +29,7 @@ import type { PresetService } from './presets.js';
 import type { WorkspaceService } from './workspaces.js';
 import type { GuardrailService } from './guardrails.js';
 import type { AttemptLog } from './attempts/errors.js';
-import { runGeneration, type AttemptHooks, type Unserved } from './attempts/runner.js';
+import { planned, runGeneration, type AttemptHooks, type Unserved } from './attempts/runner.js';
 import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import { StreamOut } from './reply-stream.js';
@@ -334,12 +334,7 @@ export class ChatService {
    */
   private generation(p: Prepared, call: ChatCall, id: string, o: Outcome) {
     return {
-      plan: p.plan,
-      targets: p.plan.attempts,
-      cancel: call.cancel,
-      health: this.deps.health,
-      now: () => this.now(),
-      hooks: this.deps.attemptHooks?.(call.key),
+      ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks: this.deps.attemptHooks?.(call.key) }),
       recordUnserved: (u: Unserved<Attempt>, attempts: AttemptLog[]) => {
         o.cancelled = u.cancelled;
         this.record(p, call, id, { ...o, status: u.status, error: u.error }, attempts, null);

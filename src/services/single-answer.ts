@@ -14,7 +14,7 @@ import type { UpstreamError } from '../core/provider-errors.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { answerRecord, type AnswerOutcome } from './generations.js';
 import type { AttemptLog } from './attempts/errors.js';
-import { runGeneration } from './attempts/runner.js';
+import { planned, runGeneration } from './attempts/runner.js';
 import { cachedJson, type JsonReply } from './attempts/cache-step.js';
 import { sendForText } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
@@ -141,12 +141,7 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
     run.prepared.release(cost);
   };
   return runGeneration({
-    plan,
-    targets: plan.attempts,
-    cancel: call.cancel,
-    health: deps.health,
-    now,
-    hooks: deps.attemptHooks?.(call.key),
+    ...planned(plan, call.cancel, { health: deps.health, now, hooks: deps.attemptHooks?.(call.key) }),
     errorHeaders: { 'x-generation-id': id },
     attempt: async (a) => {
       const req = run.request(a);

@@ -31,7 +31,7 @@ import type { GenerationRow } from '../store/types.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { answerRecord } from './generations.js';
 import type { AttemptLog } from './attempts/errors.js';
-import { runGeneration } from './attempts/runner.js';
+import { planned, runGeneration } from './attempts/runner.js';
 import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import { drained } from './reply-stream.js';
@@ -244,12 +244,7 @@ export class SpeechService {
     let firstByteAt: number | null = null;
 
     return runGeneration({
-      plan: p.plan,
-      targets: p.plan.attempts,
-      cancel: call.cancel,
-      health: this.deps.health,
-      now: () => this.now(),
-      hooks: this.deps.attemptHooks?.(call.key),
+      ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks: this.deps.attemptHooks?.(call.key) }),
       errorHeaders: { 'x-generation-id': id },
       attempt: async (a) => {
         firstByteAt = null;

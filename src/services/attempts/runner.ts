@@ -134,6 +134,18 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
   return { ok: false, last, lastAttempt, attempts, retryHints, cancelled: spec.cancel?.aborted === true };
 }
 
+/** What a request's attempts run with besides its plan: endpoint health, the clock and the spend hooks. */
+export interface RunContext {
+  health: HealthTracker;
+  now: () => number;
+  hooks?: AttemptHooks;
+}
+
+/** The spec fields every routed request shares: its plan, the plan's attempts in order, the client's cancellation. */
+export function planned(plan: RoutePlan, cancel: { readonly aborted: boolean }, ctx: RunContext) {
+  return { plan, targets: plan.attempts, cancel, health: ctx.health, now: ctx.now, hooks: ctx.hooks };
+}
+
 /** A request that was not served, as its generation record takes it. */
 export interface Unserved<A> {
   /** The last attempt tried (null when the plan had none). */
