@@ -1,5 +1,5 @@
 /**
- * The one rule deciding which upstream failures count against an endpoint's health (docs/health.md). Every API's
+ * The one rule deciding which upstream failures count against an endpoint's health (docs/architecture.md). Every API's
  * attempts go through it (services/attempts/runner.ts), so that a request's own fault never takes an endpoint out of
  * routing for other callers.
  *

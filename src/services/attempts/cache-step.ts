@@ -5,6 +5,7 @@
  * (embeddings, rerank) go through it; routes only pass on what the client asked (`CacheAsk`).
  */
 import type { ServerResponse } from 'node:http';
+import { HttpError } from '../../core/errors.js';
 import { captureStream, cacheDecision, cacheKey, hitHeaders, type CachedAnswer, type CacheHeaders, type CacheRequest, type ResponseCache } from '../response-cache.js';
 import { eventStreamHead } from '../reply-stream.js';
 
@@ -62,6 +63,13 @@ export class CacheStep {
 
 const missHeaders = (u: CacheUse): Record<string, string> => ({ 'x-gateway-cache-status': 'MISS', 'x-gateway-cache-ttl': String(u.ttl) });
 
+/** An error reply on a miss carries the MISS headers too. */
+function missed(err: HttpError, u: CacheUse): HttpError {
+  const e = new HttpError(err.status, err.message, err.metadata, { ...missHeaders(u), ...err.headers });
+  e.gatewayMetadata = err.gatewayMetadata;
+  return e;
+}
+
 /** A JSON answer through the cache (when `step` and `u`): a hit instead of `run`; a served answer kept (without its gateway_metadata). */
 export async function cachedJson(step: CacheStep | undefined, u: CacheUse | null, run: () => Promise<{ id: string; body: Record<string, unknown> }>): Promise<JsonReply> {
   if (!step || !u) {
@@ -70,7 +78,9 @@ export async function cachedJson(step: CacheStep | undefined, u: CacheUse | null
   }
   const hit = await step.lookup(u);
   if (hit) return { id: hit.generationId, headers: { ...step.hitHeaders(hit), 'x-generation-id': hit.generationId }, stored: { text: hit.body, contentType: hit.contentType } };
-  const { id, body } = await run();
+  const { id, body } = await run().catch((err: unknown) => {
+    throw err instanceof HttpError ? missed(err, u) : err;
+  });
   const { gateway_metadata: _notKept, ...kept } = body;
   await step.keep(u, { body: JSON.stringify(kept), contentType: 'application/json; charset=utf-8', generationId: id });
   return { id, headers: { ...missHeaders(u), 'x-generation-id': id }, body };

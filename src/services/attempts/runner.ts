@@ -105,21 +105,24 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
     try {
       value = await spec.attempt(a, i, t0);
     } catch (err) {
-      admission?.release();
-      if (err instanceof HttpError) throw err;
+      if (err instanceof HttpError) {
+        admission?.release();
+        throw err;
+      }
       const e = err instanceof UpstreamError ? err : networkError(err);
       attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
       if (spec.health && countsAgainstHealth(e)) spec.health.failure(a.endpoint);
       last = e;
       lastAttempt = a;
       if (e.retryAfter !== null) retryHints.push(e.retryAfter);
-      if (e.type === 'cancelled' || spec.cancel?.aborted) break;
-      const next = spec.failed?.(e, a, attempts);
-      if (next === 'stop') break;
-      if (next) {
+      // The client gone: no more attempts; else the API decides (stop, end the run with a result, or the next one).
+      const next = e.type === 'cancelled' || spec.cancel?.aborted ? 'stop' : spec.failed?.(e, a, attempts);
+      if (next && next !== 'stop') {
         admission?.settle(next.cost);
         return { ok: true, result: next.result, attempts };
       }
+      admission?.release();
+      if (next === 'stop') break;
       continue;
     }
     if (spec.logSuccess !== false) attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
