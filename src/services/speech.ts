@@ -20,11 +20,11 @@
  *   provider's text tokens; `tokens_completion` its audio tokens.
  */
 import type { ServerResponse } from 'node:http';
-import type { AudioFormat, EndpointDef, Pricing, SpeechProtocol } from '../core/catalog-types.js';
+import type { AudioFormat, EndpointDef, Pricing } from '../core/catalog-types.js';
 import { computeCost, formatPrice, type TokenUsage } from '../core/pricing.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type RouteCatalog, type RoutePlan } from '../core/routing.js';
-import { badRequest, HttpError } from '../core/errors.js';
+import { badRequest } from '../core/errors.js';
 import { UpstreamError } from '../core/provider-errors.js';
 import { speechAdapter, type SpeechAdapter } from '../providers/registry.js';
 import type { GenerationRow } from '../store/types.js';

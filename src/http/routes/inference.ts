@@ -15,7 +15,6 @@ import { Cancellation } from '../../providers/http.js';
 import type { ApiCall } from '../../services/api-deps.js';
 import type { Services } from '../../services/index.js';
 import type { ChatCall } from '../../services/chat.js';
-import { eventStreamHead } from '../../services/reply-stream.js';
 import type { FoundServerTool } from '../../services/server-tools.js';
 import { answerBodyOf, chatBodyOf, encoderOf } from '../../services/server-tools-apis.js';
 import { cacheHeaders } from '../../services/response-cache.js';
