@@ -23,6 +23,7 @@ import { ServerToolService } from './services/server-tools.js';
 import { WebSearch } from './providers/web/search.js';
 import { WebFetcher } from './providers/web/fetch.js';
 import { ResponseCache } from './services/response-cache.js';
+import { CacheStep } from './services/attempts/cache-step.js';
 import { GenerationRecorder } from './services/generations.js';
 import { SharedSpend } from './services/shared-spend.js';
 import { RateLimiter } from './services/rate-limits.js';
@@ -124,6 +125,9 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const sharedSpend = config.redisUrl ? new SharedSpend(config.redisUrl, logger) : null;
   const recorder = new GenerationRecorder(store, logger, opts.recorder, sharedSpend);
   const guardrails = new GuardrailService({ store, bus, catalog, workspaces, recorder, ttlMs: config.keyCacheTtlMs, now, log: logger, seed: orgSeed });
+  // The response cache: in memory, or shared in Redis; a step around the attempts of the APIs that offer it.
+  const cache = new ResponseCache(config.redisUrl, logger, now);
+  const cacheStep = new CacheStep(cache, () => metrics, now);
   const chat = new ChatService({
     catalog,
     health,
@@ -135,9 +139,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     log: logger,
     now,
     options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs },
+    cache: cacheStep,
   });
-  // The response cache: in memory, or shared in Redis.
-  const cache = new ResponseCache(config.redisUrl, logger, now);
   // Server tools; web search over the operator's engine (SearXNG or Tavily) when one is configured.
   const search = config.webSearch ? new WebSearch(config.webSearch) : null;
   const fetcher = config.webFetch === 'off' ? null : new WebFetcher(config.webFetch === 'private');
@@ -170,10 +173,10 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     cache,
     serverTools,
     speech: new SpeechService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
-    embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
+    embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep }),
     countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now }),
     transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
-    rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
+    rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep }),
     guardrails,
     videos,
     readiness: new Map([

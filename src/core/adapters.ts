@@ -87,3 +87,23 @@ export interface InboundAdapter {
   /** The API's error body for a failed call (status and message already mapped). */
   errorBody(status: number, message: string, metadata: Record<string, unknown> | null): Record<string, unknown>;
 }
+
+/**
+ * A protocol's token-counting API (`POST /messages/count_tokens`): the upstream request for a Messages body, and how
+ * to read the count from its answer. `ir` gives the body in the internal representation, built on demand.
+ */
+export interface TokenCountInput {
+  /** The caller's Messages body (schema-validated). */
+  body: Record<string, unknown>;
+  ir: () => Omit<IrRequest, 'model'>;
+  /** The caller's `anthropic-beta` header (betas can change the count). */
+  beta?: string;
+}
+
+export interface TokenCountRequest extends UpstreamHttpRequest {
+  /** The count in a 2xx answer; throws UpstreamError (502) when there is none. */
+  parse(text: string): number;
+  parseError(status: number, text: string, headers: Record<string, string | string[] | undefined>): UpstreamError;
+}
+
+export type TokenCounter = (input: TokenCountInput, ctx: UpstreamContext) => TokenCountRequest;

@@ -7,6 +7,8 @@ import type { GenerationRecorder } from './generations.js';
 import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
 import type { WorkspaceService } from './workspaces.js';
+import type { CacheAsk, CacheStep } from './attempts/cache-step.js';
+import type { AttemptHooks } from './attempts/runner.js';
 
 export interface ApiServiceDeps {
   catalog: CatalogService;
@@ -21,6 +23,10 @@ export interface ApiServiceDeps {
   now?: () => number;
   /** Randomness of the load-balancing strategy; default Math.random. */
   rng?: () => number;
+  /** The response cache step (services/attempts/cache-step.ts), for the APIs that offer it; absent = no cache. */
+  cache?: CacheStep;
+  /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
+  attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
 }
 
 /** One request to such a service: who asks, and how the reply is shaped. */
@@ -31,4 +37,6 @@ export interface ApiCall {
   wantMetadata: boolean;
   /** Set when the client goes away. */
   cancel: Cancellation;
+  /** What the client asked of the response cache (APIs that offer it). */
+  cache?: CacheAsk;
 }

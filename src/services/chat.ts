@@ -2,7 +2,6 @@
  * Chat completions: presets, model and routing resolution, upstream attempts with fallbacks, streaming relay,
  * cost, gateway metadata and the generation record. The HTTP route only validates and hands over.
  */
-import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
@@ -15,8 +14,8 @@ import { splitVariant } from '../core/variants.js';
 import { applyDeprecatedRoute, type ProviderPreferences, type ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../core/errors.js';
-import { UpstreamError } from '../core/provider-errors.js';
-import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHttp } from '../providers/http.js';
+import type { UpstreamError } from '../core/provider-errors.js';
+import type { Cancellation, UpstreamExchange, UpstreamHttp } from '../providers/http.js';
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { IrRequest } from '../core/ir.js';
 import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
@@ -29,6 +28,12 @@ import type { HealthTracker } from './health.js';
 import type { PresetService } from './presets.js';
 import type { WorkspaceService } from './workspaces.js';
 import type { GuardrailService } from './guardrails.js';
+import type { AttemptLog } from './attempts/errors.js';
+import { planned, runGeneration, type AttemptHooks, type Unserved } from './attempts/runner.js';
+import { sendAttempt } from './attempts/send.js';
+import { newGenerationId } from './generation-id.js';
+import { StreamOut } from './reply-stream.js';
+import { cachedJson, cachedStream, type CacheAsk, type CacheStep, type JsonReply } from './attempts/cache-step.js';
 
 export interface ChatOptions {
   /** Interval of `: GATEWAY PROCESSING` comments while a stream waits (ms). */
@@ -44,6 +49,8 @@ export interface ChatCall {
   sessionHeader?: string;
   /** Set when the client goes away. */
   cancel: Cancellation;
+  /** What the client asked of the response cache. */
+  cache?: CacheAsk;
 }
 
 interface Prepared {
@@ -63,11 +70,11 @@ interface Prepared {
   release: (cost: number | null) => void;
 }
 
-export interface AttemptLog {
-  provider: string;
-  model: string;
-  status: number;
-  message?: string;
+
+/** The attempt being relayed: its stream session, and output held back for the final write. */
+interface Relay {
+  session: StreamSession | null;
+  held: string;
 }
 
 interface Outcome {
@@ -85,69 +92,6 @@ interface Outcome {
   firstTokenAt: number | null;
 }
 
-/** A random per-process prefix and a counter: unique across instances, and cheap on the hot path. */
-const GEN_PREFIX = randomBytes(9).toString('base64url');
-let genCounter = 0;
-
-export function newGenerationId(): string {
-  genCounter = (genCounter + 1) % 0x7fffffff;
-  return `gen-${Math.floor(Date.now() / 1000)}-${GEN_PREFIX}${genCounter.toString(36)}`;
-}
-
-/** The response head of an event stream (every streamed answer: chat, server-tool loops, cache hits). */
-export function eventStreamHead(generationId: string | null, requestId: string): Record<string, string> {
-  const head: Record<string, string> = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no', 'x-request-id': requestId };
-  if (generationId) head['x-generation-id'] = generationId;
-  return head;
-}
-
-/** Resolves when a response that pushed back can take more (or is closed). Shared with speech. */
-export function drained(raw: ServerResponse): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      raw.off('drain', done);
-      raw.off('close', done);
-      resolve();
-    };
-    raw.on('drain', done);
-    raw.on('close', done);
-  });
-}
-
-/** `headers` with `retry-after` (seconds) added when there is one; `headers` as given (possibly undefined) otherwise. */
-function withRetryAfter(headers: Record<string, string> | undefined, seconds: number | null): Record<string, string> | undefined {
-  return seconds !== null ? { ...headers, 'retry-after': String(seconds) } : headers;
-}
-
-/** The routing error of an empty plan as an HttpError; `headers` are added to the reply (shared with speech). */
-export function planHttpError(plan: RoutePlan, headers?: Record<string, string>): HttpError {
-  const e = plan.error!;
-  const metadata: Record<string, unknown> = { error_type: e.code === 'model_not_found' ? 'not_found' : e.code, excluded_by: e.excluded_by ?? [] };
-  const unroutable = plan.considered.filter((c) => c.excluded === 'no_credentials').map((c) => c.provider);
-  if (unroutable.length > 0) metadata.providers_without_credentials = [...new Set(unroutable)];
-  return new HttpError(e.status, e.message, metadata, withRetryAfter(headers, e.retry_after_ms ? Math.ceil(e.retry_after_ms / 1000) : null));
-}
-
-/**
- * The error reply after every attempt failed: the last error, with the provider detail in metadata; `headers` are
- * added to the reply (shared with speech).
- */
-export function attemptsHttpError(last: UpstreamError | null, lastAttempt: Attempt | null, attempts: AttemptLog[], retryHints: number[], headers?: Record<string, string>): HttpError {
-  if (!last) return new HttpError(503, 'No endpoint could serve the request', { error_type: 'provider_unavailable' }, headers);
-  const metadata: Record<string, unknown> = {
-    error_type: last.type,
-    provider_name: lastAttempt?.provider.name ?? null,
-    raw: last.raw,
-    is_byok: false,
-    previous_errors: attempts.slice(0, -1),
-  };
-  if (last.providerCode !== null) metadata.provider_code = last.providerCode;
-  // Retry-After only when every attempt gave one: the smallest of them.
-  const hint = retryHints.length > 0 && retryHints.length === attempts.length ? Math.min(...retryHints) : null;
-  const message = last.status >= 500 && last.type !== 'timeout' ? `Provider returned error: ${last.message}` : last.message;
-  return new HttpError(last.status, message, metadata, withRetryAfter(headers, hint));
-}
-
 export class ChatService {
   private readonly sessions = new Map<string, { model: string; tag: string; at: number }>();
 
@@ -163,6 +107,10 @@ export class ChatService {
       guardrails?: GuardrailService;
       log: Logger;
       options: ChatOptions;
+      /** The response cache step (services/attempts/cache-step.ts); absent = no cache. */
+      cache?: CacheStep;
+      /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
+      attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
       now?: () => number;
       rng?: () => number;
     },
@@ -342,21 +290,11 @@ export class ChatService {
 
   // ---- upstream ----------------------------------------------------------------------------------
 
-  /**
-   * Sends one attempt; resolves with the 2xx exchange (the caller closes it), or throws the mapped UpstreamError. The
-   * client going away or the total timeout aborts the exchange.
-   */
-  private async send(p: Prepared, a: Attempt, call: ChatCall, codec: AttemptCodec, stream: boolean): Promise<UpstreamExchange> {
-    const ctx = { provider: a.provider, endpoint: a.endpoint, apiKey: this.deps.catalog.apiKey(a.provider) };
-    const { req, dropped } = codec.request(ctx, stream);
+  /** Sends one attempt; resolves with the 2xx exchange (the caller closes it), or throws the mapped UpstreamError. */
+  private send(p: Prepared, a: Attempt, call: ChatCall, codec: AttemptCodec, stream: boolean): Promise<UpstreamExchange> {
+    const { req, dropped } = codec.request({ provider: a.provider, endpoint: a.endpoint, apiKey: this.deps.catalog.apiKey(a.provider) }, stream);
     if (dropped.length > 0) p.dropped.set(`${a.model}|${a.endpoint.tag}`, dropped);
-    const res = await this.deps.http.post({ url: req.url, headers: req.headers, body: req.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      const text = await res.text().catch(() => '');
-      res.close();
-      throw codec.parseError(res.statusCode, text, res.headers);
-    }
-    return res;
+    return sendAttempt(this.deps.http, req, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel);
   }
 
   private codec(p: Prepared, a: Attempt): AttemptCodec {
@@ -367,13 +305,6 @@ export class ChatService {
   private ir(p: Prepared): Omit<IrRequest, 'model'> {
     p.ir ??= INBOUND[p.api].toIr(p.body);
     return p.ir;
-  }
-
-  private failed(a: Attempt, err: unknown, attempts: AttemptLog[]): UpstreamError {
-    const e = err instanceof UpstreamError ? err : networkError(err);
-    attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
-    if (e.type !== 'cancelled' && e.type !== 'invalid_request' && e.type !== 'context_length_exceeded') this.deps.health.failure(a.endpoint);
-    return e;
   }
 
   /** What the client sees added to an answer: ids, serving model, cost and (when asked) routing metadata. */
@@ -397,34 +328,53 @@ export class ChatService {
     return meta;
   }
 
-  /** A new generation: its id and outcome; a plan without attempts is recorded and refused here. */
-  private begin(p: Prepared, call: ChatCall): { id: string; created: number; attempts: AttemptLog[]; o: Outcome } {
-    const id = newGenerationId();
-    const attempts: AttemptLog[] = [];
-    const o = this.fresh();
-    if (p.plan.error) {
-      const err = planHttpError(p.plan);
-      this.record(p, call, id, { ...o, status: err.status, error: err }, attempts, null);
-      throw this.withMetadata(err, p, o, attempts, call);
-    }
-    return { id, created: Math.floor(this.now() / 1000), attempts, o };
+  /**
+   * What both answers (JSON and streamed) give the runner besides their attempt: the plan, the spend seam, the record
+   * of an unserved request and the metadata of an error reply.
+   */
+  private generation(p: Prepared, call: ChatCall, id: string, o: Outcome) {
+    return {
+      ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks: this.deps.attemptHooks?.(call.key) }),
+      recordUnserved: (u: Unserved<Attempt>, attempts: AttemptLog[]) => {
+        o.cancelled = u.cancelled;
+        this.record(p, call, id, { ...o, status: u.status, error: u.error }, attempts, null);
+      },
+      errorMetadata: (attempts: AttemptLog[]) => (call.wantMetadata ? this.metadata(p, o, attempts) : undefined),
+    };
   }
 
   private fresh(): Outcome {
     return { attempt: null, attemptNo: 0, usage: null, upstreamId: null, finish: null, nativeFinish: null, status: 0, error: null, ttftMs: null, cancelled: false, started: this.now(), firstTokenAt: null };
   }
 
+  // ---- through the response cache ----------------------------------------------------------------
+
+  /** The cache use of a request: its headers, or a preset's (or the body's) `cache_enabled`. */
+  private cacheUse(p: Prepared, call: ChatCall) {
+    return this.deps.cache?.use(call.cache, call.key.hash, p.api, p.stream, p.body) ?? null;
+  }
+
+  /** A JSON answer, through the response cache when the request uses it (a hit answers without any attempt). */
+  answer(p: Prepared, call: ChatCall): Promise<JsonReply> {
+    return cachedJson(this.deps.cache, this.cacheUse(p, call), () => this.complete(p, call));
+  }
+
+  /** A streamed answer, through the response cache when the request uses it. */
+  relay(p: Prepared, call: ChatCall, raw: ServerResponse): Promise<{ id: string } | null> {
+    return cachedStream(this.deps.cache, this.cacheUse(p, call), raw, call.requestId, call.wantMetadata, () => this.stream(p, call, raw));
+  }
+
   // ---- non-streaming -----------------------------------------------------------------------------
 
   async complete(p: Prepared, call: ChatCall): Promise<{ id: string; body: Record<string, unknown> }> {
-    const { id, created, attempts, o } = this.begin(p, call);
-    let last: UpstreamError | null = null;
-    let lastAttempt: Attempt | null = null;
-    const retryHints: number[] = [];
-    for (const [i, a] of p.plan.attempts.entries()) {
-      if (call.cancel.aborted) break;
-      const t0 = this.now();
-      try {
+    const id = newGenerationId();
+    const o = this.fresh();
+    const created = Math.floor(this.now() / 1000);
+    let t0 = 0;
+    return runGeneration({
+      ...this.generation(p, call, id, o),
+      attempt: async (a, _i, start) => {
+        t0 = start;
         const codec = this.codec(p, a);
         const res = await this.send(p, a, call, codec, false);
         let text: string;
@@ -433,37 +383,21 @@ export class ChatService {
         } finally {
           res.close();
         }
-        const parsed = codec.parse(text);
+        return codec.parse(text);
+      },
+      served: (a, parsed, i, attempts) => {
         const now = this.now();
         Object.assign(o, { attempt: a, attemptNo: i + 1, status: 200, ttftMs: Math.round(now - t0), firstTokenAt: now });
         o.upstreamId = parsed.upstreamId;
         o.nativeFinish = parsed.native;
         o.finish = parsed.finish;
         o.usage = parsed.usage;
-        attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
-        this.deps.health.success(a.endpoint, o.ttftMs ?? 0, null);
         const meta = this.answerMeta(p, o, attempts, id, created, call, true);
         const body = parsed.render(meta);
         this.record(p, call, id, o, attempts, meta.cost);
-        return { id, body };
-      } catch (err) {
-        if (err instanceof HttpError) throw err;
-        last = this.failed(a, err, attempts);
-        lastAttempt = a;
-        if (last.retryAfter !== null) retryHints.push(last.retryAfter);
-        if (last.type === 'cancelled') break;
-      }
-    }
-    o.cancelled = call.cancel.aborted;
-    const finalError = attemptsHttpError(last, lastAttempt, attempts, retryHints);
-    this.record(p, call, id, { ...o, status: o.cancelled ? 499 : finalError.status, error: finalError }, attempts, null);
-    throw this.withMetadata(finalError, p, o, attempts, call);
-  }
-
-  private withMetadata(err: HttpError, p: Prepared, o: Outcome, attempts: AttemptLog[], call: ChatCall): HttpError {
-    if (!call.wantMetadata) return err;
-    err.gatewayMetadata = this.metadata(p, o, attempts);
-    return err;
+        return { result: { id, body }, cost: meta.cost };
+      },
+    });
   }
 
   // ---- streaming ---------------------------------------------------------------------------------
@@ -472,127 +406,121 @@ export class ChatService {
    * Relays a stream. Until the first content is forwarded, any failure moves on to the next endpoint; the 200 status
    * is committed with the first content, or earlier by a keep-alive comment when the wait is long. After content has
    * flowed, an error ends the stream with the API's error event (chat: a chunk with `finish_reason: "error"`).
+   * Resolves with the generation id when the stream ended normally, null when it ended with an error (or the client
+   * left).
    */
-  /** Resolves with the generation id when the stream ended normally, null when it ended with an error (or the client left). */
   async stream(p: Prepared, call: ChatCall, raw: ServerResponse): Promise<{ id: string } | null> {
-    const { id, created, attempts, o } = this.begin(p, call);
-
-    let committed = false;
-    let lastWrite = this.now();
-    // A promise only when the socket pushes back (the usual write costs no promise).
-    const write = (s: string): Promise<void> | undefined => {
-      if (s.length === 0) return undefined;
-      lastWrite = this.now();
-      return raw.write(s) ? undefined : drained(raw);
-    };
-    const commit = () => {
-      if (committed) return;
-      committed = true;
-      raw.writeHead(200, eventStreamHead(id, call.requestId));
-    };
+    const id = newGenerationId();
+    const o = this.fresh();
+    const created = Math.floor(this.now() / 1000);
+    const out = new StreamOut(raw, id, call.requestId, () => this.now());
     // Keep-alive comments while nothing else is written (before the first token, and in long pauses).
     const keepalive = setInterval(() => {
-      if (raw.destroyed || this.now() - lastWrite < this.deps.options.keepaliveMs) return;
-      commit();
-      void write(': GATEWAY PROCESSING\n\n');
+      if (raw.destroyed || this.now() - out.lastWrite < this.deps.options.keepaliveMs) return;
+      out.commit();
+      void out.write(': GATEWAY PROCESSING\n\n');
     }, Math.max(50, Math.floor(this.deps.options.keepaliveMs / 2)));
-
-    let last: UpstreamError | null = null;
-    let lastAttempt: Attempt | null = null;
-    const retryHints: number[] = [];
+    // The current attempt's stream, and the output of its last read once the upstream body is complete (written with
+    // the final event, in one write).
+    const cur: Relay = { session: null, held: '' };
     try {
-      for (const [i, a] of p.plan.attempts.entries()) {
-        if (call.cancel.aborted) break;
-        const t0 = this.now();
-        let session: StreamSession | null = null;
-        let res: UpstreamExchange | null = null;
-        // Output of the upstream's last read, once its body is complete: written with the final event, in one write.
-        let held = '';
-        try {
+      return await runGeneration<Attempt, StreamSession, { id: string } | null>({
+        ...this.generation(p, call, id, o),
+        attempt: async (a, i, t0) => {
+          cur.session = null;
+          cur.held = '';
           const codec = this.codec(p, a);
-          res = await this.send(p, a, call, codec, true);
-          // Until content flows, the attempt may still be replaced: it is "current" only for metadata.
-          Object.assign(o, { attempt: a, attemptNo: i + 1 });
-          session = codec.openStream(this.answerMeta(p, o, attempts, id, created, call, false));
-          const decoder = new StringDecoder('utf8'); // keeps characters split across reads; cheaper than TextDecoder
-          for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) {
-            const out = session.push(decoder.write(chunk));
-            if (session.contentStarted && o.firstTokenAt === null) {
-              o.firstTokenAt = this.now();
-              o.ttftMs = Math.round(o.firstTokenAt - t0);
-            }
-            if (out) {
-              commit();
-              if (res.finished) held += out;
-              else {
-                const pushback = write(out);
-                if (pushback) await pushback;
-              }
-            }
-            if (session.failure) throw session.failure;
+          const res = await this.send(p, a, call, codec, true);
+          try {
+            // Until content flows, the attempt may still be replaced: it is "current" only for metadata.
+            Object.assign(o, { attempt: a, attemptNo: i + 1 });
+            const s = (cur.session = codec.openStream(this.answerMeta(p, o, [], id, created, call, false)));
+            await this.pipe(cur, s, res, out, o, t0);
+            // Success: what the record and the final event need.
+            if (o.ttftMs === null) o.ttftMs = Math.round(this.now() - t0);
+            o.status = 200;
+            o.usage = s.usage();
+            o.upstreamId = s.upstreamId;
+            o.finish = s.finish;
+            o.nativeFinish = s.native;
+            return s;
+          } finally {
+            res.close();
           }
-          const tailOut = session.end();
-          if (tailOut) {
-            commit();
-            held += tailOut;
-          }
-          if (session.failure) throw session.failure;
-          // Success: usage (with cost) and metadata on the API's final event, then its terminator.
-          if (o.ttftMs === null) o.ttftMs = Math.round(this.now() - t0);
-          o.status = 200;
-          o.usage = session.usage();
-          o.upstreamId = session.upstreamId;
-          o.finish = session.finish;
-          o.nativeFinish = session.native;
-          attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
-          const meta = this.answerMeta(p, o, attempts, id, created, call, true);
-          commit();
-          // The last output, the final event and the end of the response in one socket write.
-          raw.end(held + session.finishOut(meta));
+        },
+        sample: () => {
           const genMs = o.firstTokenAt !== null ? this.now() - o.firstTokenAt : 0;
-          this.deps.health.success(a.endpoint, o.ttftMs ?? 0, o.usage && genMs > 0 ? (o.usage.completionTokens * 1000) / genMs : null);
+          return { ttftMs: o.ttftMs ?? 0, tokensPerSecond: o.usage && genMs > 0 ? (o.usage.completionTokens * 1000) / genMs : null };
+        },
+        served: (_a, s, _i, attempts) => {
+          // Usage (with cost) and metadata on the API's final event, then its terminator.
+          const meta = this.answerMeta(p, o, attempts, id, created, call, true);
+          out.commit();
+          // The last output, the final event and the end of the response in one socket write.
+          raw.end(cur.held + s.finishOut(meta));
           this.record(p, call, id, o, attempts, meta.cost);
-          return { id };
-        } catch (err) {
-          if (err instanceof HttpError) throw err;
-          last = this.failed(a, err, attempts);
-          lastAttempt = a;
-          if (last.retryAfter !== null) retryHints.push(last.retryAfter);
-          if (last.type === 'cancelled' || call.cancel.aborted) break;
-          if (held && !session?.contentStarted) {
-            raw.write(held); // what was produced stays sent, as when it is written at once
-            held = '';
+          return { result: { id }, cost: meta.cost };
+        },
+        failed: (e, _a, attempts) => {
+          const s = cur.session;
+          if (cur.held && !s?.contentStarted) {
+            raw.write(cur.held); // what was produced stays sent, as when it is written at once
+            cur.held = '';
           }
-          if (session?.contentStarted) {
-            // Too late to fall back: end the stream with the API's error event; the status stays 200.
-            Object.assign(o, { status: last.status, error: last, finish: 'error', usage: session.usage(), upstreamId: session.upstreamId, nativeFinish: session.native });
-            const meta = this.answerMeta(p, o, attempts, id, created, call, true);
-            const masked = last.status >= 500 ? 'Provider error during the stream' : last.message;
-            commit();
-            raw.end(held + session.errorOut(last.status, masked, last.type, meta));
-            this.record(p, call, id, o, attempts, meta.cost);
-            return null;
-          }
-        } finally {
-          res?.close();
-        }
-      }
-      // Every attempt failed before any content.
-      o.cancelled = call.cancel.aborted;
-      const error = attemptsHttpError(last, lastAttempt, attempts, retryHints);
-      this.record(p, call, id, { ...o, status: o.cancelled ? 499 : error.status, error }, attempts, null);
-      if (o.cancelled) return null;
-      if (!committed) throw this.withMetadata(error, p, o, attempts, call);
-      // Only keep-alive comments were sent: the error goes in the stream, in the API's own shape.
-      const meta: AnswerMeta = { id, model: lastAttempt?.model ?? p.requested, provider: lastAttempt?.provider.name ?? '', created, cost: null, cost_details: unpricedCostDetails() };
-      if (call.wantMetadata) meta.gateway_metadata = this.metadata(p, o, attempts);
-      const session = lastAttempt ? this.codec(p, lastAttempt).openStream(meta) : null;
-      commit();
-      if (session) raw.end(session.errorOut(error.status, error.message, String(error.metadata?.error_type ?? 'provider_unavailable'), meta));
-      return null;
+          if (!s?.contentStarted) return undefined;
+          // Too late to fall back: end the stream with the API's error event; the status stays 200.
+          Object.assign(o, { status: e.status, error: e, finish: 'error', usage: s.usage(), upstreamId: s.upstreamId, nativeFinish: s.native });
+          const meta = this.answerMeta(p, o, attempts, id, created, call, true);
+          const masked = e.status >= 500 ? 'Provider error during the stream' : e.message;
+          out.commit();
+          raw.end(cur.held + s.errorOut(e.status, masked, e.type, meta));
+          this.record(p, call, id, o, attempts, meta.cost);
+          return { result: null, cost: meta.cost };
+        },
+        exhausted: (error, cancelled, lastAttempt, attempts) => {
+          if (cancelled) return { result: null };
+          if (!out.committed) return undefined;
+          // Only keep-alive comments were sent: the error goes in the stream, in the API's own shape.
+          const meta: AnswerMeta = { id, model: lastAttempt?.model ?? p.requested, provider: lastAttempt?.provider.name ?? '', created, cost: null, cost_details: unpricedCostDetails() };
+          if (call.wantMetadata) meta.gateway_metadata = this.metadata(p, o, attempts);
+          const s = lastAttempt ? this.codec(p, lastAttempt).openStream(meta) : null;
+          if (s) raw.end(s.errorOut(error.status, error.message, String(error.metadata?.error_type ?? 'provider_unavailable'), meta));
+          return { result: null };
+        },
+      });
     } finally {
       clearInterval(keepalive);
-      if (committed && !raw.writableEnded) raw.end();
+      if (out.committed && !raw.writableEnded) raw.end();
     }
+  }
+
+  /**
+   * Relays an upstream stream to the client until it ends; the output of its last read is held back in `cur.held`, to
+   * go out with the final event. Throws the stream's failure once what came before it was written (or held).
+   */
+  private async pipe(cur: Relay, session: StreamSession, res: UpstreamExchange, out: StreamOut, o: Outcome, t0: number): Promise<void> {
+    const decoder = new StringDecoder('utf8'); // keeps characters split across reads; cheaper than TextDecoder
+    for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) {
+      const text = session.push(decoder.write(chunk));
+      if (session.contentStarted && o.firstTokenAt === null) {
+        o.firstTokenAt = this.now();
+        o.ttftMs = Math.round(o.firstTokenAt - t0);
+      }
+      if (text) {
+        out.commit();
+        if (res.finished) cur.held += text;
+        else {
+          const pushback = out.write(text);
+          if (pushback) await pushback;
+        }
+      }
+      if (session.failure) throw session.failure;
+    }
+    const tail = session.end();
+    if (tail) {
+      out.commit();
+      cur.held += tail;
+    }
+    if (session.failure) throw session.failure;
   }
 }

@@ -17,24 +17,15 @@ import { chatInbound } from '../inbound/chat.js';
 import { geminiInbound } from '../inbound/gemini.js';
 import { messagesInbound } from '../inbound/messages.js';
 import { responsesInbound } from '../inbound/responses.js';
-import { anthropicAdapter } from '../providers/anthropic/index.js';
 import { UpstreamError } from '../core/provider-errors.js';
-import { googleAdapter } from '../providers/google/index.js';
-import { chatHeaders, chatUrl, openaiError, streamError, tokenUsage, type OpenAIUsage } from '../providers/openai/chat.js';
-import { openaiChatAdapter } from '../providers/openai/ir-upstream.js';
-import { checkChatChunk, checkChatResponse } from '../providers/openai/schemas.js';
-import { openaiResponsesAdapter } from '../providers/openai-responses/index.js';
+import { chatAdapter, openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
 import type { AnswerMeta, InboundAdapter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
 
 export type InboundApi = 'chat' | 'responses' | 'messages' | 'gemini';
 
 export const INBOUND: Record<InboundApi, InboundAdapter> = { chat: chatInbound, responses: responsesInbound, messages: messagesInbound, gemini: geminiInbound };
-export const UPSTREAM: Record<Protocol, UpstreamAdapter> = {
-  openai: openaiChatAdapter,
-  anthropic: anthropicAdapter,
-  google: googleAdapter,
-  'openai-responses': openaiResponsesAdapter,
-};
+/** The OpenAI chat wire of the fast path (providers/registry.ts). */
+const { url: chatUrl, headers: chatHeaders, parseError: openaiError, streamError, tokenUsage, checkResponse: checkChatResponse, checkChunk: checkChatChunk } = openaiChatWire;
 
 /** A parsed non-streaming answer, rendered for the client once cost and metadata are known. */
 export interface ParsedAnswer {
@@ -492,5 +483,5 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
 export function codecFor(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'> | null, endpoint: EndpointDef, protocol: Protocol): AttemptCodec {
   if (api === 'chat' && protocol === 'openai') return openaiPassthrough(body, endpoint);
   if (!ir) throw new Error('IR request missing for a translated attempt');
-  return irCodec(api, body, ir, endpoint, UPSTREAM[protocol]);
+  return irCodec(api, body, ir, endpoint, chatAdapter(protocol));
 }

@@ -22,10 +22,11 @@ import { computeCost, type CostResult, type TokenUsage } from '../core/pricing.j
 import type { ProviderPreferences } from '../core/provider-prefs.js';
 import type { Attempt, RoutePlan } from '../core/routing.js';
 import { badRequest, HttpError } from '../core/errors.js';
-import { buildEmbeddingsRequest, parseEmbeddings, parseEmbeddingsError, type Embedding, type EmbeddingFormat } from '../providers/openai/embeddings.js';
+import { embeddingsWire, type Embedding, type EmbeddingFormat } from '../providers/registry.js';
 import { isEmbeddingModel } from './catalog.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
+import type { JsonReply } from './attempts/cache-step.js';
 
 /** The embeddings request body (schema-validated by the route). Unknown fields pass through to the upstream. */
 export interface EmbeddingsBody {
@@ -49,11 +50,6 @@ export interface PreparedEmbeddings {
   plan: RoutePlan;
   /** Ends the request's in-flight count against the key's limit (idempotent; called by the record and the route). */
   release: (cost: number | null) => void;
-}
-
-export interface EmbeddingsAnswer {
-  id: string;
-  body: Record<string, unknown>;
 }
 
 /**
@@ -128,7 +124,7 @@ export class EmbeddingsService {
    * Tries the planned endpoints in order until one answers with valid embeddings. Throws HttpError when none did
    * (the route answers it in the envelope).
    */
-  async create(p: PreparedEmbeddings, call: ApiCall): Promise<EmbeddingsAnswer> {
+  async create(p: PreparedEmbeddings, call: ApiCall): Promise<JsonReply> {
     const dimensions = typeof p.body.dimensions === 'number' ? p.body.dimensions : null;
     return runSingleAnswer({
       deps: this.deps,
@@ -136,9 +132,11 @@ export class EmbeddingsService {
       requested: p.body.model,
       call,
       prepared: p,
+      cacheAs: 'embeddings',
       request: (a) => {
-        const built = buildEmbeddingsRequest(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
-        return { ...built.req, dropped: built.dropped, parseError: parseEmbeddingsError, parse: (text) => parseEmbeddings(text, { inputs: p.inputs, format: p.format, dimensions }) };
+        const wire = embeddingsWire(a.provider);
+        const built = wire.build(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
+        return { ...built.req, dropped: built.dropped, parseError: wire.parseError, parse: (text) => wire.parse(text, { inputs: p.inputs, format: p.format, dimensions }) };
       },
       served: (id, a, parsed) => {
         const tokens = parsed.promptTokens ?? p.estimatedTokens;

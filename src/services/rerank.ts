@@ -15,11 +15,12 @@ import { computeCost, type CostResult } from '../core/pricing.js';
 import type { ProviderPreferences } from '../core/provider-prefs.js';
 import type { RoutePlan } from '../core/routing.js';
 import { badRequest } from '../core/errors.js';
-import { RERANK_ADAPTERS, rerankProtocolOf, type RerankDocument } from '../providers/rerank/index.js';
+import { rerankAdapter, type RerankDocument } from '../providers/registry.js';
 import type { Pricing } from '../core/catalog-types.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { isRerankModel } from './catalog.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
+import type { JsonReply } from './attempts/cache-step.js';
 
 export interface RerankBody {
   model: string;
@@ -63,22 +64,23 @@ export class RerankService {
       route,
       model,
       // An API that cannot take the documents (images on a text-only API) is skipped.
-      endpointFilter: (ep) => (RERANK_ADAPTERS[rerankProtocolOf(ep)].accepts(body.documents) ? undefined : 'unsupported_parameter'),
+      endpointFilter: (ep) => (rerankAdapter(ep).accepts(body.documents) ? undefined : 'unsupported_parameter'),
       params: body.top_n !== undefined ? ['top_n'] : [],
       provider: body.provider,
     });
     return { body, plan, estimatedTokens: estimateRerankTokens(body), release };
   }
 
-  async rerank(p: PreparedRerank, call: ApiCall): Promise<{ id: string; body: Record<string, unknown> }> {
+  async rerank(p: PreparedRerank, call: ApiCall): Promise<JsonReply> {
     return runSingleAnswer({
       deps: this.deps,
       apiType: 'rerank',
       requested: p.body.model,
       call,
       prepared: p,
+      cacheAs: 'rerank',
       request: (a) => {
-        const adapter = RERANK_ADAPTERS[rerankProtocolOf(a.endpoint)];
+        const adapter = rerankAdapter(a.endpoint);
         const built = adapter.build(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
         return { ...built, parseError: adapter.parseError, parse: (text: string) => adapter.parse(text, p.body.documents.length) };
       },

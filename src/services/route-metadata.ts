@@ -3,7 +3,7 @@
  * routing plan, the attempts and the endpoint that served, in the shape chat uses (docs/chat.md, "Routing metadata").
  */
 import type { Attempt, RoutePlan } from '../core/routing.js';
-import type { AttemptLog } from './chat.js';
+import type { AttemptLog } from './attempts/errors.js';
 
 export function routeMetadata(plan: RoutePlan, requested: string, attempts: AttemptLog[], dropped: string[], selected: Attempt | null): Record<string, unknown> {
   return {

@@ -11,7 +11,9 @@
 import type { IrPart, IrStreamEvent } from '../core/ir.js';
 import { MAX_SERVER_TOOL_CALLS } from '../core/server-tools.js';
 import type { HttpError } from '../core/errors.js';
-import { buildChatBody, parseChatResponse } from '../providers/openai/ir-upstream.js';
+import { openaiChatWire } from '../providers/registry.js';
+
+const { buildBody: buildChatBody, parseAnswer: parseChatResponse } = openaiChatWire;
 import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
 import { INBOUND, type InboundApi } from './codecs.js';
 import type { AnswerEncoder, FoundServerTool, ServerToolDetails } from './server-tools.js';

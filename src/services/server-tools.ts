@@ -33,7 +33,8 @@ import {
 import { badRequest, HttpError } from '../core/errors.js';
 import type { WebFetcher } from '../providers/web/fetch.js';
 import type { WebSearch } from '../providers/web/search.js';
-import { eventStreamHead, type ChatCall, type ChatService } from './chat.js';
+import type { ChatCall, ChatService } from './chat.js';
+import { eventStreamHead } from './reply-stream.js';
 
 type Json = Record<string, unknown>;
 

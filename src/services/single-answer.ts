@@ -10,12 +10,14 @@ import type { EndpointDef, ProviderDef } from '../core/catalog-types.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type ExclusionReason, type RouteCatalog, type RoutePlan } from '../core/routing.js';
 import type { KeyRow } from '../store/types.js';
-import { HttpError } from '../core/errors.js';
-import { UpstreamError } from '../core/provider-errors.js';
-import { networkError, type UpstreamExchange } from '../providers/http.js';
+import type { UpstreamError } from '../core/provider-errors.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { answerRecord, type AnswerOutcome } from './generations.js';
-import { attemptsHttpError, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
+import type { AttemptLog } from './attempts/errors.js';
+import { planned, runGeneration } from './attempts/runner.js';
+import { cachedJson, type JsonReply } from './attempts/cache-step.js';
+import { sendForText } from './attempts/send.js';
+import { newGenerationId } from './generation-id.js';
 import { routeMetadata } from './route-metadata.js';
 
 /** One attempt's upstream request, and how to read its answer. */
@@ -52,6 +54,8 @@ export interface SingleAnswerRun<R> {
   request(a: Attempt): AttemptRequest<R>;
   /** A valid answer from `a`: what it bills and what the caller gets. */
   served(id: string, a: Attempt, parsed: R): ServedAnswer;
+  /** The API's name in the response cache's keys, for the APIs that offer the cache (when the client asks for it). */
+  cacheAs?: string;
 }
 
 export interface PlanRequest {
@@ -98,19 +102,24 @@ export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise
 }
 
 /**
- * Runs the attempts of a prepared request and records its generation — served or not, with its cost, which also ends
- * its in-flight count against the key's limit (`prepared.release`).
+ * Runs the attempts of a prepared request (services/attempts/runner.ts) and records its generation — served or not,
+ * with its cost, which also ends its in-flight count against the key's limit (`prepared.release`).
  */
-export async function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: Record<string, unknown> }> {
+export function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<JsonReply> {
+  const step = run.deps.cache;
+  const use = step && run.cacheAs ? step.use(run.call.cache, run.call.key.hash, run.cacheAs, false) : null;
+  return cachedJson(step, use, () => answer(run));
+}
+
+async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: Record<string, unknown> }> {
   const { deps, call } = run;
   const plan = run.prepared.plan;
   const now = deps.now ?? Date.now;
   const started = now();
   const id = newGenerationId();
-  const attempts: AttemptLog[] = [];
   let dropped: string[] = [];
-  const metadata = (selected: Attempt | null) => routeMetadata(plan, run.requested, attempts, dropped, selected);
-  const record = (o: Pick<AnswerOutcome, 'attempt' | 'status' | 'error' | 'cancelled'> & Partial<Omit<ServedAnswer, 'body'>>) => {
+  const metadata = (attempts: AttemptLog[], selected: Attempt | null) => routeMetadata(plan, run.requested, attempts, dropped, selected);
+  const record = (attempts: AttemptLog[], o: Pick<AnswerOutcome, 'attempt' | 'status' | 'error' | 'cancelled'> & Partial<Omit<ServedAnswer, 'body'>>) => {
     const cost = o.cost ?? null;
     deps.recorder.record(
       answerRecord({
@@ -131,48 +140,21 @@ export async function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<{ id:
     );
     run.prepared.release(cost);
   };
-  if (plan.error) {
-    const err = planHttpError(plan, { 'x-generation-id': id });
-    record({ attempt: null, status: err.status, error: { status: err.status, message: err.message }, cancelled: false });
-    if (call.wantMetadata) err.gatewayMetadata = metadata(null);
-    throw err;
-  }
-  let last: UpstreamError | null = null;
-  let lastAttempt: Attempt | null = null;
-  const retryHints: number[] = [];
-  for (const a of plan.attempts) {
-    if (call.cancel.aborted) break;
-    const t0 = now();
-    let res: UpstreamExchange | null = null;
-    try {
+  return runGeneration({
+    ...planned(plan, call.cancel, { health: deps.health, now, hooks: deps.attemptHooks?.(call.key) }),
+    errorHeaders: { 'x-generation-id': id },
+    attempt: async (a) => {
       const req = run.request(a);
       dropped = req.dropped;
-      res = await deps.http.post({ url: req.url, headers: req.headers, body: req.body, timeouts: deps.catalog.timeouts(a.provider), cancel: call.cancel });
-      const text = await res.text();
-      if (res.statusCode < 200 || res.statusCode >= 300) throw req.parseError(res.statusCode, text, res.headers);
-      const parsed = req.parse(text);
-      attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
-      deps.health.success(a.endpoint, Math.round(now() - t0), null);
+      return req.parse(await sendForText(deps.http, req, req.parseError, deps.catalog.timeouts(a.provider), call.cancel));
+    },
+    served: (a, parsed, _i, attempts) => {
       const { body, ...billed } = run.served(id, a, parsed);
-      record({ ...billed, attempt: a, status: 200, error: null, cancelled: false });
-      if (call.wantMetadata) body.gateway_metadata = metadata(a);
-      return { id, body };
-    } catch (err) {
-      if (err instanceof HttpError) throw err;
-      const e = err instanceof UpstreamError ? err : networkError(err);
-      attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
-      if (e.type !== 'cancelled' && e.type !== 'invalid_request') deps.health.failure(a.endpoint);
-      last = e;
-      lastAttempt = a;
-      if (e.retryAfter !== null) retryHints.push(e.retryAfter);
-      if (e.type === 'cancelled' || call.cancel.aborted) break;
-    } finally {
-      res?.close();
-    }
-  }
-  const cancelled = call.cancel.aborted;
-  const error = attemptsHttpError(last, lastAttempt, attempts, retryHints, { 'x-generation-id': id });
-  record({ attempt: null, status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled });
-  if (call.wantMetadata) error.gatewayMetadata = metadata(null);
-  throw error;
+      record(attempts, { ...billed, attempt: a, status: 200, error: null, cancelled: false });
+      if (call.wantMetadata) body.gateway_metadata = metadata(attempts, a);
+      return { result: { id, body }, cost: billed.cost };
+    },
+    recordUnserved: (u, attempts) => record(attempts, { attempt: null, status: u.status, error: { status: u.error.status, message: u.error.message }, cancelled: u.cancelled }),
+    errorMetadata: (attempts) => (call.wantMetadata ? metadata(attempts, null) : undefined),
+  });
 }

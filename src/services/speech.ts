@@ -20,25 +20,21 @@
  *   provider's text tokens; `tokens_completion` its audio tokens.
  */
 import type { ServerResponse } from 'node:http';
-import type { AudioFormat, EndpointDef, Pricing, SpeechProtocol } from '../core/catalog-types.js';
+import type { AudioFormat, EndpointDef, Pricing } from '../core/catalog-types.js';
 import { computeCost, formatPrice, type TokenUsage } from '../core/pricing.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type RouteCatalog, type RoutePlan } from '../core/routing.js';
-import { badRequest, HttpError } from '../core/errors.js';
+import { badRequest } from '../core/errors.js';
 import { UpstreamError } from '../core/provider-errors.js';
-import { networkError, type UpstreamExchange } from '../providers/http.js';
-import { geminiTtsAdapter } from '../providers/gemini-tts/index.js';
-import { openaiTtsAdapter } from '../providers/openai-tts/index.js';
-import type { SpeechAdapter } from '../providers/speech.js';
+import { speechAdapter, type SpeechAdapter } from '../providers/registry.js';
 import type { GenerationRow } from '../store/types.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { answerRecord } from './generations.js';
-import { attemptsHttpError, drained, newGenerationId, planHttpError, type AttemptLog } from './chat.js';
-
-export const SPEECH_ADAPTERS: Record<SpeechProtocol, SpeechAdapter> = {
-  'openai-tts': openaiTtsAdapter,
-  'gemini-tts': geminiTtsAdapter,
-};
+import type { AttemptLog } from './attempts/errors.js';
+import { planned, runGeneration } from './attempts/runner.js';
+import { sendAttempt } from './attempts/send.js';
+import { newGenerationId } from './generation-id.js';
+import { drained } from './reply-stream.js';
 
 export const CONTENT_TYPES: Record<AudioFormat, string> = { mp3: 'audio/mpeg', pcm: 'audio/pcm' };
 
@@ -63,7 +59,7 @@ export interface PreparedSpeech {
 
 /** The formats an endpoint produces natively. */
 export function audioFormatsOf(e: EndpointDef): readonly AudioFormat[] {
-  return e.audio_formats ?? (e.speech_protocol ? SPEECH_ADAPTERS[e.speech_protocol].formats : []);
+  return e.audio_formats ?? (e.speech_protocol ? speechAdapter(e.speech_protocol).formats : []);
 }
 
 /**
@@ -231,15 +227,8 @@ export class SpeechService {
   async stream(p: PreparedSpeech, call: ApiCall, raw: ServerResponse): Promise<{ id: string }> {
     const id = newGenerationId();
     const started = this.now();
-    const attempts: AttemptLog[] = [];
     const dropped: string[] = [];
     const base = { attempt: null, usage: null, cost: null, started, firstByteAt: null, upstreamId: null, native: null, cancelled: false };
-    if (p.plan.error) {
-      const err = planHttpError(p.plan, { 'x-generation-id': id });
-      this.record(p, call, id, { ...base, status: err.status, error: { status: err.status, message: err.message } }, attempts);
-      if (call.wantMetadata) err.gatewayMetadata = this.metadata(p, attempts, dropped);
-      throw err;
-    }
 
     let committed = false;
     const commit = () => {
@@ -251,79 +240,67 @@ export class SpeechService {
       if (raw.destroyed || raw.write(b)) return;
       await drained(raw);
     };
+    // The current attempt's first audio byte (the record of a stream cut after it keeps it).
+    let firstByteAt: number | null = null;
 
-    let last: UpstreamError | null = null;
-    let lastAttempt: Attempt | null = null;
-    const retryHints: number[] = [];
-    for (const a of p.plan.attempts) {
-      if (call.cancel.aborted) break;
-      const endpoint = this.endpoint(a);
-      const adapter = SPEECH_ADAPTERS[endpoint.speech_protocol!];
-      const t0 = this.now();
-      let firstByteAt: number | null = null;
-      let res: UpstreamExchange | null = null;
-      try {
+    return runGeneration({
+      ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks: this.deps.attemptHooks?.(call.key) }),
+      errorHeaders: { 'x-generation-id': id },
+      attempt: async (a) => {
+        firstByteAt = null;
+        const endpoint = this.endpoint(a);
+        const adapter: SpeechAdapter = speechAdapter(endpoint.speech_protocol!);
         const options = optionsFor(p.body.provider?.options, a.provider.slug, endpoint.tag);
         const built = adapter.buildRequest(
           { input: p.body.input, voice: p.body.voice, format: p.format, speed: p.body.speed, options },
           { provider: a.provider, endpoint, apiKey: this.deps.catalog.apiKey(a.provider) },
         );
         dropped.splice(0, dropped.length, ...built.dropped);
-        res = await this.deps.http.post({ url: built.req.url, headers: built.req.headers, body: built.req.body, timeouts: this.deps.catalog.timeouts(a.provider), cancel: call.cancel });
-        if (res.statusCode < 200 || res.statusCode >= 300) {
-          const text = await res.text().catch(() => '');
-          throw adapter.parseError(res.statusCode, text, res.headers);
+        const res = await sendAttempt(this.deps.http, built.req, adapter.parseError, this.deps.catalog.timeouts(a.provider), call.cancel);
+        try {
+          const decoder = adapter.openStream(p.format, res.headers);
+          let sent = 0;
+          const relay = async (bufs: Buffer[]) => {
+            for (const b of bufs) {
+              if (b.length === 0) continue;
+              if (firstByteAt === null) firstByteAt = this.now();
+              commit();
+              sent += b.length;
+              await write(b);
+            }
+          };
+          for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) await relay(decoder.push(chunk));
+          await relay(decoder.end());
+          if (sent === 0) throw new UpstreamError(502, 'Provider returned no audio', 'provider_unavailable', res.statusCode, null);
+          return decoder;
+        } finally {
+          res.close();
         }
-        const decoder = adapter.openStream(p.format, res.headers);
-        let sent = 0;
-        const relay = async (bufs: Buffer[]) => {
-          for (const b of bufs) {
-            if (b.length === 0) continue;
-            if (firstByteAt === null) firstByteAt = this.now();
-            commit();
-            sent += b.length;
-            await write(b);
-          }
-        };
-        for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) await relay(decoder.push(chunk));
-        await relay(decoder.end());
-        if (sent === 0) throw new UpstreamError(502, 'Provider returned no audio', 'provider_unavailable', res.statusCode, null);
-        attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
-        this.deps.health.success(endpoint, Math.round((firstByteAt ?? this.now()) - t0), null);
-        const cost = speechCost(endpoint.pricing, p.characters, decoder.usage);
+      },
+      sample: (_d, t0) => ({ ttftMs: Math.round((firstByteAt ?? this.now()) - t0), tokensPerSecond: null }),
+      served: (a, decoder, _i, attempts) => {
+        const cost = speechCost(this.endpoint(a).pricing, p.characters, decoder.usage);
         this.record(p, call, id, { ...base, attempt: a, status: 200, error: null, usage: decoder.usage, cost, firstByteAt, upstreamId: decoder.upstreamId, native: decoder.native }, attempts);
         raw.end();
-        return { id };
-      } catch (err) {
-        if (err instanceof HttpError) throw err;
-        const e = err instanceof UpstreamError ? err : networkError(err);
-        attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
-        if (e.type !== 'cancelled' && e.type !== 'invalid_request') this.deps.health.failure(endpoint);
-        last = e;
-        lastAttempt = a;
-        if (e.retryAfter !== null) retryHints.push(e.retryAfter);
-        if (e.type === 'cancelled' || call.cancel.aborted) break;
-        if (committed) {
-          // Too late to fall back: audio already went out. Cut the connection so the client sees an incomplete body.
-          this.deps.log.warn({ generation: id, provider: a.provider.slug, err: e.message }, 'speech stream failed after the first byte');
-          this.record(p, call, id, { ...base, attempt: a, status: e.status, error: { status: e.status, message: e.message }, firstByteAt }, attempts);
-          raw.destroy();
-          return { id };
-        }
-      } finally {
-        res?.close();
-      }
-    }
-
-    // Every attempt failed before any audio (or the client went away).
-    const cancelled = call.cancel.aborted;
-    const error = attemptsHttpError(last, lastAttempt, attempts, retryHints, { 'x-generation-id': id });
-    this.record(p, call, id, { ...base, attempt: committed ? lastAttempt : null, status: cancelled ? 499 : error.status, error: { status: error.status, message: error.message }, cancelled }, attempts);
-    if (committed || cancelled) {
-      if (!raw.destroyed) raw.destroy();
-      return { id };
-    }
-    if (call.wantMetadata) error.gatewayMetadata = this.metadata(p, attempts, dropped);
-    throw error;
+        return { result: { id }, cost };
+      },
+      failed: (e, a, attempts) => {
+        if (!committed) return undefined;
+        // Too late to fall back: audio already went out. Cut the connection so the client sees an incomplete body.
+        this.deps.log.warn({ generation: id, provider: a.provider.slug, err: e.message }, 'speech stream failed after the first byte');
+        this.record(p, call, id, { ...base, attempt: a, status: e.status, error: { status: e.status, message: e.message }, firstByteAt }, attempts);
+        raw.destroy();
+        return { result: { id }, cost: null };
+      },
+      // Every attempt failed before any audio (or the client went away, perhaps after some audio).
+      recordUnserved: (u, attempts) =>
+        this.record(p, call, id, { ...base, attempt: committed ? u.lastAttempt : null, status: u.status, error: { status: u.error.status, message: u.error.message }, cancelled: u.cancelled }, attempts),
+      exhausted: (_error, cancelled) => {
+        if (!committed && !cancelled) return undefined;
+        if (!raw.destroyed) raw.destroy();
+        return { result: { id } };
+      },
+      errorMetadata: (attempts) => (call.wantMetadata ? this.metadata(p, attempts, dropped) : undefined),
+    });
   }
 }

@@ -23,18 +23,12 @@ import { computeCost, type CostResult } from '../core/pricing.js';
 import type { ProviderPreferences } from '../core/provider-prefs.js';
 import type { RoutePlan } from '../core/routing.js';
 import { badRequest } from '../core/errors.js';
-import {
-  buildTranscriptionRequest,
-  parseTranscription,
-  parseTranscriptionError,
-  type AudioFile,
-  type TranscriptionFormat,
-  type TranscriptionUsage,
-} from '../providers/openai/transcriptions.js';
+import { transcriptionWire, type AudioFile, type TranscriptionFormat, type TranscriptionUsage } from '../providers/registry.js';
 import type { TextTranscriptFormat } from '../core/transcript-formats.js';
 import { isTranscriptionModel } from './catalog.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
+import type { JsonReply } from './attempts/cache-step.js';
 import { optionsFor } from './speech.js';
 
 export interface TranscriptionRequest {
@@ -112,7 +106,7 @@ export class TranscriptionService {
     return { req, plan, release };
   }
 
-  async transcribe(p: PreparedTranscription, call: ApiCall): Promise<{ id: string; body: Record<string, unknown> }> {
+  async transcribe(p: PreparedTranscription, call: ApiCall): Promise<JsonReply> {
     const wavDuration = wavSeconds(p.req.audio.data);
     return runSingleAnswer({
       deps: this.deps,
@@ -129,8 +123,9 @@ export class TranscriptionService {
         const ask: TranscriptionFormat = format === 'verbose_json' || subtitles || (perSecond && a.endpoint.supported_parameters.includes('response_format')) ? 'verbose_json' : 'json';
         const options = optionsFor((p.req.provider as { options?: Record<string, unknown> } | null | undefined)?.options, a.provider.slug, a.endpoint.tag);
         const params = { ...p.req, response_format: ask, timestamp_granularities: subtitles ? undefined : p.req.timestamp_granularities };
-        const built = buildTranscriptionRequest(p.req.audio, params, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider), options);
-        return { ...built.req, dropped: built.dropped, parseError: parseTranscriptionError, parse: parseTranscription };
+        const wire = transcriptionWire(a.provider);
+        const built = wire.build(p.req.audio, params, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider), options);
+        return { ...built.req, dropped: built.dropped, parseError: wire.parseError, parse: wire.parse };
       },
       served: (_id, a, parsed) => {
         const usage = { ...parsed.usage, seconds: parsed.usage.seconds ?? wavDuration };

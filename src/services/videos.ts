@@ -26,13 +26,12 @@ import { VIDEO_PARAMETERS } from '../core/catalog-types.js';
 import { badRequest, conflict, HttpError, notFound } from '../core/errors.js';
 import { UpstreamError } from '../core/provider-errors.js';
 import { networkError } from '../providers/http.js';
-import { googleVeoAdapter } from '../providers/google-veo/index.js';
-import { openaiVideoAdapter } from '../providers/openai-video/index.js';
-import { VideoHttp, type VideoAdapter, type VideoCallContext, type VideoSubmitRequest } from '../providers/video-types.js';
+import { videoAdapter, VideoHttp, type VideoAdapter, type VideoCallContext, type VideoSubmitRequest } from '../providers/registry.js';
 import type { GenerationRow, KeyRow, Store, VideoJobPatch, VideoJobRequest, VideoJobRow } from '../store/types.js';
 import type { VideoConfig } from '../config.js';
 import { videoProtocolOf, type CatalogService } from './catalog.js';
-import { newGenerationId } from './chat.js';
+import { newGenerationId } from './generation-id.js';
+import { runAttempts, type AttemptTarget, type UnavailableTarget } from './attempts/runner.js';
 import type { GenerationRecorder } from './generations.js';
 import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
@@ -188,9 +187,13 @@ export function signWebhook(secret: string, t: number, rawBody: string): string 
 
 // ---- the service ------------------------------------------------------------------------------------------------
 
-const ADAPTERS: Record<string, VideoAdapter> = { 'openai-video': openaiVideoAdapter, 'google-veo': googleVeoAdapter };
-
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** One candidate endpoint of a job's submission, and its index among the job's candidates. */
+interface VideoTarget extends AttemptTarget {
+  adapter: VideoAdapter;
+  index: number;
+}
 
 export class VideoService {
   /** This instance's identity in `lease_owner`. */
@@ -607,7 +610,7 @@ export class VideoService {
     const provider = endpoint ? this.deps.catalog.videoRoute.providers.get(endpoint.provider) : undefined;
     if (!endpoint || !provider) return null;
     const protocol = videoProtocolOf(endpoint, provider);
-    const adapter = protocol ? ADAPTERS[protocol] : undefined;
+    const adapter = protocol ? videoAdapter(protocol) : undefined;
     return adapter ? { endpoint, provider, adapter } : null;
   }
 
@@ -638,46 +641,54 @@ export class VideoService {
     };
   }
 
-  /** Submits the job to its candidate endpoints in order until one accepts it. */
+  /** Submits the job to its candidate endpoints in order until one accepts it (services/attempts/runner.ts). */
   private async submit(job: VideoJobRow): Promise<void> {
     const r = job.request_body;
     const attempts = [...r.attempts];
     let retryable = true;
+    const targets: Array<VideoTarget | UnavailableTarget> = [];
     for (let i = r.attempt ?? 0; i < r.candidates.length; i++) {
       const cand = r.candidates[i];
       const target = this.endpointOf({ ...job, endpoint_tag: null }, i);
       if (!target || !this.deps.catalog.hasCredentials(target.provider)) {
-        attempts.push({ provider: cand.tag, model: cand.model, status: 503, message: 'Endpoint no longer configured or without credentials' });
-        continue;
-      }
-      const t0 = this.now();
-      try {
-        const upstreamId = await target.adapter.submit(this.callContext(target.endpoint, target.provider), this.submitRequest(r, target.endpoint, target.provider));
-        this.deps.health.success(target.endpoint, this.now() - t0, null);
-        const now = this.now();
-        const ok = await this.deps.store.updateVideoJob(
-          job.id,
-          {
-            upstream_id: upstreamId,
-            provider: target.provider.slug,
-            endpoint_tag: target.endpoint.tag,
-            submitted_at: iso(now),
-            next_poll_at: iso(now + this.opts.pollMs),
-            poll_errors: 0,
-            request_body: { ...r, attempt: i, attempts },
-          },
-          { status: 'in_progress', owner: this.owner },
-        );
-        if (!ok) this.deps.log.warn({ job: job.id, upstream: upstreamId }, 'video job changed while it was submitted (cancelled?); the upstream job is left to finish');
-        else this.deps.log.info({ job: job.id, provider: target.provider.slug, upstream: upstreamId }, 'video job submitted');
-        return;
-      } catch (err) {
-        const e = err instanceof UpstreamError ? err : networkError(err);
-        attempts.push({ provider: target.provider.slug, model: cand.model, status: e.status, message: e.message });
-        // A refused request (400) says nothing about the endpoint's health.
-        if (e.status !== 400) this.deps.health.failure(target.endpoint);
-        if (e.status === 400 || e.type === 'authentication') retryable = false;
-      }
+        targets.push({ unavailable: { provider: cand.tag, model: cand.model, status: 503, message: 'Endpoint no longer configured or without credentials' } });
+      } else targets.push({ ...target, model: cand.model, index: i });
+    }
+    const out = await runAttempts<VideoTarget, string, { target: VideoTarget; upstreamId: string }>(
+      {
+        targets,
+        health: this.deps.health,
+        now: () => this.now(),
+        logSuccess: false,
+        attempt: (t) => t.adapter.submit(this.callContext(t.endpoint, t.provider), this.submitRequest(r, t.endpoint, t.provider)),
+        served: (target, upstreamId) => ({ result: { target, upstreamId }, cost: null }),
+        failed: (e) => {
+          // A refused request or refused credentials: another round would be refused alike.
+          if (e.status === 400 || e.type === 'authentication') retryable = false;
+          return undefined;
+        },
+      },
+      attempts,
+    );
+    if (out.ok) {
+      const { target, upstreamId } = out.result;
+      const now = this.now();
+      const ok = await this.deps.store.updateVideoJob(
+        job.id,
+        {
+          upstream_id: upstreamId,
+          provider: target.provider.slug,
+          endpoint_tag: target.endpoint.tag,
+          submitted_at: iso(now),
+          next_poll_at: iso(now + this.opts.pollMs),
+          poll_errors: 0,
+          request_body: { ...r, attempt: target.index, attempts },
+        },
+        { status: 'in_progress', owner: this.owner },
+      );
+      if (!ok) this.deps.log.warn({ job: job.id, upstream: upstreamId }, 'video job changed while it was submitted (cancelled?); the upstream job is left to finish');
+      else this.deps.log.info({ job: job.id, provider: target.provider.slug, upstream: upstreamId }, 'video job submitted');
+      return;
     }
     // Every candidate failed. Transient failures: another round later (within the deadline), a couple of times.
     const last = attempts[attempts.length - 1];

@@ -29,7 +29,7 @@ export default async function embeddingRoutes(app: FastifyInstance, { svc }: { s
         reply,
         (call) => svc.embeddings.prepare(req.body as ServiceBody, call),
         (p, call) => svc.embeddings.create(p, call),
-        { svc, api: 'embeddings' },
+        true,
       ),
   );
 }

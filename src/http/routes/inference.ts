@@ -14,10 +14,11 @@ import { messagesInbound } from '../../inbound/messages.js';
 import { Cancellation } from '../../providers/http.js';
 import type { ApiCall } from '../../services/api-deps.js';
 import type { Services } from '../../services/index.js';
-import { eventStreamHead, type ChatCall } from '../../services/chat.js';
+import type { ChatCall } from '../../services/chat.js';
 import type { FoundServerTool } from '../../services/server-tools.js';
 import { answerBodyOf, chatBodyOf, encoderOf } from '../../services/server-tools-apis.js';
-import { cacheDecision, cacheHeaders, cacheKey, cacheRequest, captureStream, hitHeaders, type CacheRequest } from '../../services/response-cache.js';
+import { cacheHeaders } from '../../services/response-cache.js';
+import type { JsonReply } from '../../services/attempts/cache-step.js';
 
 /** `X-Gateway-Metadata: enabled` (or the legacy `X-Gateway-Experimental-Metadata`), case-insensitive. */
 export function wantsMetadata(headers: Record<string, string | string[] | undefined>): boolean {
@@ -38,43 +39,43 @@ const CacheHeaderFields = {
 /** The request headers of a single-answer API with the response cache (embeddings, rerank). */
 export const CachedAnswerHeaders = Type.Object({ ...MetadataHeader.properties, ...CacheHeaderFields });
 
-/** The call of a non-chat API request: key, request id, X-Gateway-Metadata; a client that goes away aborts the upstream request at once. */
-export function apiCall(req: FastifyRequest, reply: FastifyReply): ApiCall {
-  return { key: req.key, requestId: req.id, wantMetadata: wantsMetadata(req.headers), cancel: Cancellation.of(reply.raw) };
+/**
+ * The call of a non-chat API request: key, request id, X-Gateway-Metadata; a client that goes away aborts the upstream
+ * request at once. With `offersCache`, what the client asked of the response cache (its headers, checked here).
+ */
+export function apiCall(req: FastifyRequest, reply: FastifyReply, offersCache = false): ApiCall {
+  const call: ApiCall = { key: req.key, requestId: req.id, wantMetadata: wantsMetadata(req.headers), cancel: Cancellation.of(reply.raw) };
+  if (offersCache) call.cache = { headers: cacheHeaders(req.headers), body: req.body };
+  return call;
+}
+
+/** A JSON reply as the service gave it: its headers; an answer from the response cache sent as it was kept. */
+function shapeJson(reply: FastifyReply, r: JsonReply): Record<string, unknown> | FastifyReply {
+  reply.headers(r.headers);
+  if ('stored' in r) return reply.type(r.stored.contentType).send(r.stored.text);
+  return r.body;
 }
 
 /**
  * The reply of a single-answer API: the call (`apiCall`), the service's preparation (refusals throw, answered in the
- * envelope), its run, and `X-Generation-Id`. The request's in-flight count against the key's limit ends whatever
- * happens (normally the generation record has ended it already). With `cacheAs` (the services and the API's name), the response cache
- * applies as on the inference APIs: a hit is answered here (the reply is returned), a miss stored.
+ * envelope), its run (through the response cache when the API offers it: `offersCache`), and `X-Generation-Id`. The
+ * request's in-flight count against the key's limit ends whatever happens (normally the generation record has ended
+ * it already).
  */
 export async function answerOnce<P extends { release(cost: number | null): void }>(
   req: FastifyRequest,
   reply: FastifyReply,
   prepare: (call: ApiCall) => Promise<P>,
-  run: (prepared: P, call: ApiCall) => Promise<{ id: string; body: Record<string, unknown> }>,
-  cacheAs?: { svc: Services; api: string },
+  run: (prepared: P, call: ApiCall) => Promise<JsonReply>,
+  offersCache = false,
 ): Promise<Record<string, unknown> | FastifyReply> {
-  const call = apiCall(req, reply);
-  const caching = cacheAs ? cacheRequest(req.headers) : null;
+  const call = apiCall(req, reply, offersCache);
   const prepared = await prepare(call);
   try {
-    const cache = caching && cacheAs ? { ...caching, ...cacheAs, key: cacheKey(req.key.hash, cacheAs.api, false, req.body) } : null;
-    if (cache && (await serveCached(cache.svc, cache.api, req, reply, cache, false))) return reply;
-    const { id, body } = await run(prepared, call);
-    reply.header('x-generation-id', id);
-    if (cache) await storeAnswer(cache.svc, cache, id, body);
-    return body;
+    return shapeJson(reply, await run(prepared, call));
   } finally {
     prepared.release(null);
   }
-}
-
-/** Keeps a JSON answer in the response cache, without its gateway_metadata (hits never carry it). */
-async function storeAnswer(svc: Services, cache: CacheRequest & { key: string }, id: string, body: Record<string, unknown>): Promise<void> {
-  const { gateway_metadata: _notKept, ...kept } = body;
-  await svc.cache.set(cache.key, { body: JSON.stringify(kept), contentType: 'application/json; charset=utf-8', generationId: id, ttl: cache.ttl });
 }
 
 const AnyObject = Type.Object({}, { additionalProperties: true });
@@ -151,31 +152,6 @@ async function serveServerTools(svc: Services, api: InboundApi, req: FastifyRequ
   return reply;
 }
 
-/**
- * The cache's part of a request that passed its checks: a hit is answered here (true); on a miss (false) the
- * response is marked MISS and goes on (`X-Gateway-Cache-Clear` drops the stored answer first).
- */
-async function serveCached(svc: Services, api: string, req: FastifyRequest, reply: FastifyReply, cache: CacheRequest & { key: string }, stream: boolean): Promise<boolean> {
-  const hit = cache.clear ? (await svc.cache.delete(cache.key), null) : await svc.cache.get(cache.key);
-  svc.metrics?.cacheLookup(api, hit !== null);
-  if (!hit) {
-    const miss = { 'x-gateway-cache-status': 'MISS', 'x-gateway-cache-ttl': String(cache.ttl) };
-    // A stream writes its own head on the raw response, which keeps headers set on it beforehand.
-    if (stream) for (const [k, v] of Object.entries(miss)) reply.raw.setHeader(k, v);
-    else reply.headers(miss);
-    return false;
-  }
-  const headers = hitHeaders(hit, svc.health.now());
-  if (!stream) {
-    reply.headers({ ...headers, 'x-generation-id': hit.generationId }).type(hit.contentType).send(hit.body);
-    return true;
-  }
-  reply.hijack();
-  reply.raw.writeHead(200, { ...eventStreamHead(hit.generationId, req.id), ...headers });
-  reply.raw.end(hit.body);
-  return true;
-}
-
 export default async function inferenceRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
   for (const r of ROUTES) {
     await app.register(async (scope) => {
@@ -204,7 +180,7 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
           // A client that goes away aborts the upstream request at once.
           const cancel = Cancellation.of(reply.raw);
           const session = req.headers['x-session-id'];
-          const call = {
+          const call: ChatCall = {
             key: req.key,
             requestId: req.id,
             wantMetadata: wantsMetadata(req.headers),
@@ -214,32 +190,19 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
           // Server tools (gateway:web_search, …): the model/tool loop, run on chat bodies (docs/server-tools.md).
           const server = svc.serverTools.find(r.api, req.body);
           if (server) return serveServerTools(svc, r.api, req, reply, call, server);
-          const cacheAsked = cacheHeaders(req.headers);
+          // The response cache (docs/cache.md): what the headers ask, with the body as sent (its key).
+          call.cache = { headers: cacheHeaders(req.headers), body: req.body };
           const prepared = await svc.chat.prepare(r.api, req.body, call);
-          // The response cache (docs/cache.md): the header, or a preset's (or the body's) `cache_enabled`.
-          const caching = cacheDecision(cacheAsked, prepared.body);
-          const cache = caching ? { ...caching, key: cacheKey(req.key.hash, r.api, prepared.stream, req.body) } : null;
-          if (cache && (await serveCached(svc, r.api, req, reply, cache, prepared.stream))) {
-            prepared.release(null);
-            return reply;
-          }
           if (!prepared.stream) {
             try {
-              const { id, body } = await svc.chat.complete(prepared, call);
-              reply.header('x-generation-id', id);
-              if (cache) await storeAnswer(svc, cache, id, body);
-              return body;
+              return shapeJson(reply, await svc.chat.answer(prepared, call));
             } finally {
               prepared.release(null); // normally already released by the generation record
             }
           }
           reply.hijack();
-          // A copy of the stream for the cache (not when it carries gateway_metadata, which hits never do).
-          const copy = cache && !call.wantMetadata ? captureStream(reply.raw) : null;
           try {
-            const done = await svc.chat.stream(prepared, call, reply.raw);
-            const text = copy?.();
-            if (done && text && cache) await svc.cache.set(cache.key, { body: text, contentType: 'text/event-stream; charset=utf-8', generationId: done.id, ttl: cache.ttl });
+            await svc.chat.relay(prepared, call, reply.raw);
           } catch (err) {
             failStream(req, reply, r.api, err);
           } finally {

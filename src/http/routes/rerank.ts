@@ -83,7 +83,7 @@ export default async function rerankRoutes(app: FastifyInstance, { svc }: { svc:
         reply,
         (call) => svc.rerank.prepare(req.body as ServiceBody, call),
         (p, call) => svc.rerank.rerank(p, call),
-        { svc, api: 'rerank' },
+        true,
       ),
   );
 }

@@ -1,0 +1,198 @@
+/**
+ * The one attempt runner of every inference API (docs/architecture.md): chat completions, responses and messages
+ * (plain and streamed), embeddings, rerank, transcriptions, speech, token counting and the video worker's
+ * submissions. A service plans the route and says how one attempt is built, sent and read (through the protocol
+ * registry, providers/registry.ts); the runner does the rest the same way for all of them:
+ *
+ *   for each planned endpoint: admit (spend seam) → attempt (build → send → parse or relay)
+ *     → success: attempt log, health sample, served (render, record), settle
+ *     → failure: attempt log, the health rule (core/health-rule.ts), release, retry hint, stop or next
+ *
+ * `runAttempts` is the loop; `runGeneration` adds what every request that keeps a generation record shares: the
+ * refusal of an empty plan, and the error reply (and its record) once every attempt failed.
+ */
+import type { EndpointDef, ProviderDef } from '../../core/catalog-types.js';
+import { HttpError } from '../../core/errors.js';
+import { countsAgainstHealth } from '../../core/health-rule.js';
+import { UpstreamError } from '../../core/provider-errors.js';
+import type { RoutePlan } from '../../core/routing.js';
+import { networkError } from '../../providers/http.js';
+import type { HealthTracker } from '../health.js';
+import { attemptsHttpError, planHttpError, type AttemptLog } from './errors.js';
+
+/** One endpoint to try (a routing Attempt satisfies it). */
+export interface AttemptTarget {
+  model: string;
+  endpoint: EndpointDef;
+  provider: ProviderDef;
+}
+
+/**
+ * The spend seam: what an admission hook reserved for one attempt. `settle` once the attempt's record (and cost) is
+ * known; `release` when the attempt failed (the next endpoint, with its own price, is admitted afresh).
+ */
+export interface Admission {
+  settle(costUsd: number | null): void;
+  release(): void;
+}
+
+/**
+ * Hooks around each attempt. `admit` runs after routing picked the endpoint and before its upstream call; it may
+ * refuse by throwing an HttpError (the run ends with it). Without hooks nothing is reserved (today's behaviour: the
+ * key's limit is checked once, when the request is prepared).
+ */
+export interface AttemptHooks<A extends AttemptTarget = AttemptTarget> {
+  admit(a: A): Admission | Promise<Admission>;
+}
+
+/** What a served attempt (or one that ends the run after a failure) gives back, and what it cost. */
+export interface Served<R> {
+  result: R;
+  cost: number | null;
+}
+
+/** A planned target that cannot be tried at all (e.g. no longer configured): logged as it says, health untouched. */
+export interface UnavailableTarget {
+  unavailable: AttemptLog;
+}
+
+export interface AttemptSpec<A extends AttemptTarget, T, R> {
+  targets: readonly (A | UnavailableTarget)[];
+  /** Set when the client went away: no further attempt starts. */
+  cancel?: { readonly aborted: boolean };
+  /** Where successes and counted failures are reported; null when the API leaves endpoint health alone. */
+  health: HealthTracker | null;
+  now(): number;
+  hooks?: AttemptHooks<A>;
+  /**
+   * One attempt: build the upstream request, send it, read or relay the answer. Throws UpstreamError (anything else
+   * is mapped as a network error) — except an HttpError, which is the request's own fault and ends the run as is.
+   */
+  attempt(a: A, index: number, t0: number): Promise<T>;
+  /** The health sample of a success: time to the first token (or byte) and output rate. Default: elapsed, none. */
+  sample?(value: T, t0: number): { ttftMs: number; tokensPerSecond: number | null };
+  /** false: a success is not logged here (the video worker logs a job's success when the job completes). */
+  logSuccess?: boolean;
+  /** A successful attempt, logged: render and record the answer. */
+  served(a: A, value: T, index: number, attempts: AttemptLog[]): Served<R>;
+  /**
+   * A failed attempt, logged and judged by the health rule: 'stop' tries no more endpoints; a Served value ends the
+   * run with it (e.g. a stream that had already sent content); undefined moves on to the next endpoint.
+   */
+  failed?(e: UpstreamError, a: A, attempts: AttemptLog[]): 'stop' | Served<R> | undefined;
+}
+
+export type AttemptsOutcome<A, R> =
+  | { ok: true; result: R; attempts: AttemptLog[] }
+  | { ok: false; last: UpstreamError | null; lastAttempt: A | null; attempts: AttemptLog[]; retryHints: number[]; cancelled: boolean };
+
+/** The attempts of one request, in order, until one is served or the run stops. */
+export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSpec<A, T, R>, attempts: AttemptLog[] = []): Promise<AttemptsOutcome<A, R>> {
+  let last: UpstreamError | null = null;
+  let lastAttempt: A | null = null;
+  const retryHints: number[] = [];
+  for (let i = 0; i < spec.targets.length; i++) {
+    if (spec.cancel?.aborted) break;
+    const t = spec.targets[i];
+    if ('unavailable' in t) {
+      attempts.push(t.unavailable);
+      continue;
+    }
+    const a = t;
+    const admission = spec.hooks ? await spec.hooks.admit(a) : null;
+    const t0 = spec.now();
+    let value: T;
+    try {
+      value = await spec.attempt(a, i, t0);
+    } catch (err) {
+      if (err instanceof HttpError) {
+        admission?.release();
+        throw err;
+      }
+      const e = err instanceof UpstreamError ? err : networkError(err);
+      attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
+      if (spec.health && countsAgainstHealth(e)) spec.health.failure(a.endpoint);
+      last = e;
+      lastAttempt = a;
+      if (e.retryAfter !== null) retryHints.push(e.retryAfter);
+      // The client gone: no more attempts; else the API decides (stop, end the run with a result, or the next one).
+      const next = e.type === 'cancelled' || spec.cancel?.aborted ? 'stop' : spec.failed?.(e, a, attempts);
+      if (next && next !== 'stop') {
+        admission?.settle(next.cost);
+        return { ok: true, result: next.result, attempts };
+      }
+      admission?.release();
+      if (next === 'stop') break;
+      continue;
+    }
+    if (spec.logSuccess !== false) attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
+    if (spec.health) {
+      const s = spec.sample ? spec.sample(value, t0) : { ttftMs: Math.round(spec.now() - t0), tokensPerSecond: null };
+      spec.health.success(a.endpoint, s.ttftMs, s.tokensPerSecond);
+    }
+    const served = spec.served(a, value, i, attempts);
+    admission?.settle(served.cost);
+    return { ok: true, result: served.result, attempts };
+  }
+  return { ok: false, last, lastAttempt, attempts, retryHints, cancelled: spec.cancel?.aborted === true };
+}
+
+/** What a request's attempts run with besides its plan: endpoint health, the clock and the spend hooks. */
+export interface RunContext {
+  health: HealthTracker;
+  now: () => number;
+  hooks?: AttemptHooks;
+}
+
+/** The spec fields every routed request shares: its plan, the plan's attempts in order, the client's cancellation. */
+export function planned(plan: RoutePlan, cancel: { readonly aborted: boolean }, ctx: RunContext) {
+  return { plan, targets: plan.attempts, cancel, health: ctx.health, now: ctx.now, hooks: ctx.hooks };
+}
+
+/** A request that was not served, as its generation record takes it. */
+export interface Unserved<A> {
+  /** The last attempt tried (null when the plan had none). */
+  lastAttempt: A | null;
+  /** 499 when the client went away, else the error's status. */
+  status: number;
+  error: HttpError;
+  cancelled: boolean;
+}
+
+export interface GenerationSpec<A extends AttemptTarget, T, R> extends AttemptSpec<A, T, R> {
+  plan: RoutePlan;
+  /** Headers added to the error replies (e.g. `x-generation-id`). */
+  errorHeaders?: Record<string, string>;
+  /** Records a request that was not served: an empty plan, every attempt failed, or the client gone. */
+  recordUnserved(u: Unserved<A>, attempts: AttemptLog[]): void;
+  /** gateway_metadata for an error reply (undefined: none, e.g. not asked for). */
+  errorMetadata?(attempts: AttemptLog[]): Record<string, unknown> | undefined;
+  /** Every attempt failed (recorded already): a result instead of throwing `error`, e.g. for a reply already committed. */
+  exhausted?(error: HttpError, cancelled: boolean, lastAttempt: A | null, attempts: AttemptLog[]): { result: R } | undefined;
+}
+
+/**
+ * A request with a generation record: an empty plan is recorded and refused; the attempts run; when none was served,
+ * the last error is recorded and answered (`attemptsHttpError`), with gateway_metadata when asked.
+ */
+export async function runGeneration<A extends AttemptTarget, T, R>(spec: GenerationSpec<A, T, R>): Promise<R> {
+  const attempts: AttemptLog[] = [];
+  if (spec.plan.error) {
+    const err = planHttpError(spec.plan, spec.errorHeaders);
+    spec.recordUnserved({ lastAttempt: null, status: err.status, error: err, cancelled: false }, attempts);
+    throw withMetadata(err, spec, attempts);
+  }
+  const out = await runAttempts(spec, attempts);
+  if (out.ok) return out.result;
+  const error = attemptsHttpError(out.last, out.lastAttempt, attempts, out.retryHints, spec.errorHeaders);
+  spec.recordUnserved({ lastAttempt: out.lastAttempt, status: out.cancelled ? 499 : error.status, error, cancelled: out.cancelled }, attempts);
+  const instead = spec.exhausted?.(error, out.cancelled, out.lastAttempt, attempts);
+  if (instead) return instead.result;
+  throw withMetadata(error, spec, attempts);
+}
+
+function withMetadata<A extends AttemptTarget, T, R>(err: HttpError, spec: GenerationSpec<A, T, R>, attempts: AttemptLog[]): HttpError {
+  const metadata = spec.errorMetadata?.(attempts);
+  if (metadata) err.gatewayMetadata = metadata;
+  return err;
+}
