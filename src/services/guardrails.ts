@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../config.js';
 import type { EndpointDef, ModelDef, ProviderDef } from '../core/catalog-types.js';
 import { limitRemaining, usageInWindow, windowStarts } from '../core/limits.js';
+import { nanoToUsd, usdToNano } from '../core/money.js';
 import {
   budgetRefusal,
   combinePolicies,
@@ -606,21 +607,24 @@ export class GuardrailService {
             : [key.hash];
       if (!hashes.includes(key.hash)) hashes.push(key.hash);
       const usage = await this.deps.store.getKeyUsage(hashes, windowStarts(this.now()));
+      // Summed in nano-dollars (exact), kept in USD.
       const totals: KeyUsageTotals = { usage: 0, usage_daily: 0, usage_weekly: 0, usage_monthly: 0, byok_usage: 0, byok_usage_daily: 0, byok_usage_weekly: 0, byok_usage_monthly: 0 };
-      for (const t of usage.values()) for (const k of Object.keys(totals) as Array<keyof KeyUsageTotals>) totals[k] += t[k];
+      for (const t of usage.values()) for (const k of Object.keys(totals) as Array<keyof KeyUsageTotals>) totals[k] += usdToNano(t[k]);
+      for (const k of Object.keys(totals) as Array<keyof KeyUsageTotals>) totals[k] = nanoToUsd(totals[k]);
       let reserved = 0;
-      for (const usd of (await this.deps.store.videoReservations(hashes)).values()) reserved += usd;
+      for (const usd of (await this.deps.store.videoReservations(hashes)).values()) reserved += usdToNano(usd);
+      reserved = nanoToUsd(reserved);
       e = { hashes, totals, reserved, flushes, at: this.now() };
       if (this.spend.size > 100_000) this.spend.clear();
       this.spend.set(scopeKey, e);
     }
     // A reserved video cost lands in the current window when the job completes (BYOK is not known before then).
-    let spent = usageInWindow(e.totals, b.resetInterval, b.includeByok) + e.reserved;
-    if (!withPending) return spent;
+    let spent = usdToNano(usageInWindow(e.totals, b.resetInterval, b.includeByok)) + usdToNano(e.reserved);
+    if (!withPending) return nanoToUsd(spent);
     const pending = shared ? await shared.pending(e.hashes).catch(() => null) : null;
-    if (pending !== null) spent += pending;
-    else for (const h of e.hashes) spent += this.deps.recorder.unflushedSpend.get(h) ?? 0;
-    return spent;
+    if (pending !== null) spent += usdToNano(pending);
+    else for (const h of e.hashes) spent += usdToNano(this.deps.recorder.unflushedSpend.get(h) ?? 0);
+    return nanoToUsd(spent);
   }
 
   /**
@@ -649,7 +653,7 @@ export class GuardrailService {
    * pass the check before any of them is recorded.
    */
   private async limitSpend(key: KeyRow, limit: number, fresh = false): Promise<number> {
-    return (await this.spent(keyBudget(key, limit), key, true, fresh)) + (await this.flyingCost(key));
+    return nanoToUsd(usdToNano(await this.spent(keyBudget(key, limit), key, true, fresh)) + usdToNano(await this.flyingCost(key)));
   }
 
   private readonly inflight = new Map<string, { n: number; avg: number | null }>();

@@ -35,6 +35,7 @@ import {
   type WorkspaceRow,
 } from './types.js';
 import { ACTIVE_VIDEO_STATUSES, checkPath, type VideoStatus } from '../core/video-states.js';
+import { nanoToUsd, nanoToUsdOrNull, usdToNano, usdToNanoOrNull } from '../core/money.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -113,7 +114,26 @@ const GENERATION_COLUMNS = [
   'native_tokens_cached', 'native_tokens_cache_write', 'total_cost', 'upstream_inference_cost', 'is_byok', 'latency_ms', 'ttft_ms',
   'generation_time_ms', 'attempts', 'error', 'preset_id', 'session_id', 'created_at',
 ] as const;
-const encodeGeneration = rowEncoder(GENERATION_COLUMNS, [...JSON_COLUMNS]);
+/** USD columns, stored as integer nano-dollars (src/core/money.ts; migration 0008); rows carry USD numbers. */
+const MONEY_COLUMNS = new Set(['total_cost', 'upstream_inference_cost', 'cost', 'reserved_cost']);
+const encodeGeneration = rowEncoder(GENERATION_COLUMNS, [...JSON_COLUMNS], [...MONEY_COLUMNS]);
+
+/** Usage deltas with their USD amounts as nano-dollars (the `key_usage_daily` columns), summed per key and day. */
+function nanoUsage(deltas: KeyUsageDelta[]): KeyUsageDelta[] {
+  const merged = new Map<string, KeyUsageDelta>();
+  for (const d of deltas) {
+    const id = `${d.key_hash}|${d.day}`;
+    const prev = merged.get(id);
+    const usage = usdToNano(d.usage);
+    const byok = usdToNano(d.byok_usage);
+    if (prev) {
+      prev.usage += usage;
+      prev.byok_usage += byok;
+      prev.requests += d.requests;
+    } else merged.set(id, { key_hash: d.key_hash, day: d.day, usage, byok_usage: byok, requests: d.requests });
+  }
+  return [...merged.values()];
+}
 
 export class SqlStore implements Store {
   private sqliteWriter?: BatchWrite;
@@ -149,6 +169,7 @@ export class SqlStore implements Store {
     for (const [k, v] of Object.entries(row)) {
       if (v === undefined) continue;
       if (JSON_COLUMNS.has(k)) out[k] = v === null ? null : JSON.stringify(v);
+      else if (MONEY_COLUMNS.has(k)) out[k] = usdToNanoOrNull(v as number | null);
       else if (this.kind === 'sqlite' && typeof v === 'boolean') out[k] = v ? 1 : 0;
       else out[k] = v;
     }
@@ -162,6 +183,7 @@ export class SqlStore implements Store {
     for (const [k, v] of Object.entries(row)) {
       if (BOOL_COLUMNS.has(k)) out[k] = v === null ? null : Boolean(v);
       else if (JSON_COLUMNS.has(k)) out[k] = typeof v === 'string' ? JSON.parse(v) : v;
+      else if (MONEY_COLUMNS.has(k)) out[k] = nanoToUsdOrNull(v as number | null);
       else if (v instanceof Date) out[k] = v.toISOString();
       else out[k] = v;
     }
@@ -429,6 +451,7 @@ export class SqlStore implements Store {
     if (rows.length === 0 && usage.length === 0) return;
     const thread = this.writerThread();
     const values = this.embedded ? rows.map(encodeGeneration) : null;
+    usage = nanoUsage(usage);
     if (thread && values) {
       try {
         await (await thread).write(values, usage);
@@ -453,7 +476,7 @@ export class SqlStore implements Store {
           .onConflict((oc) => oc.column('id').doNothing())
           .execute();
       }
-      await this.addUsageIn(trx, usage);
+      await this.addNanoUsageIn(trx, usage);
     });
   }
 
@@ -463,21 +486,12 @@ export class SqlStore implements Store {
 
   async addKeyUsage(deltas: KeyUsageDelta[]): Promise<void> {
     if (deltas.length === 0) return;
-    await this.db.transaction().execute((trx) => this.addUsageIn(trx, deltas));
+    await this.db.transaction().execute((trx) => this.addNanoUsageIn(trx, nanoUsage(deltas)));
   }
 
-  private async addUsageIn(trx: Transaction<any>, deltas: KeyUsageDelta[]): Promise<void> {
-    const merged = new Map<string, KeyUsageDelta>();
-    for (const d of deltas) {
-      const id = `${d.key_hash}|${d.day}`;
-      const prev = merged.get(id);
-      if (prev) {
-        prev.usage += d.usage;
-        prev.byok_usage += d.byok_usage;
-        prev.requests += d.requests;
-      } else merged.set(id, { ...d });
-    }
-    for (const d of merged.values()) {
+  /** Adds deltas already in nano-dollars and merged per key and day (`nanoUsage`). */
+  private async addNanoUsageIn(trx: Transaction<any>, merged: KeyUsageDelta[]): Promise<void> {
+    for (const d of merged) {
       await trx
         .insertInto('key_usage_daily')
         .values({ ...d })
@@ -499,6 +513,7 @@ export class SqlStore implements Store {
     }
     if (hashes.length === 0) return out;
     const rows = await this.db.selectFrom('key_usage_daily').selectAll().where('key_hash', 'in', hashes).execute();
+    // Summed in nano-dollars (exact), turned into USD once.
     for (const r of rows) {
       const t = out.get(r.key_hash as string)!;
       const day = r.day as string;
@@ -510,6 +525,7 @@ export class SqlStore implements Store {
       if (day >= w.week) (t.usage_weekly += u), (t.byok_usage_weekly += b);
       if (day >= w.month) (t.usage_monthly += u), (t.byok_usage_monthly += b);
     }
+    for (const t of out.values()) for (const k of Object.keys(t) as Array<keyof KeyUsageTotals>) t[k] = nanoToUsd(t[k]);
     return out;
   }
 
@@ -791,8 +807,8 @@ export class SqlStore implements Store {
         model: r.model as string,
         provider_name: r.provider_name as string,
         endpoint_tag: (r.endpoint_tag as string | null) ?? '',
-        usage: Number(r.usage),
-        byok_usage_inference: Number(r.byok_usage_inference),
+        usage: nanoToUsd(Number(r.usage)),
+        byok_usage_inference: nanoToUsd(Number(r.byok_usage_inference)),
         requests: Number(r.requests),
         prompt_tokens: Number(r.prompt_tokens),
         completion_tokens: Number(r.completion_tokens),
@@ -923,7 +939,7 @@ export class SqlStore implements Store {
       .where('status', 'in', [...ACTIVE_VIDEO_STATUSES])
       .groupBy('key_hash')
       .execute();
-    for (const r of rows) if (r.usd !== null && Number(r.usd) > 0) out.set(r.key_hash as string, Number(r.usd));
+    for (const r of rows) if (r.usd !== null && Number(r.usd) > 0) out.set(r.key_hash as string, nanoToUsd(Number(r.usd)));
     return out;
   }
 
