@@ -36,6 +36,17 @@ export interface GatewayConfig {
   webSearch: { engine: 'searxng' | 'tavily'; url: string; apiKey: string | null } | null;
   /** The `gateway:web_fetch` server tool: off, on for public addresses, or on for private ones too. */
   webFetch: 'off' | 'public' | 'private';
+  /** Spend control (docs/spend.md): the organization's credit balance, and what limited requests get without Redis. */
+  spend: SpendConfig;
+}
+
+export interface SpendConfig {
+  /** Requests are refused (402) once the organization's credits are spent (GATEWAY_CREDITS; off by default). */
+  credits: boolean;
+  /** While Redis is unreachable, limited requests get 503 (`closed`, the default) or are counted per instance (`local`). */
+  redisDown: 'closed' | 'local';
+  /** Heartbeat TTL of an instance's holds in Redis: a dead instance's holds stop counting after it (ms). */
+  heartbeatTtlMs: number;
 }
 
 export interface VideoConfig {
@@ -95,6 +106,9 @@ const FILE_KEYS: Record<string, string> = {
   web_search_api_key: 'GATEWAY_WEB_SEARCH_API_KEY',
   web_fetch: 'GATEWAY_WEB_FETCH',
   web_fetch_allow_private: 'GATEWAY_WEB_FETCH_ALLOW_PRIVATE',
+  credits: 'GATEWAY_CREDITS',
+  spend_redis_down: 'GATEWAY_SPEND_REDIS_DOWN',
+  spend_heartbeat_ttl_ms: 'GATEWAY_SPEND_HEARTBEAT_TTL_MS',
 };
 /** Sections of the file read by other modules (catalog, providers, routing, limits). */
 const FILE_SECTIONS = new Set(['providers', 'models', 'endpoints', 'routing', 'timeouts', 'organization', 'limits']);
@@ -216,6 +230,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
 
   const webFetch = boolSetting('GATEWAY_WEB_FETCH', false) ? (boolSetting('GATEWAY_WEB_FETCH_ALLOW_PRIVATE', false) ? 'private' : 'public') : 'off';
 
+  const redisDown = (merged.GATEWAY_SPEND_REDIS_DOWN || 'closed').toLowerCase();
+  if (redisDown !== 'closed' && redisDown !== 'local') problems.push(`GATEWAY_SPEND_REDIS_DOWN must be closed or local (got "${merged.GATEWAY_SPEND_REDIS_DOWN}")`);
+  const spend: SpendConfig = {
+    credits: boolSetting('GATEWAY_CREDITS', false),
+    redisDown: redisDown === 'local' ? 'local' : 'closed',
+    heartbeatTtlMs: intSetting('GATEWAY_SPEND_HEARTBEAT_TTL_MS', merged.GATEWAY_SPEND_HEARTBEAT_TTL_MS, 10_000, 300, 600_000, problems),
+  };
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics, webSearch, webFetch };
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics, webSearch, webFetch, spend };
 }

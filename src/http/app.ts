@@ -24,6 +24,8 @@ import organizationRoutes, { MemberView } from './routes/organization.js';
 import { VideoJob } from './routes/videos.js';
 import organizationSettingsRoutes from './routes/organization-settings.js';
 import guardrailRoutes from './routes/guardrails.js';
+import creditRoutes from './routes/credits.js';
+import workspaceBudgetRoutes, { WorkspaceBudgetView } from './routes/workspace-budgets.js';
 import type { Services } from '../services/index.js';
 
 /** A request's child logger, created by pino only when first used (most requests log only their access line). */
@@ -136,7 +138,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
 
   // Shared schemas live on the root instance only: a plugin that calls addSchema gets a schema controller of its own,
   // which drops the validator compiler set above (its bodies would be coerced by Fastify's default Ajv).
-  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView, MemberView, VideoJob]) app.addSchema(s);
+  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView, MemberView, VideoJob, WorkspaceBudgetView]) app.addSchema(s);
 
   await app.register(swagger, {
     openapi: {
@@ -161,6 +163,8 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
       await api.register(organizationRoutes, { svc });
       await api.register(organizationSettingsRoutes, { svc });
       await api.register(guardrailRoutes, { svc });
+      await api.register(creditRoutes, { svc });
+      await api.register(workspaceBudgetRoutes, { svc });
       for (const r of extraRoutes) await api.register(r, { svc });
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     },

@@ -34,7 +34,7 @@ export class SpendService {
 
   constructor(private readonly opts: SpendServiceOptions = {}) {
     this.failMode = opts.failMode ?? 'closed';
-    this.shared = opts.redis ? new RedisLedger(opts.redis, { prefix: 'gw:spend2', ...opts.ledger }) : null;
+    this.shared = opts.redis ? new RedisLedger(opts.redis, { prefix: 'gw:spendctl', ...opts.ledger }) : null;
     this.shared?.start();
   }
 
