@@ -25,7 +25,7 @@ export interface CreditInput {
 export class CreditService {
   private total: { nano: number; at: number } | null = null;
 
-  constructor(private readonly deps: { store: Store; recorder: GenerationRecorder; enabled: boolean; bus?: InvalidationBus; now?: () => number }) {
+  constructor(private readonly deps: { store: Store; recorder: Pick<GenerationRecorder, 'unflushedSpend'>; enabled: boolean; bus?: InvalidationBus; now?: () => number }) {
     deps.bus?.subscribe((kind) => {
       if (kind === 'credits') this.total = null;
     });
