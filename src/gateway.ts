@@ -28,6 +28,7 @@ import { whenReady } from './services/redis.js';
 import { SpendService } from './services/spend/index.js';
 import { CreditService } from './services/spend/credits.js';
 import { WorkspaceBudgetService } from './services/spend/budgets.js';
+import { SpendGate } from './services/spend/gate.js';
 import { RateLimiter } from './services/rate-limits.js';
 import { HealthTracker } from './services/health.js';
 import { GuardrailService, orgSettingsFromConfig } from './services/guardrails.js';
@@ -142,6 +143,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const spend = new SpendService({ redis: spendRedis, failMode: config.spend.redisDown, ledger: { heartbeatTtlMs: config.spend.heartbeatTtlMs }, log: logger });
   const credits = new CreditService({ store, recorder, enabled: config.spend.credits, bus, now });
   const budgets = new WorkspaceBudgetService({ store, workspaces, recorder, bus, now });
+  guardrails.useSpend(new SpendGate({ spend, credits, budgets, source: guardrails, now }));
   const chat = new ChatService({
     catalog,
     health,

@@ -51,6 +51,8 @@ import {
 import type { CatalogService } from './catalog.js';
 import type { GenerationRecorder } from './generations.js';
 import type { InvalidationBus } from './invalidation.js';
+import type { SpendGate } from './spend/gate.js';
+import type { PlannedMaxCost } from '../core/spend.js';
 import { mapConflict, type WorkspaceService } from './workspaces.js';
 
 const SETTINGS_ID = 'organization';
@@ -673,7 +675,9 @@ export class GuardrailService {
    * are ignored), or throws 402. On one instance the check and the count are one synchronous step after the spend is
    * read; with Redis, one atomic script over every instance's in-flight requests and not-yet-written spend.
    */
-  async admitWithinLimit(key: KeyRow): Promise<(cost: number | null) => void> {
+  async admitWithinLimit(key: KeyRow, max?: PlannedMaxCost | null): Promise<(cost: number | null) => void> {
+    // With spend control attached (docs/spend.md): the request's maximum cost reserved in every limit.
+    if (this.gate && max !== undefined) return this.gate.admit(key, max);
     if (key.limit === null) return () => undefined;
     const shared = this.deps.recorder.shared;
     if (shared) {
@@ -785,6 +789,23 @@ export class GuardrailService {
       if (entry.n === 0 && this.inflight.size > 100_000) this.inflight.delete(key.hash);
       then?.(entry.avg);
     };
+  }
+
+  private gate: SpendGate | null = null;
+
+  /** Hands admissions of callers that give a request's maximum cost to spend control. */
+  useSpend(gate: SpendGate): void {
+    this.gate = gate;
+  }
+
+  /** The guardrail budgets that apply to a key (spend-control scopes). */
+  async budgetsOf(key: KeyRow): Promise<Budget[]> {
+    return (await this.policyFor(key)).budgets;
+  }
+
+  /** USD spent against a budget, read fresh (seeds a spend-control scope). */
+  budgetSpent(b: Budget, key: KeyRow): Promise<number> {
+    return this.spent(b, key, true, true);
   }
 
   /** The first budget of the policy that is spent, if any. */
