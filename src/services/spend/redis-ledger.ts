@@ -103,6 +103,8 @@ export class RedisLedger {
     const busy = leases.map((l) => this.pending.get(l.spec.id)).find((p) => p !== undefined);
     if (busy) return busy.then(() => this.reserve(scopes, amountNano));
     const ids = leases.map((l) => l.spec.id);
+    const at = this.now();
+    for (const l of leases) l.lastUse = at; // not idle while a trip is under way
     const trip = (this.acquire(leases, amountNano, new Map()) as Promise<ReserveResult>).finally(() => {
       for (const id of ids) if (this.pending.get(id) === waitable) this.pending.delete(id);
     });
@@ -201,7 +203,8 @@ export class RedisLedger {
     for (const [id, l] of this.leases) {
       const idle = l.held === 0 && at - l.lastUse >= this.o.idleMs;
       if (l.used > 0 || l.reset || (idle && l.granted > 0) || (all && l.granted > 0)) due.push(l);
-      else if (idle && l.granted === 0 && l.used === 0) this.leases.delete(id);
+      // Forgotten only when nothing refers to it any more: no hold, no trip to Redis under way.
+      else if (idle && l.granted === 0 && l.used === 0 && !this.pending.has(id)) this.leases.delete(id);
     }
     if (due.length === 0) return;
     this.syncing = true;
