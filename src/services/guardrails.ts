@@ -677,7 +677,12 @@ export class GuardrailService {
    */
   async admitWithinLimit(key: KeyRow, max?: PlannedMaxCost | null): Promise<(cost: number | null) => void> {
     // With spend control attached (docs/spend.md): the request's maximum cost reserved in every limit.
-    if (this.gate && max !== undefined) return this.gate.admit(key, max);
+    if (this.gate && max !== undefined) {
+      // Video jobs hold against the key's limit outside spend control (yet): a limit they fill refuses here.
+      const reached = await this.keyLimitReached(key);
+      if (reached) throw keyLimitError(key, reached.limit, reached.spent);
+      return this.gate.admit(key, max);
+    }
     if (key.limit === null) return () => undefined;
     const shared = this.deps.recorder.shared;
     if (shared) {
