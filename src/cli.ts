@@ -1,5 +1,5 @@
 /**
- * model-gateway CLI: `serve`, `migrate`, `keys create|list|disable`, `members add|list|remove`.
+ * model-gateway CLI: `serve`, `migrate`, `keys create|list|disable`, `members add|list|remove`, `credits add|show`.
  * Administrative commands work directly on the configured database (same GATEWAY_DATABASE_URL as the server).
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -9,6 +9,7 @@ import { openStore } from './store/sql-store.js';
 import { KeyService } from './services/keys.js';
 import { MemberService } from './services/members.js';
 import { WorkspaceService } from './services/workspaces.js';
+import { CreditService } from './services/spend/credits.js';
 import { LocalBus } from './services/invalidation.js';
 import { HttpError } from './core/errors.js';
 import { parseInterval } from './core/rate-limits.js';
@@ -23,14 +24,15 @@ interface Command {
 
 const out = (s: string) => process.stdout.write(`${s}\n`);
 
-async function withStore<T>(config: GatewayConfig, fn: (ctx: { keys: KeyService; members: MemberService; workspaces: WorkspaceService }) => Promise<T>): Promise<T> {
+async function withStore<T>(config: GatewayConfig, fn: (ctx: { keys: KeyService; members: MemberService; workspaces: WorkspaceService; credits: CreditService }) => Promise<T>): Promise<T> {
   const store = openStore(config.databaseUrl);
   try {
     await store.migrate(config.migrate === 'off' ? 'check' : 'apply');
     const secret = await bootstrap(store, config);
     if (secret && !config.adminKey) out(`First start: created the organization. Management key (shown once):\n  ${secret}`);
     // The CLI has no key cache worth keeping; a TTL of 0 always reads the database.
-    return await fn({ keys: new KeyService(store, new LocalBus(), 0), members: new MemberService(store), workspaces: new WorkspaceService(store) });
+    const credits = new CreditService({ store, recorder: { unflushedSpend: new Map() }, enabled: config.spend.credits });
+    return await fn({ keys: new KeyService(store, new LocalBus(), 0), members: new MemberService(store), workspaces: new WorkspaceService(store), credits });
   } finally {
     await store.close();
   }
@@ -175,6 +177,35 @@ const COMMANDS: Record<string, Command> = {
       await withStore(config, async ({ members }) => {
         await members.remove(pos[0]);
         out(`Removed member ${pos[0]}.`);
+      });
+    },
+  },
+  'credits add': {
+    usage: 'credits add <usd> [--adjustment] [--note <text>]',
+    help: "Add credits to the organization's balance (a top-up), or with --adjustment correct it by any non-zero amount (negative takes credits away). Every change is a ledger row (docs/spend.md).",
+    options: { adjustment: { type: 'boolean' }, note: { type: 'string' } },
+    async run(config, v, pos) {
+      const amount = pos[0] === undefined || !/^-?(\d+(\.\d*)?|\.\d+)$/.test(pos[0]) ? NaN : Number(pos[0]);
+      if (!Number.isFinite(amount)) throw new Error('the amount in USD is required, e.g. `credits add 25` or `credits add -- -5 --adjustment`');
+      await withStore(config, async ({ credits }) => {
+        const e = await credits.add({ amount_usd: amount, kind: v.adjustment ? 'adjustment' : 'top_up', note: (v.note as string | undefined) ?? null }, 'cli');
+        const b = await credits.balance();
+        out(`Recorded ${e.kind} ${e.id}: ${e.amount_usd} USD. Total credits ${b.total_credits} USD, used ${b.total_usage} USD.`);
+      });
+    },
+  },
+  'credits show': {
+    usage: 'credits show',
+    help: 'Print the balance (total credits, total usage) and the ledger, newest first.',
+    async run(config) {
+      await withStore(config, async ({ credits }) => {
+        const b = await credits.balance();
+        out(`Total credits ${b.total_credits} USD, used ${b.total_usage} USD${config.spend.credits ? '' : ' (not enforced: GATEWAY_CREDITS is off)'}.`);
+        for (let offset = 0; ; offset += 100) {
+          const page = await credits.list(offset, 100);
+          for (const e of page.rows) out(`${e.created_at}  ${e.kind.padEnd(10)}  ${String(e.amount_usd).padStart(14)}  ${e.created_by ?? ''}  ${e.note ?? ''}`.trimEnd());
+          if (offset + 100 >= page.total) break;
+        }
       });
     },
   },

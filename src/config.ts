@@ -40,6 +40,17 @@ export interface GatewayConfig {
   webFetch: 'off' | 'public' | 'private';
   /** Database migrations at start: applied (`auto`), or only verified (`off`: a migration Job applies them). */
   migrate: 'auto' | 'off';
+  /** Spend control (docs/spend.md): the organization's credit balance, and what limited requests get without Redis. */
+  spend: SpendConfig;
+}
+
+export interface SpendConfig {
+  /** Requests are refused (402) once the organization's credits are spent (GATEWAY_CREDITS; off by default). */
+  credits: boolean;
+  /** While Redis is unreachable, limited requests get 503 (`closed`, the default) or are counted per instance (`local`). */
+  redisDown: 'closed' | 'local';
+  /** Heartbeat TTL of an instance's holds in Redis: a dead instance's holds stop counting after it (ms). */
+  heartbeatTtlMs: number;
 }
 
 export interface VideoConfig {
@@ -100,6 +111,9 @@ const FILE_KEYS: Record<string, string> = {
   web_fetch: 'GATEWAY_WEB_FETCH',
   web_fetch_allow_private: 'GATEWAY_WEB_FETCH_ALLOW_PRIVATE',
   migrate: 'GATEWAY_MIGRATE',
+  credits: 'GATEWAY_CREDITS',
+  spend_redis_down: 'GATEWAY_SPEND_REDIS_DOWN',
+  spend_heartbeat_ttl_ms: 'GATEWAY_SPEND_HEARTBEAT_TTL_MS',
 };
 /**
  * Sections of the file read by other modules, which validate them: `providers`, `models` and `endpoints` against the
@@ -231,6 +245,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const migrate = (merged.GATEWAY_MIGRATE || 'auto').toLowerCase() as GatewayConfig['migrate'];
   if (migrate !== 'auto' && migrate !== 'off') problems.push(`GATEWAY_MIGRATE must be auto or off (got "${merged.GATEWAY_MIGRATE}")`);
 
+  const redisDown = (merged.GATEWAY_SPEND_REDIS_DOWN || 'closed').toLowerCase();
+  if (redisDown !== 'closed' && redisDown !== 'local') problems.push(`GATEWAY_SPEND_REDIS_DOWN must be closed or local (got "${merged.GATEWAY_SPEND_REDIS_DOWN}")`);
+  const spend: SpendConfig = {
+    credits: boolSetting('GATEWAY_CREDITS', false),
+    redisDown: redisDown === 'local' ? 'local' : 'closed',
+    heartbeatTtlMs: intSetting('GATEWAY_SPEND_HEARTBEAT_TTL_MS', merged.GATEWAY_SPEND_HEARTBEAT_TTL_MS, 10_000, 300, 600_000, problems),
+  };
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics, webSearch, webFetch, migrate };
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics, webSearch, webFetch, migrate, spend };
 }

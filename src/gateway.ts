@@ -26,6 +26,12 @@ import { ResponseCache } from './services/response-cache.js';
 import { CacheStep } from './services/attempts/cache-step.js';
 import { GenerationRecorder } from './services/generations.js';
 import { SharedSpend } from './services/shared-spend.js';
+import { Redis } from 'ioredis';
+import { whenReady } from './services/redis.js';
+import { SpendService } from './services/spend/index.js';
+import { CreditService } from './services/spend/credits.js';
+import { WorkspaceBudgetService } from './services/spend/budgets.js';
+import { SpendGate } from './services/spend/gate.js';
 import { RateLimiter } from './services/rate-limits.js';
 import { HealthTracker } from './services/health.js';
 import { GuardrailService, orgSettingsFromConfig } from './services/guardrails.js';
@@ -128,6 +134,13 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // The response cache: in memory, or shared in Redis; a step around the attempts of the APIs that offer it.
   const cache = new ResponseCache(config.redisUrl, logger, now);
   const cacheStep = new CacheStep(cache, () => metrics, now);
+  // Spend control (docs/spend.md): reservations over every limit; across instances through Redis leases.
+  const spendRedis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
+  spendRedis?.on('error', () => undefined);
+  const spend = new SpendService({ redis: spendRedis, failMode: config.spend.redisDown, ledger: { heartbeatTtlMs: config.spend.heartbeatTtlMs }, log: logger });
+  const credits = new CreditService({ store, recorder, enabled: config.spend.credits, bus, now });
+  const budgets = new WorkspaceBudgetService({ store, workspaces, recorder, bus, now });
+  guardrails.useSpend(new SpendGate({ spend, credits, budgets, source: guardrails, now }));
   const chat = new ChatService({
     catalog,
     health,
@@ -149,7 +162,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, log: logger, now, options: config.video });
   const rateLimits = new RateLimiter(config.redisUrl ?? null, logger, now);
   // Shared counters count from the first request (each waits up to 2 s for Redis; without it, this instance counts).
-  await Promise.all([rateLimits.ready(), sharedSpend?.ready()]);
+  await Promise.all([rateLimits.ready(), sharedSpend?.ready(), spendRedis ? whenReady(spendRedis, 2000) : undefined]);
   // Metrics are taken from the generation records (one per request of every API); none when GATEWAY_METRICS=off.
   const metrics = config.metrics === 'off' ? null : new GatewayMetrics(recorder);
   if (metrics) recorder.observer = metrics.observe;
@@ -178,6 +191,9 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep }),
     guardrails,
+    spend,
+    credits,
+    budgets,
     videos,
     readiness: new Map([
       ['store', () => store.ping()],
@@ -188,6 +204,10 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
       () => videos.stop({ waitMs: config.shutdownGraceMs }),
       () => recorder.close(),
       async () => sharedSpend?.close(),
+      async () => {
+        await spend.close();
+        spendRedis?.disconnect();
+      },
       () => rateLimits.close(),
       () => http.close(),
       async () => search?.close(),

@@ -3,6 +3,7 @@
  * Pure functions of a timestamp.
  */
 import type { KeyUsageTotals, LimitReset } from '../store/types.js';
+import { nanoToUsd, usdToNano } from './money.js';
 
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
@@ -19,7 +20,7 @@ export function windowStarts(ms: number): { day: string; week: string; month: st
 
 /** Spend that counts against a limit with the given reset period. */
 export function usageInWindow(t: KeyUsageTotals, reset: LimitReset | null, includeByok: boolean): number {
-  const pick = (total: number, byok: number) => total + (includeByok ? byok : 0);
+  const pick = (total: number, byok: number) => (includeByok ? nanoToUsd(usdToNano(total) + usdToNano(byok)) : total);
   switch (reset) {
     case 'daily':
       return pick(t.usage_daily, t.byok_usage_daily);
@@ -32,10 +33,10 @@ export function usageInWindow(t: KeyUsageTotals, reset: LimitReset | null, inclu
   }
 }
 
-/** USD left under a limit, never negative; null when the key has no limit. */
+/** USD left under a limit, never negative (exact, in nano-dollars); null when the key has no limit. */
 export function limitRemaining(limit: number | null, spent: number): number | null {
   if (limit === null) return null;
-  return Math.max(0, round12(limit - spent));
+  return nanoToUsd(Math.max(0, usdToNano(limit) - usdToNano(spent)));
 }
 
 export function round12(n: number): number {

@@ -36,6 +36,8 @@ import rerankRoutes from './routes/rerank.js';
 import videoRoutes from './routes/videos.js';
 import geminiRoutes, { GEMINI_BASE } from './routes/gemini.js';
 import { GEMINI_SHARED_SCHEMAS } from './schemas/gemini.js';
+import creditRoutes from './routes/credits.js';
+import workspaceBudgetRoutes, { WorkspaceBudgetView } from './routes/workspace-budgets.js';
 import type { Services } from '../services/index.js';
 
 /** A request's child logger, created by pino only when first used (most requests log only their access line). */
@@ -105,6 +107,8 @@ export const API_ROUTES: readonly RoutePlugin[] = [
   organizationRoutes, // /organization/members
   organizationSettingsRoutes, // /organization/settings
   guardrailRoutes, // /guardrails
+  creditRoutes, // /credits, /credits/adjustments
+  workspaceBudgetRoutes, // /workspaces/:id/budgets
   inferenceRoutes, // /chat/completions, /responses, /messages
   generationRoutes, // /generation
   activityRoutes, // /activity
@@ -183,7 +187,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
 
   // Shared schemas live on the root instance only: a plugin that calls addSchema gets a schema controller of its own,
   // which drops the validator compiler set above (its bodies would be coerced by Fastify's default Ajv).
-  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView, MemberView, VideoJob, ...GEMINI_SHARED_SCHEMAS]) app.addSchema(s);
+  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView, MemberView, VideoJob, WorkspaceBudgetView, ...GEMINI_SHARED_SCHEMAS]) app.addSchema(s);
 
   await app.register(swagger, {
     openapi: {

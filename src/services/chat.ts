@@ -2,6 +2,7 @@
  * Chat completions: presets, model and routing resolution, upstream attempts with fallbacks, streaming relay,
  * cost, gateway metadata and the generation record. The HTTP route only validates and hands over.
  */
+import { plannedMaxCost } from '../core/spend.js';
 import { StringDecoder } from 'node:string_decoder';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
@@ -189,6 +190,7 @@ export class ChatService {
     // the organization's default sort go to planRoute. The same policy function lists GET /models/user.
     const policy = this.deps.guardrails ? await this.deps.guardrails.enforce(call.key, models) : null;
     // ---- end of organization settings and guardrails -------------------------------------------------------------
+    let promptEstimate = 0;
     const plan = planRoute({
       now: this.now(),
       rng: this.deps.rng ?? Math.random,
@@ -200,7 +202,7 @@ export class ChatService {
       params: ir ? irParams(ir) : requestParams(body),
       provider,
       defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? policy?.defaultSort ?? null,
-      estimatedPromptTokens: ir ? irPromptTokens(ir) : estimatePromptTokens(body.messages),
+      estimatedPromptTokens: (promptEstimate = ir ? irPromptTokens(ir) : estimatePromptTokens(body.messages)),
       maxOutputTokens: typeof maxOut === 'number' ? maxOut : undefined,
       stickyEndpoint: sticky && this.now() - sticky.at < this.deps.options.sessionTtlMs ? { model: sticky.model, tag: sticky.tag } : undefined,
     });
@@ -209,9 +211,9 @@ export class ChatService {
     const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
-    // Last, with nothing left to throw: the key's own spending limit (402 once the current window's spend reached it);
-    // otherwise the request counts as in flight against it until its generation record (or the route) releases it.
-    if (call.key.limit !== null && this.deps.guardrails) prepared.release = await this.deps.guardrails.admitWithinLimit(call.key);
+    // Last, with nothing left to throw: every spending limit of the key holds the request's maximum cost (docs/spend.md;
+    // 402 when one has no room) until its generation record (or the route) settles it.
+    if (this.deps.guardrails) prepared.release = await this.deps.guardrails.admitWithinLimit(call.key, plannedMaxCost(plan.attempts, promptEstimate, typeof maxOut === 'number' ? maxOut : null));
     return prepared;
   }
 

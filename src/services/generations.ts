@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { utcDay } from '../core/limits.js';
+import { nanoToUsd, usdToNano } from '../core/money.js';
 import type { GenerationRow, KeyUsageDelta, Store } from '../store/types.js';
 import type { SharedSpend } from './shared-spend.js';
 
@@ -21,10 +22,12 @@ export function keyUsage(batch: readonly GenerationRow[]): KeyUsageDelta[] {
     const k = `${r.key_hash}|${day}`;
     let d = byKeyDay.get(k);
     if (!d) byKeyDay.set(k, (d = { key_hash: r.key_hash, day, usage: 0, byok_usage: 0, requests: 0 }));
-    if (r.is_byok) d.byok_usage += r.total_cost;
-    else d.usage += r.total_cost;
+    // Summed in nano-dollars (exact), then turned back into USD.
+    if (r.is_byok) d.byok_usage += usdToNano(r.total_cost);
+    else d.usage += usdToNano(r.total_cost);
     d.requests++;
   }
+  for (const d of byKeyDay.values()) (d.usage = nanoToUsd(d.usage)), (d.byok_usage = nanoToUsd(d.byok_usage));
   return [...byKeyDay.values()];
 }
 
@@ -114,7 +117,7 @@ export class GenerationRecorder {
     this.queue.push(row);
     this.pending.set(row.id, row);
     if (row.total_cost) {
-      this.unflushedSpend.set(row.key_hash, (this.unflushedSpend.get(row.key_hash) ?? 0) + row.total_cost);
+      this.unflushedSpend.set(row.key_hash, nanoToUsd(usdToNano(this.unflushedSpend.get(row.key_hash) ?? 0) + usdToNano(row.total_cost)));
       this.shared?.add(row.key_hash, row.total_cost);
     }
     if (this.queue.length >= this.opts.batchSize) this.flush().catch(() => undefined);
@@ -154,9 +157,9 @@ export class GenerationRecorder {
         for (const r of batch) {
           this.pending.delete(r.id);
           if (r.total_cost) {
-            const left = (this.unflushedSpend.get(r.key_hash) ?? 0) - r.total_cost;
-            if (left <= 1e-12) this.unflushedSpend.delete(r.key_hash);
-            else this.unflushedSpend.set(r.key_hash, left);
+            const left = usdToNano(this.unflushedSpend.get(r.key_hash) ?? 0) - usdToNano(r.total_cost);
+            if (left <= 0) this.unflushedSpend.delete(r.key_hash);
+            else this.unflushedSpend.set(r.key_hash, nanoToUsd(left));
           }
         }
         this.flushes++;

@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../config.js';
 import type { EndpointDef, ModelDef, ProviderDef } from '../core/catalog-types.js';
 import { limitRemaining, usageInWindow, windowStarts } from '../core/limits.js';
+import { nanoToUsd, usdToNano } from '../core/money.js';
 import {
   budgetRefusal,
   combinePolicies,
@@ -50,6 +51,8 @@ import {
 import type { CatalogService } from './catalog.js';
 import type { GenerationRecorder } from './generations.js';
 import type { InvalidationBus } from './invalidation.js';
+import type { SpendGate } from './spend/gate.js';
+import type { PlannedMaxCost } from '../core/spend.js';
 import { mapConflict, type WorkspaceService } from './workspaces.js';
 
 const SETTINGS_ID = 'organization';
@@ -606,21 +609,24 @@ export class GuardrailService {
             : [key.hash];
       if (!hashes.includes(key.hash)) hashes.push(key.hash);
       const usage = await this.deps.store.getKeyUsage(hashes, windowStarts(this.now()));
+      // Summed in nano-dollars (exact), kept in USD.
       const totals: KeyUsageTotals = { usage: 0, usage_daily: 0, usage_weekly: 0, usage_monthly: 0, byok_usage: 0, byok_usage_daily: 0, byok_usage_weekly: 0, byok_usage_monthly: 0 };
-      for (const t of usage.values()) for (const k of Object.keys(totals) as Array<keyof KeyUsageTotals>) totals[k] += t[k];
+      for (const t of usage.values()) for (const k of Object.keys(totals) as Array<keyof KeyUsageTotals>) totals[k] += usdToNano(t[k]);
+      for (const k of Object.keys(totals) as Array<keyof KeyUsageTotals>) totals[k] = nanoToUsd(totals[k]);
       let reserved = 0;
-      for (const usd of (await this.deps.store.videoReservations(hashes)).values()) reserved += usd;
+      for (const usd of (await this.deps.store.videoReservations(hashes)).values()) reserved += usdToNano(usd);
+      reserved = nanoToUsd(reserved);
       e = { hashes, totals, reserved, flushes, at: this.now() };
       if (this.spend.size > 100_000) this.spend.clear();
       this.spend.set(scopeKey, e);
     }
     // A reserved video cost lands in the current window when the job completes (BYOK is not known before then).
-    let spent = usageInWindow(e.totals, b.resetInterval, b.includeByok) + e.reserved;
-    if (!withPending) return spent;
+    let spent = usdToNano(usageInWindow(e.totals, b.resetInterval, b.includeByok)) + usdToNano(e.reserved);
+    if (!withPending) return nanoToUsd(spent);
     const pending = shared ? await shared.pending(e.hashes).catch(() => null) : null;
-    if (pending !== null) spent += pending;
-    else for (const h of e.hashes) spent += this.deps.recorder.unflushedSpend.get(h) ?? 0;
-    return spent;
+    if (pending !== null) spent += usdToNano(pending);
+    else for (const h of e.hashes) spent += usdToNano(this.deps.recorder.unflushedSpend.get(h) ?? 0);
+    return nanoToUsd(spent);
   }
 
   /**
@@ -649,7 +655,7 @@ export class GuardrailService {
    * pass the check before any of them is recorded.
    */
   private async limitSpend(key: KeyRow, limit: number, fresh = false): Promise<number> {
-    return (await this.spent(keyBudget(key, limit), key, true, fresh)) + (await this.flyingCost(key));
+    return nanoToUsd(usdToNano(await this.spent(keyBudget(key, limit), key, true, fresh)) + usdToNano(await this.flyingCost(key)));
   }
 
   private readonly inflight = new Map<string, { n: number; avg: number | null }>();
@@ -669,7 +675,14 @@ export class GuardrailService {
    * are ignored), or throws 402. On one instance the check and the count are one synchronous step after the spend is
    * read; with Redis, one atomic script over every instance's in-flight requests and not-yet-written spend.
    */
-  async admitWithinLimit(key: KeyRow): Promise<(cost: number | null) => void> {
+  async admitWithinLimit(key: KeyRow, max?: PlannedMaxCost | null): Promise<(cost: number | null) => void> {
+    // With spend control attached (docs/spend.md): the request's maximum cost reserved in every limit.
+    if (this.gate && max !== undefined) {
+      // Video jobs hold against the key's limit outside spend control (yet): a limit they fill refuses here.
+      const reached = await this.keyLimitReached(key);
+      if (reached) throw keyLimitError(key, reached.limit, reached.spent);
+      return this.gate.admit(key, max);
+    }
     if (key.limit === null) return () => undefined;
     const shared = this.deps.recorder.shared;
     if (shared) {
@@ -781,6 +794,23 @@ export class GuardrailService {
       if (entry.n === 0 && this.inflight.size > 100_000) this.inflight.delete(key.hash);
       then?.(entry.avg);
     };
+  }
+
+  private gate: SpendGate | null = null;
+
+  /** Hands admissions of callers that give a request's maximum cost to spend control. */
+  useSpend(gate: SpendGate): void {
+    this.gate = gate;
+  }
+
+  /** The guardrail budgets that apply to a key (spend-control scopes). */
+  async budgetsOf(key: KeyRow): Promise<Budget[]> {
+    return (await this.policyFor(key)).budgets;
+  }
+
+  /** USD spent against a budget, read fresh (seeds a spend-control scope). */
+  budgetSpent(b: Budget, key: KeyRow): Promise<number> {
+    return this.spent(b, key, true, true);
   }
 
   /** The first budget of the policy that is spent, if any. */

@@ -23,6 +23,9 @@ import type { CountTokensService } from './count-tokens.js';
 import type { TranscriptionService } from './transcriptions.js';
 import type { RerankService } from './rerank.js';
 import type { VideoService } from './videos.js';
+import type { SpendService } from './spend/index.js';
+import type { CreditService } from './spend/credits.js';
+import type { WorkspaceBudgetService } from './spend/budgets.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -62,6 +65,12 @@ export interface Services {
   videos: VideoService;
   /** Organization settings and guardrails: management and the effective policy of each key. */
   guardrails: GuardrailService;
+  /** Spend control: reservations over every limit of a request (docs/spend.md). */
+  spend: SpendService;
+  /** The organization's credit ledger and balance (GET /credits, POST /credits/adjustments). */
+  credits: CreditService;
+  /** Workspace budgets (/workspaces/{id}/budgets). */
+  budgets: WorkspaceBudgetService;
   /** Readiness checks (name → check) of GET /ready: the store first, then the subsystems that register one. */
   readiness: Map<string, () => Promise<boolean>>;
   /** Work to finish at shutdown after the server stopped accepting (flush usage, stop workers). */

@@ -34,8 +34,12 @@ import {
   type VideoJobRow,
   type WorkspaceMemberRow,
   type WorkspaceRow,
+  type BudgetInterval,
+  type CreditEntryRow,
+  type WorkspaceBudgetRow,
 } from './types.js';
 import { ACTIVE_VIDEO_STATUSES, checkPath, type VideoStatus } from '../core/video-states.js';
+import { nanoToUsd, nanoToUsdOrNull, usdToNano, usdToNanoOrNull } from '../core/money.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
@@ -107,7 +111,26 @@ const GENERATION_COLUMNS = [
   'native_tokens_cached', 'native_tokens_cache_write', 'total_cost', 'upstream_inference_cost', 'is_byok', 'latency_ms', 'ttft_ms',
   'generation_time_ms', 'attempts', 'error', 'preset_id', 'session_id', 'created_at',
 ] as const;
-const encodeGeneration = rowEncoder(GENERATION_COLUMNS, [...JSON_COLUMNS]);
+/** USD columns, stored as integer nano-dollars (src/core/money.ts; migration 0008); rows carry USD numbers. */
+const MONEY_COLUMNS = new Set(['total_cost', 'upstream_inference_cost', 'cost', 'reserved_cost']);
+const encodeGeneration = rowEncoder(GENERATION_COLUMNS, [...JSON_COLUMNS], [...MONEY_COLUMNS]);
+
+/** Usage deltas with their USD amounts as nano-dollars (the `key_usage_daily` columns), summed per key and day. */
+function nanoUsage(deltas: KeyUsageDelta[]): KeyUsageDelta[] {
+  const merged = new Map<string, KeyUsageDelta>();
+  for (const d of deltas) {
+    const id = `${d.key_hash}|${d.day}`;
+    const prev = merged.get(id);
+    const usage = usdToNano(d.usage);
+    const byok = usdToNano(d.byok_usage);
+    if (prev) {
+      prev.usage += usage;
+      prev.byok_usage += byok;
+      prev.requests += d.requests;
+    } else merged.set(id, { key_hash: d.key_hash, day: d.day, usage, byok_usage: byok, requests: d.requests });
+  }
+  return [...merged.values()];
+}
 
 export class SqlStore implements Store {
   private sqliteWriter?: BatchWrite;
@@ -143,6 +166,7 @@ export class SqlStore implements Store {
     for (const [k, v] of Object.entries(row)) {
       if (v === undefined) continue;
       if (JSON_COLUMNS.has(k)) out[k] = v === null ? null : JSON.stringify(v);
+      else if (MONEY_COLUMNS.has(k)) out[k] = usdToNanoOrNull(v as number | null);
       else if (this.kind === 'sqlite' && typeof v === 'boolean') out[k] = v ? 1 : 0;
       else out[k] = v;
     }
@@ -156,6 +180,7 @@ export class SqlStore implements Store {
     for (const [k, v] of Object.entries(row)) {
       if (BOOL_COLUMNS.has(k)) out[k] = v === null ? null : Boolean(v);
       else if (JSON_COLUMNS.has(k)) out[k] = typeof v === 'string' ? JSON.parse(v) : v;
+      else if (MONEY_COLUMNS.has(k)) out[k] = nanoToUsdOrNull(v as number | null);
       else if (v instanceof Date) out[k] = v.toISOString();
       else out[k] = v;
     }
@@ -421,6 +446,7 @@ export class SqlStore implements Store {
     if (rows.length === 0 && usage.length === 0) return;
     const thread = this.writerThread();
     const values = this.embedded ? rows.map(encodeGeneration) : null;
+    usage = nanoUsage(usage);
     if (thread && values) {
       try {
         await (await thread).write(values, usage);
@@ -445,7 +471,7 @@ export class SqlStore implements Store {
           .onConflict((oc) => oc.column('id').doNothing())
           .execute();
       }
-      await this.addUsageIn(trx, usage);
+      await this.addNanoUsageIn(trx, usage);
     });
   }
 
@@ -455,21 +481,12 @@ export class SqlStore implements Store {
 
   async addKeyUsage(deltas: KeyUsageDelta[]): Promise<void> {
     if (deltas.length === 0) return;
-    await this.db.transaction().execute((trx) => this.addUsageIn(trx, deltas));
+    await this.db.transaction().execute((trx) => this.addNanoUsageIn(trx, nanoUsage(deltas)));
   }
 
-  private async addUsageIn(trx: Transaction<any>, deltas: KeyUsageDelta[]): Promise<void> {
-    const merged = new Map<string, KeyUsageDelta>();
-    for (const d of deltas) {
-      const id = `${d.key_hash}|${d.day}`;
-      const prev = merged.get(id);
-      if (prev) {
-        prev.usage += d.usage;
-        prev.byok_usage += d.byok_usage;
-        prev.requests += d.requests;
-      } else merged.set(id, { ...d });
-    }
-    for (const d of merged.values()) {
+  /** Adds deltas already in nano-dollars and merged per key and day (`nanoUsage`). */
+  private async addNanoUsageIn(trx: Transaction<any>, merged: KeyUsageDelta[]): Promise<void> {
+    for (const d of merged) {
       await trx
         .insertInto('key_usage_daily')
         .values({ ...d })
@@ -491,6 +508,7 @@ export class SqlStore implements Store {
     }
     if (hashes.length === 0) return out;
     const rows = await this.db.selectFrom('key_usage_daily').selectAll().where('key_hash', 'in', hashes).execute();
+    // Summed in nano-dollars (exact), turned into USD once.
     for (const r of rows) {
       const t = out.get(r.key_hash as string)!;
       const day = r.day as string;
@@ -502,6 +520,7 @@ export class SqlStore implements Store {
       if (day >= w.week) (t.usage_weekly += u), (t.byok_usage_weekly += b);
       if (day >= w.month) (t.usage_monthly += u), (t.byok_usage_monthly += b);
     }
+    for (const t of out.values()) for (const k of Object.keys(t) as Array<keyof KeyUsageTotals>) t[k] = nanoToUsd(t[k]);
     return out;
   }
 
@@ -783,8 +802,8 @@ export class SqlStore implements Store {
         model: r.model as string,
         provider_name: r.provider_name as string,
         endpoint_tag: (r.endpoint_tag as string | null) ?? '',
-        usage: Number(r.usage),
-        byok_usage_inference: Number(r.byok_usage_inference),
+        usage: nanoToUsd(Number(r.usage)),
+        byok_usage_inference: nanoToUsd(Number(r.byok_usage_inference)),
         requests: Number(r.requests),
         prompt_tokens: Number(r.prompt_tokens),
         completion_tokens: Number(r.completion_tokens),
@@ -915,7 +934,7 @@ export class SqlStore implements Store {
       .where('status', 'in', [...ACTIVE_VIDEO_STATUSES])
       .groupBy('key_hash')
       .execute();
-    for (const r of rows) if (r.usd !== null && Number(r.usd) > 0) out.set(r.key_hash as string, Number(r.usd));
+    for (const r of rows) if (r.usd !== null && Number(r.usd) > 0) out.set(r.key_hash as string, nanoToUsd(Number(r.usd)));
     return out;
   }
 
@@ -934,6 +953,96 @@ export class SqlStore implements Store {
         }
       }),
     );
+  }
+
+  // ---- credits and workspace budgets (docs/spend.md) -------------------------------------------------------------
+
+  async insertCreditEntry(row: CreditEntryRow): Promise<void> {
+    const { amount_usd, ...rest } = row;
+    await this.guard(`credit entry ${row.id} already exists`, () => this.db.insertInto('credit_ledger').values({ ...rest, amount_nano: usdToNano(amount_usd) }).execute());
+  }
+
+  private creditRow(r: Row): CreditEntryRow {
+    const { amount_nano, ...rest } = this.dec<Row>(r)!;
+    return { ...(rest as Omit<CreditEntryRow, 'amount_usd'>), amount_usd: nanoToUsd(Number(amount_nano)) };
+  }
+
+  async listCreditEntries(offset: number, limit: number): Promise<Page<CreditEntryRow>> {
+    const rows = await this.db.selectFrom('credit_ledger').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute();
+    return { rows: rows.map((r) => this.creditRow(r)), total: await this.count('credit_ledger') };
+  }
+
+  async creditTotal(): Promise<number> {
+    const row = await this.db.selectFrom('credit_ledger').select(sql<string>`cast(coalesce(sum(amount_nano), 0) as text)`.as('n')).executeTakeFirstOrThrow();
+    return nanoToUsd(Number(row.n));
+  }
+
+  async organizationUsage(): Promise<number> {
+    const row = await this.db
+      .selectFrom('generations')
+      .select(sql<string>`cast(coalesce(sum(total_cost), 0) as text)`.as('n'))
+      .where('is_byok', '=', this.bool(false))
+      .where('total_cost', '>', 0)
+      .executeTakeFirstOrThrow();
+    return nanoToUsd(Number(row.n));
+  }
+
+  private budgetRow(r: Row): WorkspaceBudgetRow {
+    const d = this.dec<Row>(r)!;
+    return {
+      id: d.id as string,
+      workspace_id: d.workspace_id as string,
+      interval: d.budget_interval as BudgetInterval,
+      limit_usd: nanoToUsd(Number(d.limit_nano)),
+      created_at: d.created_at as string,
+      updated_at: d.updated_at as string,
+    };
+  }
+
+  private async budgetsIn(db: Db | Transaction<any>, workspace_id: string): Promise<WorkspaceBudgetRow[]> {
+    const rows = await db.selectFrom('workspace_budgets').selectAll().where('workspace_id', '=', workspace_id).execute();
+    const order: BudgetInterval[] = ['daily', 'weekly', 'monthly', 'lifetime'];
+    return rows.map((r) => this.budgetRow(r)).sort((a, b) => order.indexOf(a.interval) - order.indexOf(b.interval));
+  }
+
+  async listWorkspaceBudgets(workspace_id: string): Promise<{ budgets: WorkspaceBudgetRow[]; include_byok_in_budgets: boolean }> {
+    const [budgets, settings] = await Promise.all([
+      this.budgetsIn(this.db, workspace_id),
+      this.db.selectFrom('workspace_budget_settings').select('include_byok_in_budgets').where('workspace_id', '=', workspace_id).executeTakeFirst(),
+    ]);
+    return { budgets, include_byok_in_budgets: Boolean(settings?.include_byok_in_budgets ?? false) };
+  }
+
+  async saveWorkspaceBudget(row: WorkspaceBudgetRow, includeByok: boolean | undefined, check: (all: WorkspaceBudgetRow[]) => void): Promise<WorkspaceBudgetRow> {
+    return this.db.transaction().execute(async (trx) => {
+      // Serializes the workspace's budget changes (PostgreSQL; a SQLite transaction holds the write lock already).
+      if (this.kind === 'postgres') await sql`select id from workspaces where id = ${row.workspace_id} for update`.execute(trx);
+      const current = await this.budgetsIn(trx, row.workspace_id);
+      const existing = current.find((b) => b.interval === row.interval);
+      const saved: WorkspaceBudgetRow = existing ? { ...row, id: existing.id, created_at: existing.created_at } : row;
+      check([...current.filter((b) => b.interval !== row.interval), saved]);
+      const values = { limit_nano: usdToNano(saved.limit_usd), updated_at: saved.updated_at };
+      if (existing) await trx.updateTable('workspace_budgets').set(values).where('id', '=', existing.id).execute();
+      else {
+        await trx
+          .insertInto('workspace_budgets')
+          .values({ id: saved.id, workspace_id: saved.workspace_id, budget_interval: saved.interval, created_at: saved.created_at, ...values })
+          .execute();
+      }
+      if (includeByok !== undefined) {
+        await trx
+          .insertInto('workspace_budget_settings')
+          .values({ workspace_id: row.workspace_id, include_byok_in_budgets: this.bool(includeByok), updated_at: saved.updated_at })
+          .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ include_byok_in_budgets: this.bool(includeByok), updated_at: saved.updated_at }))
+          .execute();
+      }
+      return saved;
+    });
+  }
+
+  async deleteWorkspaceBudget(workspace_id: string, interval: BudgetInterval): Promise<boolean> {
+    const res = await this.db.deleteFrom('workspace_budgets').where('workspace_id', '=', workspace_id).where('budget_interval', '=', interval).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
   }
 
   // ---- helpers ----------------------------------------------------------------------------------

@@ -8,8 +8,9 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { GenerationRow, KeyUsageDelta } from './types.js';
+import { usdToNano } from '../core/money.js';
 
-/** One generation row as the insert's positional values (booleans as 0/1, JSON columns as text). */
+/** One generation row as the insert's positional values (booleans as 0/1, JSON columns as text, money as nano-dollars). */
 export type RowValues = Array<string | number | null>;
 
 export type BatchWrite = (rows: RowValues[], usage: KeyUsageDelta[]) => void;
@@ -19,14 +20,16 @@ export type BatchWrite = (rows: RowValues[], usage: KeyUsageDelta[]) => void;
  * posted: an array of plain values costs about a third of a keyed object to clone and to rebuild on the other side,
  * and the writer thread binds it to the statement as it comes.
  */
-export function rowEncoder(columns: readonly string[], jsonColumns: readonly string[]): (row: GenerationRow) => RowValues {
+export function rowEncoder(columns: readonly string[], jsonColumns: readonly string[], moneyColumns: readonly string[] = []): (row: GenerationRow) => RowValues {
   const json = columns.map((c) => jsonColumns.includes(c));
+  // USD amounts are stored as integer nano-dollars (src/core/money.ts).
+  const money = columns.map((c) => moneyColumns.includes(c));
   return (row) => {
     const r = row as unknown as Record<string, unknown>;
     const out: RowValues = new Array(columns.length);
     for (let i = 0; i < columns.length; i++) {
       const v = r[columns[i]];
-      out[i] = v === undefined || v === null ? null : typeof v === 'boolean' ? (v ? 1 : 0) : json[i] ? JSON.stringify(v) : (v as string | number);
+      out[i] = v === undefined || v === null ? null : typeof v === 'boolean' ? (v ? 1 : 0) : json[i] ? JSON.stringify(v) : money[i] ? usdToNano(v as number) : (v as string | number);
     }
     return out;
   };

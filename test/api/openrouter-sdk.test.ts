@@ -92,8 +92,7 @@ describe('@openrouter/sdk: chat', () => {
 
     const limited = await admin.apiKeys.create({ requestBody: { name: 'sdk-limited', limit: 0.000001 } });
     const spender = new OpenRouter({ apiKey: limited.key, serverURL: env.t.api });
-    await spender.chat.send({ chatRequest: hello() }); // spends past the tiny limit
-    await new Promise((r) => setTimeout(r, 50));
+    // The tiny limit cannot pay for the request's maximum cost: refused before any upstream call.
     const e402 = await rejection(spender.chat.send({ chatRequest: hello() }));
     expect(e402).toBeInstanceOf(errors.PaymentRequiredResponseError);
     expect(e402.statusCode).toBe(402);

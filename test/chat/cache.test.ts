@@ -120,10 +120,12 @@ describe('response cache (in memory)', () => {
   });
 
   it("a hit still passes the request's checks: a key whose limit is spent gets its 402, not the cached answer", async () => {
-    const k = await createInferenceKey(env.t, { name: 'limited', limit: 0.0000001 });
+    const k = await createInferenceKey(env.t, { name: 'limited', limit: 1 });
     const req = (key: string) => chat(env, { model: 'test/beta', messages: [{ role: 'user', content: 'limited' }] }, { key, headers: CACHE });
     expect((await req(k.key)).status).toBe(200);
     await env.t.gw.svc.recorder.flush();
+    // The limit lowered below what the first request spent (a request is reserved before its call: it cannot overshoot).
+    expect((await env.t.call('PATCH', `/keys/${k.hash}`, { body: { limit: 0.0000001 } })).status).toBe(200);
     const refused = await req(k.key);
     expect(refused.status).toBe(402);
   });

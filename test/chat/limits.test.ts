@@ -1,7 +1,8 @@
 /**
- * A key's own spending limit: requests are refused with 402 once the spend of the current window reaches it, and
- * GET /key shows what is left. Cost per request here: test/alpha on sim-a, 6 prompt tokens × $0.000001 + 12 completion
- * tokens × $0.000002 = $0.00003.
+ * A key's own spending limit (docs/spend.md): each request reserves its maximum cost before the upstream call and is
+ * refused with 402 when the limit has no room for it; GET /key shows what is left. Cost per request here: test/alpha on
+ * sim-a, 6 prompt tokens × $0.000001 + 12 completion tokens × $0.000002 = $0.00003; its maximum cost, reserved, is the
+ * prompt estimate (3 tokens) + max_tokens 12: $0.000027.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,20 +21,22 @@ describe('key spending limits', () => {
   });
   afterAll(async () => env?.close());
 
-  const ask = (key: string) => new OpenAI({ baseURL: env.t.api, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], provider: { only: ['sim-a'] } } as never);
+  const ask = (key: string) => new OpenAI({ baseURL: env.t.api, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 12, provider: { only: ['sim-a'] } } as never);
 
-  it('refuses with 402 once the limit is reached, and GET /key shows nothing left', async () => {
-    // $0.0001: requests 1–4 start below it (0, 0.00003, 0.00006, 0.00009 spent); the 5th starts at 0.00012.
+  it('refuses with 402 when the limit has no room for the request, and never spends past it', async () => {
+    // $0.0001: requests 1–3 each find room for $0.000027 (0, 0.00003, 0.00006 spent); the 4th does not (0.00009 spent).
     const k = await createInferenceKey(env.t, { name: 'limited', limit: 0.0001, limit_reset: 'daily' });
-    for (let i = 0; i < 4; i++) expect((await ask(k.key)).usage).toMatchObject({ cost: 0.00003 });
+    for (let i = 0; i < 3; i++) expect((await ask(k.key)).usage).toMatchObject({ cost: 0.00003 });
     const refused = await ask(k.key).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(OpenAI.APIError);
     expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
-    expect(String((refused as Error).message)).toMatch(/Key limit reached/);
+    // The hosted router's words: $0.00001 left buys 3 output tokens after the 3-token prompt estimate.
+    expect(String((refused as Error).message)).toContain('This request requires more credits, or fewer max_tokens. You requested up to 12 tokens, but can only afford 3.');
+    expect(String((refused as Error).message)).toContain('key limit');
     await env.t.gw.svc.recorder.flush();
     const me = await env.t.call('GET', '/key', { key: k.key });
-    expect(me.body.data.limit_remaining).toBe(0);
-    expect(me.body.data.usage_daily).toBeCloseTo(0.00012, 12);
+    expect(me.body.data.limit_remaining).toBe(0.00001);
+    expect(me.body.data.usage_daily).toBe(0.00009);
   });
 
   it('limit_remaining counts spend not yet written: right after a request, before its record is written', async () => {
@@ -64,18 +67,20 @@ describe('key spending limits', () => {
   });
 
   it('a burst of concurrent requests cannot all pass the limit check before any is recorded', async () => {
-    // $0.0001 with one request ($0.00003) already spent. Requests still in flight count at the key's average cost:
-    // admitted while 0.00003 + n × 0.00003 < 0.0001, i.e. n = 0, 1, 2 → 3 of the 10 concurrent requests; the rest 402.
+    // $0.0001 with one request ($0.00003) already spent: $0.00007 left holds two reservations of $0.000027 → 2 of the 10
+    // concurrent requests; the rest 402, and the spend stays below the limit.
     const k = await createInferenceKey(env.t, { name: 'burst', limit: 0.0001 });
     await ask(k.key);
     env.sim.setKnobs('sim-a', { latencyMs: 300 });
     try {
       const results = await Promise.all(Array.from({ length: 10 }, () => ask(k.key).then(() => 200, (e: { status?: number }) => e.status)));
-      expect(results.filter((s) => s === 200)).toHaveLength(3);
-      expect(results.filter((s) => s === 402)).toHaveLength(7);
+      expect(results.filter((s) => s === 200)).toHaveLength(2);
+      expect(results.filter((s) => s === 402)).toHaveLength(8);
     } finally {
       env.sim.setKnobs('sim-a', { latencyMs: null });
     }
+    await env.t.gw.svc.recorder.flush();
+    expect((await env.t.call('GET', `/keys/${k.hash}`)).body.data.usage).toBe(0.00009);
     // Every admitted request was released: once recorded spend is below a raised limit, the key works again.
     expect((await env.t.call('PATCH', `/keys/${k.hash}`, { body: { limit: 1 } })).status).toBe(200);
     expect((await ask(k.key)).usage).toMatchObject({ cost: 0.00003 });
@@ -106,22 +111,22 @@ describe('key spending limits across two instances (PostgreSQL + Redis)', () => 
   });
 
   const ask = (t: TestGateway, key: string) =>
-    new OpenAI({ baseURL: t.api, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], provider: { only: ['sim-a'] } } as never);
+    new OpenAI({ baseURL: t.api, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 12, provider: { only: ['sim-a'] } } as never);
 
   it('a burst split over both instances admits exactly what the limit has room for', async () => {
-    // $0.0001 with one request ($0.00003) spent on A: 3 more fit (0.00003 + n × 0.00003 < 0.0001 for n = 0, 1, 2),
-    // counted over both instances' requests in flight — B has served nothing yet and learns the average cost from A.
+    // $0.0001 with one request ($0.00003) spent on A: two more reservations of $0.000027 fit, over both instances'
+    // requests in flight (one set of counters in Redis).
     const k = await createInferenceKey(a, { name: 'shared-burst', limit: 0.0001 });
     await ask(a, k.key);
     sim.setKnobs('sim-a', { latencyMs: 300 });
     try {
       const results = await Promise.all(Array.from({ length: 10 }, (_, i) => ask(i % 2 ? a : b, k.key).then(() => 200, (e: { status?: number }) => e.status)));
-      expect(results.filter((s) => s === 200)).toHaveLength(3);
-      expect(results.filter((s) => s === 402)).toHaveLength(7);
+      expect(results.filter((s) => s === 200)).toHaveLength(2);
+      expect(results.filter((s) => s === 402)).toHaveLength(8);
     } finally {
       sim.setKnobs('sim-a', { latencyMs: null });
     }
-    // Spent now: 4 × $0.00003 ≥ $0.0001, on either instance; raised, both serve again (nothing left counted in flight).
+    // Spent now: 3 × $0.00003, $0.00001 left, on either instance; raised, both serve again (nothing left held).
     expect(await ask(b, k.key).catch((e: { status?: number }) => e.status)).toBe(402);
     expect((await a.call('PATCH', `/keys/${k.hash}`, { body: { limit: 1 } })).status).toBe(200);
     await new Promise((r) => setTimeout(r, 300));
@@ -133,13 +138,14 @@ describe('key spending limits across two instances (PostgreSQL + Redis)', () => 
 describe('limits while Redis is unreachable', () => {
   let env: ChatEnv;
   beforeAll(async () => {
-    env = await startChatEnv('sqlite', { env: { GATEWAY_REDIS_URL: 'redis://127.0.0.1:1' } });
+    // GATEWAY_SPEND_REDIS_DOWN=local: this instance counts spending limits alone while Redis is unreachable.
+    env = await startChatEnv('sqlite', { env: { GATEWAY_REDIS_URL: 'redis://127.0.0.1:1', GATEWAY_SPEND_REDIS_DOWN: 'local' } });
   });
   afterAll(async () => env?.close());
 
   it('keys with a spending limit or a rate limit are still served, their limits counted on this instance', async () => {
-    const ask = (key: string) => new OpenAI({ baseURL: env.t.api, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], provider: { only: ['sim-a'] } } as never);
-    const spend = await createInferenceKey(env.t, { name: 'spend', limit: 0.00005 });
+    const ask = (key: string) => new OpenAI({ baseURL: env.t.api, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 12, provider: { only: ['sim-a'] } } as never);
+    const spend = await createInferenceKey(env.t, { name: 'spend', limit: 0.00006 });
     expect((await ask(spend.key)).usage).toMatchObject({ cost: 0.00003 });
     expect((await ask(spend.key)).usage).toMatchObject({ cost: 0.00003 });
     expect(await ask(spend.key).catch((e: { status?: number }) => e.status)).toBe(402);
@@ -147,5 +153,23 @@ describe('limits while Redis is unreachable', () => {
     expect((await ask(rate.key)).choices[0].message.content).toBeTruthy();
     expect((await ask(rate.key)).choices[0].message.content).toBeTruthy();
     expect(await ask(rate.key).catch((e: { status?: number }) => e.status)).toBe(429);
+  });
+});
+
+describe('spending limits while Redis is unreachable, failing closed (the default)', () => {
+  let env: ChatEnv;
+  beforeAll(async () => {
+    env = await startChatEnv('sqlite', { env: { GATEWAY_REDIS_URL: 'redis://127.0.0.1:1' } });
+  });
+  afterAll(async () => env?.close());
+
+  it('a key with a spending limit gets 503 with a clear message; a key without one is served', async () => {
+    const ask = (key: string) => env.t.call('POST', '/chat/completions', { key, body: { model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 12, provider: { only: ['sim-a'] } } });
+    const limited = await createInferenceKey(env.t, { name: 'limited', limit: 1 });
+    const refused = await ask(limited.key);
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.message).toMatch(/Spending limits cannot be checked right now/);
+    const free = await createInferenceKey(env.t, { name: 'free' });
+    expect((await ask(free.key)).status).toBe(200);
   });
 });

@@ -53,6 +53,8 @@ const COMMANDS: Array<[string[], string]> = [
   [['members', 'add'], 'members add --email <email>'],
   [['members', 'list'], 'members list'],
   [['members', 'remove'], 'members remove <member-id>'],
+  [['credits', 'add'], 'credits add <usd>'],
+  [['credits', 'show'], 'credits show'],
 ];
 
 describe('CLI', () => {
@@ -284,6 +286,32 @@ describe('CLI', () => {
       const last = await run('members', 'remove', ownerId);
       expect(last.code).toBe(1);
       expect(last.stderr).toContain('(409)');
+    });
+
+    it('credits add (top-ups and adjustments, one ledger row each) and credits show', async () => {
+      const first = await run('credits', 'add', '0.1', '--note', 'invoice 1');
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stdout).toMatch(/Recorded top_up [0-9a-f-]{36}: 0\.1 USD\. Total credits 0\.1 USD, used 0 USD\./);
+      expect((await run('credits', 'add', '0.2')).stdout).toContain('Total credits 0.3 USD'); // not 0.30000000000000004
+      const adj = await run('credits', 'add', '--adjustment', '--', '-0.05');
+      expect(adj.code, adj.stderr).toBe(0);
+      expect(adj.stdout).toContain('Recorded adjustment');
+      expect(adj.stdout).toContain('Total credits 0.25 USD');
+
+      const show = await run('credits', 'show');
+      expect(show.code).toBe(0);
+      const lines = show.stdout.trim().split('\n');
+      expect(lines[0]).toBe('Total credits 0.25 USD, used 0 USD (not enforced: GATEWAY_CREDITS is off).');
+      expect(lines).toHaveLength(4);
+      expect(lines[1]).toMatch(/adjustment\s+-0\.05\s+cli$/);
+      expect(lines[3]).toMatch(/top_up\s+0\.1\s+cli\s+invoice 1$/);
+
+      for (const bad of [['credits', 'add'], ['credits', 'add', 'ten'], ['credits', 'add', '0'], ['credits', 'add', '--', '-1']]) {
+        const r = await run(...bad);
+        expect(r.code, bad.join(' ')).toBe(1);
+        expect(r.stderr).toMatch(/^Error: /);
+      }
+      expect((await run('credits', 'add', '--adjustment', '--', '-100')).stderr).toContain('(400)');
     });
   });
 });

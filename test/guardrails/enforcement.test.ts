@@ -273,12 +273,24 @@ describe.each(BACKENDS)('Policy enforcement: /models/user and routing agree (%s)
       expect((await views(env.t, key)).listed).toEqual(REACHABLE);
     });
 
-    it('a fresh key: the request that crosses the limit succeeds, the next one is refused', async () => {
+    /**
+     * A request's maximum cost is reserved against the budget before its upstream call (docs/spend.md): a budget of
+     * exactly one request's cost admits that request when it asks for no more output than it produces.
+     */
+    const oneRequest = async (model: string) => {
+      const body = { messages: [{ role: 'user', content: 'x'.repeat(400) }] };
+      const probe = await chat(env.t, await newKey(env.t), model, body);
+      expectStatus(probe, 200);
+      return { limit_usd: probe.body.usage.cost as number, body: { ...body, max_tokens: probe.body.usage.completion_tokens as number } };
+    };
+
+    it('a fresh key: the request that spends the budget succeeds, the next one is refused', async () => {
       const key = await newKey(env.t);
-      const g = await guardrail({ limit_usd: 0.00001 });
+      const one = await oneRequest('test/alpha');
+      const g = await guardrail({ limit_usd: one.limit_usd });
       await assignKey(g, key);
       expect((await env.t.call('GET', '/models/user', { key })).body.total_count).toBe(REACHABLE.length);
-      expectStatus(await chat(env.t, key, 'test/alpha', { messages: [{ role: 'user', content: 'x'.repeat(400) }] }), 200);
+      expectStatus(await chat(env.t, key, 'test/alpha', one.body), 200);
       expect((await chat(env.t, key, 'test/beta')).status).toBe(403);
       expect((await env.t.call('GET', '/models/user', { key })).body.data).toEqual([]);
     });
@@ -287,9 +299,10 @@ describe.each(BACKENDS)('Policy enforcement: /models/user and routing agree (%s)
       const member = await newMember(env.t);
       const k1 = await newKey(env.t, { creator_user_id: member });
       const k2 = await newKey(env.t, { creator_user_id: member });
-      const g = await guardrail({ limit_usd: 0.00001, reset_interval: 'monthly' });
+      const one = await oneRequest('test/alpha');
+      const g = await guardrail({ limit_usd: one.limit_usd, reset_interval: 'monthly' });
       expectStatus(await call('POST', `/guardrails/${g.id}/assignments/members`, { member_user_ids: [member] }), 200);
-      expectStatus(await chat(env.t, k1, 'test/alpha', { messages: [{ role: 'user', content: 'x'.repeat(400) }] }), 200);
+      expectStatus(await chat(env.t, k1, 'test/alpha', one.body), 200);
       const refused = await chat(env.t, k2, 'test/alpha');
       expectError(refused as any, 403, { message: `Blocked by guardrail "${g.name}"` });
       expect(refused.body.error.metadata.guardrail_scope).toBe('member');
@@ -300,8 +313,9 @@ describe.each(BACKENDS)('Policy enforcement: /models/user and routing agree (%s)
       const ws = (await call('POST', '/workspaces', { name: 'Budget', slug: `budget-${++n}` })).body.data;
       const k1 = await newKey(env.t, { workspace_id: ws.id });
       const k2 = await newKey(env.t, { workspace_id: ws.id });
-      expectStatus(await call('PATCH', `/guardrails/${ws.default_guardrail_id}`, { limit_usd: 0.00001 }), 200);
-      expectStatus(await chat(env.t, k1, 'test/beta', { messages: [{ role: 'user', content: 'x'.repeat(400) }] }), 200);
+      const one = await oneRequest('test/beta');
+      expectStatus(await call('PATCH', `/guardrails/${ws.default_guardrail_id}`, { limit_usd: one.limit_usd }), 200);
+      expectStatus(await chat(env.t, k1, 'test/beta', one.body), 200);
       expect((await chat(env.t, k2, 'test/beta')).status).toBe(403);
       expect((await views(env.t, k2)).listed).toEqual([]);
       expect((await views(env.t, await newKey(env.t))).listed).toEqual(REACHABLE);

@@ -328,6 +328,72 @@ function m0007(t: ColumnTypes): Migration {
   };
 }
 
+/** Money columns converted to integer nano-dollars by `spendMoney` (table, column, not null with default 0). */
+export const MONEY_COLUMNS: Array<[table: string, column: string, notNull: boolean]> = [
+  ['key_usage_daily', 'usage', true],
+  ['key_usage_daily', 'byok_usage', true],
+  ['generations', 'total_cost', false],
+  ['generations', 'upstream_inference_cost', false],
+  ['video_jobs', 'cost', false],
+  ['video_jobs', 'reserved_cost', false],
+];
+
+/**
+ * Spend (docs/spend.md): money stored exactly, as integer nano-dollars (10⁻⁹ USD) in 64-bit integer columns, so that
+ * sums never drift (`0.00047999999999999996`); existing USD floats are converted (rounded to the nano-dollar). Plus
+ * the organization's credit ledger (every top-up and adjustment, one row each) and workspace budgets (one row per
+ * workspace and interval; `reset_interval` null = lifetime) with the workspace-wide `include_byok_in_budgets`.
+ */
+function spendMoney(dialect: Dialect, t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      for (const [table, column, notNull] of MONEY_COLUMNS) {
+        if (dialect === 'postgres') {
+          await sql`alter table ${sql.table(table)} alter column ${sql.ref(column)} drop default`.execute(db);
+          await sql`alter table ${sql.table(table)} alter column ${sql.ref(column)} type bigint using round(${sql.ref(column)} * 1000000000)::bigint`.execute(db);
+          if (notNull) await sql`alter table ${sql.table(table)} alter column ${sql.ref(column)} set default 0`.execute(db);
+          continue;
+        }
+        // SQLite cannot change a column's type: a new integer column takes the converted values, then its place.
+        const tmp = `${column}_nano`;
+        await db.schema.alterTable(table).addColumn(tmp, 'integer', (c) => (notNull ? c.notNull().defaultTo(0) : c)).execute();
+        await sql`update ${sql.table(table)} set ${sql.ref(tmp)} = cast(round(${sql.ref(column)} * 1000000000) as integer) where ${sql.ref(column)} is not null`.execute(db);
+        await db.schema.alterTable(table).dropColumn(column).execute();
+        await db.schema.alterTable(table).renameColumn(tmp, column).execute();
+      }
+
+      await db.schema
+        .createTable('credit_ledger')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('amount_nano', 'bigint', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('top_up', 'adjustment')`))
+        .addColumn('note', 'text')
+        .addColumn('created_by', 'text')
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('credit_ledger_created_idx').on('credit_ledger').columns(['created_at', 'id']).execute();
+
+      await db.schema
+        .createTable('workspace_budgets')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+        // 'daily' | 'weekly' | 'monthly' | 'lifetime' (the API shows lifetime as reset_interval null).
+        .addColumn('budget_interval', 'text', (c) => c.notNull().check(sql`budget_interval in ('daily', 'weekly', 'monthly', 'lifetime')`))
+        .addColumn('limit_nano', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .addColumn('updated_at', t.ts, (c) => c.notNull())
+        .addUniqueConstraint('workspace_budgets_uq', ['workspace_id', 'budget_interval'])
+        .execute();
+      await db.schema
+        .createTable('workspace_budget_settings')
+        .addColumn('workspace_id', 'text', (c) => c.primaryKey().references('workspaces.id').onDelete('cascade'))
+        .addColumn('include_byok_in_budgets', t.bool, (c) => c.notNull())
+        .addColumn('updated_at', t.ts, (c) => c.notNull())
+        .execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -339,5 +405,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0005_key_rate_limits': m0005(),
     '0006_video_reservations': m0006(t),
     '0007_workspace_members': m0007(t),
+    '0008_spend_exact_money_credits_budgets': spendMoney(dialect, t),
   };
 }

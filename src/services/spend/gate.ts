@@ -1,0 +1,76 @@
+/**
+ * Every limit of a request as spend-control scopes, and its admission (docs/spend.md): the key's spending limit (in
+ * its reset window), its guardrails' budgets (key, member, workspace default), its workspace's budgets and — credits on
+ * — the organization's balance. `admit` reserves the request's maximum cost in all of them at once and answers the
+ * settle function (call it once with the real cost, or null when nothing was billed), or throws 402 (no room) or 503
+ * (shared counters unreachable, fail closed). Scopes come from caches: no database read per request once seeded.
+ */
+import { HttpError } from '../../core/errors.js';
+import { formatNano, nanoToUsd, usdToNano } from '../../core/money.js';
+import { affordableOutputTokens, insufficientCreditsMessage, scopeId, type PlannedMaxCost } from '../../core/spend.js';
+import type { Budget } from '../../core/policy.js';
+import type { KeyRow } from '../../store/types.js';
+import type { WorkspaceBudgetService } from './budgets.js';
+import type { CreditService } from './credits.js';
+import { SpendUnavailableError, type SpendService } from './index.js';
+import type { ScopeSpec } from './types.js';
+
+/** What the gate needs from the guardrail service: the key's budgets, and spend figures to seed scopes from. */
+export interface BudgetSource {
+  budgetsOf(key: KeyRow): Promise<Budget[]>;
+  /** USD spent against a budget (a key limit is a budget of scope `key`): written, unwritten and held by video jobs. */
+  budgetSpent(b: Budget, key: KeyRow): Promise<number>;
+}
+
+export class SpendGate {
+  constructor(
+    private readonly deps: { spend: SpendService; credits: CreditService; budgets: WorkspaceBudgetService; source: BudgetSource; now?: () => number },
+  ) {}
+
+  private now(): number {
+    return this.deps.now ? this.deps.now() : Date.now();
+  }
+
+  async scopes(key: KeyRow): Promise<ScopeSpec[]> {
+    const now = this.now();
+    const src = this.deps.source;
+    const out: ScopeSpec[] = [];
+    if (key.limit !== null) {
+      const b: Budget = { guardrailId: '', name: 'key limit', scope: 'key', limitUsd: key.limit, resetInterval: key.limit_reset, includeByok: key.include_byok_in_limit };
+      out.push({ ...scopeId('key', `${key.hash}${b.includeByok ? '+byok' : ''}`, key.limit_reset, now, 'key limit'), limitNano: usdToNano(key.limit), seed: async () => usdToNano(await src.budgetSpent(b, key)) });
+    }
+    for (const b of await src.budgetsOf(key)) {
+      const owner = b.scope === 'workspace' ? key.workspace_id : b.scope === 'member' ? (key.creator_user_id ?? key.hash) : key.hash;
+      const label = `guardrail "${b.name}" budget (${b.resetInterval ?? 'lifetime'})`;
+      out.push({ ...scopeId('guardrail', `${b.guardrailId}:${b.scope}:${owner}${b.includeByok ? '+byok' : ''}`, b.resetInterval, now, label), limitNano: usdToNano(b.limitUsd), seed: async () => usdToNano(await src.budgetSpent(b, key)) });
+    }
+    out.push(...(await this.deps.budgets.scopes(key.workspace_id)));
+    const credits = await this.deps.credits.scope();
+    if (credits) out.push(credits);
+    return out;
+  }
+
+  /** Reserves the request's maximum cost (`max`; null: unpriced, nothing to reserve but every limit must have room left). */
+  async admit(key: KeyRow, max: PlannedMaxCost | null): Promise<(costUsd: number | null) => void> {
+    const scopes = await this.scopes(key);
+    if (scopes.length === 0) return () => undefined;
+    let r;
+    try {
+      // An unpriced request reserves one nano-dollar: admitted while every limit has room left.
+      r = await this.deps.spend.reserve(scopes, max?.nano ?? 1);
+    } catch (err) {
+      if (err instanceof SpendUnavailableError) throw new HttpError(503, err.message, { error_type: 'spend_unavailable' });
+      throw err;
+    }
+    if (!r.ok) {
+      const available = r.availableNano;
+      const where = `${r.scope.label}: $${formatNano(available)} left`;
+      const message = max
+        ? `${insufficientCreditsMessage(max.requestedTokens, affordableOutputTokens(max.pricing, max.promptTokens, available))} (${where})`
+        : `Insufficient room under the ${where}`;
+      throw new HttpError(402, message, { error_type: 'payment_required', limit: r.scope.label, available: nanoToUsd(available), ...(max ? { requested_max_cost: nanoToUsd(max.nano) } : {}) });
+    }
+    const reservation = r.reservation;
+    return (cost) => (cost === null || !(cost > 0) ? reservation.release() : reservation.settle(usdToNano(cost)));
+  }
+}

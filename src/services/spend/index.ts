@@ -1,0 +1,75 @@
+/**
+ * SpendService (docs/spend.md): `reserve(scopes, maxCost)` before an upstream call, then `settle(actualCost)` or
+ * `release()` on the reservation — over every limit that covers the request (key limit, guardrail budgets, workspace
+ * budgets, organization credits), each a scope. Without Redis one instance is exact on its own (LocalLedger); with
+ * Redis every instance shares one set of counters through leases (RedisLedger). When Redis cannot be reached,
+ * limited requests fail closed (503, `SpendUnavailableError`) unless the operator chose `local` (each instance then
+ * counts alone until Redis is back — limits may be overshot by the number of instances).
+ */
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { LocalLedger } from './local.js';
+import { RedisLedger, type RedisLedgerOptions } from './redis-ledger.js';
+import { once, SpendUnavailableError, type ReserveResult, type ScopeSpec } from './types.js';
+
+export type SpendFailMode = 'closed' | 'local';
+
+export interface SpendServiceOptions {
+  /** Shared counters across instances (null: this instance alone). */
+  redis?: Redis | null;
+  /** Redis ledger settings (key prefix, heartbeat TTL, sync period, idle time, lease cap). */
+  ledger?: Partial<RedisLedgerOptions>;
+  /** What a limited request gets while Redis is unreachable: 503 (`closed`, the default) or local counting. */
+  failMode?: SpendFailMode;
+  log?: Logger;
+}
+
+const NOTHING: ReserveResult = { ok: true, reservation: once(0, () => undefined, () => undefined) };
+
+export class SpendService {
+  private readonly local = new LocalLedger();
+  readonly shared: RedisLedger | null;
+  private readonly failMode: SpendFailMode;
+  private warned = 0;
+
+  constructor(private readonly opts: SpendServiceOptions = {}) {
+    this.failMode = opts.failMode ?? 'closed';
+    this.shared = opts.redis ? new RedisLedger(opts.redis, { prefix: 'gw:spendctl', ...opts.ledger }) : null;
+    this.shared?.start();
+  }
+
+  /**
+   * Holds `amountNano` in every scope, or refuses naming a scope without room. No scope: nothing to hold. Throws
+   * SpendUnavailableError when the shared counters cannot be reached and the fail mode is `closed`.
+   */
+  reserve(scopes: ScopeSpec[], amountNano: number): ReserveResult | Promise<ReserveResult> {
+    if (scopes.length === 0) return NOTHING;
+    const amount = Math.max(0, Math.ceil(amountNano));
+    if (!this.shared) return this.local.reserve(scopes, amount);
+    let r: ReserveResult | Promise<ReserveResult>;
+    try {
+      r = this.shared.reserve(scopes, amount);
+    } catch (err) {
+      return this.unreachable(err as Error, scopes, amount);
+    }
+    return r instanceof Promise ? r.catch((err: Error) => this.unreachable(err, scopes, amount)) : r;
+  }
+
+  private unreachable(err: Error, scopes: ScopeSpec[], amount: number): ReserveResult | Promise<ReserveResult> {
+    if (err instanceof SpendUnavailableError) throw err;
+    const now = Date.now();
+    if (now - this.warned > 10_000) {
+      this.warned = now;
+      this.opts.log?.warn({ err: err.message, failMode: this.failMode }, 'spend limits: Redis unreachable');
+    }
+    if (this.failMode === 'local') return this.local.reserve(scopes, amount);
+    throw new SpendUnavailableError('Spending limits cannot be checked right now (the shared spend counters are unreachable); try again shortly');
+  }
+
+  /** Gives every lease back and stops the timers. */
+  async close(): Promise<void> {
+    await this.shared?.close();
+  }
+}
+
+export { SpendUnavailableError, type Reservation, type ReserveResult, type ScopeSpec } from './types.js';

@@ -1,0 +1,96 @@
+/**
+ * Spend control on one instance (no Redis): in-process counters per scope, seeded from the store the first time a
+ * scope is used and then kept here — so the check is exact on its own and reads no database per request. The check
+ * and the hold over every scope of a request are one synchronous step.
+ */
+import { once, type ReserveResult, type ScopeSpec } from './types.js';
+
+interface Counter {
+  /** Settled spend in the window (seed + what settled here since). */
+  spent: number;
+  /** Held by requests in flight. */
+  held: number;
+}
+
+/** Counters kept at most; past it, idle counters (nothing held) are dropped and re-seeded on next use. */
+const MAX_COUNTERS = 200_000;
+
+export class LocalLedger {
+  private readonly counters = new Map<string, Counter>();
+  private readonly seeding = new Map<string, Promise<void>>();
+
+  /** Seeds the scopes not known yet (concurrent first uses share one store read). */
+  private async ensure(scopes: ScopeSpec[]): Promise<void> {
+    for (const s of scopes) {
+      if (this.counters.has(s.id)) continue;
+      let p = this.seeding.get(s.id);
+      if (!p) {
+        p = s.seed().then(
+          (spent) => {
+            if (!this.counters.has(s.id)) this.counters.set(s.id, { spent, held: 0 });
+            this.seeding.delete(s.id);
+          },
+          (err) => {
+            this.seeding.delete(s.id);
+            throw err;
+          },
+        );
+        this.seeding.set(s.id, p);
+      }
+      await p;
+    }
+  }
+
+  /** Reserves `amountNano` in every scope, or refuses naming the first scope without room. */
+  reserve(scopes: ScopeSpec[], amountNano: number): ReserveResult | Promise<ReserveResult> {
+    if (scopes.every((s) => this.counters.has(s.id))) return this.take(scopes, amountNano);
+    return this.ensure(scopes).then(() => this.take(scopes, amountNano));
+  }
+
+  private take(scopes: ScopeSpec[], amount: number): ReserveResult {
+    const counters: Counter[] = [];
+    for (const s of scopes) {
+      const c = this.counters.get(s.id)!;
+      const available = s.limitNano - c.spent - c.held;
+      if (available < amount) return { ok: false, scope: s, availableNano: Math.max(0, available) };
+      counters.push(c);
+    }
+    for (const c of counters) c.held += amount;
+    return {
+      ok: true,
+      reservation: once(
+        amount,
+        (actual) => {
+          for (const c of counters) (c.held -= amount), (c.spent += actual);
+        },
+        () => {
+          for (const c of counters) c.held -= amount;
+        },
+      ),
+    };
+  }
+
+  /** Spent and held in a scope (null when this instance has not used it). */
+  peek(id: string): { spent: number; held: number } | null {
+    const c = this.counters.get(id);
+    return c ? { spent: c.spent, held: c.held } : null;
+  }
+
+  /** Adds spend that did not go through a reservation (e.g. a video job's final cost) to a known scope. */
+  addSpent(id: string, nano: number): void {
+    const c = this.counters.get(id);
+    if (c) c.spent += nano;
+  }
+
+  /** Forgets a scope (its limit owner changed in a way the counters cannot follow); the next use re-seeds it. */
+  forget(id: string): void {
+    const c = this.counters.get(id);
+    if (c && c.held === 0) this.counters.delete(id);
+  }
+
+  /** Drops idle counters once there are too many. */
+  trim(): void {
+    if (this.counters.size <= MAX_COUNTERS) return;
+    for (const [id, c] of this.counters) if (c.held === 0) this.counters.delete(id);
+  }
+}

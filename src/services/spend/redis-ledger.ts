@@ -1,0 +1,248 @@
+/**
+ * Spend control across instances over Redis (docs/spend.md, "Across instances"). Each instance holds, per scope, a
+ * lease: nano-dollars reserved in Redis ahead of need (`granted`), from which its requests reserve locally — no Redis
+ * round trip while the lease has room. A request the lease cannot cover goes to Redis: one atomic script gives back
+ * the unused lease, pushes settled spend, checks every scope of the request and grants the amount plus a slack that
+ * shrinks to nothing as the budget nears its end (src/core/spend.ts `leaseSlack`). A timer pushes settled spend and
+ * returns idle leases; a heartbeat (renewed by this instance only) keeps its holds alive — when the instance dies,
+ * they stop counting after the heartbeat TTL.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
+import { once, type ReserveResult, type ScopeSpec } from './types.js';
+
+/** Defaults (docs/spend.md): heartbeat TTL, sync period, idle time before a lease is returned, lease cap in requests. */
+export const SPEND_DEFAULTS = { heartbeatTtlMs: 10_000, syncMs: 200, idleMs: 1_000, maxLeaseRequests: 8 } as const;
+
+interface Lease {
+  spec: ScopeSpec;
+  /** What this instance holds in Redis for the scope, as far as it knows. */
+  granted: number;
+  /** Reserved by requests in flight here. */
+  held: number;
+  /** Settled here and not pushed to the spent counter yet (still part of `granted`). */
+  used: number;
+  lastUse: number;
+  /** The heartbeat lapsed: the hold must be set again (to what is in flight), not adjusted. */
+  reset: boolean;
+}
+
+type Acquire = (keys: number, ...args: Array<string | number>) => Promise<Array<number | string>>;
+type RedisWithScripts = Redis & { gwSpendAcquire: Acquire; gwSpendHeartbeat: (keys: number, ...args: Array<string | number>) => Promise<number> };
+
+export interface RedisLedgerOptions {
+  prefix: string;
+  heartbeatTtlMs?: number;
+  syncMs?: number;
+  idleMs?: number;
+  maxLeaseRequests?: number;
+  now?: () => number;
+}
+
+export class RedisLedger {
+  readonly instance = randomUUID();
+  private readonly leases = new Map<string, Lease>();
+  private readonly redis: RedisWithScripts;
+  private readonly o: Required<Omit<RedisLedgerOptions, 'now'>>;
+  private readonly now: () => number;
+  private timers: NodeJS.Timeout[] = [];
+  private syncing = false;
+  /** Per scope: this instance's trip to Redis under way (resolves once its grant is applied). */
+  private readonly pending = new Map<string, Promise<void>>();
+  /** Lapses of the heartbeat seen by SYNC_ACQUIRE so far (a sync must not restore room a lapse took away). */
+  private lapses = 0;
+
+  constructor(redis: Redis, opts: RedisLedgerOptions) {
+    this.redis = redis as RedisWithScripts;
+    this.o = { ...SPEND_DEFAULTS, ...opts } as Required<Omit<RedisLedgerOptions, 'now'>>;
+    this.now = opts.now ?? Date.now;
+    if (!this.redis.gwSpendAcquire) {
+      redis.defineCommand('gwSpendAcquire', { lua: SYNC_ACQUIRE });
+      redis.defineCommand('gwSpendHeartbeat', { lua: HEARTBEAT });
+    }
+  }
+
+  private key(kind: string, id: string): string {
+    return `${this.o.prefix}:${kind}:${id}`;
+  }
+
+  /** Starts the heartbeat and the sync timer. */
+  start(): void {
+    const hb = setInterval(() => this.heartbeat().catch(() => undefined), Math.max(50, Math.floor(this.o.heartbeatTtlMs / 3)));
+    const sync = setInterval(() => this.sync().catch(() => undefined), this.o.syncMs);
+    hb.unref();
+    sync.unref();
+    this.timers = [hb, sync];
+  }
+
+  private async heartbeat(): Promise<void> {
+    const alive = await this.redis.gwSpendHeartbeat(1, this.key('hb', this.instance), this.o.heartbeatTtlMs);
+    if (alive === 1) return;
+    // Lapsed (paused past the TTL, or Redis lost it): other instances may have dropped these holds. Keep only what is
+    // in flight, and set it again on the next script.
+    for (const l of this.leases.values()) {
+      l.granted = l.held + l.used;
+      l.reset = true;
+    }
+  }
+
+  private lease(spec: ScopeSpec): Lease {
+    let l = this.leases.get(spec.id);
+    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, lastUse: this.now(), reset: false }));
+    else l.spec = spec;
+    return l;
+  }
+
+  /** Reserves `amountNano` in every scope: from the leases when they all have room, else through Redis. */
+  reserve(scopes: ScopeSpec[], amountNano: number): ReserveResult | Promise<ReserveResult> {
+    const leases = scopes.map((s) => this.lease(s));
+    if (this.fits(leases, amountNano)) return this.take(leases, amountNano);
+    // One trip to Redis at a time per scope: the others wait for its lease, then try again (a burst of a cold key
+    // would otherwise take a lease per request and leave most of them idle).
+    const busy = leases.map((l) => this.pending.get(l.spec.id)).find((p) => p !== undefined);
+    if (busy) return busy.then(() => this.reserve(scopes, amountNano));
+    const ids = leases.map((l) => l.spec.id);
+    const at = this.now();
+    for (const l of leases) l.lastUse = at; // not idle while a trip is under way
+    const trip = (this.acquire(leases, amountNano, new Map()) as Promise<ReserveResult>).finally(() => {
+      for (const id of ids) if (this.pending.get(id) === waitable) this.pending.delete(id);
+    });
+    const waitable = trip.then(
+      () => undefined,
+      () => undefined,
+    );
+    for (const id of ids) this.pending.set(id, waitable);
+    return trip;
+  }
+
+  private fits(leases: Lease[], amount: number): boolean {
+    return leases.every((l) => !l.reset && l.granted - l.held - l.used >= amount);
+  }
+
+  private take(leases: Lease[], amount: number): ReserveResult {
+    const at = this.now();
+    for (const l of leases) (l.held += amount), (l.lastUse = at);
+    return {
+      ok: true,
+      reservation: once(
+        amount,
+        (actual) => {
+          for (const l of leases) (l.held -= amount), (l.used += actual), (l.lastUse = this.now());
+        },
+        () => {
+          for (const l of leases) l.held -= amount;
+        },
+      ),
+    };
+  }
+
+  /**
+   * One SYNC_ACQUIRE over `leases`: pushes their settled spend, gives back their unused lease, and (amount > 0)
+   * grants the amount plus slack in every scope (true), or answers the refusal. Throws when Redis cannot be reached
+   * (settled spend stays to be pushed; what was given back is counted as gone — never used twice).
+   */
+  private async acquire(leases: Lease[], amount: number, seeds: Map<string, number>): Promise<true | ReserveResult> {
+    const keys: string[] = [this.key('hb', this.instance)];
+    const args: Array<string | number> = [this.instance, `${this.o.prefix}:hb:`, this.o.heartbeatTtlMs, amount, this.o.maxLeaseRequests];
+    const pushed: number[] = [];
+    const given: number[] = [];
+    const sentHeld: number[] = [];
+    for (const l of leases) {
+      sentHeld.push(l.held);
+      const push = l.used;
+      const give = l.reset ? 0 : Math.max(0, l.granted - l.held - l.used);
+      l.granted -= push + give;
+      l.used = 0;
+      pushed.push(push);
+      given.push(give);
+      keys.push(this.key('spent', l.spec.id), this.key('hold', l.spec.id));
+      args.push(l.spec.limitNano, push, give, l.held, l.reset ? 1 : 0, l.spec.ttlS, seeds.get(l.spec.id) ?? -1);
+    }
+    let res: Array<number | string>;
+    try {
+      res = await this.redis.gwSpendAcquire(keys.length, ...keys, ...args);
+    } catch (err) {
+      // Unknown whether the script ran: push again later (a double count errs on the safe side).
+      leases.forEach((l, i) => (l.used += pushed[i]));
+      throw err;
+    }
+    const status = Number(res[0]);
+    if (status === -2) {
+      // Seed needed (first use, expired window, Redis restarted): nothing changed; read the store and try again.
+      leases.forEach((l, i) => ((l.used += pushed[i]), (l.granted += pushed[i] + given[i])));
+      const l = leases[Number(res[1]) - 1];
+      seeds.set(l.spec.id, await l.spec.seed());
+      return this.acquire(leases, amount, seeds);
+    }
+    if (Number(res[1]) === 1) {
+      this.lapses++;
+      // This call set the holds of its scopes to what is in flight; the other scopes must be set again too.
+      leases.forEach((l, i) => (l.granted = sentHeld[i] + l.used));
+      for (const other of this.leases.values()) if (!leases.includes(other)) (other.granted = other.held + other.used), (other.reset = true);
+    }
+    for (const l of leases) l.reset = false;
+    // Grants and takes happen in one synchronous step: no other request of this instance may see (and give back) a
+    // grant before its request has taken its part.
+    if (status === 0) {
+      // A refusal may come after grants to this instance's concurrent requests whose slack covers this one: use it.
+      if (amount > 0 && this.fits(leases, amount)) return this.take(leases, amount);
+      const l = leases[Number(res[2]) - 1];
+      return { ok: false, scope: l.spec, availableNano: Math.max(0, Number(res[3])) };
+    }
+    if (amount <= 0) return true;
+    leases.forEach((l, i) => (l.granted += Number(res[2 + i])));
+    return this.take(leases, amount);
+  }
+
+  /** Pushes settled spend and returns idle leases (one script for every scope that has something to do). */
+  async sync(all = false): Promise<void> {
+    if (this.syncing) return;
+    const at = this.now();
+    const due: Lease[] = [];
+    for (const [id, l] of this.leases) {
+      const idle = l.held === 0 && at - l.lastUse >= this.o.idleMs;
+      if (l.used > 0 || l.reset || (idle && l.granted > 0) || (all && l.granted > 0)) due.push(l);
+      // Forgotten only when nothing refers to it any more: no hold, no trip to Redis under way.
+      else if (idle && l.granted === 0 && l.used === 0 && !this.pending.has(id)) this.leases.delete(id);
+    }
+    if (due.length === 0) return;
+    this.syncing = true;
+    try {
+      for (let i = 0; i < due.length; i += 50) {
+        const batch = due.slice(i, i + 50);
+        // An active lease keeps its room; an idle one (or every one, at close) gives it back.
+        const keep = batch.map((l) => (all || (l.held === 0 && at - l.lastUse >= this.o.idleMs) ? 0 : l.granted - l.held - l.used));
+        batch.forEach((l, j) => (l.granted -= keep[j]));
+        const lapses = this.lapses;
+        try {
+          await this.acquire(batch, 0, new Map());
+        } finally {
+          // After a lapse, Redis holds only what was in flight: the kept room is gone.
+          if (this.lapses === lapses) batch.forEach((l, j) => (l.granted += keep[j]));
+        }
+      }
+    } finally {
+      this.syncing = false;
+    }
+  }
+
+  /** Stops the timers and gives everything back (clean shutdown). */
+  async close(): Promise<void> {
+    this.kill();
+    await this.sync(true).catch(() => undefined);
+    await this.redis.del(this.key('hb', this.instance)).catch(() => undefined);
+  }
+
+  /** Stops the heartbeat and the sync without giving anything back (what a crash does; tests). */
+  kill(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+  }
+
+  /** The lease of a scope here (tests, diagnostics). */
+  peek(id: string): { granted: number; held: number; used: number } | null {
+    const l = this.leases.get(id);
+    return l ? { granted: l.granted, held: l.held, used: l.used } : null;
+  }
+}

@@ -1,0 +1,53 @@
+/** The contract of spend control (docs/spend.md): scopes, reservations, refusals. Amounts in nano-dollars. */
+import type { SpendScopeId } from '../../core/spend.js';
+
+/** One limit a request counts against, with its current limit and how to read what was spent in its window. */
+export interface ScopeSpec extends SpendScopeId {
+  /** The limit (nano-dollars), read from the key, guardrail, budget or balance at the time of the request. */
+  limitNano: number;
+  /**
+   * What the store says was spent in this scope's window (nano-dollars), including spend recorded but not yet written
+   * by this instance. Read once per scope and window (the first request), never per request.
+   */
+  seed: () => Promise<number>;
+}
+
+export interface Reservation {
+  /** Nano-dollars held. */
+  readonly amountNano: number;
+  /** The request ended and cost `actualNano`: that much is spent in every scope, the rest of the hold is free again. Once. */
+  settle(actualNano: number): void;
+  /** The request failed before costing anything: the whole hold is free again. Once. */
+  release(): void;
+}
+
+export type ReserveResult =
+  | { ok: true; reservation: Reservation }
+  /** Refused: `scope` has only `availableNano` left (never negative). */
+  | { ok: false; scope: ScopeSpec; availableNano: number };
+
+/** The shared spend counters cannot be reached and the operator chose to fail closed (503). */
+export class SpendUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SpendUnavailableError';
+  }
+}
+
+/** A reservation that settles or releases once; later calls are ignored. */
+export function once(amountNano: number, settle: (actualNano: number) => void, release: () => void): Reservation {
+  let done = false;
+  return {
+    amountNano,
+    settle(actual) {
+      if (done) return;
+      done = true;
+      settle(Math.max(0, Math.round(actual)));
+    },
+    release() {
+      if (done) return;
+      done = true;
+      release();
+    },
+  };
+}

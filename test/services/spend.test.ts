@@ -1,0 +1,256 @@
+/**
+ * SpendService exactness (docs/spend.md): a limit with room for exactly N requests of known cost, 500 concurrent
+ * reserve/settle cycles — exactly N admitted and recorded spend ≤ the limit, every time; one instance alone, two
+ * instances on one Redis; a killed instance's holds expire after the heartbeat TTL; a Redis outage never overspends.
+ */
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REDIS_URL } from '../helpers.js';
+import { SpendService, SpendUnavailableError, type ScopeSpec } from '../../src/services/spend/index.js';
+
+const COST = 1_234_567; // nano-dollars per request ($0.001234567)
+const N = 20;
+const CYCLES = 500;
+
+function scope(over: Partial<ScopeSpec> = {}): ScopeSpec {
+  return { id: `test:${randomUUID()}`, kind: 'key', label: 'key limit', ttlS: 600, limitNano: N * COST, seed: async () => 0, ...over };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `CYCLES` concurrent cycles spread over the services: reserve, wait a little (the upstream), settle. */
+async function burst(services: SpendService[], scopes: ScopeSpec[], cycles = CYCLES): Promise<{ admitted: number; refused: number; unavailable: number; settled: number }> {
+  let admitted = 0;
+  let refused = 0;
+  let unavailable = 0;
+  let settled = 0;
+  await Promise.all(
+    Array.from({ length: cycles }, async (_, i) => {
+      const svc = services[i % services.length];
+      let r;
+      try {
+        r = await svc.reserve(scopes, COST);
+      } catch (err) {
+        if (!(err instanceof SpendUnavailableError)) throw err;
+        unavailable++;
+        return;
+      }
+      if (!r.ok) {
+        refused++;
+        expect(r.availableNano).toBeLessThan(COST);
+        return;
+      }
+      admitted++;
+      await sleep(1 + (i % 7));
+      r.reservation.settle(COST);
+      settled += COST;
+    }),
+  );
+  return { admitted, refused, unavailable, settled };
+}
+
+const clients: Redis[] = [];
+function redis(url = REDIS_URL): Redis {
+  const r = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+  r.on('error', () => undefined);
+  clients.push(r);
+  return r;
+}
+async function ready(r: Redis): Promise<void> {
+  if (r.status === 'ready') return;
+  await new Promise<void>((resolve) => r.once('ready', () => resolve()));
+}
+
+afterAll(async () => {
+  for (const c of clients) c.disconnect();
+});
+
+/** The spent counter and live holds of a scope in Redis. */
+async function redisState(r: Redis, prefix: string, id: string): Promise<{ spent: number; held: number }> {
+  const spent = Number((await r.get(`${prefix}:spent:${id}`)) ?? 0);
+  const holds = await r.hgetall(`${prefix}:hold:${id}`);
+  let held = 0;
+  for (const [inst, v] of Object.entries(holds)) if ((await r.exists(`${prefix}:hb:${inst}`)) === 1) held += Math.max(0, Number(v));
+  return { spent, held };
+}
+
+describe('SpendService, one instance without Redis', () => {
+  it('admits exactly N of 500 concurrent requests, 5 times, and spends no more than the limit', async () => {
+    const svc = new SpendService();
+    for (let run = 0; run < 5; run++) {
+      const s = scope();
+      const r = await burst([svc], [s]);
+      expect(r).toMatchObject({ admitted: N, refused: CYCLES - N, unavailable: 0 });
+      expect(r.settled).toBeLessThanOrEqual(s.limitNano);
+    }
+  });
+
+  it('starts from the store\'s spend (seeded once) and checks every scope of a request', async () => {
+    let seeds = 0;
+    const key = scope({ limitNano: 100 * COST, seed: async () => (seeds++, 90 * COST) }); // room for 10
+    const budget = scope({ kind: 'workspace_budget', label: 'workspace budget (daily)', limitNano: 5 * COST }); // room for 5
+    const svc = new SpendService();
+    const r = await burst([svc], [key, budget]);
+    expect(r.admitted).toBe(5);
+    expect(seeds).toBe(1);
+    const refused = await svc.reserve([key, budget], COST);
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.scope.label).toBe('workspace budget (daily)');
+  });
+
+  it('frees a released hold, and settles to the real cost', async () => {
+    const svc = new SpendService();
+    const s = scope({ limitNano: 3 * COST });
+    const a = await svc.reserve([s], 2 * COST);
+    expect(a.ok).toBe(true);
+    expect((await svc.reserve([s], 2 * COST)).ok).toBe(false);
+    if (a.ok) a.reservation.settle(COST); // cost less than reserved: the rest is free again
+    const b = await svc.reserve([s], 2 * COST);
+    expect(b.ok).toBe(true);
+    if (b.ok) b.reservation.release();
+    if (b.ok) b.reservation.settle(5 * COST); // ignored: already ended
+    expect((await svc.reserve([s], 2 * COST)).ok).toBe(true);
+  });
+});
+
+describe('SpendService, two instances on one Redis', () => {
+  it('admits exactly N of 500 concurrent requests across both, 5 times; spend + holds never pass the limit', async () => {
+    for (let run = 0; run < 5; run++) {
+      const prefix = `gwtest:spend:${randomUUID()}`;
+      const [ra, rb] = [redis(), redis()];
+      await Promise.all([ready(ra), ready(rb)]);
+      const a = new SpendService({ redis: ra, ledger: { prefix } });
+      const b = new SpendService({ redis: rb, ledger: { prefix } });
+      const s = scope();
+      const r = await burst([a, b], [s]);
+      expect(r).toMatchObject({ admitted: N, refused: CYCLES - N, unavailable: 0 });
+      await Promise.all([a.shared!.sync(true), b.shared!.sync(true)]);
+      const st = await redisState(ra, prefix, s.id);
+      expect(st.spent).toBe(N * COST);
+      expect(st.spent + st.held).toBeLessThanOrEqual(s.limitNano);
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('serves from a lease without a Redis call while the budget is far from spent', async () => {
+    const prefix = `gwtest:spend:${randomUUID()}`;
+    const r = redis();
+    await ready(r);
+    const svc = new SpendService({ redis: r, ledger: { prefix } });
+    const s = scope({ limitNano: 1000 * COST });
+    const first = await svc.reserve([s], COST);
+    expect(first.ok).toBe(true);
+    // The first call took a lease of several requests: the next ones are answered synchronously.
+    const second = svc.reserve([s], COST);
+    expect(second instanceof Promise).toBe(false);
+    await svc.close();
+  });
+
+  it('drops a killed instance\'s holds after the heartbeat TTL, never renewed by the other instance\'s traffic', async () => {
+    const prefix = `gwtest:spend:${randomUUID()}`;
+    const ttl = 600;
+    const [ra, rb] = [redis(), redis()];
+    await Promise.all([ready(ra), ready(rb)]);
+    const a = new SpendService({ redis: ra, ledger: { prefix, heartbeatTtlMs: ttl } });
+    const b = new SpendService({ redis: rb, ledger: { prefix, heartbeatTtlMs: ttl } });
+    const s = scope({ limitNano: 2 * COST });
+    const held = await a.reserve([s], 2 * COST);
+    expect(held.ok).toBe(true);
+    a.shared!.kill(); // a crash: no heartbeat, nothing given back
+    const started = Date.now();
+    // The other instance keeps asking; its traffic must not keep the dead hold alive.
+    let admittedAt = 0;
+    while (Date.now() - started < 5 * ttl) {
+      const r = await b.reserve([s], COST);
+      if (r.ok) {
+        admittedAt = Date.now() - started;
+        r.reservation.release();
+        break;
+      }
+      await sleep(50);
+    }
+    expect(admittedAt).toBeGreaterThan(ttl / 2);
+    expect(admittedAt).toBeLessThan(2 * ttl + 500);
+    await b.close();
+  });
+});
+
+/** A TCP relay to Redis that can be cut (an outage) and restored. */
+async function relay(): Promise<{ url: string; cut: () => void; close: () => Promise<void> }> {
+  const target = new URL(REDIS_URL);
+  const sockets = new Set<Socket>();
+  let down = false;
+  const server: Server = createServer((client) => {
+    if (down) return client.destroy();
+    const upstream = connect(Number(target.port || 6379), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    cut: () => {
+      down = true;
+      for (const s of sockets) s.destroy();
+    },
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+describe('SpendService, Redis outage mid-run', () => {
+  it('never overspends: limited requests fail closed (503) while Redis is unreachable', async () => {
+    const prefix = `gwtest:spend:${randomUUID()}`;
+    const proxy = await relay();
+    const [ra, rb] = [redis(proxy.url), redis(proxy.url)];
+    ra.options.retryStrategy = () => null;
+    rb.options.retryStrategy = () => null;
+    await Promise.all([ready(ra), ready(rb)]);
+    const a = new SpendService({ redis: ra, ledger: { prefix } });
+    const b = new SpendService({ redis: rb, ledger: { prefix } });
+    const s = scope({ limitNano: 400 * COST });
+    // One wave with Redis, the next in flight when it goes away, a last one without it.
+    const before = await burst([a, b], [s], 250);
+    expect(before.admitted).toBe(250);
+    const cutting = sleep(2).then(() => proxy.cut());
+    const during = await burst([a, b], [s], 250);
+    await cutting;
+    const after = await burst([a, b], [s], 100);
+    const r = { admitted: before.admitted + during.admitted + after.admitted, unavailable: during.unavailable + after.unavailable, settled: before.settled + during.settled + after.settled };
+    expect(after.unavailable).toBeGreaterThan(0);
+    expect(r.admitted).toBeLessThanOrEqual(400);
+    // After the outage, what reached Redis plus what each instance still holds locally stays within the limit.
+    const direct = redis();
+    await ready(direct);
+    const st = await redisState(direct, prefix, s.id);
+    const local = [a, b].map((x) => x.shared!.peek(s.id)).reduce((n, l) => n + (l ? l.used : 0), 0);
+    expect(st.spent + local).toBeLessThanOrEqual(s.limitNano);
+    expect(r.settled).toBeLessThanOrEqual(s.limitNano);
+    a.shared!.kill();
+    b.shared!.kill();
+    await proxy.close();
+  });
+
+  it('counts locally instead when the operator chose fail mode "local"', async () => {
+    const proxy = await relay();
+    const ra = redis(proxy.url);
+    ra.options.retryStrategy = () => null;
+    await ready(ra);
+    const svc = new SpendService({ redis: ra, ledger: { prefix: `gwtest:spend:${randomUUID()}` }, failMode: 'local' });
+    proxy.cut();
+    await sleep(50);
+    const s = scope({ limitNano: 3 * COST });
+    const r = await burst([svc], [s]);
+    expect(r).toMatchObject({ admitted: 3, unavailable: 0 });
+    svc.shared!.kill();
+    await proxy.close();
+  });
+});
