@@ -11,6 +11,7 @@ import { registerAccessLog } from './plugins/access-log.js';
 import { registerAuth } from './plugins/auth.js';
 import { registerErrorHandling, sendError } from './plugins/errors.js';
 import { registerValidation } from './plugins/validation.js';
+import { registerJsonBody } from './plugins/json-body.js';
 import { ErrorEnvelope } from './schemas/common.js';
 import { KeyView } from './routes/keys.js';
 import { WorkspaceView } from './routes/workspaces.js';
@@ -79,6 +80,25 @@ export interface AppOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request (headers too large, malformed request line, a
+ * client too slow to send its headers), answered in the error envelope instead of Fastify's own body.
+ */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'Request headers are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'The request was not received in time']
+        : [400, 'Bad Request', 'Malformed HTTP request'];
+  const body = JSON.stringify({ error: { code: status, message } });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
+}
+
 export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): Promise<FastifyInstance> {
   let closing = false;
   const app: FastifyInstance = Fastify({
@@ -95,6 +115,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
     // While closing, new requests get a 503 in the error envelope from the first hook below (Fastify's own 503 body
     // is not the envelope).
     return503OnClosing: false,
+    clientErrorHandler,
     forceCloseConnections: 'idle',
     keepAliveTimeout: 72_000,
     // Path parameters up to 500 characters reach validation (400 naming the parameter); longer ones get 414.
@@ -127,6 +148,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
     if (auth && auth !== 'none' && response && !response[429]) response[429] = Type.Ref('ErrorEnvelope');
   });
   registerValidation(app);
+  registerJsonBody(app, svc.config.bodyLimit);
   registerErrorHandling(app);
   registerAuth(app, svc.keys, svc.rateLimits);
   registerAccessLog(app, logger);

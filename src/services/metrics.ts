@@ -130,6 +130,11 @@ export class GatewayMetrics {
     if (recorder) {
       r.registerMetric(scraped('gateway_generation_records_queued', 'Generation records accepted but not yet written to the store.', 'gauge', () => [{ labels: {}, value: recorder.queued }]) as never);
       r.registerMetric(scraped('gateway_generation_flush_failures_total', 'Failed writes of generation batches (each is retried).', 'counter', () => [{ labels: {}, value: recorder.flushFailures }]) as never);
+      r.registerMetric(
+        scraped('gateway_generation_records_dead_lettered_total', 'Generation records the database refused, moved to the generation_dead_letters table (their usage still counts).', 'counter', () => [
+          { labels: {}, value: recorder.deadLettered },
+        ]) as never,
+      );
     }
   }
 
