@@ -109,6 +109,8 @@ export interface CreateGatewayOptions {
   env?: NodeJS.ProcessEnv;
   /** Generation flush cadence (tests shorten or lengthen it). */
   recorder?: { intervalMs: number; batchSize: number };
+  /** A fixed Redis reconnection delay for the invalidation channel (tests). */
+  redisRetryMs?: number;
 }
 
 export async function createGateway(config: GatewayConfig, opts: CreateGatewayOptions = {}): Promise<Gateway> {
@@ -122,7 +124,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const applied = await store.migrate();
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
 
-  const bus = config.redisUrl ? new RedisBus(config.redisUrl, logger) : new LocalBus();
+  const bus = config.redisUrl ? new RedisBus(config.redisUrl, logger, opts.redisRetryMs) : new LocalBus();
   const workspaces = new WorkspaceService(store, now, bus, config.keyCacheTtlMs);
   const presets = new PresetService(store, now, bus, config.keyCacheTtlMs);
   const health = new HealthTracker(now);
@@ -155,7 +157,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Shared counters count from the first request (each waits up to 2 s for Redis; without it, this instance counts).
   await Promise.all([rateLimits.ready(), sharedSpend?.ready()]);
   // Metrics are taken from the generation records (one per request of every API); none when GATEWAY_METRICS=off.
-  const metrics = config.metrics === 'off' ? null : new GatewayMetrics(recorder);
+  const metrics = config.metrics === 'off' ? null : new GatewayMetrics(recorder, () => bus.redisUp());
   if (metrics) recorder.observer = metrics.observe;
 
   const svc: Services = {

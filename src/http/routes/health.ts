@@ -13,6 +13,9 @@ export default async function healthRoutes(app: FastifyInstance, { svc, isClosin
     for (const [name, check] of svc.readiness) checks[name] = await check().catch(() => false);
     const ready = !isClosing() && Object.values(checks).every(Boolean);
     reply.code(ready ? 200 : 503);
-    return { status: ready ? 'ready' : isClosing() ? 'shutting_down' : 'unavailable', checks };
+    // Redis unreachable is a degraded mode, not unreadiness: the instance serves with its own counters and caches.
+    const redis = svc.bus.redisUp();
+    if (redis === null) return { status: ready ? 'ready' : isClosing() ? 'shutting_down' : 'unavailable', checks };
+    return { status: ready ? 'ready' : isClosing() ? 'shutting_down' : 'unavailable', checks, redis: redis ? 'up' : 'unreachable', degraded: redis ? [] : ['redis'] };
   });
 }
