@@ -11,7 +11,8 @@ import addFormatsModule from 'ajv-formats';
 import { ErrorEnvelope } from '../schemas/common.js';
 import { findUntrusted, isStorable } from '../../core/untrusted.js';
 import { checkedBodies, untrustedError } from './json-body.js';
-import type { HttpError } from '../../core/errors.js';
+import { HttpError } from '../../core/errors.js';
+import { clip } from '../../core/untrusted.js';
 
 // ajv-formats is CommonJS; its default export arrives as `default` under NodeNext.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
@@ -56,12 +57,40 @@ export function unstorableInput(request: FastifyRequest): HttpError | null {
 export function registerValidation(app: FastifyInstance): void {
   const body = makeAjv({ coerce: false });
   const params = makeAjv({ coerce: true });
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : params).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    if (httpPart === 'body') return body.compile(schema);
+    // Query strings and path parameters are coerced: `offset=1e309` becomes Infinity, refused like in a body.
+    const validate = params.compile(schema);
+    const checked = (data: unknown) => {
+      if (!validate(data)) {
+        checked.errors = validate.errors;
+        return false;
+      }
+      const p = findUntrusted(data, { strings: false });
+      return p ? { error: untrustedError(p, httpPart === 'querystring' ? 'querystring' : httpPart === 'params' ? 'path' : httpPart ?? 'query') } : true;
+    };
+    checked.errors = null as typeof validate.errors;
+    return checked;
+  });
   // Response schemas document the API; replies are serialized with JSON.stringify so no field is ever dropped.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.addHook('preValidation', (request, _reply, done) => {
     const err = unstorableInput(request);
     if (err) done(err);
     else done();
+  });
+  // A body schema given per content type (`body: {content: {...}}`) is only checked for those types: any other type,
+  // or no body at all, is refused with 415 before the handler sees an unvalidated body.
+  app.addHook('onRoute', (route) => {
+    const content = (route.schema?.body as { content?: Record<string, unknown> } | undefined)?.content;
+    if (!content) return;
+    const types = Object.keys(content);
+    const check = (request: FastifyRequest, _reply: unknown, done: (err?: Error) => void) => {
+      const mediaType = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+      if (request.body !== undefined && types.includes(mediaType)) return done();
+      done(new HttpError(415, `Unsupported Content-Type ${clip(mediaType || '(none)', 60)}${request.body === undefined ? ' (no body)' : ''}; send ${types.join(' or ')}`));
+    };
+    const hooks = route.preValidation;
+    route.preValidation = hooks ? [check as never, ...(Array.isArray(hooks) ? hooks : [hooks])] : (check as never);
   });
 }
