@@ -6,7 +6,8 @@
  * (GATEWAY_FUZZ_CASES, GATEWAY_FUZZ_SEED).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
+import type { ChatEnv } from '../chat-helpers.js';
+import { examples, startFuzzEnv } from './fuzz/env.js';
 import { BACKENDS, createInferenceKey } from '../helpers.js';
 import { fuzz } from './fuzz/run.js';
 
@@ -17,7 +18,7 @@ const LONG = CASES > 5000;
 describe.each(BACKENDS)('OpenAPI-driven fuzzing (%s)', (backend) => {
   let env: ChatEnv;
   beforeAll(async () => {
-    env = await startChatEnv(backend, { env: { GATEWAY_METRICS: 'public' } });
+    env = await startFuzzEnv(backend);
   });
   afterAll(async () => env?.close());
 
@@ -40,8 +41,9 @@ describe.each(BACKENDS)('OpenAPI-driven fuzzing (%s)', (backend) => {
         version: ['1'],
         jobId: ['vid-none'],
       },
+      examples: examples(victim.hash, member.body?.data?.id ?? 'none'),
     };
-    const models = ['test/alpha', 'test/beta', 'test/claude', 'test/gemini', 'test/responses', 'test/unpriced'];
+    const models = ['test/alpha', 'test/beta', 'test/claude', 'test/gemini', 'test/responses', 'test/unpriced', 'test/embed', 'test/tts', 'test/whisper', 'test/sora', 'test/veo'];
     const ctx = { components: doc.components?.schemas ?? {}, hints: { model: models, role: ['user', 'assistant'], workspace_id: ['default', 'fuzz'] } };
     const started = Date.now();
     const report = await fuzz(env.t.url, doc, ctx, fx, { seed: SEED, cases: CASES, concurrency: 4 });

@@ -28,6 +28,8 @@ export interface Fixtures {
   keys: string[];
   /** Index in `keys` of the key an operation takes, by `METHOD path`. */
   keyOf?: Record<string, number>;
+  /** Valid bodies by `METHOD path`: mutations start from one of them half the time. */
+  examples?: Record<string, unknown[]>;
   /** Path parameter values that exist, by parameter name. */
   params: Record<string, string[]>;
 }
@@ -108,7 +110,9 @@ export function caseArb(o: Operation, ctx: ArbContext, fx: Fixtures): fc.Arbitra
       ),
     ),
   );
-  const bodyArb: fc.Arbitrary<unknown> = json ? arbFor(json, ctx) : multipart ? arbFor(multipart, ctx) : fc.constant(undefined);
+  const generated: fc.Arbitrary<unknown> = json ? arbFor(json, ctx) : multipart ? arbFor(multipart, ctx) : fc.constant(undefined);
+  const known = fx.examples?.[`${o.method.toUpperCase()} ${o.path}`];
+  const bodyArb = known?.length ? fc.oneof(fc.constantFrom(...known).map((v) => structuredClone(v)), generated) : generated;
   const mutation = fc.constantFrom('valid', 'valid', 'field', 'field', 'field', 'remove', 'root', 'raw', 'raw', 'content-type', 'headers', 'duplicate');
   return fc
     .record({
