@@ -131,7 +131,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const http = new UpstreamHttp();
   // With Redis, every instance counts the others' not-yet-written spend in limits and budgets.
   const sharedSpend = config.redisUrl ? new SharedSpend(config.redisUrl, logger) : null;
-  const recorder = new GenerationRecorder(store, logger, opts.recorder, sharedSpend);
+  const recorder = new GenerationRecorder(store, logger, opts.recorder ?? { intervalMs: config.recordFlushMs, batchSize: 500 }, sharedSpend);
   const guardrails = new GuardrailService({ store, bus, catalog, workspaces, recorder, ttlMs: config.keyCacheTtlMs, now, log: logger, seed: orgSeed });
   const chat = new ChatService({
     catalog,

@@ -79,6 +79,8 @@ export interface AppOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Answered even while shutting down. */
+const HEALTH_URLS = new Set(['/ready', '/health', `${API_PREFIX}/ready`, `${API_PREFIX}/health`]);
 
 /**
  * Errors Node's HTTP parser raises before Fastify sees a request (headers too large, malformed request line, a
@@ -99,8 +101,15 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: import('node:str
   socket.destroy(err);
 }
 
+/** Shutdown drain: requests stopped arriving for this long… */
+const DRAIN_QUIET_MS = 100;
+/** …or this long passed. */
+const DRAIN_MAX_MS = 2_000;
+
 export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): Promise<FastifyInstance> {
   let closing = false;
+  /** Requests received so far (the shutdown drain waits for this to stop changing). */
+  let arrivals = 0;
   const app: FastifyInstance = Fastify({
     loggerInstance: logger as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
@@ -131,8 +140,9 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   // First onRequest hook, so that responses of failing hooks (401/403 from auth) carry the request id too.
   // Hooks on every request are callback style: an async hook costs a promise and a tick per request.
   app.addHook('onRequest', (request, reply, done) => {
+    arrivals++;
     reply.header('x-request-id', request.id);
-    if (closing && request.url !== '/ready' && request.url !== '/health') {
+    if (closing && !HEALTH_URLS.has(request.url)) {
       // Shutting down: requests in flight finish, new ones are refused (clients retry elsewhere); `/ready` says so.
       reply.header('connection', 'close');
       sendError(reply, 503, 'The gateway is shutting down; retry the request', { error_type: 'shutting_down' });
@@ -154,6 +164,15 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   registerAccessLog(app, logger);
   app.addHook('preClose', async () => {
     closing = true;
+    // Drain before the server closes: Node closes idle keep-alive connections at once when it does, and a request
+    // already on its way over one would meet a TCP reset. Until requests stop arriving (none for DRAIN_QUIET_MS, at
+    // most DRAIN_MAX_MS and the grace period), they are answered 503 with `Connection: close` (clients retry elsewhere).
+    const until = Date.now() + Math.min(DRAIN_MAX_MS, svc.config.shutdownGraceMs);
+    let seen = -1;
+    while (seen !== arrivals && Date.now() < until) {
+      seen = arrivals;
+      await new Promise((resolve) => setTimeout(resolve, DRAIN_QUIET_MS));
+    }
   });
 
   // Shared schemas live on the root instance only: a plugin that calls addSchema gets a schema controller of its own,
@@ -177,6 +196,10 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   await app.register(metricsRoutes, { svc });
   await app.register(
     async (api) => {
+      // The document lists /health, /ready and /metrics with their own server (`/`); a client that reads only the
+      // top-level server (`/api/v1`) finds them there too.
+      await api.register(healthRoutes, { svc, isClosing: () => closing, alias: true });
+      await api.register(metricsRoutes, { svc, alias: true });
       await api.register(keyRoutes, { svc });
       await api.register(workspaceRoutes, { svc });
       await api.register(presetRoutes, { svc });

@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ErrorEnvelope } from '../schemas/common.js';
-import { findUntrusted, isStorable } from '../../core/untrusted.js';
+import { findUntrusted, isStorable, type UntrustedProblem } from '../../core/untrusted.js';
 import { checkedBodies, untrustedError } from './json-body.js';
 import { HttpError } from '../../core/errors.js';
 import { clip } from '../../core/untrusted.js';
@@ -29,6 +29,15 @@ function makeAjv(opts: { coerce: boolean }): Ajv {
   addFormats(ajv);
   ajv.addSchema(ErrorEnvelope);
   return ajv;
+}
+
+/** A coerced query or path number beyond 2^53 (`offset=99999999999999999999`): no database takes it as an integer. */
+function unsafeInteger(data: unknown): UntrustedProblem | null {
+  if (!data || typeof data !== 'object') return null;
+  for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
+    if (typeof v === 'number' && Math.abs(v) > Number.MAX_SAFE_INTEGER) return { field: k, rule: 'finite', message: `must be at most ${Number.MAX_SAFE_INTEGER} in absolute value` };
+  }
+  return null;
 }
 
 /** Path parameters and query values: flat strings (or arrays of strings for repeated query names). */
@@ -66,7 +75,7 @@ export function registerValidation(app: FastifyInstance): void {
         checked.errors = validate.errors;
         return false;
       }
-      const p = findUntrusted(data, { strings: false });
+      const p = findUntrusted(data, { strings: false }) ?? unsafeInteger(data);
       return p ? { error: untrustedError(p, httpPart === 'querystring' ? 'querystring' : httpPart === 'params' ? 'path' : httpPart ?? 'query') } : true;
     };
     checked.errors = null as typeof validate.errors;

@@ -40,7 +40,7 @@ const RAW = (i: number) => `\u0001RAW${i}\u0001`;
 const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.constantFrom(null, true, false, 0, -1, -1e308, 1e308, 2 ** 53 + 2, 1.5, -0.000001, '', ' ', 'a\u0000b', '\u0000', '\ud800', 'x\udfff', '\ud83d', '../../etc/passwd', '%00', '{}', 'null', 'NaN', '1e309'),
   fc.constantFrom([], {}, [null], [''], { '': '' }, { 'k\u0000': 1 }, { '\ud800': 1 }, ['\u0000']),
-  fc.constant('x'.repeat(300_000)),
+  fc.constant('x'.repeat(60_000)),
   fc.constant(Array.from({ length: 5000 }, (_, i) => i)),
   fc.constant(Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`k${i}`, i]))),
   fc.constant(JSON.parse('['.repeat(100) + ']'.repeat(100))),
