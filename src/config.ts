@@ -26,6 +26,8 @@ export interface GatewayConfig {
   streamKeepaliveMs: number;
   /** How long a `session_id` stays on its endpoint (ms). */
   sessionTtlMs: number;
+  /** Generation records are written at least this often (the most a kill -9 can lose is about this much). */
+  recordFlushMs: number;
   /** Whether the shipped catalog of public providers and models is loaded. */
   defaultCatalog: boolean;
   /** The raw `catalog`/`providers` sections of the file, interpreted by the catalog loader. */
@@ -95,6 +97,7 @@ const FILE_KEYS: Record<string, string> = {
   shutdown_grace_ms: 'GATEWAY_SHUTDOWN_GRACE_MS',
   stream_keepalive_ms: 'GATEWAY_STREAM_KEEPALIVE_MS',
   session_ttl_ms: 'GATEWAY_SESSION_TTL_MS',
+  record_flush_ms: 'GATEWAY_RECORD_FLUSH_MS',
   default_catalog: 'GATEWAY_DEFAULT_CATALOG',
   video_worker: 'GATEWAY_VIDEO_WORKER',
   video_poll_ms: 'GATEWAY_VIDEO_POLL_MS',
@@ -207,6 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
 
   const streamKeepaliveMs = intSetting('GATEWAY_STREAM_KEEPALIVE_MS', merged.GATEWAY_STREAM_KEEPALIVE_MS, 3_000, 100, 60_000, problems);
   const sessionTtlMs = intSetting('GATEWAY_SESSION_TTL_MS', merged.GATEWAY_SESSION_TTL_MS, 30 * 60_000, 0, 24 * 3_600_000, problems);
+  const recordFlushMs = intSetting('GATEWAY_RECORD_FLUSH_MS', merged.GATEWAY_RECORD_FLUSH_MS, 500, 10, 60_000, problems);
   const dc = (merged.GATEWAY_DEFAULT_CATALOG ?? 'true').toLowerCase();
   if (!['true', 'false', '1', '0'].includes(dc)) problems.push(`GATEWAY_DEFAULT_CATALOG must be true or false (got "${merged.GATEWAY_DEFAULT_CATALOG}")`);
   const defaultCatalog = dc === 'true' || dc === '1';
@@ -254,5 +258,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   };
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics, webSearch, webFetch, migrate, spend };
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, file, video, metrics, webSearch, webFetch, migrate, spend };
 }

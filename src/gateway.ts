@@ -108,6 +108,8 @@ export interface CreateGatewayOptions {
   env?: NodeJS.ProcessEnv;
   /** Generation flush cadence (tests shorten or lengthen it). */
   recorder?: { intervalMs: number; batchSize: number };
+  /** A fixed Redis reconnection delay for the invalidation channel (tests). */
+  redisRetryMs?: number;
 }
 
 export async function createGateway(config: GatewayConfig, opts: CreateGatewayOptions = {}): Promise<Gateway> {
@@ -122,14 +124,14 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const applied = await store.migrate(config.migrate === 'off' ? 'check' : 'apply');
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
 
-  const bus = config.redisUrl ? new RedisBus(config.redisUrl, logger) : new LocalBus();
+  const bus = config.redisUrl ? new RedisBus(config.redisUrl, logger, opts.redisRetryMs) : new LocalBus();
   const workspaces = new WorkspaceService(store, now, bus, config.keyCacheTtlMs);
   const presets = new PresetService(store, now, bus, config.keyCacheTtlMs);
   const health = new HealthTracker(now);
   const http = new UpstreamHttp();
   // With Redis, every instance counts the others' not-yet-written spend in limits and budgets.
   const sharedSpend = config.redisUrl ? new SharedSpend(config.redisUrl, logger) : null;
-  const recorder = new GenerationRecorder(store, logger, opts.recorder, sharedSpend);
+  const recorder = new GenerationRecorder(store, logger, opts.recorder ?? { intervalMs: config.recordFlushMs, batchSize: 500 }, sharedSpend);
   const guardrails = new GuardrailService({ store, bus, catalog, workspaces, recorder, ttlMs: config.keyCacheTtlMs, now, log: logger, seed: orgSeed });
   // The response cache: in memory, or shared in Redis; a step around the attempts of the APIs that offer it.
   const cache = new ResponseCache(config.redisUrl, logger, now);
@@ -164,7 +166,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Shared counters count from the first request (each waits up to 2 s for Redis; without it, this instance counts).
   await Promise.all([rateLimits.ready(), sharedSpend?.ready(), spendRedis ? whenReady(spendRedis, 2000) : undefined]);
   // Metrics are taken from the generation records (one per request of every API); none when GATEWAY_METRICS=off.
-  const metrics = config.metrics === 'off' ? null : new GatewayMetrics(recorder);
+  const metrics = config.metrics === 'off' ? null : new GatewayMetrics(recorder, () => bus.redisUp());
   if (metrics) recorder.observer = metrics.observe;
 
   const svc: Services = {

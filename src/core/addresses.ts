@@ -55,5 +55,8 @@ export function isPrivateAddress(host: string): boolean {
   return v === 6 && NOT_PUBLIC_V6.check(host, 'ipv6');
 }
 
-/** A URL's host without IPv6 brackets, lower-cased. */
-export const hostOf = (u: URL): string => u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+/**
+ * A URL's host without IPv6 brackets, lower-cased, without the trailing dot of a fully-qualified name
+ * (`localhost.` and `127.0.0.1.` resolve like `localhost` and `127.0.0.1`).
+ */
+export const hostOf = (u: URL): string => u.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();

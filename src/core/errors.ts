@@ -1,5 +1,9 @@
 /** Errors that routes and services throw; the error plugin turns them into the envelope. */
 import type { ErrorObject } from 'ajv';
+import { clip, quote } from './untrusted.js';
+
+/** Longest error message: a message quoting client input (a 10 MB model name) echoes only a prefix of it. */
+export const MESSAGE_LIMIT = 512;
 
 export class HttpError extends Error {
   /** Routing metadata placed beside `error` when the caller opted in. */
@@ -11,7 +15,7 @@ export class HttpError extends Error {
     readonly metadata?: Record<string, unknown> | null,
     readonly headers?: Record<string, string>,
   ) {
-    super(message);
+    super(message.length > MESSAGE_LIMIT ? clip(message, MESSAGE_LIMIT) : message);
     this.name = 'HttpError';
   }
 
@@ -43,10 +47,10 @@ function fieldPath(instancePath: string): string {
 
 /** A message naming the field and the rule it breaks, e.g. `body.name must be at most 100 characters (maxLength)`. */
 export function describeValidationError(e: ErrorObject, location: string): { field: string; rule: string; message: string } {
-  let field = fieldPath(e.instancePath);
+  let field = clip(fieldPath(e.instancePath));
   const p = e.params as Record<string, unknown>;
   // An error inside `propertyNames` is about a key of the object, not the object itself.
-  if (e.propertyName !== undefined && e.keyword !== 'propertyNames') field = field ? `${field} key "${e.propertyName}"` : `key "${e.propertyName}"`;
+  if (e.propertyName !== undefined && e.keyword !== 'propertyNames') field = field ? `${field} key "${quote(e.propertyName)}"` : `key "${quote(e.propertyName)}"`;
   let rule: string;
   switch (e.keyword) {
     case 'required':
@@ -96,11 +100,11 @@ export function describeValidationError(e: ErrorObject, location: string): { fie
       rule = `must be of type ${Array.isArray(p.type) ? (p.type as string[]).join(' or ') : p.type}`;
       break;
     case 'additionalProperties':
-      field = field ? `${field}.${p.additionalProperty}` : String(p.additionalProperty);
+      field = field ? `${field}.${quote(String(p.additionalProperty))}` : quote(String(p.additionalProperty));
       rule = 'is not a known field';
       break;
     case 'propertyNames':
-      field = field ? `${field} key "${p.propertyName}"` : `key "${p.propertyName}"`;
+      field = field ? `${field} key "${quote(String(p.propertyName))}"` : `key "${quote(String(p.propertyName))}"`;
       rule = 'must be at most 64 characters without brackets';
       break;
     case 'anyOf':

@@ -11,6 +11,7 @@ import { registerAccessLog } from './plugins/access-log.js';
 import { registerAuth } from './plugins/auth.js';
 import { registerErrorHandling, sendError } from './plugins/errors.js';
 import { registerValidation } from './plugins/validation.js';
+import { registerJsonBody } from './plugins/json-body.js';
 import { ErrorEnvelope } from './schemas/common.js';
 import { KeyView } from './routes/keys.js';
 import { WorkspaceView } from './routes/workspaces.js';
@@ -129,9 +130,37 @@ export interface AppOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Answered even while shutting down. */
+const HEALTH_URLS = new Set(['/ready', '/health', `${API_PREFIX}/ready`, `${API_PREFIX}/health`]);
+
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request (headers too large, malformed request line, a
+ * client too slow to send its headers), answered in the error envelope instead of Fastify's own body.
+ */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'Request headers are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'The request was not received in time']
+        : [400, 'Bad Request', 'Malformed HTTP request'];
+  const body = JSON.stringify({ error: { code: status, message } });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
+}
+
+/** Shutdown drain: requests stopped arriving for this long… */
+const DRAIN_QUIET_MS = 100;
+/** …or this long passed. */
+const DRAIN_MAX_MS = 2_000;
 
 export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): Promise<FastifyInstance> {
   let closing = false;
+  /** Requests received so far (the shutdown drain waits for this to stop changing). */
+  let arrivals = 0;
   const app: FastifyInstance = Fastify({
     loggerInstance: logger as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
@@ -146,6 +175,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
     // While closing, new requests get a 503 in the error envelope from the first hook below (Fastify's own 503 body
     // is not the envelope).
     return503OnClosing: false,
+    clientErrorHandler,
     forceCloseConnections: 'idle',
     keepAliveTimeout: 72_000,
     // Path parameters up to 500 characters reach validation (400 naming the parameter); longer ones get 414.
@@ -161,8 +191,9 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   // First onRequest hook, so that responses of failing hooks (401/403 from auth) carry the request id too.
   // Hooks on every request are callback style: an async hook costs a promise and a tick per request.
   app.addHook('onRequest', (request, reply, done) => {
+    arrivals++;
     reply.header('x-request-id', request.id);
-    if (closing && request.url !== '/ready' && request.url !== '/health') {
+    if (closing && !HEALTH_URLS.has(request.url)) {
       // Shutting down: requests in flight finish, new ones are refused (clients retry elsewhere); `/ready` says so.
       reply.header('connection', 'close');
       sendError(reply, 503, 'The gateway is shutting down; retry the request', { error_type: 'shutting_down' });
@@ -178,11 +209,21 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
     if (auth && auth !== 'none' && response && !response[429]) response[429] = Type.Ref('ErrorEnvelope');
   });
   registerValidation(app);
+  registerJsonBody(app, svc.config.bodyLimit);
   registerErrorHandling(app);
   registerAuth(app, svc.keys, svc.rateLimits);
   registerAccessLog(app, logger);
   app.addHook('preClose', async () => {
     closing = true;
+    // Drain before the server closes: Node closes idle keep-alive connections at once when it does, and a request
+    // already on its way over one would meet a TCP reset. Until requests stop arriving (none for DRAIN_QUIET_MS, at
+    // most DRAIN_MAX_MS and the grace period), they are answered 503 with `Connection: close` (clients retry elsewhere).
+    const until = Date.now() + Math.min(DRAIN_MAX_MS, svc.config.shutdownGraceMs);
+    let seen = -1;
+    while (seen !== arrivals && Date.now() < until) {
+      seen = arrivals;
+      await new Promise((resolve) => setTimeout(resolve, DRAIN_QUIET_MS));
+    }
   });
 
   // Shared schemas live on the root instance only: a plugin that calls addSchema gets a schema controller of its own,
@@ -206,6 +247,10 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   await app.register(metricsRoutes, { svc });
   await app.register(
     async (api) => {
+      // The document lists /health, /ready and /metrics with their own server (`/`); a client that reads only the
+      // top-level server (`/api/v1`) finds them there too.
+      await api.register(healthRoutes, { svc, isClosing: () => closing, alias: true });
+      await api.register(metricsRoutes, { svc, alias: true });
       for (const r of [...API_ROUTES, ...extraRoutes]) await api.register(r, { svc });
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     },

@@ -1,12 +1,14 @@
 /**
  * Generation records and key usage, written off the request path: records queue in memory and are flushed in
  * batches (every `intervalMs`, or sooner when `batchSize` accumulate), in one transaction with the key usage they
- * add. A failed flush keeps the batch for the next one. `close()` flushes everything: nothing is lost on a clean stop.
+ * add. A failed flush keeps the batch for the next one while the database is unreachable; a batch the database
+ * refuses while it answers is written row by row, and rows it still refuses go to a dead-letter table. `close()`
+ * flushes everything: nothing is lost on a clean stop.
  */
 import type { Logger } from 'pino';
 import { utcDay } from '../core/limits.js';
 import { nanoToUsd, usdToNano } from '../core/money.js';
-import type { GenerationRow, KeyUsageDelta, Store } from '../store/types.js';
+import type { DeadLetter, GenerationRow, KeyUsageDelta, Store } from '../store/types.js';
 import type { SharedSpend } from './shared-spend.js';
 
 /**
@@ -101,6 +103,8 @@ export class GenerationRecorder {
   flushes = 0;
   /** Failed flushes so far (each batch is kept and retried). */
   flushFailures = 0;
+  /** Records the database refused, moved to the dead-letter table. */
+  deadLettered = 0;
   /** Called with every record as it is accepted (the metrics); must be cheap and must not throw. */
   observer: ((row: GenerationRow) => void) | null = null;
 
@@ -146,27 +150,21 @@ export class GenerationRecorder {
     const batch = this.queue;
     this.queue = [];
     this.flushing = (async () => {
-      const usage = keyUsage(batch);
       try {
-        await this.store.recordGenerations(batch, usage);
-        if (this.shared) {
-          const byKey = new Map<string, number>();
-          for (const d of usage) byKey.set(d.key_hash, (byKey.get(d.key_hash) ?? 0) + d.usage + d.byok_usage);
-          await this.shared.settle(byKey);
-        }
-        for (const r of batch) {
-          this.pending.delete(r.id);
-          if (r.total_cost) {
-            const left = usdToNano(this.unflushedSpend.get(r.key_hash) ?? 0) - usdToNano(r.total_cost);
-            if (left <= 0) this.unflushedSpend.delete(r.key_hash);
-            else this.unflushedSpend.set(r.key_hash, nanoToUsd(left));
-          }
-        }
+        await this.store.recordGenerations(batch, keyUsage(batch));
+        await this.settled(batch);
         this.flushes++;
       } catch (err) {
         this.flushFailures++;
-        this.log.error({ err, records: batch.length }, 'writing generation records failed; will retry');
-        this.queue = batch.concat(this.queue);
+        // A batch the database refuses while it answers holds a row it cannot store: write the rows one by one, so
+        // that one refused row never blocks the others; the refused ones go to the dead-letter table.
+        const left = await this.salvage(batch).catch(() => batch);
+        if (left.length === 0) {
+          this.log.warn({ err, records: batch.length }, 'a generation batch was refused; written row by row');
+          return;
+        }
+        this.log.error({ err, records: left.length }, 'writing generation records failed; will retry');
+        this.queue = left.concat(this.queue);
         if (!this.closed && !this.timer) {
           this.timer = setTimeout(() => {
             this.timer = null;
@@ -182,6 +180,56 @@ export class GenerationRecorder {
     } finally {
       this.flushing = null;
     }
+  }
+
+  /** Bookkeeping once rows are in the store (written or dead-lettered): no longer pending nor unflushed spend. */
+  private async settled(rows: GenerationRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    if (this.shared) {
+      const byKey = new Map<string, number>();
+      for (const d of keyUsage(rows)) byKey.set(d.key_hash, (byKey.get(d.key_hash) ?? 0) + d.usage + d.byok_usage);
+      // Never throws into the flush: the rows are written, and a retry would add their usage twice.
+      await this.shared.settle(byKey).catch((err: unknown) => this.log.warn({ err }, 'settling shared spend failed'));
+    }
+    for (const r of rows) {
+      this.pending.delete(r.id);
+      if (r.total_cost) {
+        const left = usdToNano(this.unflushedSpend.get(r.key_hash) ?? 0) - usdToNano(r.total_cost);
+        if (left <= 0) this.unflushedSpend.delete(r.key_hash);
+        else this.unflushedSpend.set(r.key_hash, nanoToUsd(left));
+      }
+    }
+  }
+
+  /**
+   * After a failed batch: when the database answers, each row is written alone; a row it still refuses is kept in the
+   * dead-letter table with the reason (its usage still counts). Returns the rows not written anywhere (the database
+   * is unreachable): they stay queued.
+   */
+  private async salvage(batch: GenerationRow[]): Promise<GenerationRow[]> {
+    if (!(await this.store.ping())) return batch;
+    const written: GenerationRow[] = [];
+    const refused: DeadLetter[] = [];
+    for (const row of batch) {
+      try {
+        await this.store.recordGenerations([row], keyUsage([row]));
+        written.push(row);
+      } catch (err) {
+        refused.push({ row, reason: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    await this.settled(written).catch(() => undefined);
+    if (refused.length === 0) return [];
+    const rows = refused.map((d) => d.row);
+    try {
+      await this.store.deadLetterGenerations(refused, keyUsage(rows));
+    } catch {
+      return rows;
+    }
+    this.deadLettered += refused.length;
+    this.log.error({ records: refused.length, ids: rows.slice(0, 10).map((r) => r.id), reason: refused[0].reason }, 'generation records refused by the database were moved to generation_dead_letters');
+    await this.settled(rows).catch(() => undefined);
+    return [];
   }
 
   /** Final flush at shutdown, retried a few times before giving up. */

@@ -87,7 +87,7 @@ export class GatewayMetrics {
   /** Response cache lookups by API and result (hits make no generation record, so they are counted here). */
   private readonly cacheIndex = new Map<string, { labels: { api: string; result: 'hit' | 'miss' }; count: number }>();
 
-  constructor(recorder: GenerationRecorder | null) {
+  constructor(recorder: GenerationRecorder | null, redisUp: (() => boolean | null) | null = null) {
     const r = this.registry;
     const each = <T>(fn: (s: Series) => T[]): T[] => [...this.index.values()].flatMap((byModel) => [...byModel.values()].flatMap((byProvider) => [...byProvider.values()].flatMap(fn)));
     r.registerMetric(
@@ -127,9 +127,17 @@ export class GatewayMetrics {
         [...this.cacheIndex.values()].map((c) => ({ labels: c.labels, value: c.count })),
       ) as never,
     );
+    if (redisUp && redisUp() !== null) {
+      r.registerMetric(scraped('gateway_redis_up', 'Whether Redis (GATEWAY_REDIS_URL) is connected: 0 while this instance runs in the degraded mode (its own counters and caches).', 'gauge', () => [{ labels: {}, value: redisUp() ? 1 : 0 }]) as never);
+    }
     if (recorder) {
       r.registerMetric(scraped('gateway_generation_records_queued', 'Generation records accepted but not yet written to the store.', 'gauge', () => [{ labels: {}, value: recorder.queued }]) as never);
       r.registerMetric(scraped('gateway_generation_flush_failures_total', 'Failed writes of generation batches (each is retried).', 'counter', () => [{ labels: {}, value: recorder.flushFailures }]) as never);
+      r.registerMetric(
+        scraped('gateway_generation_records_dead_lettered_total', 'Generation records the database refused, moved to the generation_dead_letters table (their usage still counts).', 'counter', () => [
+          { labels: {}, value: recorder.deadLettered },
+        ]) as never,
+      );
     }
   }
 

@@ -15,6 +15,8 @@ import {
   ConflictError,
   type ActivityRow,
   type BootstrapInput,
+  type DeadLetter,
+  type DeadLetterRow,
   type GenerationRow,
   type GuardrailAssignmentRow,
   type GuardrailRow,
@@ -70,6 +72,11 @@ const BOOL_COLUMNS = new Set([
 const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models']);
 // Video jobs (docs/videos.md): `error` is shared with generations (a JSON value: here a string).
 for (const c of ['request_body', 'content_refs']) JSON_COLUMNS.add(c);
+
+/** A string made storable: NUL and lone surrogates replaced by their JSON escapes. */
+function escapeText(s: string): string {
+  return s.replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
 
 function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string }).code;
@@ -473,6 +480,26 @@ export class SqlStore implements Store {
       }
       await this.addNanoUsageIn(trx, usage);
     });
+  }
+
+  async deadLetterGenerations(entries: DeadLetter[], usage: KeyUsageDelta[]): Promise<void> {
+    if (entries.length === 0 && usage.length === 0) return;
+    const now = new Date().toISOString();
+    await this.db.transaction().execute(async (trx) => {
+      for (const { row, reason } of entries) {
+        await trx
+          .insertInto('generation_dead_letters')
+          // JSON.stringify escapes NUL and lone surrogates: the text is storable even when the row was not.
+          .values({ id: randomUUID(), generation_id: escapeText(row.id), key_hash: escapeText(row.key_hash), reason: escapeText(reason.slice(0, 1000)), record: JSON.stringify(row), created_at: now })
+          .execute();
+      }
+      await this.addNanoUsageIn(trx, nanoUsage(usage));
+    });
+  }
+
+  async listGenerationDeadLetters(limit: number): Promise<DeadLetterRow[]> {
+    const rows = await this.db.selectFrom('generation_dead_letters').selectAll().orderBy('created_at', 'desc').limit(limit).execute();
+    return this.decAll<DeadLetterRow>(rows);
   }
 
   async getGeneration(id: string): Promise<GenerationRow | null> {

@@ -113,6 +113,22 @@ export interface PresetVersionRow {
 }
 
 /** Spend of one key on one UTC day, in USD. */
+/** A generation record the database refused, and why. */
+export interface DeadLetter {
+  row: GenerationRow;
+  reason: string;
+}
+
+export interface DeadLetterRow {
+  id: string;
+  generation_id: string;
+  key_hash: string;
+  reason: string;
+  /** The record as JSON text (unstorable characters escaped). */
+  record: string;
+  created_at: string;
+}
+
 export interface KeyUsageDelta {
   key_hash: string;
   /** `YYYY-MM-DD` (UTC). */
@@ -335,6 +351,10 @@ export interface Store {
 
   /** Writes generation records and the key usage they add, in one transaction. */
   recordGenerations(rows: GenerationRow[], usage: KeyUsageDelta[]): Promise<void>;
+  /** Keeps records the database refused (with its reason) and adds the usage they carry, in one transaction. */
+  deadLetterGenerations(entries: DeadLetter[], usage: KeyUsageDelta[]): Promise<void>;
+  /** The newest dead-lettered records first. */
+  listGenerationDeadLetters(limit: number): Promise<DeadLetterRow[]>;
   getGeneration(id: string): Promise<GenerationRow | null>;
 
   getPreset(workspace_id: string, slug: string): Promise<PresetRow | null>;

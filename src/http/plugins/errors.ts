@@ -6,12 +6,13 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
 import FindMyWay from 'find-my-way';
-import { describeValidationError, HttpError } from '../../core/errors.js';
+import { describeValidationError, HttpError, MESSAGE_LIMIT } from '../../core/errors.js';
+import { clip } from '../../core/untrusted.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 export function sendError(reply: FastifyReply, status: number, message: string, metadata?: Record<string, unknown> | null): FastifyReply {
-  const error: Record<string, unknown> = { code: status, message };
+  const error: Record<string, unknown> = { code: status, message: message.length > MESSAGE_LIMIT ? clip(message, MESSAGE_LIMIT) : message };
   if (metadata) error.metadata = metadata;
   return reply.code(status).type('application/json; charset=utf-8').send({ error });
 }

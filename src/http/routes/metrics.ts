@@ -8,7 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import { errors } from '../schemas/common.js';
 import type { Services } from '../../services/index.js';
 
-export default async function metricsRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
+/** `alias`: the same route under /api/v1 too (for clients that read the document's top-level server only), hidden. */
+export default async function metricsRoutes(app: FastifyInstance, { svc, alias = false }: { svc: Services; alias?: boolean }) {
   const metrics = svc.metrics;
   if (!metrics) return;
   const open = svc.config.metrics === 'public';
@@ -17,6 +18,7 @@ export default async function metricsRoutes(app: FastifyInstance, { svc }: { svc
     {
       config: { auth: open ? 'none' : 'management' },
       schema: {
+        ...(alias ? { hide: true } : {}),
         tags: ['Health'],
         summary: 'Prometheus metrics: requests, tokens, cost, durations and upstream attempts by API, model and provider, the record queue, and the process',
         servers: [{ url: '/' }],

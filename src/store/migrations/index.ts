@@ -394,6 +394,27 @@ function spendMoney(dialect: Dialect, t: ColumnTypes): Migration {
   };
 }
 
+/**
+ * Generation records the database refused (docs/chat.md, "Records the database refuses"): a batch that fails is
+ * written row by row, and a row that still fails lands here with the database's reason, as JSON text (escaped, so
+ * that a NUL or a lone surrogate that made the row fail is storable here), while its usage still counts.
+ */
+function generationDeadLetters(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema
+        .createTable('generation_dead_letters')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('generation_id', 'text', (c) => c.notNull())
+        .addColumn('key_hash', 'text', (c) => c.notNull())
+        .addColumn('reason', 'text', (c) => c.notNull())
+        .addColumn('record', 'text', (c) => c.notNull())
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -406,5 +427,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0006_video_reservations': m0006(t),
     '0007_workspace_members': m0007(t),
     '0008_spend_exact_money_credits_budgets': spendMoney(dialect, t),
+    '0009_generation_dead_letters': generationDeadLetters(t),
   };
 }
