@@ -26,6 +26,8 @@ export interface GatewayConfig {
   sessionTtlMs: number;
   /** Whether the shipped catalog of public providers and models is loaded. */
   defaultCatalog: boolean;
+  /** A request for an unknown model is served by its workspace's `default_text_model` (opt-in; docs/agents.md). */
+  unknownModelFallback: boolean;
   /** The raw `catalog`/`providers` sections of the file, interpreted by the catalog loader. */
   file: Record<string, unknown>;
   /** Video generation jobs and their webhooks (docs/videos.md). */
@@ -81,6 +83,7 @@ const FILE_KEYS: Record<string, string> = {
   stream_keepalive_ms: 'GATEWAY_STREAM_KEEPALIVE_MS',
   session_ttl_ms: 'GATEWAY_SESSION_TTL_MS',
   default_catalog: 'GATEWAY_DEFAULT_CATALOG',
+  unknown_model_fallback: 'GATEWAY_UNKNOWN_MODEL_FALLBACK',
   video_worker: 'GATEWAY_VIDEO_WORKER',
   video_poll_ms: 'GATEWAY_VIDEO_POLL_MS',
   video_lease_ms: 'GATEWAY_VIDEO_LEASE_MS',
@@ -214,8 +217,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   if (engine === 'tavily' && merged.GATEWAY_WEB_SEARCH_ENGINE && !searchKey) problems.push('GATEWAY_WEB_SEARCH_API_KEY is required for the tavily search engine');
   const webSearch = searchUrl && (engine === 'searxng' || engine === 'tavily') ? { engine: engine as 'searxng' | 'tavily', url: searchUrl, apiKey: searchKey } : null;
 
+  const unknownModelFallback = boolSetting('GATEWAY_UNKNOWN_MODEL_FALLBACK', false);
   const webFetch = boolSetting('GATEWAY_WEB_FETCH', false) ? (boolSetting('GATEWAY_WEB_FETCH_ALLOW_PRIVATE', false) ? 'private' : 'public') : 'off';
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, file, video, metrics, webSearch, webFetch };
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, unknownModelFallback, file, video, metrics, webSearch, webFetch };
 }

@@ -141,7 +141,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     guardrails,
     log: logger,
     now,
-    options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs },
+    options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs, unknownModelFallback: config.unknownModelFallback },
   });
   // The response cache: in memory, or shared in Redis.
   const cache = new ResponseCache(config.redisUrl, logger, now);

@@ -8,6 +8,7 @@ import { shippedCatalog } from '../catalog/default-catalog.js';
 import type { AudioFormat, Catalog, DataPolicy, EndpointDef, ModelDef, Protocol, ProviderDef, RerankProtocol, SpeechProtocol, Timeouts, VideoCapabilities, VideoProtocol } from '../core/catalog-types.js';
 import { VIDEO_PARAMETERS } from '../catalog/video-catalog.js';
 import type { RouteCatalog } from '../core/routing.js';
+import { buildAliasIndex, resolveModelId, type AliasIndex, type Resolution } from '../core/model-aliases.js';
 
 export const DEFAULT_TIMEOUTS: Timeouts = {
   connectMs: 10_000,
@@ -241,6 +242,8 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
       default_parameters: (isObj(m.default_parameters) ? m.default_parameters : prev?.default_parameters) ?? null,
       supported_voices: Array.isArray(m.supported_voices) ? m.supported_voices.filter((v): v is string => typeof v === 'string') : (prev?.supported_voices ?? null),
     };
+    const aliases = aliasesFrom(m.aliases, prev?.aliases, where, problems);
+    if (aliases) model.aliases = aliases;
     models.set(id, model);
   });
 
@@ -295,8 +298,35 @@ export function buildCatalog(file: Obj, base: Catalog = shippedCatalog()): Catal
     });
   });
 
+  checkAliases([...models.values()], problems);
   if (problems.length > 0) throw new CatalogError(problems);
   return { providers: [...providers.values()], models: [...models.values()], endpoints: [...endpoints.values()] };
+}
+
+/** A model's `aliases` (a list of ids without spaces or slashes); absent keeps the previous list. */
+function aliasesFrom(v: unknown, prev: string[] | undefined, where: string, problems: string[]): string[] | undefined {
+  if (v === undefined) return prev;
+  if (v === null) return undefined;
+  if (!Array.isArray(v) || !v.every((a) => typeof a === 'string' && /^[^\s/]{1,200}$/.test(a))) {
+    problems.push(`${where}.aliases must be a list of model ids without spaces or slashes (e.g. claude-sonnet-4-5)`);
+    return prev;
+  }
+  return [...new Set(v as string[])];
+}
+
+/** Each alias names one model, and never another model's id. */
+function checkAliases(models: ModelDef[], problems: string[]): void {
+  const owner = new Map<string, string>();
+  const ids = new Set(models.map((m) => m.id));
+  for (const m of models) {
+    for (const a of m.aliases ?? []) {
+      const key = a.toLowerCase();
+      const other = owner.get(key);
+      if (other && other !== m.id) problems.push(`models: alias ${a} is claimed by both ${other} and ${m.id}`);
+      else if (ids.has(a)) problems.push(`models: alias ${a} of ${m.id} is another model's id`);
+      owner.set(key, m.id);
+    }
+  }
 }
 
 /**
@@ -368,12 +398,15 @@ export class CatalogService {
   readonly catalog: Catalog;
   /** Models served by an API other than chat (embeddings, rerank, transcriptions): that API (one object per API). */
   readonly otherApi = new Map<string, OtherApi>();
+  /** Lookup tables of model ids as clients send them (aliases, bare and dated ids; src/core/model-aliases.ts). */
+  readonly aliasIndex: AliasIndex;
   private readonly credentials = new Map<string, string | null>();
   /** Every endpoint that some API routes (the others are listed only: a protocol without an adapter). */
   private readonly routedEndpoints = new Set<EndpointDef>();
 
   constructor(catalog: Catalog, env: NodeJS.ProcessEnv, log?: Logger) {
     this.catalog = catalog;
+    this.aliasIndex = buildAliasIndex(catalog.models);
     const models = new Map(catalog.models.map((m) => [m.id, m]));
     const providers = new Map(catalog.providers.map((p) => [p.slug, p]));
     const routeOver = (): RouteCatalog => ({ models, endpointsByModel: new Map(), providers });
@@ -434,6 +467,11 @@ export class CatalogService {
       if (!key && !p.noAuth) missing.push(`${p.slug}${p.apiKeyEnv ? ` (set ${p.apiKeyEnv})` : ''}`);
     }
     if (missing.length > 0) log?.info({ providers: missing }, 'providers without credentials are not routable');
+  }
+
+  /** A requested model id (no `:variant`) as a catalog id: exact, an organization alias, a model alias, or normalized. */
+  resolve(id: string, orgAliases?: Readonly<Record<string, string>> | null): Resolution {
+    return resolveModelId(id, this.aliasIndex, orgAliases);
   }
 
   /** Whether some API (chat, speech, video, embeddings, rerank, transcriptions) routes this endpoint. */

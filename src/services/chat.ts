@@ -24,6 +24,7 @@ import { codecFor, INBOUND, irParams, type AttemptCodec, type InboundApi, type S
 import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
 import { checkStateless } from '../inbound/responses.js';
 import type { CatalogService } from './catalog.js';
+import { resolveRequestedModels } from './model-resolution.js';
 import type { GenerationRecorder } from './generations.js';
 import type { HealthTracker } from './health.js';
 import type { PresetService } from './presets.js';
@@ -35,6 +36,8 @@ export interface ChatOptions {
   keepaliveMs: number;
   /** How long a session stays pinned to its endpoint (ms). */
   sessionTtlMs: number;
+  /** An unknown model falls back to the workspace's `default_text_model` (GATEWAY_UNKNOWN_MODEL_FALLBACK). */
+  unknownModelFallback?: boolean;
 }
 
 export interface ChatCall {
@@ -224,6 +227,10 @@ export class ChatService {
       if (variant === 'floor' && !provider.sort) provider = { ...provider, sort: 'price' };
       if (variant === 'free') provider = { ...provider, max_price: { ...provider.max_price, prompt: 0, completion: 0 } };
     }
+    // Model ids as clients send them (bare, dated, aliases) → catalog ids (src/services/model-resolution.ts).
+    const orgAliases = this.deps.guardrails ? (await this.deps.guardrails.settings()).model_aliases : null;
+    const fallback = { enabled: this.deps.options.unknownModelFallback === true, model: workspace?.default_text_model };
+    models.splice(0, models.length, ...resolveRequestedModels(this.deps.catalog, models, orgAliases, fallback).models);
 
     // Embeddings, rerank and transcription models have no chat endpoints: say where they are served, not "no endpoints".
     const other = this.deps.catalog.otherApi.get(models[0]);

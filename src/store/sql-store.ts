@@ -62,7 +62,7 @@ const BOOL_COLUMNS = new Set([
   'enable_free_model_training',
   'enable_paid_model_training',
 ]);
-const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models']);
+const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'model_aliases']);
 // Video jobs (docs/videos.md): `error` is shared with generations (a JSON value: here a string).
 for (const c of ['request_body', 'content_refs']) JSON_COLUMNS.add(c);
 

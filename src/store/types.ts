@@ -182,6 +182,8 @@ export interface OrgSettingsRow {
   default_provider_sort: string | null;
   data_collection: 'allow' | 'deny';
   enforce_zdr: boolean;
+  /** Model ids as clients send them → catalog ids (docs/agents.md); null = none. */
+  model_aliases: Record<string, string> | null;
   created_at: string;
   updated_at: string | null;
 }

@@ -328,6 +328,15 @@ function m0007(t: ColumnTypes): Migration {
   };
 }
 
+/** The organization's model alias map (docs/agents.md, "Model ids"): client model id → catalog id. */
+function m0008(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema.alterTable('organization_settings').addColumn('model_aliases', t.json).execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -339,5 +348,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0005_key_rate_limits': m0005(),
     '0006_video_reservations': m0006(t),
     '0007_workspace_members': m0007(t),
+    '0008_model_aliases': m0008(t),
   };
 }
