@@ -20,7 +20,7 @@ import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHt
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { IrRequest } from '../core/ir.js';
 import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
-import { codecFor, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
+import { codecFor, droppedFieldsHeader, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
 import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
 import { checkStateless } from '../inbound/responses.js';
 import type { CatalogService } from './catalog.js';
@@ -45,6 +45,8 @@ export interface ChatCall {
   requestId: string;
   wantMetadata: boolean;
   sessionHeader?: string;
+  /** The request's `anthropic-beta` values, forwarded to Anthropic-protocol upstreams. */
+  anthropicBeta?: string[];
   /** Set when the client goes away. */
   cancel: Cancellation;
 }
@@ -240,6 +242,7 @@ export class ChatService {
 
     // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.
     const ir = api === 'chat' ? undefined : INBOUND[api].toIr(body);
+    if (ir && call.anthropicBeta?.length) ir.anthropic_beta = call.anthropicBeta;
     const maxOut = ir ? ir.max_tokens : ((body.max_completion_tokens ?? body.max_tokens) as number | null | undefined);
     const sessionId = (typeof body.session_id === 'string' ? body.session_id : undefined) ?? call.sessionHeader ?? null;
     const sticky = sessionId ? this.sessions.get(`${call.key.workspace_id}|${sessionId}`) : undefined;
@@ -423,7 +426,8 @@ export class ChatService {
 
   // ---- non-streaming -----------------------------------------------------------------------------
 
-  async complete(p: Prepared, call: ChatCall): Promise<{ id: string; body: Record<string, unknown> }> {
+  /** `headers`: X-Gateway-Dropped-Fields when the serving attempt dropped something. */
+  async complete(p: Prepared, call: ChatCall): Promise<{ id: string; body: Record<string, unknown>; headers?: Record<string, string> }> {
     const { id, created, attempts, o } = this.begin(p, call);
     let last: UpstreamError | null = null;
     let lastAttempt: Attempt | null = null;
@@ -452,7 +456,7 @@ export class ChatService {
         const meta = this.answerMeta(p, o, attempts, id, created, call, true);
         const body = parsed.render(meta);
         this.record(p, call, id, o, attempts, meta.cost);
-        return { id, body };
+        return { id, body, headers: droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`)) };
       } catch (err) {
         if (err instanceof HttpError) throw err;
         last = this.failed(a, err, attempts);
@@ -495,7 +499,8 @@ export class ChatService {
     const commit = () => {
       if (committed) return;
       committed = true;
-      raw.writeHead(200, eventStreamHead(id, call.requestId));
+      const a = o.attempt;
+      raw.writeHead(200, { ...eventStreamHead(id, call.requestId), ...droppedFieldsHeader(a ? p.dropped.get(`${a.model}|${a.endpoint.tag}`) : undefined) });
     };
     // Keep-alive comments while nothing else is written (before the first token, and in long pauses).
     const keepalive = setInterval(() => {

@@ -392,6 +392,8 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
       const { ir: forEndpoint, dropped } = irForEndpoint(ir, endpoint, stream);
       const req = upstream.buildRequest(forEndpoint, ctx);
       if (passthrough) req.body = passthroughBody(body, endpoint, stream, api === 'messages' ? ['fallbacks', 'models'] : ['models']);
+      // What the IR could not carry reaches a same-protocol upstream only (X-Gateway-Dropped-Fields lists it otherwise).
+      else if (ir.dropped_fields) dropped.push(...ir.dropped_fields);
       return { req, dropped };
     },
     parseError: (status, text, headers) => upstream.parseError(status, text, headers),
@@ -485,6 +487,11 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
 }
 
 /** The codec for one attempt. `ir` is required unless the pair is chat → OpenAI protocol. */
+/** The `X-Gateway-Dropped-Fields` header of an answer: what the serving attempt dropped (docs/chat.md), if anything. */
+export function droppedFieldsHeader(dropped: string[] | undefined): Record<string, string> {
+  return dropped && dropped.length > 0 ? { 'x-gateway-dropped-fields': dropped.join(', ').replace(/[^\x20-\x7e]/g, '?').slice(0, 4000) } : {};
+}
+
 export function codecFor(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'> | null, endpoint: EndpointDef, protocol: Protocol): AttemptCodec {
   if (api === 'chat' && protocol === 'openai') return openaiPassthrough(body, endpoint);
   if (!ir) throw new Error('IR request missing for a translated attempt');

@@ -18,6 +18,7 @@
  * - `reasoning.effort` becomes `reasoning_effort` (`max` → `xhigh`; `enabled:false` → `none`; `enabled:true` alone → `medium`).
  * - Streams always ask for `stream_options.include_usage`.
  */
+import { systemTexts } from '../../core/system-turns.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { normalizeFinishReason } from '../../core/chat-shape.js';
 import type {
@@ -230,7 +231,11 @@ export function buildChatBody(req: IrRequest, opts: ChatBodyOptions = {}): Obj {
   if (req.system.length > 0) messages.push({ role: opts.systemRole ?? 'system', content: textContent(req.system, cc) });
   for (const m of req.messages) {
     if (m.role === 'user') messages.push(...userMessages(m, cc));
-    else messages.push(assistantMessage(m, cc, opts.reasoningHistory !== false));
+    else if (m.role === 'system') {
+      // A mid-conversation system turn: a system (or developer) message in place.
+      const texts = systemTexts(m);
+      if (texts.length > 0) messages.push({ role: opts.systemRole ?? 'system', content: textContent(texts, cc) });
+    } else messages.push(assistantMessage(m, cc, opts.reasoningHistory !== false));
   }
   const body: Obj = { model: req.model, messages };
   if (req.tools && req.tools.length > 0) {
