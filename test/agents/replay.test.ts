@@ -87,3 +87,58 @@ describe('Claude Code request bodies through every upstream protocol', () => {
     });
   }
 });
+
+describe('Codex request bodies through every upstream protocol', () => {
+  let env: ChatEnv;
+  beforeAll(async () => {
+    env = await startChatEnv('sqlite', {
+      catalog: { models: [{ id: 'agents/chat', name: 'Agents chat', context_length: 1000000 }], endpoints: [{ model: 'agents/chat', provider: 'sim-c', upstream_model: 'chat-sim', pricing: { prompt: '0.000001', completion: '0.000002' } }] },
+    });
+  });
+  afterAll(async () => env?.close());
+
+  /** The upstream function names of a request body, per protocol. */
+  const toolNames = (protocol: string, body: any): string[] => {
+    switch (protocol) {
+      case 'anthropic':
+        return (body.tools ?? []).map((t: any) => t.name);
+      case 'openai':
+        return (body.tools ?? []).map((t: any) => t.function.name);
+      case 'google':
+        return (body.tools ?? []).flatMap((t: any) => (t.functionDeclarations ?? []).map((d: any) => d.name));
+      default:
+        return [];
+    }
+  };
+
+  for (const name of ['codex-first.json', 'codex-tool-output.json']) {
+    describe(name, () => {
+      const f = fixture(name);
+      const headers = { 'content-type': 'application/json', accept: 'text/event-stream' };
+
+      it.each(UPSTREAMS)('$protocol', async ({ protocol, model, sim }) => {
+        const res = await post(env, f.path, headers, { ...f.body, model });
+        expect(res.status, res.text.slice(0, 500)).toBe(200);
+        expect(res.text).toContain('event: response.completed');
+        const body = lastUpstream(env, sim).body;
+        const dropped = res.headers.get('x-gateway-dropped-fields');
+        if (protocol === 'openai-responses') {
+          // Same protocol: namespace, custom tools and additional_tools pass through as sent.
+          expect(body.input.filter((it: any) => it.type === 'additional_tools')).toEqual(f.body.input.filter((it: any) => it.type === 'additional_tools'));
+          expect(body.model).toBe('resp-sim');
+          expect(dropped).toBeNull();
+          return;
+        }
+        // Other protocols: Codex's namespaced custom tool `exec` is the function `functions__exec` with one string.
+        expect(toolNames(protocol, body)).toContain('functions__exec');
+        const history = JSON.stringify(body);
+        if (name === 'codex-tool-output.json') {
+          // The custom call and its output, translated into the protocol's own call/result pair.
+          expect(history).toContain('functions__exec');
+          expect(history).toContain('ReferenceError');
+        }
+      });
+    });
+  }
+});
+
