@@ -28,6 +28,8 @@ export interface GatewayConfig {
   defaultCatalog: boolean;
   /** A request for an unknown model is served by its workspace's `default_text_model` (opt-in; docs/agents.md). */
   unknownModelFallback: boolean;
+  /** Keys the gateway's signatures on thinking no upstream signed (docs/agents.md); null = generated once, stored in the database. */
+  reasoningSecret: string | null;
   /** The raw `catalog`/`providers` sections of the file, interpreted by the catalog loader. */
   file: Record<string, unknown>;
   /** Video generation jobs and their webhooks (docs/videos.md). */
@@ -84,6 +86,7 @@ const FILE_KEYS: Record<string, string> = {
   session_ttl_ms: 'GATEWAY_SESSION_TTL_MS',
   default_catalog: 'GATEWAY_DEFAULT_CATALOG',
   unknown_model_fallback: 'GATEWAY_UNKNOWN_MODEL_FALLBACK',
+  reasoning_secret: 'GATEWAY_REASONING_SECRET',
   video_worker: 'GATEWAY_VIDEO_WORKER',
   video_poll_ms: 'GATEWAY_VIDEO_POLL_MS',
   video_lease_ms: 'GATEWAY_VIDEO_LEASE_MS',
@@ -218,8 +221,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const webSearch = searchUrl && (engine === 'searxng' || engine === 'tavily') ? { engine: engine as 'searxng' | 'tavily', url: searchUrl, apiKey: searchKey } : null;
 
   const unknownModelFallback = boolSetting('GATEWAY_UNKNOWN_MODEL_FALLBACK', false);
+  const reasoningSecret = merged.GATEWAY_REASONING_SECRET || null;
+  if (reasoningSecret !== null && reasoningSecret.length < 32) problems.push('GATEWAY_REASONING_SECRET must be at least 32 characters (use a random secret)');
   const webFetch = boolSetting('GATEWAY_WEB_FETCH', false) ? (boolSetting('GATEWAY_WEB_FETCH_ALLOW_PRIVATE', false) ? 'private' : 'public') : 'off';
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, unknownModelFallback, file, video, metrics, webSearch, webFetch };
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch };
 }

@@ -8,6 +8,7 @@
  */
 import { isServerToolType } from '../core/server-tools.js';
 import { GATEWAY_FIELDS } from '../core/params.js';
+import { isGatewaySignature, signReasoning, verifyReasoning } from '../core/reasoning-signature.js';
 import type {
   IrFinishReason,
   IrImage,
@@ -37,6 +38,21 @@ import {
   withCache,
   type Json,
 } from './common.js';
+
+// ---- reasoning signatures ----------------------------------------------------------------------------------------
+
+/** The key of the gateway's thinking signatures (core/reasoning-signature.ts), set once at start-up. */
+let signingKey: Buffer | null = null;
+
+export function useReasoningKey(key: Buffer): void {
+  signingKey = key;
+}
+
+/** A thinking block's signature: the upstream's, else the gateway's own (empty only before start-up set a key). */
+function signatureOf(text: string, signature: string | undefined): string {
+  if (signature) return signature;
+  return signingKey ? signReasoning(signingKey, text) : '';
+}
 
 // ---- request validation ------------------------------------------------------------------------------------------
 
@@ -141,7 +157,10 @@ function contentBlock(b: unknown, role: 'user' | 'assistant', where: string, dro
     case 'thinking': {
       if (typeof b.thinking !== 'string') throw invalid(`${where}.thinking must be a string`);
       const part: IrPart = { type: 'reasoning', text: b.thinking };
-      if (typeof b.signature === 'string' && b.signature !== '') part.signature = b.signature;
+      if (isGatewaySignature(b.signature)) {
+        // The gateway signed this thinking (no upstream had): checked, then carried unsigned.
+        if (!signingKey || !verifyReasoning(signingKey, b.thinking, b.signature)) throw invalid(`${where}.signature is not a valid signature of this thinking block`);
+      } else if (typeof b.signature === 'string' && b.signature !== '') part.signature = b.signature;
       return part;
     }
     case 'redacted_thinking':
@@ -374,7 +393,7 @@ function contentOut(parts: IrPart[]): Json[] {
   for (const p of parts) {
     switch (p.type) {
       case 'reasoning':
-        out.push({ type: 'thinking', thinking: p.text, signature: p.signature ?? '' });
+        out.push({ type: 'thinking', thinking: p.text, signature: signatureOf(p.text, p.signature) });
         break;
       case 'redacted_reasoning':
         out.push({ type: 'redacted_thinking', data: p.data });
@@ -485,6 +504,8 @@ class MessagesStreamEncoder implements StreamEncoder {
   private nativeFinish: string | null = null;
   private sawTool = false;
   private sawRefusal = false;
+  /** Thinking blocks (by block index): their text so far, and whether a signature was sent. */
+  private readonly thinking = new Map<number, { text: string; signed: boolean }>();
 
   constructor(private readonly meta: AnswerMeta) {}
 
@@ -527,8 +548,16 @@ class MessagesStreamEncoder implements StreamEncoder {
   private closeOpen(): string {
     if (!this.open) return '';
     const index = this.open.index;
+    let out = '';
+    // Thinking no upstream signed leaves with the gateway's signature (a real one arriving later replaces it).
+    const thinking = this.thinking.get(index);
+    if (thinking && !thinking.signed) {
+      thinking.signed = true;
+      const signature = signatureOf(thinking.text, undefined);
+      if (signature) out += this.delta(index, { type: 'signature_delta', signature });
+    }
     this.open = null;
-    return sse('content_block_stop', { type: 'content_block_stop', index });
+    return out + sse('content_block_stop', { type: 'content_block_stop', index });
   }
 
   /** Makes sure the IR part `irIndex` has an open block of `kind`; returns the frames needed and the block index. */
@@ -566,6 +595,9 @@ class MessagesStreamEncoder implements StreamEncoder {
       case 'reasoning_delta': {
         if (ev.text === '') return '';
         const b = this.ensure(ev.index, 'thinking', () => ({ type: 'thinking', thinking: '', signature: '' }));
+        const t = this.thinking.get(b.index);
+        if (t) t.text += ev.text;
+        else this.thinking.set(b.index, { text: ev.text, signed: false });
         return b.out + this.delta(b.index, { type: 'thinking_delta', thinking: ev.text });
       }
       case 'reasoning_signature': {
@@ -573,6 +605,8 @@ class MessagesStreamEncoder implements StreamEncoder {
         const known = this.blocks.get(ev.index);
         if (known?.kind === 'thinking' && this.open?.index !== known.index) return this.delta(known.index, { type: 'signature_delta', signature: ev.signature });
         const b = this.ensure(ev.index, 'thinking', () => ({ type: 'thinking', thinking: '', signature: '' }));
+        // The upstream signed this block: no gateway signature when it closes.
+        this.thinking.set(b.index, { text: this.thinking.get(b.index)?.text ?? '', signed: true });
         return b.out + this.delta(b.index, { type: 'signature_delta', signature: ev.signature });
       }
       case 'redacted_reasoning': {

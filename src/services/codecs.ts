@@ -13,6 +13,7 @@ import { carriesOutput, normalizeChoices } from '../core/chat-shape.js';
 import type { IrPart, IrRequest, IrResponse, IrStreamEvent, IrUsage } from '../core/ir.js';
 import { GATEWAY_FIELDS, MODEL_PARAMS, openaiBody } from '../core/params.js';
 import type { TokenUsage } from '../core/pricing.js';
+import { isGatewaySignature } from '../core/reasoning-signature.js';
 import { chatInbound } from '../inbound/chat.js';
 import { messagesInbound } from '../inbound/messages.js';
 import { responsesInbound } from '../inbound/responses.js';
@@ -378,7 +379,19 @@ function passthroughBody(body: Record<string, unknown>, endpoint: EndpointDef, s
   }
   out.model = endpoint.upstreamModel;
   out.stream = stream;
+  if (Array.isArray(out.messages)) out.messages = withoutGatewayThinking(out.messages);
   return JSON.stringify(out);
+}
+
+/**
+ * Anthropic messages without the thinking blocks the gateway signed (core/reasoning-signature.ts): Anthropic verifies
+ * its own signatures only, and accepts earlier turns without their thinking. The same array when there is none.
+ */
+export function withoutGatewayThinking(messages: unknown[]): unknown[] {
+  const signed = (b: unknown) => typeof b === 'object' && b !== null && (b as { type?: unknown }).type === 'thinking' && isGatewaySignature((b as { signature?: unknown }).signature);
+  const has = (m: unknown) => typeof m === 'object' && m !== null && Array.isArray((m as { content?: unknown }).content) && ((m as { content: unknown[] }).content).some(signed);
+  if (!messages.some(has)) return messages;
+  return messages.map((m) => (has(m) ? { ...(m as object), content: (m as { content: unknown[] }).content.filter((b) => !signed(b)) } : m));
 }
 
 function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'>, endpoint: EndpointDef, upstream: UpstreamAdapter): AttemptCodec {

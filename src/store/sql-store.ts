@@ -606,6 +606,12 @@ export class SqlStore implements Store {
     return this.dec<OrgSettingsRow>(await this.db.selectFrom('organization_settings').selectAll().limit(1).executeTakeFirst());
   }
 
+  async serverSecret(name: string, candidate: string): Promise<string> {
+    await this.db.insertInto('server_secrets').values({ name, value: candidate }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    const row = await this.db.selectFrom('server_secrets').select('value').where('name', '=', name).executeTakeFirstOrThrow();
+    return row.value as string;
+  }
+
   async seedOrgSettings(row: OrgSettingsRow): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const existing = await trx.selectFrom('organization_settings').select('id').limit(1).executeTakeFirst();

@@ -327,6 +327,8 @@ export interface Store {
   getOrgSettings(): Promise<OrgSettingsRow | null>;
   /** Inserts the row unless one exists (first start seeding from the config file); true when inserted. */
   seedOrgSettings(row: OrgSettingsRow): Promise<boolean>;
+  /** The server secret `name`: the stored one, or `candidate` stored now when there is none (first writer wins). */
+  serverSecret(name: string, candidate: string): Promise<string>;
   /** Inserts or replaces the row. */
   saveOrgSettings(row: OrgSettingsRow): Promise<void>;
 

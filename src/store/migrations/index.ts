@@ -337,6 +337,15 @@ function m0008(t: ColumnTypes): Migration {
   };
 }
 
+/** Secrets the server generates once and shares between instances (the reasoning-signature secret; docs/agents.md). */
+function m0009(): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema.createTable('server_secrets').addColumn('name', 'text', (c) => c.primaryKey()).addColumn('value', 'text', (c) => c.notNull()).execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -349,5 +358,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0006_video_reservations': m0006(t),
     '0007_workspace_members': m0007(t),
     '0008_model_aliases': m0008(t),
+    '0009_server_secrets': m0009(),
   };
 }
