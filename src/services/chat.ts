@@ -128,6 +128,9 @@ function withRetryAfter(headers: Record<string, string> | undefined, seconds: nu
 export function planHttpError(plan: RoutePlan, headers?: Record<string, string>): HttpError {
   const e = plan.error!;
   const metadata: Record<string, unknown> = { error_type: e.code === 'model_not_found' ? 'not_found' : e.code, excluded_by: e.excluded_by ?? [] };
+  // Set by the model-id resolution (services/model-resolution.ts) on model_not_found.
+  const named = e as { suggestions?: string[]; ambiguous?: boolean };
+  if (named.suggestions) Object.assign(metadata, { suggestions: named.suggestions, ambiguous: named.ambiguous === true });
   const unroutable = plan.considered.filter((c) => c.excluded === 'no_credentials').map((c) => c.provider);
   if (unroutable.length > 0) metadata.providers_without_credentials = [...new Set(unroutable)];
   return new HttpError(e.status, e.message, metadata, withRetryAfter(headers, e.retry_after_ms ? Math.ceil(e.retry_after_ms / 1000) : null));
@@ -232,7 +235,8 @@ export class ChatService {
     // Model ids as clients send them (bare, dated, aliases) → catalog ids (src/services/model-resolution.ts).
     const orgAliases = this.deps.guardrails ? (await this.deps.guardrails.settings()).model_aliases : null;
     const fallback = { enabled: this.deps.options.unknownModelFallback === true, model: workspace?.default_text_model };
-    models.splice(0, models.length, ...resolveRequestedModels(this.deps.catalog, models, orgAliases, fallback).models);
+    const resolved = resolveRequestedModels(this.deps.catalog, models, orgAliases, fallback);
+    models.splice(0, models.length, ...resolved.models);
 
     // Embeddings, rerank and transcription models have no chat endpoints: say where they are served, not "no endpoints".
     const other = this.deps.catalog.otherApi.get(models[0]);
@@ -266,6 +270,8 @@ export class ChatService {
       maxOutputTokens: typeof maxOut === 'number' ? maxOut : undefined,
       stickyEndpoint: sticky && this.now() - sticky.at < this.deps.options.sessionTtlMs ? { model: sticky.model, tag: sticky.tag } : undefined,
     });
+    // An id that resolved to no model: the 404 names the candidates or the closest ids (docs/agents.md).
+    if (resolved.problem && plan.error?.code === 'model_not_found') plan.error = { ...plan.error, message: resolved.problem.message, suggestions: resolved.problem.suggestions, ambiguous: resolved.problem.ambiguous } as typeof plan.error;
     const protocols = new Set<'translated'>();
     if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
     const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined };

@@ -13,17 +13,23 @@ export interface ResolvedModels {
   models: string[];
   /** Set when the workspace default replaced an unknown model. */
   fallbackFrom?: string;
+  /** When no id resolved: the 404 message and candidates of the first (routing reports it, with its record). */
+  problem?: { message: string; suggestions: string[]; ambiguous: boolean };
 }
 
 /** The 404 of a model id that does not resolve, with its candidates in `metadata.suggestions`. */
 export function unresolvedError(requested: string, r: Exclude<Resolution, { kind: 'found' }>): HttpError {
-  const suggestions = r.kind === 'ambiguous' ? r.candidates : r.suggestions;
-  return new HttpError(404, unresolvedMessage(requested, r), { error_type: 'not_found', excluded_by: ['model_not_found'], suggestions, ambiguous: r.kind === 'ambiguous' });
+  const p = problemOf(requested, r);
+  return new HttpError(404, p.message, { error_type: 'not_found', excluded_by: ['model_not_found'], suggestions: p.suggestions, ambiguous: p.ambiguous });
+}
+
+function problemOf(requested: string, r: Exclude<Resolution, { kind: 'found' }>): NonNullable<ResolvedModels['problem']> {
+  return { message: unresolvedMessage(requested, r), suggestions: r.kind === 'ambiguous' ? r.candidates : r.suggestions, ambiguous: r.kind === 'ambiguous' };
 }
 
 /**
- * Resolves `ids` (variants already split off). Throws the 404 of the first id when none resolves (and no fallback
- * applies); otherwise unresolved ids stay as sent and routing skips them as before.
+ * Resolves `ids` (variants already split off). Unresolved ids stay as sent (routing refuses them with a 404 and a
+ * generation record, as before); when none resolves and no fallback applies, `problem` says why the first did not.
  */
 export function resolveRequestedModels(
   catalog: CatalogService,
@@ -40,5 +46,5 @@ export function resolveRequestedModels(
     const r = catalog.resolve(fallback.model, orgAliases);
     if (r.kind === 'found') return { models: [r.id], fallbackFrom: first.id };
   }
-  throw unresolvedError(first.id, first.r as Exclude<Resolution, { kind: 'found' }>);
+  return { models, problem: problemOf(first.id, first.r as Exclude<Resolution, { kind: 'found' }>) };
 }
