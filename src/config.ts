@@ -30,6 +30,10 @@ export interface GatewayConfig {
   recordFlushMs: number;
   /** Whether the shipped catalog of public providers and models is loaded. */
   defaultCatalog: boolean;
+  /** A request for an unknown model is served by its workspace's `default_text_model` (opt-in; docs/agents.md). */
+  unknownModelFallback: boolean;
+  /** Keys the gateway's signatures on thinking no upstream signed (docs/agents.md); null = generated once, stored in the database. */
+  reasoningSecret: string | null;
   /** The raw `catalog`/`providers` sections of the file, interpreted by the catalog loader. */
   file: Record<string, unknown>;
   /** Video generation jobs and their webhooks (docs/videos.md). */
@@ -99,6 +103,8 @@ const FILE_KEYS: Record<string, string> = {
   session_ttl_ms: 'GATEWAY_SESSION_TTL_MS',
   record_flush_ms: 'GATEWAY_RECORD_FLUSH_MS',
   default_catalog: 'GATEWAY_DEFAULT_CATALOG',
+  unknown_model_fallback: 'GATEWAY_UNKNOWN_MODEL_FALLBACK',
+  reasoning_secret: 'GATEWAY_REASONING_SECRET',
   video_worker: 'GATEWAY_VIDEO_WORKER',
   video_poll_ms: 'GATEWAY_VIDEO_POLL_MS',
   video_lease_ms: 'GATEWAY_VIDEO_LEASE_MS',
@@ -244,6 +250,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   if (engine === 'tavily' && merged.GATEWAY_WEB_SEARCH_ENGINE && !searchKey) problems.push('GATEWAY_WEB_SEARCH_API_KEY is required for the tavily search engine');
   const webSearch = searchUrl && (engine === 'searxng' || engine === 'tavily') ? { engine: engine as 'searxng' | 'tavily', url: searchUrl, apiKey: searchKey } : null;
 
+  const unknownModelFallback = boolSetting('GATEWAY_UNKNOWN_MODEL_FALLBACK', false);
+  const reasoningSecret = merged.GATEWAY_REASONING_SECRET || null;
+  if (reasoningSecret !== null && reasoningSecret.length < 32) problems.push('GATEWAY_REASONING_SECRET must be at least 32 characters (use a random secret)');
   const webFetch = boolSetting('GATEWAY_WEB_FETCH', false) ? (boolSetting('GATEWAY_WEB_FETCH_ALLOW_PRIVATE', false) ? 'private' : 'public') : 'off';
 
   const migrate = (merged.GATEWAY_MIGRATE || 'auto').toLowerCase() as GatewayConfig['migrate'];
@@ -258,5 +267,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   };
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, file, video, metrics, webSearch, webFetch, migrate, spend };
+  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend };
 }

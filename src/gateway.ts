@@ -3,6 +3,8 @@
  * Used by the CLI's `serve`, by `npm run demo` and by the tests.
  */
 import { randomBytes } from 'node:crypto';
+import { reasoningKey } from './core/reasoning-signature.js';
+import { useReasoningKey } from './inbound/messages.js';
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from './config.js';
@@ -123,6 +125,9 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // GATEWAY_MIGRATE=off: a migration Job applied them; this instance only checks that none is pending.
   const applied = await store.migrate(config.migrate === 'off' ? 'check' : 'apply');
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  // The key of the gateway's signatures on unsigned thinking (docs/agents.md): configured, or generated once and shared
+  // by every instance through the database.
+  useReasoningKey(reasoningKey(config.reasoningSecret ?? (await store.serverSecret('reasoning_signatures', randomBytes(32).toString('base64url')))));
 
   const bus = config.redisUrl ? new RedisBus(config.redisUrl, logger, opts.redisRetryMs) : new LocalBus();
   const workspaces = new WorkspaceService(store, now, bus, config.keyCacheTtlMs);
@@ -153,7 +158,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     guardrails,
     log: logger,
     now,
-    options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs },
+    options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs, unknownModelFallback: config.unknownModelFallback },
     cache: cacheStep,
   });
   // Server tools; web search over the operator's engine (SearXNG or Tavily) when one is configured.

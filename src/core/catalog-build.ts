@@ -279,6 +279,22 @@ export function buildCatalog(file: Obj, base: Catalog): Catalog {
     const endpoint = endpointFrom(e, maps, `endpoints[${i}]`, problems);
     if (endpoint) maps.endpoints.set(`${endpoint.model}|${endpoint.tag}`, endpoint);
   });
+  checkAliases([...maps.models.values()], problems);
   if (problems.length > 0) throw new CatalogError([...new Set(problems)]);
   return { providers: [...maps.providers.values()], models: [...maps.models.values()], endpoints: [...maps.endpoints.values()] };
+}
+
+/** Each alias names one model, and never another model's id. */
+function checkAliases(models: ModelDef[], problems: string[]): void {
+  const owner = new Map<string, string>();
+  const ids = new Set(models.map((m) => m.id));
+  for (const m of models) {
+    for (const a of m.aliases ?? []) {
+      const key = a.toLowerCase();
+      const other = owner.get(key);
+      if (other && other !== m.id) problems.push(`models: alias ${a} is claimed by both ${other} and ${m.id}`);
+      else if (ids.has(a)) problems.push(`models: alias ${a} of ${m.id} is another model's id`);
+      owner.set(key, m.id);
+    }
+  }
 }

@@ -118,13 +118,13 @@ export interface ReasoningInfo {
 export interface ModelDef {
   /** `author/slug`, e.g. `openai/gpt-4o-mini`. */
   id: string;
-  /**
-   * Other ids the model answers to (issue 15): bare ids such as `claude-sonnet-4-5`, or dated `author/slug` ids.
-   * Absent when the catalog names none.
-   */
-  aliases?: string[];
   /** Dated permaslug, e.g. `openai/gpt-4o-mini-2024-07-18`. */
   canonical_slug: string;
+  /**
+   * Other ids clients send for this model, e.g. `claude-sonnet-4-5` (src/core/model-aliases.ts, docs/agents.md). Bare
+   * and dated provider ids usually resolve without one; an alias names what the normalization cannot guess.
+   */
+  aliases?: string[];
   name: string;
   /** Unix seconds. */
   created: number;

@@ -72,8 +72,14 @@ export interface IrRefusal {
 
 export type IrPart = IrText | IrImage | IrToolCall | IrToolResult | IrReasoning | IrRedactedReasoning | IrRefusal;
 
+/**
+ * A turn of the conversation. `system` turns are instructions given mid-conversation (the Messages API's
+ * `{"role": "system"}` messages, Claude Code's system reminders); each upstream carries them natively where it has
+ * them (OpenAI chat and Responses: a system message in place; Anthropic: a system message in place when the request
+ * carries an `anthropic-beta`, as Claude Code's does) and otherwise as a user-side text (docs/internal-representation.md).
+ */
 export interface IrMessage {
-  role: 'user' | 'assistant';
+  role: 'user' | 'assistant' | 'system';
   content: IrPart[];
   /** OpenAI `name` on a message, kept when the upstream supports it. */
   name?: string;
@@ -129,6 +135,14 @@ export interface IrRequest {
   /** End-user id (OpenAI `user`, Anthropic `metadata.user_id`). */
   user?: string;
   stream: boolean;
+  /** `anthropic-beta` header values of the client request, forwarded to Anthropic-protocol upstreams. */
+  anthropic_beta?: string[];
+  /**
+   * Fields of the client body the IR does not carry (unknown fields, tool kinds and blocks of another protocol), by
+   * path. They reach an upstream of the client's own protocol (the body passes through) and are dropped for the
+   * others, which the answer's `X-Gateway-Dropped-Fields` header lists.
+   */
+  dropped_fields?: string[];
 }
 
 export type IrFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error';

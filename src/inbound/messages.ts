@@ -7,6 +7,8 @@
  * them in), which are reported in `cache_read_input_tokens` / `cache_creation_input_tokens`.
  */
 import { isServerToolType } from '../core/server-tools.js';
+import { GATEWAY_FIELDS } from '../core/params.js';
+import { isGatewaySignature, signReasoning, verifyReasoning } from '../core/reasoning-signature.js';
 import type {
   IrFinishReason,
   IrImage,
@@ -36,6 +38,21 @@ import {
   withCache,
   type Json,
 } from './common.js';
+
+// ---- reasoning signatures ----------------------------------------------------------------------------------------
+
+/** The key of the gateway's thinking signatures (core/reasoning-signature.ts), set once at start-up. */
+let signingKey: Buffer | null = null;
+
+export function useReasoningKey(key: Buffer): void {
+  signingKey = key;
+}
+
+/** A thinking block's signature: the upstream's, else the gateway's own (empty only before start-up set a key). */
+function signatureOf(text: string, signature: string | undefined): string {
+  if (signature) return signature;
+  return signingKey ? signReasoning(signingKey, text) : '';
+}
 
 // ---- request validation ------------------------------------------------------------------------------------------
 
@@ -79,7 +96,7 @@ function textBlock(b: Json, where: string): IrText {
   return withCache<IrText>({ type: 'text', text: b.text }, cacheControl(b.cache_control, where));
 }
 
-function imageBlock(b: Json, where: string): IrImage {
+function imageBlock(b: Json, where: string, drops?: string[]): IrImage | null {
   const src = b.source;
   if (!isObject(src)) throw invalid(`${where}.source is required`);
   const cc = cacheControl(b.cache_control, where);
@@ -91,30 +108,40 @@ function imageBlock(b: Json, where: string): IrImage {
     if (typeof src.url !== 'string') throw invalid(`${where}.source.url must be a string`);
     return withCache<IrImage>({ type: 'image', url: src.url }, cc);
   }
+  // Another source (a Files API `file`): Anthropic's own; it reaches Anthropic upstreams, others go without it.
+  if (drops && typeof src.type === 'string') {
+    drops.push(`${where} (image source ${src.type})`);
+    return null;
+  }
   throw invalid(`${where}.source.type "${String(src.type)}" is not supported (use base64 or url)`);
 }
 
-function toolResultContent(c: unknown, where: string): string | Array<IrText | IrImage> {
+function toolResultContent(c: unknown, where: string, drops: string[]): string | Array<IrText | IrImage> {
   if (c === undefined || c === null) return '';
   if (typeof c === 'string') return c;
   if (!Array.isArray(c)) throw invalid(`${where}.content must be a string or an array of blocks`);
-  return c.map((b, i) => {
+  const out: Array<IrText | IrImage> = [];
+  c.forEach((b, i) => {
     const w = `${where}.content[${i}]`;
     if (!isObject(b)) throw invalid(`${w} must be an object`);
-    if (b.type === 'text') return textBlock(b, w);
-    if (b.type === 'image') return imageBlock(b, w);
-    throw invalid(`${w}: block type "${String(b.type)}" is not supported inside tool_result`);
+    if (b.type === 'text') out.push(textBlock(b, w));
+    else if (b.type === 'image') {
+      const img = imageBlock(b, w, drops);
+      if (img) out.push(img);
+    } else if (typeof b.type === 'string') drops.push(`${w} (${b.type})`); // documents, search results, tool references
+    else throw invalid(`${w}.type is required`);
   });
+  return out;
 }
 
-function contentBlock(b: unknown, role: 'user' | 'assistant', where: string): IrPart {
+function contentBlock(b: unknown, role: 'user' | 'assistant', where: string, drops: string[]): IrPart | null {
   if (!isObject(b)) throw invalid(`${where} must be an object`);
   const cc = () => cacheControl(b.cache_control, where);
   switch (b.type) {
     case 'text':
       return textBlock(b, where);
     case 'image':
-      return imageBlock(b, where);
+      return imageBlock(b, where, drops);
     case 'tool_use': {
       if (role !== 'assistant') throw invalid(`${where}: tool_use blocks belong in assistant messages`);
       if (typeof b.id !== 'string' || typeof b.name !== 'string') throw invalid(`${where} needs id and name`);
@@ -123,46 +150,64 @@ function contentBlock(b: unknown, role: 'user' | 'assistant', where: string): Ir
     case 'tool_result': {
       if (role !== 'user') throw invalid(`${where}: tool_result blocks belong in user messages`);
       if (typeof b.tool_use_id !== 'string') throw invalid(`${where}.tool_use_id is required`);
-      const part: IrPart = { type: 'tool_result', tool_call_id: b.tool_use_id, content: toolResultContent(b.content, where) };
+      const part: IrPart = { type: 'tool_result', tool_call_id: b.tool_use_id, content: toolResultContent(b.content, where, drops) };
       if (b.is_error === true) part.is_error = true;
       return withCache(part, cc());
     }
     case 'thinking': {
       if (typeof b.thinking !== 'string') throw invalid(`${where}.thinking must be a string`);
       const part: IrPart = { type: 'reasoning', text: b.thinking };
-      if (typeof b.signature === 'string' && b.signature !== '') part.signature = b.signature;
+      if (isGatewaySignature(b.signature)) {
+        // The gateway signed this thinking (no upstream had): checked, then carried unsigned.
+        if (!signingKey || !verifyReasoning(signingKey, b.thinking, b.signature)) throw invalid(`${where}.signature is not a valid signature of this thinking block`);
+      } else if (typeof b.signature === 'string' && b.signature !== '') part.signature = b.signature;
       return part;
     }
     case 'redacted_thinking':
       if (typeof b.data !== 'string') throw invalid(`${where}.data must be a string`);
       return { type: 'redacted_reasoning', data: b.data };
     default:
-      throw invalid(`${where}: content block type "${String(b.type)}" is not supported`);
+      // Another Anthropic block (document, search_result, server_tool_use, web_search_tool_result, container_upload,
+      // …): it reaches Anthropic upstreams in the passed-through body; the IR (other upstreams) goes without it.
+      if (typeof b.type !== 'string' || b.type === '') throw invalid(`${where}.type is required`);
+      drops.push(`${where} (${b.type})`);
+      return null;
   }
 }
 
-function message(m: unknown, i: number): IrMessage {
+const ROLES = ['user', 'assistant', 'system'];
+
+function message(m: unknown, i: number, drops: string[]): IrMessage {
   const where = `messages[${i}]`;
-  if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant')) throw invalid(`${where}.role must be user or assistant`);
-  const role = m.role;
-  let content: IrPart[];
-  if (typeof m.content === 'string') content = [{ type: 'text', text: m.content }];
-  else if (Array.isArray(m.content)) content = m.content.map((b, j) => contentBlock(b, role, `${where}.content[${j}]`));
-  else throw invalid(`${where}.content must be a string or an array of content blocks`);
+  if (!isObject(m) || !ROLES.includes(m.role as string)) throw invalid(`${where}.role must be one of: ${ROLES.join(', ')}`);
+  if (m.role === 'system') return { role: 'system', content: system(m.content, `${where}.content`) };
+  const role = m.role as 'user' | 'assistant';
+  const content: IrPart[] = [];
+  if (typeof m.content === 'string') content.push({ type: 'text', text: m.content });
+  else if (Array.isArray(m.content)) {
+    m.content.forEach((b, j) => {
+      const part = contentBlock(b, role, `${where}.content[${j}]`, drops);
+      if (part) content.push(part);
+    });
+  } else throw invalid(`${where}.content must be a string or an array of content blocks`);
   return { role, content };
 }
 
-function system(v: unknown): IrText[] {
+/** `system`, or a system message's `content`: a string or text blocks. */
+function system(v: unknown, field = 'system'): IrText[] {
   if (v === undefined || v === null) return [];
   if (typeof v === 'string') return v === '' ? [] : [{ type: 'text', text: v }];
-  if (!Array.isArray(v)) throw invalid('system must be a string or an array of text blocks');
+  if (!Array.isArray(v)) throw invalid(`${field} must be a string or an array of text blocks`);
   return v.map((b, i) => {
-    if (!isObject(b) || b.type !== 'text') throw invalid(`system[${i}] must be a text block`);
-    return textBlock(b, `system[${i}]`);
+    if (!isObject(b) || b.type !== 'text') throw invalid(`${field}[${i}] must be a text block`);
+    return textBlock(b, `${field}[${i}]`);
   });
 }
 
-function tools(v: unknown): IrTool[] | undefined {
+/** Fields of a custom tool the IR carries; others (`defer_loading`, `input_examples`, …) reach Anthropic upstreams only. */
+const TOOL_FIELDS = new Set(['type', 'name', 'description', 'input_schema', 'strict', 'cache_control']);
+
+function tools(v: unknown, drops: string[]): IrTool[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw invalid('tools must be an array');
   const out: IrTool[] = [];
@@ -170,9 +215,16 @@ function tools(v: unknown): IrTool[] | undefined {
     const where = `tools[${i}]`;
     if (!isObject(t)) throw invalid(`${where} must be an object`);
     if (isServerToolType(t.type)) return; // server tools stay out of the IR: the gateway's loop runs them (services/server-tools.ts)
-    if (t.type !== undefined && t.type !== null && t.type !== 'custom') throw invalid(`${where}: tool type "${String(t.type)}" is not supported`);
+    if (t.type !== undefined && t.type !== null && t.type !== 'custom') {
+      // Anthropic's own tools (bash_20250124, text_editor_…, web_fetch_…, code_execution_…, memory_…): Anthropic
+      // upstreams get them in the passed-through body; the others have no equivalent.
+      if (typeof t.type !== 'string') throw invalid(`${where}.type must be a string`);
+      drops.push(`${where} (${t.type})`);
+      return;
+    }
     if (typeof t.name !== 'string' || t.name === '') throw invalid(`${where}.name is required`);
     if (!isObject(t.input_schema)) throw invalid(`${where}.input_schema is required`);
+    for (const k of Object.keys(t)) if (!TOOL_FIELDS.has(k)) drops.push(`${where}.${k}`);
     const tool: IrTool = { name: t.name, parameters: t.input_schema };
     if (typeof t.description === 'string') tool.description = t.description;
     if (typeof t.strict === 'boolean') tool.strict = t.strict;
@@ -228,12 +280,13 @@ function reasoning(body: Json): IrReasoningConfig | undefined {
 
 function toIr(body: Json): Omit<IrRequest, 'model'> {
   if (!Array.isArray(body.messages) || body.messages.length === 0) throw invalid('messages is required and must not be empty');
+  const drops: string[] = [];
   const req: Omit<IrRequest, 'model'> = {
     system: system(body.system),
-    messages: body.messages.map(message),
+    messages: body.messages.map((m, i) => message(m, i, drops)),
     stream: body.stream === true,
   };
-  const t = tools(body.tools);
+  const t = tools(body.tools, drops);
   if (t) req.tools = t;
   const tc = toolChoice(body.tool_choice);
   if (tc.choice) req.tool_choice = tc.choice;
@@ -256,7 +309,32 @@ function toIr(body: Json): Omit<IrRequest, 'model'> {
   const md = body.metadata;
   const user = (isObject(md) ? str(md.user_id) : undefined) ?? str(body.user);
   if (user) req.user = user;
+  const unknown = [...droppedFields(body), ...drops];
+  if (unknown.length > 0) req.dropped_fields = unknown;
   return req;
+}
+
+/** Top-level fields the IR carries (besides the gateway's own, core/params.ts). */
+const IR_FIELDS = new Set(['messages', 'system', 'tools', 'tool_choice', 'parallel_tool_calls', 'max_tokens', 'temperature', 'top_p', 'top_k', 'frequency_penalty', 'presence_penalty', 'seed', 'stop_sequences', 'thinking', 'output_config', 'metadata', 'user', 'stream', 'fallbacks']);
+/** The sub-fields of objects the IR reads part of. */
+const IR_SUBFIELDS: Record<string, Set<string>> = {
+  metadata: new Set(['user_id']),
+  thinking: new Set(['type', 'budget_tokens']),
+  output_config: new Set(['effort', 'format']),
+};
+
+/**
+ * The fields of a Messages body the IR does not carry (`context_management`, `container`, `mcp_servers`,
+ * `service_tier`, `thinking.display`, …): never refused, passed through to Anthropic upstreams, dropped for others.
+ */
+function droppedFields(body: Json): string[] {
+  const out: string[] = [];
+  for (const k of Object.keys(body)) {
+    if (body[k] === undefined || body[k] === null || GATEWAY_FIELDS.has(k)) continue;
+    if (!IR_FIELDS.has(k)) out.push(k);
+    else if (IR_SUBFIELDS[k] && isObject(body[k])) for (const sub of Object.keys(body[k] as Json)) if (!IR_SUBFIELDS[k].has(sub)) out.push(`${k}.${sub}`);
+  }
+  return out;
 }
 
 // ---- IR → Message ------------------------------------------------------------------------------------------------
@@ -315,7 +393,7 @@ function contentOut(parts: IrPart[]): Json[] {
   for (const p of parts) {
     switch (p.type) {
       case 'reasoning':
-        out.push({ type: 'thinking', thinking: p.text, signature: p.signature ?? '' });
+        out.push({ type: 'thinking', thinking: p.text, signature: signatureOf(p.text, p.signature) });
         break;
       case 'redacted_reasoning':
         out.push({ type: 'redacted_thinking', data: p.data });
@@ -426,6 +504,8 @@ class MessagesStreamEncoder implements StreamEncoder {
   private nativeFinish: string | null = null;
   private sawTool = false;
   private sawRefusal = false;
+  /** Thinking blocks (by block index): their text so far, and whether a signature was sent. */
+  private readonly thinking = new Map<number, { text: string; signed: boolean }>();
 
   constructor(private readonly meta: AnswerMeta) {}
 
@@ -468,8 +548,16 @@ class MessagesStreamEncoder implements StreamEncoder {
   private closeOpen(): string {
     if (!this.open) return '';
     const index = this.open.index;
+    let out = '';
+    // Thinking no upstream signed leaves with the gateway's signature (a real one arriving later replaces it).
+    const thinking = this.thinking.get(index);
+    if (thinking && !thinking.signed) {
+      thinking.signed = true;
+      const signature = signatureOf(thinking.text, undefined);
+      if (signature) out += this.delta(index, { type: 'signature_delta', signature });
+    }
     this.open = null;
-    return sse('content_block_stop', { type: 'content_block_stop', index });
+    return out + sse('content_block_stop', { type: 'content_block_stop', index });
   }
 
   /** Makes sure the IR part `irIndex` has an open block of `kind`; returns the frames needed and the block index. */
@@ -507,6 +595,9 @@ class MessagesStreamEncoder implements StreamEncoder {
       case 'reasoning_delta': {
         if (ev.text === '') return '';
         const b = this.ensure(ev.index, 'thinking', () => ({ type: 'thinking', thinking: '', signature: '' }));
+        const t = this.thinking.get(b.index);
+        if (t) t.text += ev.text;
+        else this.thinking.set(b.index, { text: ev.text, signed: false });
         return b.out + this.delta(b.index, { type: 'thinking_delta', thinking: ev.text });
       }
       case 'reasoning_signature': {
@@ -514,6 +605,8 @@ class MessagesStreamEncoder implements StreamEncoder {
         const known = this.blocks.get(ev.index);
         if (known?.kind === 'thinking' && this.open?.index !== known.index) return this.delta(known.index, { type: 'signature_delta', signature: ev.signature });
         const b = this.ensure(ev.index, 'thinking', () => ({ type: 'thinking', thinking: '', signature: '' }));
+        // The upstream signed this block: no gateway signature when it closes.
+        this.thinking.set(b.index, { text: this.thinking.get(b.index)?.text ?? '', signed: true });
         return b.out + this.delta(b.index, { type: 'signature_delta', signature: ev.signature });
       }
       case 'redacted_reasoning': {

@@ -3,6 +3,7 @@
  * events (`response.created`, `response.completed`, …): the request fields the object echoes, the output items, the
  * status, and usage with the gateway's cost.
  */
+import { callItem, type ResponsesToolMap } from './responses-tools.js';
 import type { IrFinishReason, IrPart, IrUsage } from '../core/ir.js';
 import type { AnswerMeta } from '../core/adapters.js';
 import { idSuffix, isObject, type Json } from './common.js';
@@ -138,7 +139,7 @@ export function responseObject(i: ResponseObjectInput): Json {
  * encrypted part folded into the reasoning item just before it), one message item per run of text/refusal parts,
  * and function_call items.
  */
-export function outputItems(parts: IrPart[], meta: AnswerMeta): Json[] {
+export function outputItems(parts: IrPart[], meta: AnswerMeta, tools: ResponsesToolMap | null = null): Json[] {
   const out: Json[] = [];
   let message: Json | null = null;
   let lastReasoning: Json | null = null;
@@ -171,7 +172,8 @@ export function outputItems(parts: IrPart[], meta: AnswerMeta): Json[] {
         break;
       }
       case 'tool_call':
-        out.push({ id: itemId('fc', meta, out.length), type: 'function_call', call_id: p.id, name: p.name, arguments: p.arguments, status: 'completed' });
+        // Namespaced and custom tools are named back (responses-tools.ts).
+        out.push(callItem(tools, itemId('fc', meta, out.length), p.id, p.name, p.arguments, 'completed'));
         break;
       default:
         break;

@@ -15,8 +15,10 @@ import type { IrFinishReason, IrStreamEvent, IrUsage } from '../core/ir.js';
 import type { AnswerMeta, StreamEncoder } from '../core/adapters.js';
 import { idSuffix, sse, type Json } from './common.js';
 import { finishStatus, itemId, responseErrorCode, responseObject } from './responses-output.js';
+import { callItem, customInput, type ResponsesToolMap } from './responses-tools.js';
 
-type ItemKind = 'message' | 'reasoning' | 'function_call';
+/** `custom_tool_call`: a call to a free-form tool, whose input is sent whole when the call ends (responses-tools.ts). */
+type ItemKind = 'message' | 'reasoning' | 'function_call' | 'custom_tool_call';
 
 interface OpenItem {
   kind: ItemKind;
@@ -42,9 +44,14 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private sawTool = false;
   private sawRefusal = false;
 
+  /** Arguments of open custom tool calls (JSON `{input}`), by IR index. */
+  private readonly customArgs = new Map<number, string>();
+
   constructor(
     private readonly meta: AnswerMeta,
     private readonly echo: Json,
+    /** The request's namespaced and custom tools, named back in the output (null: function tools only). */
+    private readonly tools: ResponsesToolMap | null = null,
   ) {}
 
   private emit(type: string, data: Json): string {
@@ -102,6 +109,12 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         out += this.emit('response.reasoning_summary_part.done', { ...ids, summary_index: 0, part: { type: 'summary_text', text } });
       }
       this.closed.set(o.irIndex, { kind: 'reasoning', outputIndex: o.outputIndex });
+    } else if (o.kind === 'custom_tool_call') {
+      o.item.input = customInput(this.customArgs.get(o.irIndex) ?? '');
+      this.customArgs.delete(o.irIndex);
+      out += this.emit('response.custom_tool_call_input.done', { ...ids, input: o.item.input });
+      o.item.status = 'completed';
+      this.closed.set(o.irIndex, { kind: 'custom_tool_call', outputIndex: o.outputIndex });
     } else {
       out += this.emit('response.function_call_arguments.done', { ...ids, name: o.item.name, arguments: o.item.arguments });
       o.item.status = 'completed';
@@ -136,7 +149,12 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   }
 
   private toolItem(irIndex: number, id: string, name: string): string {
-    return this.openItem('function_call', irIndex, { id: itemId('fc', this.meta, this.output.length), type: 'function_call', call_id: id, name, arguments: '', status: 'in_progress' });
+    const item = callItem(this.tools, itemId('fc', this.meta, this.output.length), id, name, '', 'in_progress');
+    if (item.type === 'custom_tool_call') {
+      this.customArgs.set(irIndex, '');
+      return this.openItem('custom_tool_call', irIndex, item);
+    }
+    return this.openItem('function_call', irIndex, item);
   }
 
   // ---- events ----
@@ -204,10 +222,15 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       }
       case 'tool_call_start':
         this.sawTool = true;
-        if (this.open?.kind === 'function_call' && this.open.irIndex === ev.index) return '';
+        if ((this.open?.kind === 'function_call' || this.open?.kind === 'custom_tool_call') && this.open.irIndex === ev.index) return '';
         return this.toolItem(ev.index, ev.id, ev.name);
       case 'tool_call_delta': {
         this.sawTool = true;
+        // A custom tool's input is the `input` string of the JSON arguments: collected, sent whole at the end.
+        if (this.customArgs.has(ev.index)) {
+          this.customArgs.set(ev.index, this.customArgs.get(ev.index)! + ev.arguments);
+          return '';
+        }
         if (ev.arguments === '' && this.open?.kind === 'function_call' && this.open.irIndex === ev.index) return '';
         const late = this.closed.get(ev.index);
         if (late?.kind === 'function_call' && !(this.open?.kind === 'function_call' && this.open.irIndex === ev.index)) {

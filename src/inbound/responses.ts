@@ -16,6 +16,7 @@ import type { AnswerMeta, InboundAdapter, StreamEncoder } from '../core/adapters
 import { bool, defaultErrorType, imageFromUrl, invalid, isObject, num, str, type Json } from './common.js';
 import { finishStatus, outputItems, responseObject, responsesEcho } from './responses-output.js';
 import { ResponsesStreamEncoder } from './responses-stream.js';
+import { flatOf, responsesTools, type ResponsesToolMap } from './responses-tools.js';
 
 export { responsesEcho } from './responses-output.js';
 
@@ -143,7 +144,7 @@ function functionOutput(output: unknown, where: string): string | Array<IrText |
   throw invalid(`${where}.output must be a string or an array of content parts`);
 }
 
-function inputItems(input: unknown[], conv: Conversation): void {
+function inputItems(input: unknown[], conv: Conversation, map: ResponsesToolMap, drops: string[]): void {
   input.forEach((raw, i) => {
     const where = `input[${i}]`;
     if (!isObject(raw)) throw invalid(`${where} must be an object`);
@@ -170,9 +171,19 @@ function inputItems(input: unknown[], conv: Conversation): void {
       case 'function_call': {
         if (typeof raw.call_id !== 'string' || typeof raw.name !== 'string') throw invalid(`${where} needs call_id and name`);
         const args = typeof raw.arguments === 'string' ? raw.arguments : JSON.stringify(raw.arguments ?? {});
-        conv.assistant([{ type: 'tool_call', id: raw.call_id, name: raw.name, arguments: args }]);
+        conv.assistant([{ type: 'tool_call', id: raw.call_id, name: flatOf(map, raw.name, raw.namespace), arguments: args }]);
         break;
       }
+      case 'custom_tool_call': {
+        // A free-form tool call: the function with one string argument the upstream saw (responses-tools.ts).
+        if (typeof raw.call_id !== 'string' || typeof raw.name !== 'string') throw invalid(`${where} needs call_id and name`);
+        if (typeof raw.input !== 'string') throw invalid(`${where}.input must be a string`);
+        conv.assistant([{ type: 'tool_call', id: raw.call_id, name: flatOf(map, raw.name, raw.namespace), arguments: JSON.stringify({ input: raw.input }) }]);
+        break;
+      }
+      case 'additional_tools':
+        break; // its tools joined the request's (responses-tools.ts)
+      case 'custom_tool_call_output':
       case 'function_call_output': {
         if (typeof raw.call_id !== 'string') throw invalid(`${where}.call_id is required`);
         const part: IrPart = { type: 'tool_result', tool_call_id: raw.call_id, content: functionOutput(raw.output, where) };
@@ -186,33 +197,18 @@ function inputItems(input: unknown[], conv: Conversation): void {
       case 'item_reference':
         throw invalid(`${where}: item_reference needs stored responses; the gateway is stateless, send the item itself`);
       default:
-        throw invalid(`${where}: input item type "${String(type)}" is not supported`);
+        // Another Responses item (web_search_call, local_shell_call, compaction, …): it reaches a Responses upstream
+        // in the passed-through body; the IR (other upstreams) goes without it.
+        if (typeof type !== 'string' || type === '') throw invalid(`${where}.type is required`);
+        drops.push(`${where} (${type})`);
     }
   });
 }
 
-function tools(v: unknown): IrTool[] | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v)) throw invalid('tools must be an array');
-  const out: IrTool[] = [];
-  v.forEach((t, i) => {
-    const where = `tools[${i}]`;
-    if (!isObject(t)) throw invalid(`${where} must be an object`);
-    if (isServerToolType(t.type)) return; // server tools stay out of the IR: the gateway's loop runs them (services/server-tools.ts)
-    if (t.type !== 'function') throw invalid(`${where}: tool type "${String(t.type)}" is not supported (function tools and gateway server tools only)`);
-    if (typeof t.name !== 'string' || t.name === '') throw invalid(`${where}.name is required`);
-    const tool: IrTool = { name: t.name, parameters: isObject(t.parameters) ? t.parameters : { type: 'object', properties: {} } };
-    if (typeof t.description === 'string') tool.description = t.description;
-    if (typeof t.strict === 'boolean') tool.strict = t.strict;
-    out.push(tool);
-  });
-  return out;
-}
-
-function toolChoice(v: unknown): IrToolChoice | undefined {
+function toolChoice(v: unknown, map: ResponsesToolMap): IrToolChoice | undefined {
   if (v === undefined || v === null) return undefined;
   if (v === 'auto' || v === 'none' || v === 'required') return { type: v };
-  if (isObject(v) && v.type === 'function' && typeof v.name === 'string' && v.name !== '') return { type: 'tool', name: v.name };
+  if (isObject(v) && (v.type === 'function' || v.type === 'custom') && typeof v.name === 'string' && v.name !== '') return { type: 'tool', name: flatOf(map, v.name, v.namespace) };
   throw invalid('tool_choice must be "auto", "none", "required" or {"type":"function","name":…}');
 }
 
@@ -254,16 +250,16 @@ function toIr(body: Json): Omit<IrRequest, 'model'> {
   if (stateless) throw invalid(stateless);
   if (body.prompt !== undefined && body.prompt !== null) throw invalid('prompt (stored prompt templates) is not supported; send instructions and input');
   const conv = new Conversation();
+  const rt = responsesTools(body);
   if (typeof body.instructions === 'string' && body.instructions !== '') conv.system.push({ type: 'text', text: body.instructions });
   if (typeof body.input === 'string') conv.user([{ type: 'text', text: body.input }]);
-  else if (Array.isArray(body.input)) inputItems(body.input, conv);
+  else if (Array.isArray(body.input)) inputItems(body.input, conv, rt.map, rt.drops);
   else if (body.input !== undefined && body.input !== null) throw invalid('input must be a string or an array of input items');
   if (conv.messages.length === 0) throw invalid('input is required and must contain at least one message');
 
   const req: Omit<IrRequest, 'model'> = { system: conv.system, messages: conv.messages, stream: body.stream === true };
-  const t = tools(body.tools);
-  if (t) req.tools = t;
-  const tc = toolChoice(body.tool_choice);
+  if (rt.tools.length > 0 || Array.isArray(body.tools)) req.tools = rt.tools;
+  const tc = toolChoice(body.tool_choice, rt.map);
   if (tc) req.tool_choice = tc;
   const parallel = bool(body.parallel_tool_calls);
   if (parallel !== undefined) req.parallel_tool_calls = parallel;
@@ -279,6 +275,7 @@ function toIr(body: Json): Omit<IrRequest, 'model'> {
   if (r) req.reasoning = r;
   const user = str(body.user) || str(body.safety_identifier);
   if (user) req.user = user;
+  if (rt.drops.length > 0) req.dropped_fields = rt.drops;
   return req;
 }
 
@@ -294,7 +291,7 @@ function fromIr(res: IrResponse, meta: AnswerMeta, request?: Json): Json {
     meta,
     echo: responsesEcho(request),
     status: st.status,
-    output: outputItems(res.content, meta),
+    output: outputItems(res.content, meta, request ? responsesTools(request).map : null),
     usage: res.usage ?? { input: 0, output: 0, cache_read: 0, cache_write: 0, reasoning: 0 },
     incomplete_details: st.incomplete_details,
     error: st.error,
@@ -322,6 +319,6 @@ export const responsesInbound: ResponsesInboundAdapter = {
   api: 'responses',
   toIr,
   fromIr,
-  createStreamEncoder: (meta, request) => new ResponsesStreamEncoder(meta, responsesEcho(request)),
+  createStreamEncoder: (meta, request) => new ResponsesStreamEncoder(meta, responsesEcho(request), request ? responsesTools(request).map : null),
   errorBody,
 };

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Catalog, EndpointDef, ModelDef, Protocol, ProviderDef, Timeouts } from '../core/catalog-types.js';
 import { isEmbeddingModel, isRerankModel, isTranscriptionModel } from '../core/catalog-build.js';
 import type { RouteCatalog } from '../core/routing.js';
+import { buildAliasIndex, resolveModelId, type AliasIndex, type Resolution } from '../core/model-aliases.js';
 
 // Where the services and the start-up import them from.
 export { buildCatalog, CatalogError, isEmbeddingModel, isRerankModel, isTranscriptionModel, videoProtocolOf } from '../core/catalog-build.js';
@@ -58,12 +59,15 @@ export class CatalogService {
   readonly catalog: Catalog;
   /** Models served by an API other than chat (embeddings, rerank, transcriptions): that API (one object per API). */
   readonly otherApi = new Map<string, OtherApi>();
+  /** Lookup tables of model ids as clients send them (aliases, bare and dated ids; src/core/model-aliases.ts). */
+  readonly aliasIndex: AliasIndex;
   private readonly credentials = new Map<string, string | null>();
   /** Every endpoint that some API routes (the others are listed only: a protocol without an adapter). */
   private readonly routedEndpoints = new Set<EndpointDef>();
 
   constructor(catalog: Catalog, env: NodeJS.ProcessEnv, log?: Logger) {
     this.catalog = catalog;
+    this.aliasIndex = buildAliasIndex(catalog.models);
     const models = new Map(catalog.models.map((m) => [m.id, m]));
     const providers = new Map(catalog.providers.map((p) => [p.slug, p]));
     const routeOver = (): RouteCatalog => ({ models, endpointsByModel: new Map(), providers });
@@ -124,6 +128,11 @@ export class CatalogService {
       if (!key && !p.noAuth) missing.push(`${p.slug}${p.apiKeyEnv ? ` (set ${p.apiKeyEnv})` : ''}`);
     }
     if (missing.length > 0) log?.info({ providers: missing }, 'providers without credentials are not routable');
+  }
+
+  /** A requested model id (no `:variant`) as a catalog id: exact, an organization alias, a model alias, or normalized. */
+  resolve(id: string, orgAliases?: Readonly<Record<string, string>> | null): Resolution {
+    return resolveModelId(id, this.aliasIndex, orgAliases);
   }
 
   /** Whether some API (chat, speech, video, embeddings, rerank, transcriptions) routes this endpoint. */

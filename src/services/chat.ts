@@ -20,10 +20,11 @@ import type { Cancellation, UpstreamExchange, UpstreamHttp } from '../providers/
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { IrRequest } from '../core/ir.js';
 import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
-import { codecFor, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
+import { codecFor, droppedFieldsHeader, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
 import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
 import { checkStateless } from '../inbound/responses.js';
 import type { CatalogService } from './catalog.js';
+import { resolveRequestedModels } from './model-resolution.js';
 import type { GenerationRecorder } from './generations.js';
 import type { HealthTracker } from './health.js';
 import type { PresetService } from './presets.js';
@@ -41,6 +42,8 @@ export interface ChatOptions {
   keepaliveMs: number;
   /** How long a session stays pinned to its endpoint (ms). */
   sessionTtlMs: number;
+  /** An unknown model falls back to the workspace's `default_text_model` (GATEWAY_UNKNOWN_MODEL_FALLBACK). */
+  unknownModelFallback?: boolean;
 }
 
 export interface ChatCall {
@@ -48,6 +51,8 @@ export interface ChatCall {
   requestId: string;
   wantMetadata: boolean;
   sessionHeader?: string;
+  /** The request's `anthropic-beta` values, forwarded to Anthropic-protocol upstreams. */
+  anthropicBeta?: string[];
   /** Set when the client goes away. */
   cancel: Cancellation;
   /** What the client asked of the response cache. */
@@ -173,6 +178,11 @@ export class ChatService {
       if (variant === 'floor' && !provider.sort) provider = { ...provider, sort: 'price' };
       if (variant === 'free') provider = { ...provider, max_price: { ...provider.max_price, prompt: 0, completion: 0 } };
     }
+    // Model ids as clients send them (bare, dated, aliases) → catalog ids (src/services/model-resolution.ts).
+    const orgAliases = this.deps.guardrails ? (await this.deps.guardrails.settings()).model_aliases : null;
+    const fallback = { enabled: this.deps.options.unknownModelFallback === true, model: workspace?.default_text_model };
+    const resolved = resolveRequestedModels(this.deps.catalog, models, orgAliases, fallback);
+    models.splice(0, models.length, ...resolved.models);
 
     // Embeddings, rerank and transcription models have no chat endpoints: say where they are served, not "no endpoints".
     const other = this.deps.catalog.otherApi.get(models[0]);
@@ -182,6 +192,7 @@ export class ChatService {
 
     // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.
     const ir = api === 'chat' ? undefined : INBOUND[api].toIr(body);
+    if (ir && call.anthropicBeta?.length) ir.anthropic_beta = call.anthropicBeta;
     const maxOut = ir ? ir.max_tokens : ((body.max_completion_tokens ?? body.max_tokens) as number | null | undefined);
     const sessionId = (typeof body.session_id === 'string' ? body.session_id : undefined) ?? call.sessionHeader ?? null;
     const sticky = sessionId ? this.sessions.get(`${call.key.workspace_id}|${sessionId}`) : undefined;
@@ -206,6 +217,8 @@ export class ChatService {
       maxOutputTokens: typeof maxOut === 'number' ? maxOut : undefined,
       stickyEndpoint: sticky && this.now() - sticky.at < this.deps.options.sessionTtlMs ? { model: sticky.model, tag: sticky.tag } : undefined,
     });
+    // An id that resolved to no model: the 404 names the candidates or the closest ids (docs/agents.md).
+    if (resolved.problem && plan.error?.code === 'model_not_found') plan.error = { ...plan.error, message: resolved.problem.message, suggestions: resolved.problem.suggestions, ambiguous: resolved.problem.ambiguous } as typeof plan.error;
     const protocols = new Set<'translated'>();
     if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
     const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined };
@@ -368,7 +381,8 @@ export class ChatService {
 
   // ---- non-streaming -----------------------------------------------------------------------------
 
-  async complete(p: Prepared, call: ChatCall): Promise<{ id: string; body: Record<string, unknown> }> {
+  /** `headers`: X-Gateway-Dropped-Fields when the serving attempt dropped something. */
+  async complete(p: Prepared, call: ChatCall): Promise<{ id: string; body: Record<string, unknown>; headers?: Record<string, string> }> {
     const id = newGenerationId();
     const o = this.fresh();
     const created = Math.floor(this.now() / 1000);
@@ -397,7 +411,7 @@ export class ChatService {
         const meta = this.answerMeta(p, o, attempts, id, created, call, true);
         const body = parsed.render(meta);
         this.record(p, call, id, o, attempts, meta.cost);
-        return { result: { id, body }, cost: meta.cost };
+        return { result: { id, body, headers: droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`)) }, cost: meta.cost };
       },
     });
   }
@@ -415,7 +429,8 @@ export class ChatService {
     const id = newGenerationId();
     const o = this.fresh();
     const created = Math.floor(this.now() / 1000);
-    const out = new StreamOut(raw, id, call.requestId, () => this.now());
+    // The head names what the serving attempt dropped (X-Gateway-Dropped-Fields), known once it is chosen.
+    const out = new StreamOut(raw, id, call.requestId, () => this.now(), () => (o.attempt ? droppedFieldsHeader(p.dropped.get(`${o.attempt.model}|${o.attempt.endpoint.tag}`)) : undefined));
     // Keep-alive comments while nothing else is written (before the first token, and in long pauses).
     const keepalive = setInterval(() => {
       if (raw.destroyed || this.now() - out.lastWrite < this.deps.options.keepaliveMs) return;

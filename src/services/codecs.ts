@@ -13,6 +13,7 @@ import { carriesOutput, normalizeChoices } from '../core/chat-shape.js';
 import type { IrPart, IrRequest, IrResponse, IrStreamEvent, IrUsage } from '../core/ir.js';
 import { GATEWAY_FIELDS, MODEL_PARAMS, openaiBody } from '../core/params.js';
 import type { TokenUsage } from '../core/pricing.js';
+import { isGatewaySignature } from '../core/reasoning-signature.js';
 import { chatInbound } from '../inbound/chat.js';
 import { geminiInbound } from '../inbound/gemini.js';
 import { messagesInbound } from '../inbound/messages.js';
@@ -373,7 +374,19 @@ function passthroughBody(body: Record<string, unknown>, endpoint: EndpointDef, s
   }
   out.model = endpoint.upstreamModel;
   out.stream = stream;
+  if (Array.isArray(out.messages)) out.messages = withoutGatewayThinking(out.messages);
   return JSON.stringify(out);
+}
+
+/**
+ * Anthropic messages without the thinking blocks the gateway signed (core/reasoning-signature.ts): Anthropic verifies
+ * its own signatures only, and accepts earlier turns without their thinking. The same array when there is none.
+ */
+export function withoutGatewayThinking(messages: unknown[]): unknown[] {
+  const signed = (b: unknown) => typeof b === 'object' && b !== null && (b as { type?: unknown }).type === 'thinking' && isGatewaySignature((b as { signature?: unknown }).signature);
+  const has = (m: unknown) => typeof m === 'object' && m !== null && Array.isArray((m as { content?: unknown }).content) && ((m as { content: unknown[] }).content).some(signed);
+  if (!messages.some(has)) return messages;
+  return messages.map((m) => (has(m) ? { ...(m as object), content: (m as { content: unknown[] }).content.filter((b) => !signed(b)) } : m));
 }
 
 function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'>, endpoint: EndpointDef, upstream: UpstreamAdapter): AttemptCodec {
@@ -387,6 +400,8 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
       const { ir: forEndpoint, dropped } = irForEndpoint(ir, endpoint, stream);
       const req = upstream.buildRequest(forEndpoint, ctx);
       if (passthrough) req.body = passthroughBody(body, endpoint, stream, api === 'messages' ? ['fallbacks', 'models'] : ['models']);
+      // What the IR could not carry reaches a same-protocol upstream only (X-Gateway-Dropped-Fields lists it otherwise).
+      else if (ir.dropped_fields) dropped.push(...ir.dropped_fields);
       return { req, dropped };
     },
     parseError: (status, text, headers) => upstream.parseError(status, text, headers),
@@ -480,6 +495,11 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
 }
 
 /** The codec for one attempt. `ir` is required unless the pair is chat → OpenAI protocol. */
+/** The `X-Gateway-Dropped-Fields` header of an answer: what the serving attempt dropped (docs/chat.md), if anything. */
+export function droppedFieldsHeader(dropped: string[] | undefined): Record<string, string> {
+  return dropped && dropped.length > 0 ? { 'x-gateway-dropped-fields': dropped.join(', ').replace(/[^\x20-\x7e]/g, '?').slice(0, 4000) } : {};
+}
+
 export function codecFor(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'> | null, endpoint: EndpointDef, protocol: Protocol): AttemptCodec {
   if (api === 'chat' && protocol === 'openai') return openaiPassthrough(body, endpoint);
   if (!ir) throw new Error('IR request missing for a translated attempt');

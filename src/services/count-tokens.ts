@@ -59,7 +59,10 @@ export class CountTokensService {
 
   /** `{ input_tokens }` for a Messages body (schema-validated by the route). Throws HttpError when it cannot be counted. */
   async count(body: Record<string, unknown>, call: CountTokensCall): Promise<{ input_tokens: number }> {
-    const model = splitVariant(String(body.model)).base;
+    // Model ids as clients send them (Claude Code's bare ids) resolve as on /messages (src/core/model-aliases.ts).
+    const requested = splitVariant(String(body.model)).base;
+    const resolved = this.deps.catalog.resolve(requested, this.deps.guardrails ? (await this.deps.guardrails.settings()).model_aliases : null);
+    const model = resolved.kind === 'found' ? resolved.id : requested;
     const decision = this.deps.guardrails ? await this.deps.guardrails.enforce(call.key, [model]) : null;
     const workspace = await this.deps.workspaces.cached(call.key.workspace_id);
     const plan = planRoute({

@@ -49,6 +49,7 @@ import {
   type WorkspaceRow,
 } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
+import { unresolvedMessage } from '../core/model-aliases.js';
 import type { GenerationRecorder } from './generations.js';
 import type { InvalidationBus } from './invalidation.js';
 import type { SpendGate } from './spend/gate.js';
@@ -83,7 +84,11 @@ export interface GuardrailInput {
   content_filter_builtins?: unknown[] | null;
 }
 
-export type OrgSettingsPatch = Partial<OrgSettings>;
+/** `model_aliases`: the organization's alias map (docs/agents.md, "Model ids"): client model id → catalog id. */
+export type OrgSettingsPatch = Partial<OrgSettings> & { model_aliases?: Record<string, string> | null };
+
+/** Most entries of the organization's alias map. */
+export const MAX_ORG_ALIASES = 1000;
 
 /** What the chat service needs from the policy for one request. */
 export interface PolicyDecision {
@@ -135,6 +140,7 @@ export function orgSettingsView(s: OrgSettingsRow) {
     default_provider_sort: s.default_provider_sort,
     data_collection: s.data_collection,
     enforce_zdr: s.enforce_zdr,
+    model_aliases: s.model_aliases ?? null,
     updated_at: s.updated_at,
   };
 }
@@ -170,6 +176,28 @@ class Lists {
     return out;
   }
 
+  /**
+   * The organization's alias map: each key a model id as clients send it (no spaces, not a catalog id), each value
+   * anything that resolves to one catalog model (stored as that model's id). Empty → null.
+   */
+  aliases(map: Record<string, unknown>, field: string, problems: Array<{ field: string; message: string }>): Record<string, string> | null {
+    const out: Record<string, string> = {};
+    const entries = Object.entries(map);
+    if (entries.length > MAX_ORG_ALIASES) problems.push({ field, message: `at most ${MAX_ORG_ALIASES} aliases` });
+    for (const [alias, target] of entries) {
+      const where = `${field}.${alias}`;
+      if (!/^[^\s]{1,200}$/.test(alias)) problems.push({ field: where, message: 'an alias is 1 to 200 characters without spaces' });
+      else if (this.catalog.aliasIndex.ids.has(alias)) problems.push({ field: where, message: `${alias} is a model id of the catalog already` });
+      else if (typeof target !== 'string') problems.push({ field: where, message: 'must be a model id' });
+      else {
+        const r = this.catalog.resolve(target);
+        if (r.kind === 'found') out[alias] = r.id;
+        else problems.push({ field: where, message: unresolvedMessage(target, r) });
+      }
+    }
+    return Object.keys(out).length > 0 ? out : null;
+  }
+
   /** Model entries as canonical slugs, deduplicated; each must name a model of the catalog (id or canonical slug). */
   models(list: string[], field: string, problems: Array<{ field: string; message: string }>): string[] {
     const out: string[] = [];
@@ -186,7 +214,7 @@ function throwFirst(problems: Array<{ field: string; message: string }>): void {
   if (problems.length > 0) throw badRequest(`${problems[0].field}: ${problems[0].message}`, { field: problems[0].field, rule: 'unknown_entry' });
 }
 
-const ORG_KEYS = ['allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'default_provider_sort', 'data_collection', 'enforce_zdr'] as const;
+const ORG_KEYS = ['allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'default_provider_sort', 'data_collection', 'enforce_zdr', 'model_aliases'] as const;
 
 /**
  * The config file's `organization` section, validated against the catalog. Throws ConfigError listing every problem.
@@ -223,6 +251,14 @@ export function orgSettingsFromConfig(raw: unknown, catalog: CatalogService): Or
   if (o.enforce_zdr !== undefined) {
     if (typeof o.enforce_zdr !== 'boolean') problems.push('organization.enforce_zdr must be true or false');
     else out.enforce_zdr = o.enforce_zdr;
+  }
+  if (o.model_aliases !== undefined && o.model_aliases !== null) {
+    if (typeof o.model_aliases !== 'object' || Array.isArray(o.model_aliases)) problems.push('organization.model_aliases must map model ids as clients send them to catalog models');
+    else {
+      const p: Array<{ field: string; message: string }> = [];
+      out.model_aliases = lists.aliases(o.model_aliases as Record<string, unknown>, 'organization.model_aliases', p);
+      for (const x of p) problems.push(`${x.field}: ${x.message}`);
+    }
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return out;
@@ -329,6 +365,7 @@ export class GuardrailService {
       default_provider_sort: null,
       data_collection: 'allow',
       enforce_zdr: false,
+      model_aliases: null,
       created_at: this.iso(),
       updated_at: null,
     };
@@ -360,6 +397,7 @@ export class GuardrailService {
       const list = v === null ? [] : this.lists.models(v, k, problems);
       next[k] = list.length > 0 ? list : null;
     }
+    if (patch.model_aliases !== undefined) next.model_aliases = patch.model_aliases === null ? null : this.lists.aliases(patch.model_aliases, 'model_aliases', problems);
     throwFirst(problems);
     if (patch.default_provider_sort !== undefined) next.default_provider_sort = patch.default_provider_sort;
     if (patch.data_collection !== undefined) next.data_collection = patch.data_collection;

@@ -35,6 +35,8 @@ export class StreamOut {
     private readonly generationId: string,
     private readonly requestId: string,
     private readonly now: () => number,
+    /** Headers added to the head when it is written (e.g. what the serving attempt dropped). */
+    private readonly extraHead?: () => Record<string, string> | undefined,
   ) {
     this.lastWrite = now();
   }
@@ -48,6 +50,6 @@ export class StreamOut {
   commit(): void {
     if (this.committed) return;
     this.committed = true;
-    this.raw.writeHead(200, eventStreamHead(this.generationId, this.requestId));
+    this.raw.writeHead(200, { ...eventStreamHead(this.generationId, this.requestId), ...this.extraHead?.() });
   }
 }

@@ -107,7 +107,9 @@ function validate(ctx: EndpointContext, countOnly = false): JsonReply | undefine
   for (let i = 0; i < b.messages.length; i++) {
     const m: unknown = b.messages[i];
     if (!isObj(m)) return invalid(ctx, `messages.${i}: Input should be a valid dictionary`);
-    if (m.role !== 'user' && m.role !== 'assistant') return invalid(ctx, `messages.${i}.role: Input should be 'user' or 'assistant'`);
+    // Mid-conversation system turns need a beta (Claude Code sends its betas); without one the role is refused.
+    const system = m.role === 'system' && ctx.headers['anthropic-beta'] !== undefined;
+    if (m.role !== 'user' && m.role !== 'assistant' && !system) return invalid(ctx, `messages.${i}.role: Input should be 'user' or 'assistant'`);
     if (typeof m.content !== 'string' && !Array.isArray(m.content)) return invalid(ctx, `messages.${i}.content: Input should be a valid string or list`);
     const blocks = blocksOf(m.content);
     for (let j = 0; j < blocks.length; j++) {
@@ -203,7 +205,7 @@ interface ToolPick {
   forced: boolean;
 }
 
-function pickTool(body: Obj, toolKnob: boolean | undefined): ToolPick | undefined {
+function pickTool(body: Obj, toolKnob: boolean | undefined, toolName?: string): ToolPick | undefined {
   if (!Array.isArray(body.tools) || toolKnob === false) return undefined;
   const choice = isObj(body.tool_choice) ? body.tool_choice : {};
   if (choice.type === 'none') return undefined;
@@ -213,14 +215,14 @@ function pickTool(body: Obj, toolKnob: boolean | undefined): ToolPick | undefine
   const named = choice.type === 'tool' && typeof choice.name === 'string' ? choice.name : undefined;
   const forced = named !== undefined || choice.type === 'any';
   if (!(toolKnob ?? (forced || !afterToolResult(body)))) return undefined;
-  const t = tools.find((x) => x.name === named) ?? tools[0];
+  const t = tools.find((x) => x.name === named) ?? tools.find((x) => x.name === toolName) ?? tools[0];
   return { ...t, forced };
 }
 
 function afterToolResult(body: Obj): boolean {
-  const messages = body.messages as Obj[];
-  const last = messages[messages.length - 1];
-  return last.role === 'user' && blocksOf(last.content).some((p) => p.type === 'tool_result');
+  // Trailing system turns (Claude Code's reminders after tool results) do not change what the last turn answered.
+  const last = (body.messages as Obj[]).filter((m) => m.role !== 'system').at(-1);
+  return last?.role === 'user' && blocksOf(last.content).some((p) => p.type === 'tool_result');
 }
 
 function lastUserText(messages: Obj[]): string {
@@ -272,7 +274,7 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
     budget -= pieces.length;
   }
 
-  const tool = k.content === undefined ? pickTool(body, k.toolCall) : undefined;
+  const tool = k.content === undefined ? pickTool(body, k.toolCall, k.toolName) : undefined;
   if (tool) {
     if (!tool.forced) gen.text = splitWords(`I'll use the ${tool.name} tool.`).slice(0, budget);
     budget -= gen.text.length;

@@ -226,7 +226,7 @@ interface ToolPick {
   schema: unknown;
 }
 
-function pickTool(body: Obj, contents: Parsed['contents'], toolKnob: boolean | undefined): ToolPick | undefined {
+function pickTool(body: Obj, contents: Parsed['contents'], toolKnob: boolean | undefined, toolName?: string): ToolPick | undefined {
   if (toolKnob === false) return undefined;
   const fns: ToolPick[] = [];
   for (const t of asArray(body.tools)) {
@@ -245,7 +245,7 @@ function pickTool(body: Obj, contents: Parsed['contents'], toolKnob: boolean | u
   const last = contents[contents.length - 1];
   const afterTool = last.parts.some((p) => isObj(p.functionResponse));
   if (!(toolKnob ?? (forced || !afterTool))) return undefined;
-  return (allowed.length > 0 ? fns.find((f) => allowed.includes(f.name)) : undefined) ?? fns[0];
+  return (allowed.length > 0 ? fns.find((f) => allowed.includes(f.name)) : undefined) ?? fns.find((f) => f.name === toolName) ?? fns[0];
 }
 
 // ---------------------------------------------------------------- generation
@@ -281,7 +281,7 @@ function generate(ctx: EndpointContext, body: Obj, contents: Parsed['contents'])
   const budget = Math.max(0, max - thoughtsTokens);
   const signature = thoughtsTokens > 0 ? Buffer.from(`sim-thought-signature:${ctx.rid}`).toString('base64') : undefined;
 
-  const tool = k.content === undefined ? pickTool(body, contents, k.toolCall) : undefined;
+  const tool = k.content === undefined ? pickTool(body, contents, k.toolCall, k.toolName) : undefined;
   if (tool) {
     const args = sampleFromSchema(normalizeSchema(tool.schema ?? { type: 'object' }));
     const tokens = splitFixed(JSON.stringify(args)).length + 1;

@@ -35,6 +35,8 @@ export interface Knobs {
   content?: string;
   /** Force (true) or forbid (false) a tool call when the request has tools; absent = automatic. */
   toolCall?: boolean;
+  /** The tool a call picks when the request has it (default: the one `tool_choice` names, else the first tool). */
+  toolName?: string;
   /** Report this many cached prompt tokens. */
   cachedTokens?: number;
   /** Report this many reasoning tokens (also counted in completion tokens). */
@@ -75,6 +77,7 @@ const SPEC: { readonly [K in KnobName]-?: Kind } = {
   completionTokens: 'count',
   content: 'string',
   toolCall: 'bool',
+  toolName: 'string',
   cachedTokens: 'count',
   reasoningTokens: 'count',
   model: 'string',

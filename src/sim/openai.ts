@@ -171,7 +171,7 @@ interface ToolPick {
 }
 
 /** The tool to call, or undefined for a text answer. */
-function pickTool(body: Obj, toolKnob: boolean | undefined): ToolPick | undefined {
+function pickTool(body: Obj, toolKnob: boolean | undefined, toolName?: string): ToolPick | undefined {
   if (!Array.isArray(body.tools) || toolKnob === false) return undefined;
   const choice = body.tool_choice;
   if (choice === 'none') return undefined;
@@ -184,9 +184,15 @@ function pickTool(body: Obj, toolKnob: boolean | undefined): ToolPick | undefine
   const named = isObj(choice) && isObj(choice.function) ? choice.function.name : undefined;
   const forced = named !== undefined || choice === 'required';
   const messages = body.messages as Obj[];
-  const afterTool = messages[messages.length - 1].role === 'tool';
+  const afterTool = lastTurn(messages).role === 'tool';
   if (!(toolKnob ?? (forced || !afterTool))) return undefined;
-  return fns.find((f) => f.name === named) ?? fns[0];
+  return fns.find((f) => f.name === named) ?? fns.find((f) => f.name === toolName) ?? fns[0];
+}
+
+/** The last message that is not a system or developer one (instructions added after a tool result answer nothing). */
+function lastTurn(messages: Obj[]): Obj {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role !== 'system' && messages[i].role !== 'developer') return messages[i];
+  return messages[messages.length - 1];
 }
 
 function lastText(messages: Obj[], role: string): string {
@@ -212,13 +218,13 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
   const messages = body.messages as Obj[];
   const maxRaw = body.max_completion_tokens ?? body.max_tokens;
   const max = typeof maxRaw === 'number' ? maxRaw : Infinity;
-  const afterTool = messages[messages.length - 1].role === 'tool';
-  const seed = afterTool ? partsText(messages[messages.length - 1].content) : lastText(messages, 'user');
+  const afterTool = lastTurn(messages).role === 'tool';
+  const seed = afterTool ? partsText(lastTurn(messages).content) : lastText(messages, 'user');
   const effort = body.reasoning_effort;
   const thoughts = typeof effort === 'string' && effort !== 'none' ? replyPieces('Let me think about:', seed, THOUGHT_PIECES) : [];
   const reasoning = k.reasoningTokens ?? thoughts.length;
 
-  const tool = k.content === undefined ? pickTool(body, k.toolCall) : undefined;
+  const tool = k.content === undefined ? pickTool(body, k.toolCall, k.toolName) : undefined;
   if (tool) {
     const args = sampleFromSchema(tool.parameters ?? { type: 'object' });
     // A `url` argument is the first URL of the conversation's last text, when it has one (e.g. for a fetch tool).

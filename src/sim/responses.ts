@@ -102,12 +102,20 @@ export function responsesPromptTokens(body: Obj): number {
 
 // ---------------------------------------------------------------- generation
 
+/** The last input item that is not a system or developer message (instructions answer nothing). */
+function lastTurn(items: Obj[]): Obj | undefined {
+  for (let i = items.length - 1; i >= 0; i--) if (items[i].role !== 'system' && items[i].role !== 'developer') return items[i];
+  return items[items.length - 1];
+}
+
+const isToolOutput = (it: Obj | undefined): boolean => it?.type === 'function_call_output' || it?.type === 'custom_tool_call_output';
+
 interface ToolPick {
   name: string;
   parameters: unknown;
 }
 
-function pickTool(body: Obj, items: Obj[], toolKnob: boolean | undefined): ToolPick | undefined {
+function pickTool(body: Obj, items: Obj[], toolKnob: boolean | undefined, toolName?: string): ToolPick | undefined {
   if (!Array.isArray(body.tools) || toolKnob === false) return undefined;
   const choice = body.tool_choice;
   if (choice === 'none') return undefined;
@@ -116,9 +124,9 @@ function pickTool(body: Obj, items: Obj[], toolKnob: boolean | undefined): ToolP
   if (fns.length === 0) return undefined;
   const named = isObj(choice) && choice.type === 'function' && typeof choice.name === 'string' ? choice.name : undefined;
   const forced = named !== undefined || choice === 'required';
-  const afterTool = items.length > 0 && items[items.length - 1].type === 'function_call_output';
+  const afterTool = isToolOutput(lastTurn(items));
   if (!(toolKnob ?? (forced || !afterTool))) return undefined;
-  return fns.find((f) => f.name === named) ?? fns[0];
+  return fns.find((f) => f.name === named) ?? fns.find((f) => f.name === toolName) ?? fns[0];
 }
 
 interface Generation {
@@ -138,10 +146,10 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
   const items = inputItems(body);
   const reasoningTokens = k.reasoningTokens ?? 0;
   const max = typeof body.max_output_tokens === 'number' ? body.max_output_tokens : Infinity;
-  const last = items[items.length - 1];
-  const afterTool = last?.type === 'function_call_output';
+  const last = lastTurn(items);
+  const afterTool = isToolOutput(last);
   let seed = '';
-  if (afterTool) seed = partsText(last.output);
+  if (afterTool) seed = partsText(last?.output);
   else {
     const user = [...items].reverse().find((it) => it.role === 'user');
     if (user) seed = partsText(user.content);
@@ -159,7 +167,7 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
   }
   const summaryChunks = reasoning?.summary.length ?? 0;
 
-  const tool = k.content === undefined ? pickTool(body, items, k.toolCall) : undefined;
+  const tool = k.content === undefined ? pickTool(body, items, k.toolCall, k.toolName) : undefined;
   if (tool) {
     let pieces = splitFixed(JSON.stringify(sampleFromSchema(tool.parameters ?? { type: 'object' })));
     const budget = Math.max(0, max - reasoningTokens - 1); // the call itself counts as one token

@@ -69,7 +69,7 @@ const BOOL_COLUMNS = new Set([
   'enable_free_model_training',
   'enable_paid_model_training',
 ]);
-const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models']);
+const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'model_aliases']);
 // Video jobs (docs/videos.md): `error` is shared with generations (a JSON value: here a string).
 for (const c of ['request_body', 'content_refs']) JSON_COLUMNS.add(c);
 
@@ -642,6 +642,12 @@ export class SqlStore implements Store {
 
   async getOrgSettings(): Promise<OrgSettingsRow | null> {
     return this.dec<OrgSettingsRow>(await this.db.selectFrom('organization_settings').selectAll().limit(1).executeTakeFirst());
+  }
+
+  async serverSecret(name: string, candidate: string): Promise<string> {
+    await this.db.insertInto('server_secrets').values({ name, value: candidate }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    const row = await this.db.selectFrom('server_secrets').select('value').where('name', '=', name).executeTakeFirstOrThrow();
+    return row.value as string;
   }
 
   async seedOrgSettings(row: OrgSettingsRow): Promise<boolean> {

@@ -198,6 +198,8 @@ export interface OrgSettingsRow {
   default_provider_sort: string | null;
   data_collection: 'allow' | 'deny';
   enforce_zdr: boolean;
+  /** Model ids as clients send them → catalog ids (docs/agents.md); null = none. */
+  model_aliases: Record<string, string> | null;
   created_at: string;
   updated_at: string | null;
 }
@@ -371,6 +373,8 @@ export interface Store {
   getOrgSettings(): Promise<OrgSettingsRow | null>;
   /** Inserts the row unless one exists (first start seeding from the config file); true when inserted. */
   seedOrgSettings(row: OrgSettingsRow): Promise<boolean>;
+  /** The server secret `name`: the stored one, or `candidate` stored now when there is none (first writer wins). */
+  serverSecret(name: string, candidate: string): Promise<string>;
   /** Inserts or replaces the row. */
   saveOrgSettings(row: OrgSettingsRow): Promise<void>;
 

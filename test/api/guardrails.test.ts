@@ -359,6 +359,7 @@ describe.each(BACKENDS)('Guardrails and organization settings API (%s)', (backen
         default_provider_sort: null,
         data_collection: 'allow',
         enforce_zdr: false,
+        model_aliases: null,
         updated_at: null,
       });
       const res = await t.call('PATCH', '/organization/settings', {

@@ -180,7 +180,8 @@ describe.each(BACKENDS)('Presets (%s)', (backend) => {
     expect(blocks.body.data.designated_version.version).toBe(2);
     expect(blocks.body.data.designated_version.system_prompt).toBe('Part one.\nPart two.');
     expect(blocks.body.data.designated_version.config).toEqual({ model: 'anthropic/claude', temperature: 0.2 });
-    expectError(await save(slug('msg'), { messages: [{ role: 'system', content: 'x' }] }, 'messages'), 400, { field: 'messages[0].role', rule: 'enum' });
+    // `system` is a valid role on /messages since issue 15 (mid-conversation system turns); other roles are not.
+    expectError(await save(slug('msg'), { messages: [{ role: 'tool', content: 'x' }] }, 'messages'), 400, { field: 'messages[0].role', rule: 'enum' });
   });
 
   it('GET /presets lists the workspace presets, most recently updated first, with total_count and designated versions', async () => {

@@ -178,12 +178,50 @@ describe('messages: request → IR (docs fixtures)', () => {
     });
   });
 
+  it('never refuses what Anthropic accepts: blocks, tools and fields the IR cannot carry are listed as dropped', () => {
+    // Deliberate change (issue 15): these were 400s; they reach Anthropic upstreams in the passed-through body.
+    const user = (content: unknown) => ({ messages: [{ role: 'user', content }] });
+    const ir = messagesInbound.toIr({
+      ...user([{ type: 'text', text: 'x' }, { type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } }, { type: 'image', source: { type: 'file', file_id: 'file_1' } }]),
+      tools: [{ type: 'bash_20250124', name: 'bash' }, { name: 'Read', input_schema: { type: 'object' }, defer_loading: true }],
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      thinking: { type: 'adaptive', display: 'omitted' },
+      output_config: { effort: 'medium' },
+      container: 'c_1',
+    });
+    expect(ir.messages[0].content).toEqual([{ type: 'text', text: 'x' }]);
+    expect(ir.tools).toEqual([{ name: 'Read', parameters: { type: 'object' } }]);
+    expect(ir.reasoning).toEqual({ enabled: true, effort: 'medium' });
+    expect(ir.dropped_fields).toEqual([
+      'context_management',
+      'thinking.display',
+      'container',
+      'messages[0].content[1] (document)',
+      'messages[0].content[2] (image source file)',
+      'tools[0] (bash_20250124)',
+      'tools[1].defer_loading',
+    ]);
+  });
+
+  it('carries system messages anywhere in messages as system turns', () => {
+    const ir = messagesInbound.toIr({
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'system', content: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }] },
+        { role: 'assistant', content: 'ok' },
+        { role: 'system', content: 'Now in French.' },
+      ],
+    });
+    expect(ir.messages.map((m) => m.role)).toEqual(['user', 'system', 'assistant', 'system']);
+    expect(ir.messages[1].content).toEqual([{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }]);
+    expect(ir.messages[3].content).toEqual([{ type: 'text', text: 'Now in French.' }]);
+    expect400(() => messagesInbound.toIr({ messages: [{ role: 'system', content: [{ type: 'image', source: {} }] }] }), /messages\[0\].content\[0\] must be a text block/);
+    expect400(() => messagesInbound.toIr({ messages: [{ role: 'tool', content: 'x' }] }), /role must be one of: user, assistant, system/);
+  });
+
   it('refuses what the IR cannot carry with a 400', () => {
     const user = (content: unknown) => ({ messages: [{ role: 'user', content }] });
-    expect400(() => messagesInbound.toIr(user([{ type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } }])), /document/);
-    expect400(() => messagesInbound.toIr(user([{ type: 'image', source: { type: 'file', file_id: 'file_1' } }])), /source.type "file"/);
     expect400(() => messagesInbound.toIr(user([{ type: 'text', text: 'x', cache_control: { type: 'forever' } }])), /cache_control/);
-    expect400(() => messagesInbound.toIr({ ...user('x'), tools: [{ type: 'bash_20250124', name: 'bash' }] }), /tool type/);
     expect400(() => messagesInbound.toIr({ ...user('x'), tool_choice: { type: 'tool' } }), /tool_choice.name/);
     expect400(() => messagesInbound.toIr(user([{ type: 'tool_use', id: 'a', name: 'b', input: {} }])), /assistant/);
     expect400(() => messagesInbound.toIr({ messages: [] }), /messages/);

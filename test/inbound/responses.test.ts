@@ -176,13 +176,18 @@ describe('responses: request → IR (docs fixtures)', () => {
     expect(ir.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'refusal', text: 'I cannot help.' }] });
   });
 
+  it('hosted tools and items the IR cannot carry are listed as dropped, not refused (they reach Responses upstreams)', () => {
+    // Deliberate change (issue 15): these were 400s.
+    const ir = responsesInbound.toIr({ input: [{ role: 'user', content: 'x' }, { type: 'web_search_call', id: 'ws_1' }], tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }, { type: 'local_shell' }] });
+    expect(ir.tools).toEqual([]);
+    expect(ir.dropped_fields).toEqual(['tools[0] (file_search)', 'tools[1] (local_shell)', 'input[1] (web_search_call)']);
+  });
+
   it('refuses what a stateless gateway / the IR cannot carry with a 400', () => {
     expect400(() => responsesInbound.toIr({ input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-123' }] }] }), /file_id/);
     expect400(() => responsesInbound.toIr({ input: [{ type: 'item_reference', id: 'msg_1' }] }), /item_reference/);
     expect400(() => responsesInbound.toIr({ input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }), /input_file/);
-    expect400(() => responsesInbound.toIr({ input: 'x', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }), /file_search/);
     expect400(() => responsesInbound.toIr({ input: 'x', tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [] } }), /tool_choice/);
-    expect400(() => responsesInbound.toIr({ input: [{ type: 'web_search_call', id: 'ws_1' }] }), /web_search_call/);
     expect400(() => responsesInbound.toIr({ input: 'x', prompt: { id: 'pmpt_1' } }), /prompt/);
     expect400(() => responsesInbound.toIr({ instructions: 'only instructions' }), /input/);
   });

@@ -29,6 +29,13 @@ export function wantsMetadata(headers: Record<string, string | string[] | undefi
 /** The `X-Gateway-Metadata` request header of the single-answer APIs (embeddings, transcriptions, rerank). */
 export const MetadataHeader = Type.Object({ 'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata.' })) });
 
+/** `anthropic-beta` values (comma-separated, possibly repeated), forwarded to Anthropic upstreams (docs/agents.md). */
+export function anthropicBetas(v: string | string[] | undefined): string[] | undefined {
+  if (v === undefined) return undefined;
+  const out = (Array.isArray(v) ? v : [v]).flatMap((x) => x.split(',')).map((x) => x.trim()).filter((x) => /^[A-Za-z0-9._-]{1,100}$/.test(x));
+  return out.length > 0 ? [...new Set(out)].slice(0, 50) : undefined;
+}
+
 /** The response cache's request headers (docs/cache.md). */
 const CacheHeaderFields = {
   'x-gateway-cache': Type.Optional(Type.String({ description: 'true: answer from the response cache when this key sent the same body before, else store the answer (docs/cache.md). The answer carries X-Gateway-Cache-Status (HIT or MISS), -TTL, and on a hit -Age and -Source-Id.' })),
@@ -171,7 +178,11 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
           schema: {
             tags: ['Inference'],
             summary: r.summary,
-            headers: Type.Object({ 'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata; anything else (default) does not.' })), ...CacheHeaderFields }),
+            headers: Type.Object({
+              'x-gateway-metadata': Type.Optional(Type.String({ description: 'enabled adds gateway_metadata; anything else (default) does not.' })),
+              'anthropic-beta': Type.Optional(Type.String({ description: 'Comma-separated Anthropic beta names, forwarded to Anthropic-protocol upstreams (docs/agents.md).' })),
+              ...CacheHeaderFields,
+            }),
             body: r.body,
             response: { 200: r.response, ...errors(400, 401, 402, 403, 404, 408, 413, 429, 500, 502, 503, 524, 529) },
           },
@@ -185,6 +196,7 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
             requestId: req.id,
             wantMetadata: wantsMetadata(req.headers),
             sessionHeader: typeof session === 'string' && session.length <= 256 ? session : undefined,
+            anthropicBeta: anthropicBetas(req.headers['anthropic-beta']),
             cancel,
           };
           // Server tools (gateway:web_search, …): the model/tool loop, run on chat bodies (docs/server-tools.md).

@@ -2,7 +2,7 @@
  * The catalog: GET /models, /models/count, /models/user, /model/{author}/{slug}, /models/{author}/{slug}/endpoints,
  * /providers. Public except /models/user (which needs a key: it is the caller's own view).
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { EndpointDef, ModelDef } from '../../core/catalog-types.js';
 import { MODEL_SORTS, modelView, queryModels } from '../../core/model-view.js';
@@ -11,6 +11,7 @@ import { splitVariant } from '../../core/variants.js';
 import { notFound } from '../../core/errors.js';
 import { errors, StringEnum } from '../schemas/common.js';
 import type { Services } from '../../services/index.js';
+import { unresolvedError } from '../../services/model-resolution.js';
 
 const ListQuery = Type.Object({
   q: Type.Optional(Type.String({ maxLength: 200, description: 'Search in id, name and description.' })),
@@ -32,6 +33,21 @@ type ListQueryT = Static<typeof ListQuery>;
 
 const ModelParams = Type.Object({ author: Type.String({ minLength: 1 }), slug: Type.String({ minLength: 1 }) });
 const UserQuery = Type.Object({ offset: Type.Optional(Type.Integer({ minimum: 0 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) });
+
+/** GET /models/{id}: the OpenAI model object (`id`, `object`, `created`, `owned_by`) with the gateway's model fields. */
+const RetrievedModel = Type.Object(
+  {
+    id: Type.String({ description: 'The catalog model id the request resolved to.' }),
+    object: Type.Literal('model'),
+    created: Type.Integer(),
+    owned_by: Type.String({ description: 'The model author (the part of the id before the slash).' }),
+    canonical_slug: Type.String(),
+    name: Type.String(),
+    context_length: Type.Integer(),
+    pricing: Type.Object({}, { additionalProperties: true }),
+  },
+  { additionalProperties: true },
+);
 
 const ModelListResponse = Type.Object({
   data: Type.Array(Type.Object({}, { additionalProperties: true })),
@@ -108,6 +124,24 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
     if (!m) throw notFound(`Model ${author}/${slug} not found`);
     return m;
   };
+  /** A model id as clients send it (catalog id, canonical slug, alias, bare or dated id; docs/agents.md) → its model. */
+  const byAnyId = async (raw: string): Promise<ModelDef> => {
+    const base = splitVariant(raw).base;
+    const canonical = cat.catalog.models.find((x) => x.canonical_slug === base);
+    if (canonical) return canonical;
+    const r = cat.resolve(base, (await svc.guardrails.settings()).model_aliases);
+    if (r.kind !== 'found') throw unresolvedError(raw, r);
+    return cat.route.models.get(r.id)!;
+  };
+  /** The OpenAI model object's fields (`object`, `owned_by`) on the gateway's model view, for the OpenAI SDK's `models.retrieve`. */
+  const openaiModel = (m: ModelDef) => ({ ...modelView(m, allEndpoints(m.id), { withReasoning: true }), object: 'model', owned_by: m.id.split('/')[0] });
+  /** The aliases that resolve to each model: its own and the organization's (`/models/user` lists what routing resolves). */
+  const aliasesOf = async (): Promise<Map<string, string[]>> => {
+    const out = new Map<string, string[]>();
+    for (const m of cat.catalog.models) if (m.aliases?.length) out.set(m.id, [...m.aliases]);
+    for (const [alias, id] of Object.entries((await svc.guardrails.settings()).model_aliases ?? {})) out.set(id, [...(out.get(id) ?? []), alias]);
+    return out;
+  };
 
   app.get<{ Querystring: ListQueryT }>(
     '/models',
@@ -155,9 +189,11 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
     },
     async (req) => {
       // The same policy function decides chat routing (src/core/policy.ts), so this list and routing agree.
+      // `aliases`: the model ids that routing resolves to each model besides its id (docs/agents.md).
+      const aliases = await aliasesOf();
       const items = (await svc.guardrails.userModels(req.key))
         .sort((a, b) => b.model.created - a.model.created || a.model.id.localeCompare(b.model.id))
-        .map((x) => modelView(x.model, x.endpoints));
+        .map((x) => ({ ...modelView(x.model, x.endpoints), aliases: aliases.get(x.model.id) ?? [] }));
       return page(items, req.query, '/api/v1/models/user', new URLSearchParams(req.url.split('?')[1] ?? ''));
     },
   );
@@ -170,6 +206,19 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
       return { data: modelView(m, allEndpoints(m.id), { withReasoning: true }) };
     },
   );
+
+  // The OpenAI SDK's `models.retrieve(id)`: GET /models/{id}, the id's slash encoded (%2F) or not.
+  const retrieveSchema = (params: TSchema) => ({
+    tags,
+    summary: "Get a model by any id a client sends (catalog id with its slash encoded as %2F or not, canonical slug, alias, bare or dated provider id), in the OpenAI model object's shape plus the gateway's model fields",
+    security: [],
+    params,
+    response: { 200: RetrievedModel, ...errors(404, 500) },
+  });
+  app.get<{ Params: { id: string } }>('/models/:id', { schema: retrieveSchema(Type.Object({ id: Type.String({ minLength: 1, maxLength: 300, description: 'A model id; `openai%2Fgpt-5`, `gpt-5` and `claude-sonnet-4-5-20250929` all resolve.' }) })) }, async (req) =>
+    openaiModel(await byAnyId(req.params.id)),
+  );
+  app.get<{ Params: Static<typeof ModelParams> }>('/models/:author/:slug', { schema: retrieveSchema(ModelParams) }, async (req) => openaiModel(await byAnyId(`${req.params.author}/${req.params.slug}`)));
 
   app.get<{ Params: Static<typeof ModelParams> }>(
     '/models/:author/:slug/endpoints',

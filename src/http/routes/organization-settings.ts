@@ -12,6 +12,9 @@ import type { Services } from '../../services/index.js';
 
 const List = (description: string) => Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 1000 }), { description }));
 
+/** Alias → model: keys without spaces (1 to 200 characters), values anything that resolves to one catalog model. */
+const AliasMap = Type.Record(Type.String({ pattern: '^\\S{1,200}$' }), Type.String({ minLength: 1, maxLength: 200 }), { maxProperties: 1000 });
+
 const PatchBody = Type.Object(
   {
     allowed_providers: List('Provider slugs (or endpoint tags) routing may use; null or [] = every provider.'),
@@ -21,6 +24,7 @@ const PatchBody = Type.Object(
     default_provider_sort: Type.Optional(Nullable(StringEnum(PROVIDER_SORTS), { description: 'Used when neither the request nor the workspace sets a sort.' })),
     data_collection: Type.Optional(StringEnum(['allow', 'deny'] as const, { description: 'deny = no endpoint that trains on or retains prompts.' })),
     enforce_zdr: Type.Optional(Type.Boolean({ description: 'Only zero-data-retention endpoints.' })),
+    model_aliases: Type.Optional(Nullable(AliasMap, { description: 'Model ids as clients send them (e.g. gpt-6.1-sol, claude-opus-4-8) → catalog models; the map is replaced, null or {} removes every alias (docs/agents.md).' })),
   },
   { minProperties: 1 },
 );
@@ -33,6 +37,7 @@ const SettingsView = Type.Object({
   default_provider_sort: Nullable(Type.String()),
   data_collection: StringEnum(['allow', 'deny'] as const),
   enforce_zdr: Type.Boolean(),
+  model_aliases: Nullable(Type.Record(Type.String(), Type.String({ description: 'Catalog model id.' })), { description: 'Model ids as clients send them → catalog model ids.' }),
   updated_at: Nullable(Timestamp),
 });
 

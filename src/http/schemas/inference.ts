@@ -214,7 +214,7 @@ export const MessagesBody = Type.Object(
     ...sharedInferenceFields,
     temperature: Type.Optional(NullableNum({ minimum: 0, maximum: 1 })),
     max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
-    messages: Type.Optional(Type.Array(Type.Object({ role: StringEnum(['user', 'assistant'] as const), content: Type.Unknown() }, { additionalProperties: true }))),
+    messages: Type.Optional(Type.Array(Type.Object({ role: StringEnum(['user', 'assistant', 'system'] as const, { description: 'system: a mid-conversation system turn (docs/agents.md)' }), content: Type.Unknown() }, { additionalProperties: true }))),
     system: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({ type: Type.String(), text: Type.Optional(Type.String()) }, { additionalProperties: true }))])),
     stop_sequences: Type.Optional(Type.Array(Type.String())),
     tools: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),

@@ -28,6 +28,7 @@
 import { toolArgsObject, type CacheControl, type IrImage, type IrMessage, type IrPart, type IrReasoningConfig, type IrRequest, type IrText, type IrTool, type IrToolChoice } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import type { UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
+import { leadingSystem, withoutSystemTurns } from '../../core/system-turns.js';
 import { ANTHROPIC_VERSION, JSON_TOOL_NAME, type Obj } from './wire.js';
 
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -123,13 +124,16 @@ function block(p: IrPart): Obj | null {
 }
 
 interface Turn {
-  role: 'user' | 'assistant';
+  role: 'user' | 'assistant' | 'system';
   /** tool_result blocks: Anthropic wants them first in a user message. */
   results: Obj[];
   rest: Obj[];
 }
 
-/** IR messages → strictly alternating Anthropic messages (consecutive same-role messages merged). */
+/**
+ * IR messages → strictly alternating Anthropic messages (consecutive same-role messages merged). System turns stay in
+ * place (the caller decides whether the upstream gets them natively; see `requestBody`).
+ */
 export function toMessages(messages: IrMessage[]): Obj[] {
   const turns: Turn[] = [];
   for (const m of messages) {
@@ -214,7 +218,11 @@ export function requestBody(req: IrRequest, ctx: UpstreamContext): Obj {
   }
   const thinking = budget !== null;
 
-  const system = req.system.map(textBlock).filter((b): b is Obj => b !== null);
+  // Leading system turns join `system`; later ones go natively when the client sent Anthropic betas (Claude Code's
+  // mid-conversation system turns), else as user-side text (src/core/system-turns.ts).
+  const turns = req.anthropic_beta?.length ? leadingSystem(req.messages) : withoutSystemTurns(req.messages);
+  const messages = 'rest' in turns ? turns.rest : turns.messages;
+  const system = [...req.system, ...turns.system].map(textBlock).filter((b): b is Obj => b !== null);
 
   // Tools, tool choice and JSON output.
   const tools = (req.tools ?? []).map((t) => toolDef(t, structured));
@@ -243,7 +251,7 @@ export function requestBody(req: IrRequest, ctx: UpstreamContext): Obj {
 
   const body: Obj = { model: req.model, max_tokens: maxTokens };
   if (system.length > 0) body.system = system;
-  body.messages = toMessages(req.messages);
+  body.messages = toMessages(messages);
   if (tools.length > 0) body.tools = tools;
   if (choice) body.tool_choice = choice;
   if (thinking) body.thinking = { type: 'enabled', budget_tokens: budget };
@@ -276,5 +284,8 @@ export function anthropicUrl(provider: UpstreamContext['provider'], path: string
 }
 
 export function buildRequest(req: IrRequest, ctx: UpstreamContext): UpstreamHttpRequest {
-  return { url: anthropicUrl(ctx.provider, 'messages'), headers: anthropicHeaders(ctx, req.stream), body: JSON.stringify(requestBody(req, ctx)) };
+  const headers = anthropicHeaders(ctx, req.stream);
+  // The client's `anthropic-beta` values (Claude Code's), after the provider's own.
+  if (req.anthropic_beta?.length) headers['anthropic-beta'] = [...new Set([...(headers['anthropic-beta']?.split(',').map((v) => v.trim()) ?? []), ...req.anthropic_beta])].filter(Boolean).join(',');
+  return { url: anthropicUrl(ctx.provider, 'messages'), headers, body: JSON.stringify(requestBody(req, ctx)) };
 }

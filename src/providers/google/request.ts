@@ -26,6 +26,7 @@
  * - Not mapped (no Gemini equivalent): `parallel_tool_calls`, `user`, message `name`, cache-control marks (Gemini
  *   caches implicitly), image `detail`.
  */
+import { withoutSystemTurns } from '../../core/system-turns.js';
 import { toolArgsObject, type IrImage, type IrMessage, type IrPart, type IrReasoningConfig, type IrRequest, type IrResponseFormat, type IrTool, type IrToolChoice, type IrToolResult } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import type { UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
@@ -88,8 +89,10 @@ export function buildGeminiRequest(req: IrRequest, ctx: UpstreamContext): Upstre
 
 /** The JSON body of a generateContent request. */
 export function toGeminiBody(req: IrRequest): GeminiRequest {
-  const body: GeminiRequest = { contents: toContents(req.messages) };
-  const system = req.system.filter((p) => p.text !== '').map((p) => ({ text: p.text }));
+  // Gemini has no system turn: leading ones join systemInstruction, later ones are user text (src/core/system-turns.ts).
+  const turns = withoutSystemTurns(req.messages);
+  const body: GeminiRequest = { contents: toContents(turns.messages) };
+  const system = [...req.system, ...turns.system].filter((p) => p.text !== '').map((p) => ({ text: p.text }));
   if (system.length > 0) body.systemInstruction = { parts: system };
   if (req.tools && req.tools.length > 0) {
     body.tools = [{ functionDeclarations: req.tools.map(toDeclaration) }];

@@ -21,6 +21,7 @@
  *   `reasoning` → summary parts (`summary: true`), `reasoning_text` content → reasoning, `encrypted_content` →
  *   redacted reasoning. Status `incomplete` maps to `length` (max_output_tokens) or `content_filter`.
  */
+import { systemTexts } from '../../core/system-turns.js';
 import { mapUpstreamStatus, UpstreamError } from '../../core/provider-errors.js';
 import { chatHeaders, openaiError } from '../openai/chat.js';
 import { imageUrl, invalidResponse, openaiEffort, parseJsonObject, parseStreamData } from '../openai/ir-upstream.js';
@@ -106,7 +107,13 @@ function reasoningOn(req: IrRequest): boolean {
 /** The Responses API body of an IR request. */
 export function buildResponsesBody(req: IrRequest): Obj {
   const input: Obj[] = [];
-  for (const m of req.messages) input.push(...(m.role === 'user' ? userItems(m) : assistantItems(m)));
+  for (const m of req.messages) {
+    // A mid-conversation system turn: a system message item in place.
+    if (m.role === 'system') {
+      const texts = systemTexts(m);
+      if (texts.length > 0) input.push({ type: 'message', role: 'system', content: texts.map((t) => ({ type: 'input_text', text: t.text })) });
+    } else input.push(...(m.role === 'user' ? userItems(m) : assistantItems(m)));
+  }
   const body: Obj = { model: req.model };
   if (req.system.length > 0) body.instructions = req.system.map((p: IrText) => p.text).join('\n\n');
   body.input = input;

@@ -20,6 +20,7 @@
  */
 import { SseParser } from '../sse.js';
 import { checkChatChunk, checkChatResponse } from './schemas.js';
+import { systemTexts } from '../../core/system-turns.js';
 import { normalizeFinishReason } from '../../core/chat-shape.js';
 import type {
   IrFinishReason,
@@ -231,7 +232,11 @@ export function buildChatBody(req: IrRequest, opts: ChatBodyOptions = {}): Obj {
   if (req.system.length > 0) messages.push({ role: opts.systemRole ?? 'system', content: textContent(req.system, cc) });
   for (const m of req.messages) {
     if (m.role === 'user') messages.push(...userMessages(m, cc));
-    else messages.push(assistantMessage(m, cc, opts.reasoningHistory !== false));
+    else if (m.role === 'system') {
+      // A mid-conversation system turn: a system (or developer) message in place.
+      const texts = systemTexts(m);
+      if (texts.length > 0) messages.push({ role: opts.systemRole ?? 'system', content: textContent(texts, cc) });
+    } else messages.push(assistantMessage(m, cc, opts.reasoningHistory !== false));
   }
   const body: Obj = { model: req.model, messages };
   if (req.tools && req.tools.length > 0) {

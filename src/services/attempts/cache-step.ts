@@ -71,19 +71,19 @@ function missed(err: HttpError, u: CacheUse): HttpError {
 }
 
 /** A JSON answer through the cache (when `step` and `u`): a hit instead of `run`; a served answer kept (without its gateway_metadata). */
-export async function cachedJson(step: CacheStep | undefined, u: CacheUse | null, run: () => Promise<{ id: string; body: Record<string, unknown> }>): Promise<JsonReply> {
+export async function cachedJson(step: CacheStep | undefined, u: CacheUse | null, run: () => Promise<{ id: string; body: Record<string, unknown>; headers?: Record<string, string> }>): Promise<JsonReply> {
   if (!step || !u) {
-    const { id, body } = await run();
-    return { id, headers: { 'x-generation-id': id }, body };
+    const { id, body, headers } = await run();
+    return { id, headers: { ...headers, 'x-generation-id': id }, body };
   }
   const hit = await step.lookup(u);
   if (hit) return { id: hit.generationId, headers: { ...step.hitHeaders(hit), 'x-generation-id': hit.generationId }, stored: { text: hit.body, contentType: hit.contentType } };
-  const { id, body } = await run().catch((err: unknown) => {
+  const { id, body, headers } = await run().catch((err: unknown) => {
     throw err instanceof HttpError ? missed(err, u) : err;
   });
   const { gateway_metadata: _notKept, ...kept } = body;
   await step.keep(u, { body: JSON.stringify(kept), contentType: 'application/json; charset=utf-8', generationId: id });
-  return { id, headers: { ...missHeaders(u), 'x-generation-id': id }, body };
+  return { id, headers: { ...headers, ...missHeaders(u), 'x-generation-id': id }, body };
 }
 
 /**

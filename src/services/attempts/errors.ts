@@ -23,6 +23,9 @@ function withRetryAfter(headers: Record<string, string> | undefined, seconds: nu
 export function planHttpError(plan: RoutePlan, headers?: Record<string, string>): HttpError {
   const e = plan.error!;
   const metadata: Record<string, unknown> = { error_type: e.code === 'model_not_found' ? 'not_found' : e.code, excluded_by: e.excluded_by ?? [] };
+  // Set by the model-id resolution (services/model-resolution.ts) on model_not_found.
+  const named = e as { suggestions?: string[]; ambiguous?: boolean };
+  if (named.suggestions) Object.assign(metadata, { suggestions: named.suggestions, ambiguous: named.ambiguous === true });
   const unroutable = plan.considered.filter((c) => c.excluded === 'no_credentials').map((c) => c.provider);
   if (unroutable.length > 0) metadata.providers_without_credentials = [...new Set(unroutable)];
   return new HttpError(e.status, e.message, metadata, withRetryAfter(headers, e.retry_after_ms ? Math.ceil(e.retry_after_ms / 1000) : null));

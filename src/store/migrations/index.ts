@@ -394,6 +394,15 @@ function spendMoney(dialect: Dialect, t: ColumnTypes): Migration {
   };
 }
 
+/** The organization's model alias map (docs/agents.md, "Model ids"): client model id → catalog id. */
+function modelAliases(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema.alterTable('organization_settings').addColumn('model_aliases', t.json).execute();
+    },
+  };
+}
+
 /**
  * Generation records the database refused (docs/chat.md, "Records the database refuses"): a batch that fails is
  * written row by row, and a row that still fails lands here with the database's reason, as JSON text (escaped, so
@@ -415,6 +424,15 @@ function generationDeadLetters(t: ColumnTypes): Migration {
   };
 }
 
+/** Secrets the server generates once and shares between instances (the reasoning-signature secret; docs/agents.md). */
+function serverSecrets(): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema.createTable('server_secrets').addColumn('name', 'text', (c) => c.primaryKey()).addColumn('value', 'text', (c) => c.notNull()).execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -428,5 +446,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0007_workspace_members': m0007(t),
     '0008_spend_exact_money_credits_budgets': spendMoney(dialect, t),
     '0009_generation_dead_letters': generationDeadLetters(t),
+    '0010_model_aliases': modelAliases(t),
+    '0011_server_secrets': serverSecrets(),
   };
 }

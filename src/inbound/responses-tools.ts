@@ -1,0 +1,124 @@
+/**
+ * The Responses API's tool kinds beyond `function` (Codex's), for upstreams that only have function tools
+ * (docs/agents.md, "Codex"):
+ * - `namespace` tools (`{type:"namespace", name, tools:[…]}`) are flattened to function tools named
+ *   `<namespace>__<name>` (made unique and valid), and calls to them are named back (`name` + `namespace`);
+ * - `custom` (free-form) tools become a function with one string argument, `input`; a call to one comes back as a
+ *   `custom_tool_call` item whose `input` is that string (its grammar, when given, is described to the model);
+ * - `additional_tools` input items add their tools to the request's;
+ * - other hosted tool kinds (`local_shell`, `apply_patch`, `file_search`, …) and gateway server tools are not
+ *   function tools: the former reach a Responses upstream (the body passes through) and are listed as dropped for
+ *   the others, the latter run in the gateway's loop.
+ * The mapping is a pure function of the request body, so the answer (JSON or stream) maps names back from it.
+ */
+import type { IrTool } from '../core/ir.js';
+import { isServerToolType } from '../core/server-tools.js';
+import { invalid, isObject, type Json } from './common.js';
+
+export interface MappedTool {
+  /** The function name the upstream sees. */
+  flat: string;
+  /** The tool's own name, and its namespace when it has one. */
+  name: string;
+  namespace?: string;
+  kind: 'function' | 'custom';
+}
+
+export interface ResponsesToolMap {
+  /** Upstream function name → the client's tool. */
+  byFlat: Map<string, MappedTool>;
+  /** `namespace/name` (or `name`) → upstream function name. */
+  byName: Map<string, string>;
+}
+
+export interface ResponsesTools {
+  tools: IrTool[];
+  map: ResponsesToolMap;
+  /** Tools no function can stand for (by path and type), dropped for non-Responses upstreams. */
+  drops: string[];
+}
+
+/** The schema of a custom tool seen as a function: one string argument. */
+function customSchema(t: Json): Record<string, unknown> {
+  const fmt = isObject(t.format) ? t.format : null;
+  const desc = fmt && fmt.type === 'grammar' && typeof fmt.definition === 'string' ? `Free-form input (${String(fmt.syntax ?? 'grammar')}):\n${fmt.definition}` : 'Free-form input: the raw text the tool takes (not JSON).';
+  return { type: 'object', properties: { input: { type: 'string', description: desc } }, required: ['input'], additionalProperties: false };
+}
+
+const key = (name: string, namespace?: string) => (namespace ? `${namespace}/${name}` : name);
+
+/** A valid, unique function name (`[A-Za-z0-9_-]{1,64}`) for a tool. */
+function flatName(name: string, namespace: string | undefined, taken: Set<string>): string {
+  const base = (namespace ? `${namespace}__${name}` : name).replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 60) || 'tool';
+  let flat = base;
+  for (let n = 2; taken.has(flat); n++) flat = `${base.slice(0, 58)}_${n}`;
+  taken.add(flat);
+  return flat;
+}
+
+/** Every tool of a Responses body (its `tools` and its `additional_tools` input items), as IR function tools. */
+export function responsesTools(body: Json): ResponsesTools {
+  const out: ResponsesTools = { tools: [], map: { byFlat: new Map(), byName: new Map() }, drops: [] };
+  const taken = new Set<string>();
+  const add = (t: Json, where: string, namespace?: string) => {
+    if (!isObject(t)) throw invalid(`${where} must be an object`);
+    if (isServerToolType(t.type)) return; // the gateway's loop runs these (services/server-tools.ts)
+    if (t.type === 'namespace' && namespace === undefined) {
+      if (typeof t.name !== 'string' || t.name === '') throw invalid(`${where}.name is required`);
+      if (!Array.isArray(t.tools)) throw invalid(`${where}.tools must be an array`);
+      t.tools.forEach((inner, j) => add(inner as Json, `${where}.tools[${j}]`, t.name as string));
+      return;
+    }
+    if (t.type !== 'function' && t.type !== 'custom') {
+      if (typeof t.type !== 'string') throw invalid(`${where}.type is required`);
+      out.drops.push(`${where} (${t.type})`);
+      return;
+    }
+    if (typeof t.name !== 'string' || t.name === '') throw invalid(`${where}.name is required`);
+    if (out.map.byName.has(key(t.name, namespace))) return; // declared again (tools and additional_tools)
+    const flat = flatName(t.name, namespace, taken);
+    const kind = t.type === 'custom' ? 'custom' : 'function';
+    out.map.byFlat.set(flat, { flat, name: t.name, kind, ...(namespace ? { namespace } : {}) });
+    out.map.byName.set(key(t.name, namespace), flat);
+    const tool: IrTool = { name: flat, parameters: kind === 'custom' ? customSchema(t) : isObject(t.parameters) ? t.parameters : { type: 'object', properties: {} } };
+    const description = [namespace && typeof t.namespace_description === 'string' ? t.namespace_description : '', typeof t.description === 'string' ? t.description : ''].filter(Boolean).join('\n\n');
+    if (description) tool.description = description;
+    if (kind === 'function' && typeof t.strict === 'boolean') tool.strict = t.strict;
+    out.tools.push(tool);
+  };
+  if (body.tools !== undefined && body.tools !== null) {
+    if (!Array.isArray(body.tools)) throw invalid('tools must be an array');
+    body.tools.forEach((t, i) => add(t as Json, `tools[${i}]`));
+  }
+  if (Array.isArray(body.input)) {
+    body.input.forEach((item, i) => {
+      if (!isObject(item) || item.type !== 'additional_tools') return;
+      if (!Array.isArray(item.tools)) throw invalid(`input[${i}].tools must be an array`);
+      item.tools.forEach((t, j) => add(t as Json, `input[${i}].tools[${j}]`));
+    });
+  }
+  return out;
+}
+
+/** The upstream function name of a tool call item sent back as input (`name` with its `namespace`, if any). */
+export function flatOf(map: ResponsesToolMap, name: string, namespace: unknown): string {
+  return map.byName.get(key(name, typeof namespace === 'string' && namespace !== '' ? namespace : undefined)) ?? name;
+}
+
+/** A custom tool's `input` from the JSON arguments the upstream produced (the raw text when they are not `{input}`). */
+export function customInput(args: string): string {
+  try {
+    const v: unknown = JSON.parse(args);
+    if (isObject(v) && typeof v.input === 'string') return v.input;
+  } catch {
+    /* not JSON: the text itself */
+  }
+  return args;
+}
+
+/** The output item of a call to `flat`: a function_call (named back) or a custom_tool_call. */
+export function callItem(map: ResponsesToolMap | null, id: string, callId: string, flat: string, args: string, status: string): Json {
+  const t = map?.byFlat.get(flat);
+  if (t?.kind === 'custom') return { id, type: 'custom_tool_call', call_id: callId, name: t.name, ...(t.namespace ? { namespace: t.namespace } : {}), input: customInput(args), status };
+  return { id, type: 'function_call', call_id: callId, name: t?.name ?? flat, ...(t?.namespace ? { namespace: t.namespace } : {}), arguments: args, status };
+}
