@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Migration, type MigrationProvider, type Transaction } from 'kysely';
 import { migrations, type Dialect } from './migrations/index.js';
+import { selectGenerationPage, type GenerationLogQuery } from './generation-log.js';
 import {
   ConflictError,
   type ActivityRow,
@@ -459,6 +460,11 @@ export class SqlStore implements Store {
 
   async getGeneration(id: string): Promise<GenerationRow | null> {
     return this.dec<GenerationRow>(await this.db.selectFrom('generations').selectAll().where('id', '=', id).executeTakeFirst());
+  }
+
+  /** The request log (store/generation-log.ts). */
+  async listGenerations(q: GenerationLogQuery): Promise<GenerationRow[]> {
+    return this.decAll<GenerationRow>(await selectGenerationPage(this.db, q));
   }
 
   async addKeyUsage(deltas: KeyUsageDelta[]): Promise<void> {

@@ -310,6 +310,8 @@ export interface Store {
   /** Writes generation records and the key usage they add, in one transaction. */
   recordGenerations(rows: GenerationRow[], usage: KeyUsageDelta[]): Promise<void>;
   getGeneration(id: string): Promise<GenerationRow | null>;
+  /** One page of the request log, newest first (store/generation-log.ts). */
+  listGenerations(q: import('./generation-log.js').GenerationLogQuery): Promise<GenerationRow[]>;
 
   getPreset(workspace_id: string, slug: string): Promise<PresetRow | null>;
   listPresets(workspace_id: string, offset: number, limit: number): Promise<Page<PresetRow>>;
