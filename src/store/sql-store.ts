@@ -11,6 +11,7 @@ import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Migration, type MigrationProvider, type Transaction } from 'kysely';
 import { migrations, type Dialect } from './migrations/index.js';
 import { selectGenerationPage, type GenerationLogQuery } from './generation-log.js';
+import { insertFeedback, selectFeedback, type GenerationFeedbackRow } from './feedback.js';
 import {
   ConflictError,
   type ActivityRow,
@@ -465,6 +466,15 @@ export class SqlStore implements Store {
   /** The request log (store/generation-log.ts). */
   async listGenerations(q: GenerationLogQuery): Promise<GenerationRow[]> {
     return this.decAll<GenerationRow>(await selectGenerationPage(this.db, q));
+  }
+
+  /** Feedback on generations (store/feedback.ts). */
+  async addGenerationFeedback(row: GenerationFeedbackRow): Promise<void> {
+    await insertFeedback(this.db, row);
+  }
+
+  async listGenerationFeedback(generationId: string): Promise<GenerationFeedbackRow[]> {
+    return selectFeedback(this.db, generationId);
   }
 
   async addKeyUsage(deltas: KeyUsageDelta[]): Promise<void> {

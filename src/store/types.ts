@@ -312,6 +312,9 @@ export interface Store {
   getGeneration(id: string): Promise<GenerationRow | null>;
   /** One page of the request log, newest first (store/generation-log.ts). */
   listGenerations(q: import('./generation-log.js').GenerationLogQuery): Promise<GenerationRow[]>;
+  /** Feedback on generations (store/feedback.ts): one row per submission. */
+  addGenerationFeedback(row: import('./feedback.js').GenerationFeedbackRow): Promise<void>;
+  listGenerationFeedback(generationId: string): Promise<Array<import('./feedback.js').GenerationFeedbackRow>>;
 
   getPreset(workspace_id: string, slug: string): Promise<PresetRow | null>;
   listPresets(workspace_id: string, offset: number, limit: number): Promise<Page<PresetRow>>;

@@ -328,6 +328,24 @@ function m0007(t: ColumnTypes): Migration {
   };
 }
 
+/** Feedback on generations (POST /generation/feedback, docs/observability.md): one row per submission. */
+function observeGenerationFeedback(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema
+        .createTable('generation_feedback')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('generation_id', 'text', (c) => c.notNull())
+        .addColumn('category', 'text', (c) => c.notNull())
+        .addColumn('comment', 'text')
+        .addColumn('key_hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('generation_feedback_generation_idx').on('generation_feedback').columns(['generation_id', 'created_at']).execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -339,5 +357,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0005_key_rate_limits': m0005(),
     '0006_video_reservations': m0006(t),
     '0007_workspace_members': m0007(t),
+    '0008_observe_generation_feedback': observeGenerationFeedback(t),
   };
 }
