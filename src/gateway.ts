@@ -46,6 +46,7 @@ import generationRoutes from './http/routes/generation.js';
 import activityRoutes from './http/routes/activity.js';
 import generationsLogRoutes from './http/routes/generations-log.js';
 import generationFeedbackRoutes from './http/routes/generation-feedback.js';
+import analyticsRoutes from './http/routes/analytics.js';
 import modelRoutes from './http/routes/models.js';
 import { isoTime } from './core/time.js';
 
@@ -206,7 +207,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     logger.info('first start: created the organization, the default workspace and the management key from GATEWAY_ADMIN_KEY');
   }
 
-  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, generationsLogRoutes, generationFeedbackRoutes, activityRoutes, modelRoutes, speechRoutes, embeddingRoutes, countTokensRoutes, transcriptionRoutes, rerankRoutes, videoRoutes, ...(opts.extraRoutes ?? [])] });
+  const app = await buildApp({ svc, logger, extraRoutes: [inferenceRoutes, generationRoutes, generationsLogRoutes, generationFeedbackRoutes, analyticsRoutes, activityRoutes, modelRoutes, speechRoutes, embeddingRoutes, countTokensRoutes, transcriptionRoutes, rerankRoutes, videoRoutes, ...(opts.extraRoutes ?? [])] });
   videos.start();
   let closed: Promise<void> | null = null;
 

@@ -11,6 +11,7 @@ import pg from 'pg';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Migration, type MigrationProvider, type Transaction } from 'kysely';
 import { migrations, type Dialect } from './migrations/index.js';
 import { selectGenerationPage, type GenerationLogQuery } from './generation-log.js';
+import { runAnalytics, type AnalyticsQuery } from './analytics.js';
 import { insertFeedback, selectFeedback, type GenerationFeedbackRow } from './feedback.js';
 import {
   ConflictError,
@@ -475,6 +476,11 @@ export class SqlStore implements Store {
 
   async listGenerationFeedback(generationId: string): Promise<GenerationFeedbackRow[]> {
     return selectFeedback(this.db, generationId);
+  }
+
+  /** Analytics over the generation records (store/analytics.ts). */
+  async analytics(q: AnalyticsQuery): Promise<Record<string, string | number | null>[]> {
+    return runAnalytics(this.db, this.kind, q);
   }
 
   async addKeyUsage(deltas: KeyUsageDelta[]): Promise<void> {

@@ -328,7 +328,10 @@ function m0007(t: ColumnTypes): Migration {
   };
 }
 
-/** Feedback on generations (POST /generation/feedback, docs/observability.md): one row per submission. */
+/**
+ * Feedback on generations (POST /generation/feedback, docs/observability.md): one row per submission. Also an index
+ * on generations.created_at, for organization-wide time ranges (POST /analytics/query, GET /generations).
+ */
 function observeGenerationFeedback(t: ColumnTypes): Migration {
   return {
     async up(db: Db) {
@@ -342,6 +345,7 @@ function observeGenerationFeedback(t: ColumnTypes): Migration {
         .addColumn('created_at', t.ts, (c) => c.notNull())
         .execute();
       await db.schema.createIndex('generation_feedback_generation_idx').on('generation_feedback').columns(['generation_id', 'created_at']).execute();
+      await db.schema.createIndex('generations_created_idx').on('generations').column('created_at').execute();
     },
   };
 }
