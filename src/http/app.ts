@@ -27,6 +27,9 @@ import organizationSettingsRoutes from './routes/organization-settings.js';
 import guardrailRoutes from './routes/guardrails.js';
 import inferenceRoutes from './routes/inference.js';
 import generationRoutes from './routes/generation.js';
+import generationsLogRoutes from './routes/generations-log.js';
+import generationFeedbackRoutes from './routes/generation-feedback.js';
+import analyticsRoutes from './routes/analytics.js';
 import activityRoutes from './routes/activity.js';
 import modelRoutes from './routes/models.js';
 import speechRoutes from './routes/speech.js';
@@ -112,6 +115,9 @@ export const API_ROUTES: readonly RoutePlugin[] = [
   workspaceBudgetRoutes, // /workspaces/:id/budgets
   inferenceRoutes, // /chat/completions, /responses, /messages
   generationRoutes, // /generation
+  generationsLogRoutes, // /generations
+  generationFeedbackRoutes, // /generation/feedback
+  analyticsRoutes, // /analytics/meta, /analytics/query
   activityRoutes, // /activity
   modelRoutes, // /models, /models/count, /models/user, /model/:author/:slug, /models/:author/:slug/endpoints, /embeddings/models, /endpoints/zdr, /providers
   speechRoutes, // /audio/speech

@@ -11,6 +11,9 @@ import pg from 'pg';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type Transaction } from 'kysely';
 import { type Dialect } from './migrations/index.js';
 import { runMigrations, type MigrateMode } from './migrate.js';
+import { selectGenerationPage, type GenerationLogQuery } from './generation-log.js';
+import { runAnalytics, type AnalyticsQuery } from './analytics.js';
+import { insertFeedback, selectFeedback, type GenerationFeedbackRow } from './feedback.js';
 import {
   ConflictError,
   type ActivityRow,
@@ -504,6 +507,25 @@ export class SqlStore implements Store {
 
   async getGeneration(id: string): Promise<GenerationRow | null> {
     return this.dec<GenerationRow>(await this.db.selectFrom('generations').selectAll().where('id', '=', id).executeTakeFirst());
+  }
+
+  /** The request log (store/generation-log.ts). */
+  async listGenerations(q: GenerationLogQuery): Promise<GenerationRow[]> {
+    return this.decAll<GenerationRow>(await selectGenerationPage(this.db, q));
+  }
+
+  /** Feedback on generations (store/feedback.ts). */
+  async addGenerationFeedback(row: GenerationFeedbackRow): Promise<void> {
+    await insertFeedback(this.db, row);
+  }
+
+  async listGenerationFeedback(generationId: string): Promise<GenerationFeedbackRow[]> {
+    return selectFeedback(this.db, generationId);
+  }
+
+  /** Analytics over the generation records (store/analytics.ts). */
+  async analytics(q: AnalyticsQuery): Promise<Record<string, string | number | null>[]> {
+    return runAnalytics(this.db, this.kind, q);
   }
 
   async addKeyUsage(deltas: KeyUsageDelta[]): Promise<void> {

@@ -358,6 +358,13 @@ export interface Store {
   /** The newest dead-lettered records first. */
   listGenerationDeadLetters(limit: number): Promise<DeadLetterRow[]>;
   getGeneration(id: string): Promise<GenerationRow | null>;
+  /** One page of the request log, newest first (store/generation-log.ts). */
+  listGenerations(q: import('./generation-log.js').GenerationLogQuery): Promise<GenerationRow[]>;
+  /** Feedback on generations (store/feedback.ts): one row per submission. */
+  addGenerationFeedback(row: import('./feedback.js').GenerationFeedbackRow): Promise<void>;
+  listGenerationFeedback(generationId: string): Promise<Array<import('./feedback.js').GenerationFeedbackRow>>;
+  /** Analytics rows (at most limit + 1) over the generation records (store/analytics.ts). */
+  analytics(q: import('./analytics.js').AnalyticsQuery): Promise<Array<Record<string, string | number | null>>>;
 
   getPreset(workspace_id: string, slug: string): Promise<PresetRow | null>;
   listPresets(workspace_id: string, offset: number, limit: number): Promise<Page<PresetRow>>;

@@ -433,6 +433,28 @@ function serverSecrets(): Migration {
   };
 }
 
+/**
+ * Feedback on generations (POST /generation/feedback, docs/observability.md): one row per submission. Also an index
+ * on generations.created_at, for organization-wide time ranges (POST /analytics/query, GET /generations).
+ */
+function observeGenerationFeedback(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema
+        .createTable('generation_feedback')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('generation_id', 'text', (c) => c.notNull())
+        .addColumn('category', 'text', (c) => c.notNull())
+        .addColumn('comment', 'text')
+        .addColumn('key_hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('generation_feedback_generation_idx').on('generation_feedback').columns(['generation_id', 'created_at']).execute();
+      await db.schema.createIndex('generations_created_idx').on('generations').column('created_at').execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -448,5 +470,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0009_generation_dead_letters': generationDeadLetters(t),
     '0010_model_aliases': modelAliases(t),
     '0011_server_secrets': serverSecrets(),
+    '0012_observe_generation_feedback': observeGenerationFeedback(t),
   };
 }
