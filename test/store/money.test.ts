@@ -4,7 +4,7 @@
  * during a rolling update) and filled from them; the credit ledger and workspace budgets.
  */
 import { randomUUID } from 'node:crypto';
-import { Migrator, type Kysely } from 'kysely';
+import { Migrator, sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, freshDatabase } from '../helpers.js';
 import { openStore } from '../../src/store/sql-store.js';
@@ -102,6 +102,20 @@ describe.each(BACKENDS)('money in nano-dollars (%s)', (backend) => {
       expect((await store.getKeyUsage([oldHash], windows)).get(oldHash)!.usage).toBe(0.00016);
       await store.addKeyUsage([{ key_hash: oldHash, day: '2026-11-22', usage: 0.00032, byok_usage: 0, requests: 1 }]);
       expect((await store.getKeyUsage([oldHash], windows)).get(oldHash)!.usage).toBe(0.00048);
+      // The previous release's upsert adds to the float columns only; a trigger carries the addition to the nano-dollars.
+      await kysely
+        .insertInto('key_usage_daily')
+        .values({ key_hash: oldHash, day: '2026-11-22', usage: 0.00016, byok_usage: 0.1, requests: 1 })
+        .onConflict((oc) =>
+          oc.columns(['key_hash', 'day']).doUpdateSet({
+            usage: sql`key_usage_daily.usage + excluded.usage`,
+            byok_usage: sql`key_usage_daily.byok_usage + excluded.byok_usage`,
+            requests: sql`key_usage_daily.requests + excluded.requests`,
+          }),
+        )
+        .execute();
+      const synced = (await store.getKeyUsage([oldHash], windows)).get(oldHash)!;
+      expect([synced.usage, synced.byok_usage]).toEqual([0.00064, 0.1]);
       // g (0.000123457) + g2 + old, all non-BYOK.
       expect(await store.organizationUsage()).toBe(0.000443457);
     } finally {

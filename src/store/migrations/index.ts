@@ -344,6 +344,38 @@ export const MONEY_COLUMNS: Array<[table: string, column: string, nano: string]>
 ];
 
 /**
+ * The previous release adds to `key_usage_daily.usage`/`byok_usage` in place (an upsert), not knowing the nano-dollar
+ * columns: on a row the current code already wrote, its additions would be missing from them. A trigger adds what an
+ * update adds to a float column to its nano-dollar twin when the update leaves the twin alone. The contract migration
+ * that drops the float columns drops these triggers first.
+ */
+async function keyUsageNanoSync(dialect: Dialect, db: Db): Promise<void> {
+  const pairs = MONEY_COLUMNS.filter(([table]) => table === 'key_usage_daily');
+  if (dialect === 'postgres') {
+    const steps = pairs.map(
+      ([, c, n]) =>
+        `if new.${c} is distinct from old.${c} and new.${n} is not distinct from old.${n} then ` +
+        `new.${n} := coalesce(old.${n}, round(old.${c} * 1000000000)::bigint) + round((new.${c} - old.${c}) * 1000000000)::bigint; end if;`,
+    );
+    await sql
+      .raw(`create function key_usage_daily_nano_sync() returns trigger language plpgsql as $$ begin ${steps.join(' ')} return new; end $$`)
+      .execute(db);
+    await sql`create trigger key_usage_daily_nano_sync before update on key_usage_daily for each row execute function key_usage_daily_nano_sync()`.execute(db);
+    return;
+  }
+  for (const [, c, n] of pairs) {
+    await sql
+      .raw(
+        `create trigger key_usage_daily_${n}_sync after update of ${c} on key_usage_daily for each row ` +
+          `when new.${c} is not old.${c} and new.${n} is old.${n} begin ` +
+          `update key_usage_daily set ${n} = coalesce(old.${n}, cast(round(old.${c} * 1000000000) as integer)) + cast(round((new.${c} - old.${c}) * 1000000000) as integer) ` +
+          `where key_hash = new.key_hash and day = new.day; end`,
+      )
+      .execute(db);
+  }
+}
+
+/**
  * Spend (docs/spend.md): money stored exactly, as integer nano-dollars (10⁻⁹ USD) in 64-bit integer columns, so that
  * sums never drift (`0.00047999999999999996`). Each USD float column gets a nullable nano-dollar column beside it,
  * filled from the existing floats (rounded to the nano-dollar); the float columns are left untouched (expand only).
@@ -358,6 +390,7 @@ function spendMoney(dialect: Dialect, t: ColumnTypes): Migration {
         await db.schema.alterTable(table).addColumn(nano, dialect === 'postgres' ? 'bigint' : 'integer').execute();
         await sql`update ${sql.table(table)} set ${sql.ref(nano)} = cast(round(${sql.ref(column)} * 1000000000) as ${int}) where ${sql.ref(column)} is not null`.execute(db);
       }
+      await keyUsageNanoSync(dialect, db);
 
       await db.schema
         .createTable('credit_ledger')
