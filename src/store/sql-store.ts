@@ -2,7 +2,7 @@
  * The Store implemented once over Kysely; `openStore` picks the dialect (SQLite file or PostgreSQL pool).
  * Dialect differences are confined to value encoding: SQLite keeps booleans as 0/1 and JSON as text.
  */
-import { CONNECTION_PRAGMAS, makeBatchWriter, rowEncoder, SqliteWriterThread, WriterGone, type BatchWrite } from './sqlite-writer.js';
+import { CONNECTION_PRAGMAS, makeBatchWriter, rowEncoder, SqliteWriterThread, WriterGone, type BatchWrite, type NanoUsageDelta } from './sqlite-writer.js';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -120,25 +120,38 @@ const GENERATION_COLUMNS = [
   'streamed', 'cancelled', 'status', 'finish_reason', 'native_finish_reason', 'tokens_prompt', 'tokens_completion', 'native_tokens_reasoning',
   'native_tokens_cached', 'native_tokens_cache_write', 'total_cost', 'upstream_inference_cost', 'is_byok', 'latency_ms', 'ttft_ms',
   'generation_time_ms', 'attempts', 'error', 'preset_id', 'session_id', 'created_at',
+  'total_cost_nano', 'upstream_inference_cost_nano',
 ] as const;
-/** USD columns, stored as integer nano-dollars (src/core/money.ts; migration 0008); rows carry USD numbers. */
+/**
+ * USD columns (rows carry USD numbers), each with its exact twin `<column>_nano` in integer nano-dollars
+ * (src/core/money.ts; migration 0008, expand/contract): both are written; the nano-dollar column is read, or the
+ * float converted where it is null (a row the previous release wrote during a rolling update).
+ */
 const MONEY_COLUMNS = new Set(['total_cost', 'upstream_inference_cost', 'cost', 'reserved_cost']);
+const NANO_COLUMNS = new Set([...MONEY_COLUMNS].map((c) => `${c}_nano`));
 const encodeGeneration = rowEncoder(GENERATION_COLUMNS, [...JSON_COLUMNS], [...MONEY_COLUMNS]);
 
-/** Usage deltas with their USD amounts as nano-dollars (the `key_usage_daily` columns), summed per key and day. */
-function nanoUsage(deltas: KeyUsageDelta[]): KeyUsageDelta[] {
-  const merged = new Map<string, KeyUsageDelta>();
+/** A money column's stored value in nano-dollars: its nano-dollar twin, else its USD float converted; null if both are. */
+function storedNano(nano: unknown, usd: unknown): number | null {
+  if (nano !== null && nano !== undefined) return Number(nano);
+  return usd === null || usd === undefined ? null : usdToNano(Number(usd));
+}
+
+/** Usage deltas merged per key and day, in nano-dollars (`*_nano`) and as the USD of those (the float columns). */
+function nanoUsage(deltas: KeyUsageDelta[]): NanoUsageDelta[] {
+  const merged = new Map<string, NanoUsageDelta>();
   for (const d of deltas) {
     const id = `${d.key_hash}|${d.day}`;
     const prev = merged.get(id);
     const usage = usdToNano(d.usage);
     const byok = usdToNano(d.byok_usage);
     if (prev) {
-      prev.usage += usage;
-      prev.byok_usage += byok;
+      prev.usage_nano += usage;
+      prev.byok_usage_nano += byok;
       prev.requests += d.requests;
-    } else merged.set(id, { key_hash: d.key_hash, day: d.day, usage, byok_usage: byok, requests: d.requests });
+    } else merged.set(id, { key_hash: d.key_hash, day: d.day, usage: 0, byok_usage: 0, usage_nano: usage, byok_usage_nano: byok, requests: d.requests });
   }
+  for (const d of merged.values()) (d.usage = nanoToUsd(d.usage_nano)), (d.byok_usage = nanoToUsd(d.byok_usage_nano));
   return [...merged.values()];
 }
 
@@ -176,7 +189,10 @@ export class SqlStore implements Store {
     for (const [k, v] of Object.entries(row)) {
       if (v === undefined) continue;
       if (JSON_COLUMNS.has(k)) out[k] = v === null ? null : JSON.stringify(v);
-      else if (MONEY_COLUMNS.has(k)) out[k] = usdToNanoOrNull(v as number | null);
+      else if (MONEY_COLUMNS.has(k)) {
+        out[`${k}_nano`] = usdToNanoOrNull(v as number | null);
+        out[k] = nanoToUsdOrNull(out[`${k}_nano`] as number | null);
+      }
       else if (this.kind === 'sqlite' && typeof v === 'boolean') out[k] = v ? 1 : 0;
       else out[k] = v;
     }
@@ -190,7 +206,8 @@ export class SqlStore implements Store {
     for (const [k, v] of Object.entries(row)) {
       if (BOOL_COLUMNS.has(k)) out[k] = v === null ? null : Boolean(v);
       else if (JSON_COLUMNS.has(k)) out[k] = typeof v === 'string' ? JSON.parse(v) : v;
-      else if (MONEY_COLUMNS.has(k)) out[k] = nanoToUsdOrNull(v as number | null);
+      else if (MONEY_COLUMNS.has(k)) out[k] = nanoToUsdOrNull(storedNano(row[`${k}_nano`], v));
+      else if (NANO_COLUMNS.has(k)) continue;
       else if (v instanceof Date) out[k] = v.toISOString();
       else out[k] = v;
     }
@@ -199,6 +216,16 @@ export class SqlStore implements Store {
 
   private decAll<T>(rows: Row[]): T[] {
     return rows.map((r) => this.dec<T>(r) as T);
+  }
+
+  /**
+   * SQL for a money column's value in nano-dollars (a 64-bit integer): its `_nano` twin, else its USD float converted
+   * (rows the previous release wrote during a rolling update). `column` may be qualified (`table.column`).
+   */
+  private nanoOf(column: string) {
+    const usd = sql.ref(column);
+    const int = this.kind === 'postgres' ? sql`bigint` : sql`integer`;
+    return sql<number>`coalesce(${sql.ref(`${column}_nano`)}, cast(round(${usd} * 1000000000) as ${int}))`;
   }
 
   private bool(v: boolean): boolean | number {
@@ -456,10 +483,10 @@ export class SqlStore implements Store {
     if (rows.length === 0 && usage.length === 0) return;
     const thread = this.writerThread();
     const values = this.embedded ? rows.map(encodeGeneration) : null;
-    usage = nanoUsage(usage);
+    const merged = nanoUsage(usage);
     if (thread && values) {
       try {
-        await (await thread).write(values, usage);
+        await (await thread).write(values, merged);
         return;
       } catch (err) {
         if (!(err instanceof WriterGone)) throw err;
@@ -469,7 +496,7 @@ export class SqlStore implements Store {
     const writer = this.sqliteWriter;
     if (writer && values) {
       // Holding Kysely's connection guarantees no Kysely transaction is open while the prepared batch runs.
-      await this.db.connection().execute(async () => writer(values, usage));
+      await this.db.connection().execute(async () => writer(values, merged));
       return;
     }
     await this.db.transaction().execute(async (trx) => {
@@ -481,7 +508,7 @@ export class SqlStore implements Store {
           .onConflict((oc) => oc.column('id').doNothing())
           .execute();
       }
-      await this.addNanoUsageIn(trx, usage);
+      await this.addNanoUsageIn(trx, merged);
     });
   }
 
@@ -534,15 +561,18 @@ export class SqlStore implements Store {
   }
 
   /** Adds deltas already in nano-dollars and merged per key and day (`nanoUsage`). */
-  private async addNanoUsageIn(trx: Transaction<any>, merged: KeyUsageDelta[]): Promise<void> {
+  private async addNanoUsageIn(trx: Transaction<any>, merged: NanoUsageDelta[]): Promise<void> {
     for (const d of merged) {
       await trx
         .insertInto('key_usage_daily')
         .values({ ...d })
         .onConflict((oc) =>
           oc.columns(['key_hash', 'day']).doUpdateSet({
+            // Both columns (expand/contract); a row only the previous release wrote has its nano-dollars from the float.
             usage: sql`key_usage_daily.usage + ${d.usage}`,
+            usage_nano: sql`${this.nanoOf('key_usage_daily.usage')} + ${d.usage_nano}`,
             byok_usage: sql`key_usage_daily.byok_usage + ${d.byok_usage}`,
+            byok_usage_nano: sql`${this.nanoOf('key_usage_daily.byok_usage')} + ${d.byok_usage_nano}`,
             requests: sql`key_usage_daily.requests + ${d.requests}`,
           }),
         )
@@ -561,8 +591,8 @@ export class SqlStore implements Store {
     for (const r of rows) {
       const t = out.get(r.key_hash as string)!;
       const day = r.day as string;
-      const u = Number(r.usage);
-      const b = Number(r.byok_usage);
+      const u = storedNano(r.usage_nano, r.usage) ?? 0;
+      const b = storedNano(r.byok_usage_nano, r.byok_usage) ?? 0;
       t.usage += u;
       t.byok_usage += b;
       if (day >= w.day) (t.usage_daily += u), (t.byok_usage_daily += b);
@@ -834,8 +864,8 @@ export class SqlStore implements Store {
         'model',
         'provider_name',
         'endpoint_tag',
-        sql<number>`sum(case when is_byok = ${byok} then 0 else coalesce(total_cost, 0) end)`.as('usage'),
-        sql<number>`sum(case when is_byok = ${byok} then coalesce(upstream_inference_cost, 0) else 0 end)`.as('byok_usage_inference'),
+        sql<number>`sum(case when is_byok = ${byok} then 0 else coalesce(${this.nanoOf('total_cost')}, 0) end)`.as('usage'),
+        sql<number>`sum(case when is_byok = ${byok} then coalesce(${this.nanoOf('upstream_inference_cost')}, 0) else 0 end)`.as('byok_usage_inference'),
         sql<number>`count(*)`.as('requests'),
         sql<number>`sum(tokens_prompt)`.as('prompt_tokens'),
         sql<number>`sum(tokens_completion)`.as('completion_tokens'),
@@ -845,7 +875,7 @@ export class SqlStore implements Store {
       .where('created_at', '<', q.to)
       .where('model', 'is not', null)
       .where('provider_name', 'is not', null)
-      .where((eb) => eb.or([eb('status', '=', 200), eb('total_cost', '>', 0)]));
+      .where((eb) => eb.or([eb('status', '=', 200), eb(this.nanoOf('total_cost'), '>', 0)]));
     if (q.keyHashes) query = query.where('key_hash', 'in', q.keyHashes);
     if (q.workspaceId) query = query.where('workspace_id', '=', q.workspaceId);
     let grouped = query.groupBy([day, 'model', 'provider_name', 'endpoint_tag']);
@@ -984,7 +1014,7 @@ export class SqlStore implements Store {
     if (hashes.length === 0) return out;
     const rows = await this.db
       .selectFrom('video_jobs')
-      .select(['key_hash', sql<number>`sum(reserved_cost)`.as('usd')])
+      .select(['key_hash', sql<number>`sum(${this.nanoOf('reserved_cost')})`.as('usd')])
       .where('key_hash', 'in', hashes)
       .where('status', 'in', [...ACTIVE_VIDEO_STATUSES])
       .groupBy('key_hash')
@@ -1035,9 +1065,9 @@ export class SqlStore implements Store {
   async organizationUsage(): Promise<number> {
     const row = await this.db
       .selectFrom('generations')
-      .select(sql<string>`cast(coalesce(sum(total_cost), 0) as text)`.as('n'))
+      .select(sql<string>`cast(coalesce(sum(${this.nanoOf('total_cost')}), 0) as text)`.as('n'))
       .where('is_byok', '=', this.bool(false))
-      .where('total_cost', '>', 0)
+      .where(this.nanoOf('total_cost'), '>', 0)
       .executeTakeFirstOrThrow();
     return nanoToUsd(Number(row.n));
   }

@@ -8,12 +8,18 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { GenerationRow, KeyUsageDelta } from './types.js';
-import { usdToNano } from '../core/money.js';
+import { nanoToUsd, usdToNano } from '../core/money.js';
 
 /** One generation row as the insert's positional values (booleans as 0/1, JSON columns as text, money as nano-dollars). */
 export type RowValues = Array<string | number | null>;
 
-export type BatchWrite = (rows: RowValues[], usage: KeyUsageDelta[]) => void;
+/** A usage delta as `key_usage_daily` takes it: USD for the float columns, and exactly in nano-dollars (`*_nano`). */
+export interface NanoUsageDelta extends KeyUsageDelta {
+  usage_nano: number;
+  byok_usage_nano: number;
+}
+
+export type BatchWrite = (rows: RowValues[], usage: NanoUsageDelta[]) => void;
 
 /**
  * The encoder of generation rows into the insert's positional values, run on the request thread before a batch is
@@ -22,14 +28,20 @@ export type BatchWrite = (rows: RowValues[], usage: KeyUsageDelta[]) => void;
  */
 export function rowEncoder(columns: readonly string[], jsonColumns: readonly string[], moneyColumns: readonly string[] = []): (row: GenerationRow) => RowValues {
   const json = columns.map((c) => jsonColumns.includes(c));
-  // USD amounts are stored as integer nano-dollars (src/core/money.ts).
+  // A USD amount goes to its float column (rounded to the nano-dollar) and, exactly, to its `<column>_nano` twin as
+  // integer nano-dollars (src/core/money.ts; migration 0008, expand/contract).
   const money = columns.map((c) => moneyColumns.includes(c));
+  const source = columns.map((c) => (c.endsWith('_nano') && moneyColumns.includes(c.slice(0, -5)) ? c.slice(0, -5) : c));
+  const nano = columns.map((c, i) => source[i] !== c);
   return (row) => {
     const r = row as unknown as Record<string, unknown>;
     const out: RowValues = new Array(columns.length);
     for (let i = 0; i < columns.length; i++) {
-      const v = r[columns[i]];
-      out[i] = v === undefined || v === null ? null : typeof v === 'boolean' ? (v ? 1 : 0) : json[i] ? JSON.stringify(v) : money[i] ? usdToNano(v as number) : (v as string | number);
+      const v = r[source[i]];
+      if (v === undefined || v === null) out[i] = null;
+      else if (nano[i]) out[i] = usdToNano(v as number);
+      else if (money[i]) out[i] = nanoToUsd(usdToNano(v as number));
+      else out[i] = typeof v === 'boolean' ? (v ? 1 : 0) : json[i] ? JSON.stringify(v) : (v as string | number);
     }
     return out;
   };
@@ -46,10 +58,15 @@ export const CONNECTION_PRAGMAS = ['busy_timeout = 5000', 'foreign_keys = ON', '
 export function makeBatchWriter(sqlite: Database.Database, columns: readonly string[]): BatchWrite {
   const insert = sqlite.prepare(`insert or ignore into generations (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`);
   const upsert = sqlite.prepare(
-    'insert into key_usage_daily (key_hash, day, usage, byok_usage, requests) values (@key_hash, @day, @usage, @byok_usage, @requests) ' +
-      'on conflict (key_hash, day) do update set usage = usage + excluded.usage, byok_usage = byok_usage + excluded.byok_usage, requests = requests + excluded.requests',
+    'insert into key_usage_daily (key_hash, day, usage, usage_nano, byok_usage, byok_usage_nano, requests) ' +
+      'values (@key_hash, @day, @usage, @usage_nano, @byok_usage, @byok_usage_nano, @requests) ' +
+      'on conflict (key_hash, day) do update set usage = usage + excluded.usage, ' +
+      'usage_nano = coalesce(usage_nano, cast(round(usage * 1000000000) as integer)) + excluded.usage_nano, ' +
+      'byok_usage = byok_usage + excluded.byok_usage, ' +
+      'byok_usage_nano = coalesce(byok_usage_nano, cast(round(byok_usage * 1000000000) as integer)) + excluded.byok_usage_nano, ' +
+      'requests = requests + excluded.requests',
   );
-  const tx = sqlite.transaction((rows: RowValues[], usage: KeyUsageDelta[]) => {
+  const tx = sqlite.transaction((rows: RowValues[], usage: NanoUsageDelta[]) => {
     for (const r of rows) insert.run(r);
     for (const u of usage) upsert.run(u);
   });
@@ -71,7 +88,7 @@ function writerThread(make: typeof makeBatchWriter): void {
   const db = new Driver(data.path);
   for (const pragma of data.pragmas) db.pragma(pragma);
   const write = make(db, data.columns);
-  parentPort!.on('message', (m: { id: number; rows: RowValues[]; usage: KeyUsageDelta[] } | 'close') => {
+  parentPort!.on('message', (m: { id: number; rows: RowValues[]; usage: NanoUsageDelta[] } | 'close') => {
     if (m === 'close') {
       db.close();
       parentPort!.close();
@@ -124,7 +141,7 @@ export class SqliteWriterThread {
     });
   }
 
-  write(rows: RowValues[], usage: KeyUsageDelta[]): Promise<void> {
+  write(rows: RowValues[], usage: NanoUsageDelta[]): Promise<void> {
     if (this.gone) return Promise.reject(this.gone);
     const id = this.next++;
     return new Promise<void>((resolve, reject) => {

@@ -1,9 +1,10 @@
 /**
  * Money stored exactly (migration 0008, docs/spend.md): USD amounts in integer nano-dollars on both databases, so
- * sums never show float noise; existing float rows are converted; the credit ledger and workspace budgets.
+ * sums never show float noise; the nano-dollar columns are added beside the float ones (kept for the previous release
+ * during a rolling update) and filled from them; the credit ledger and workspace budgets.
  */
 import { randomUUID } from 'node:crypto';
-import { Migrator, type Kysely } from 'kysely';
+import { Migrator, sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, freshDatabase } from '../helpers.js';
 import { openStore } from '../../src/store/sql-store.js';
@@ -45,7 +46,7 @@ describe.each(BACKENDS)('money in nano-dollars (%s)', (backend) => {
     }
   });
 
-  it('migration 0008 converts existing float amounts to nano-dollars', async () => {
+  it('migration 0008 adds exact nano-dollar columns beside the float ones (kept for the previous release), filled from them', async () => {
     const db = await freshDatabase(backend);
     const store = openStore(db.url);
     try {
@@ -68,14 +69,55 @@ describe.each(BACKENDS)('money in nano-dollars (%s)', (backend) => {
       expect(usage.usage).toBe(0.00048);
       expect(usage.usage_daily).toBe(0.00016);
       expect(usage.byok_usage).toBe(0.3);
-      const raw = await kysely.selectFrom('key_usage_daily').select(['usage', 'byok_usage']).where('key_hash', '=', hash).execute();
-      expect(raw.map((r) => [Number(r.usage), Number(r.byok_usage)])).toEqual([[160000, 100000000], [160000, 100000000], [160000, 100000000]]);
+      const raw = await kysely.selectFrom('key_usage_daily').select(['usage', 'byok_usage', 'usage_nano', 'byok_usage_nano']).where('key_hash', '=', hash).orderBy('day').execute();
+      // Expand only: the float columns keep their USD values; the nano-dollar columns hold them exactly.
+      expect(raw.map((r) => [Number(r.usage), Number(r.byok_usage), Number(r.usage_nano), Number(r.byok_usage_nano)])).toEqual([
+        [0.00016, 0.1, 160000, 100000000],
+        [0.00016, 0.1, 160000, 100000000],
+        [0.00016, 0.1, 160000, 100000000],
+      ]);
       const back = (await store.getGeneration(g.id))!;
       expect(back.total_cost).toBe(0.000123457); // rounded to the nano-dollar
       expect(back.upstream_inference_cost).toBeNull();
       // New rows add to converted ones exactly.
       await store.recordGenerations([], [{ key_hash: hash, day: '2026-11-22', usage: 0.00016, byok_usage: 0, requests: 1 }]);
       expect((await store.getKeyUsage([hash], windows)).get(hash)!.usage).toBe(0.00064);
+      // Both columns are written: the float one for the previous release, the nano-dollar one exactly.
+      const day22 = await kysely.selectFrom('key_usage_daily').selectAll().where('key_hash', '=', hash).where('day', '=', '2026-11-22').executeTakeFirstOrThrow();
+      expect([Number(day22.usage), Number(day22.usage_nano)]).toEqual([0.00032, 320000]);
+      const g2 = generation({ key_hash: hash, total_cost: 0.00016, upstream_inference_cost: 0.00016 });
+      await store.recordGenerations([g2], []);
+      const g2raw = await kysely.selectFrom('generations').selectAll().where('id', '=', g2.id).executeTakeFirstOrThrow();
+      expect([Number(g2raw.total_cost), Number(g2raw.total_cost_nano), Number(g2raw.upstream_inference_cost_nano)]).toEqual([0.00016, 160000, 160000]);
+
+      // Rows the previous release writes during a rolling update (floats only) are read and summed through the fallback.
+      const oldHash = 'o'.repeat(64);
+      await kysely.insertInto('key_usage_daily').values({ key_hash: oldHash, day: '2026-11-22', usage: 0.00016, byok_usage: 0, requests: 1 }).execute();
+      const old = generation({ key_hash: oldHash, total_cost: 0.00016, upstream_inference_cost: 0.00016 });
+      await kysely
+        .insertInto('generations')
+        .values({ ...old, streamed: bool(false), cancelled: bool(false), is_byok: bool(false), attempts: JSON.stringify([]), error: null })
+        .execute();
+      expect((await store.getGeneration(old.id))!.total_cost).toBe(0.00016);
+      expect((await store.getKeyUsage([oldHash], windows)).get(oldHash)!.usage).toBe(0.00016);
+      await store.addKeyUsage([{ key_hash: oldHash, day: '2026-11-22', usage: 0.00032, byok_usage: 0, requests: 1 }]);
+      expect((await store.getKeyUsage([oldHash], windows)).get(oldHash)!.usage).toBe(0.00048);
+      // The previous release's upsert adds to the float columns only; a trigger carries the addition to the nano-dollars.
+      await kysely
+        .insertInto('key_usage_daily')
+        .values({ key_hash: oldHash, day: '2026-11-22', usage: 0.00016, byok_usage: 0.1, requests: 1 })
+        .onConflict((oc) =>
+          oc.columns(['key_hash', 'day']).doUpdateSet({
+            usage: sql`key_usage_daily.usage + excluded.usage`,
+            byok_usage: sql`key_usage_daily.byok_usage + excluded.byok_usage`,
+            requests: sql`key_usage_daily.requests + excluded.requests`,
+          }),
+        )
+        .execute();
+      const synced = (await store.getKeyUsage([oldHash], windows)).get(oldHash)!;
+      expect([synced.usage, synced.byok_usage]).toEqual([0.00064, 0.1]);
+      // g (0.000123457) + g2 + old, all non-BYOK.
+      expect(await store.organizationUsage()).toBe(0.000443457);
     } finally {
       await store.close();
       await db.drop();

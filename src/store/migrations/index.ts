@@ -328,39 +328,69 @@ function m0007(t: ColumnTypes): Migration {
   };
 }
 
-/** Money columns converted to integer nano-dollars by `spendMoney` (table, column, not null with default 0). */
-export const MONEY_COLUMNS: Array<[table: string, column: string, notNull: boolean]> = [
-  ['key_usage_daily', 'usage', true],
-  ['key_usage_daily', 'byok_usage', true],
-  ['generations', 'total_cost', false],
-  ['generations', 'upstream_inference_cost', false],
-  ['video_jobs', 'cost', false],
-  ['video_jobs', 'reserved_cost', false],
+/**
+ * Money columns given an exact twin by `spendMoney`: (table, USD float column, its nano-dollar column). Expand, then
+ * contract (docs/operations.md): the float columns stay exactly as they were, for the previous release during a
+ * rolling update; the current code writes both and reads the nano-dollar column, falling back to the float (converted)
+ * where it is null (rows written by the previous release). A later contract migration drops the float columns.
+ */
+export const MONEY_COLUMNS: Array<[table: string, column: string, nano: string]> = [
+  ['key_usage_daily', 'usage', 'usage_nano'],
+  ['key_usage_daily', 'byok_usage', 'byok_usage_nano'],
+  ['generations', 'total_cost', 'total_cost_nano'],
+  ['generations', 'upstream_inference_cost', 'upstream_inference_cost_nano'],
+  ['video_jobs', 'cost', 'cost_nano'],
+  ['video_jobs', 'reserved_cost', 'reserved_cost_nano'],
 ];
 
 /**
+ * The previous release adds to `key_usage_daily.usage`/`byok_usage` in place (an upsert), not knowing the nano-dollar
+ * columns: on a row the current code already wrote, its additions would be missing from them. A trigger adds what an
+ * update adds to a float column to its nano-dollar twin when the update leaves the twin alone. The contract migration
+ * that drops the float columns drops these triggers first.
+ */
+async function keyUsageNanoSync(dialect: Dialect, db: Db): Promise<void> {
+  const pairs = MONEY_COLUMNS.filter(([table]) => table === 'key_usage_daily');
+  if (dialect === 'postgres') {
+    const steps = pairs.map(
+      ([, c, n]) =>
+        `if new.${c} is distinct from old.${c} and new.${n} is not distinct from old.${n} then ` +
+        `new.${n} := coalesce(old.${n}, round(old.${c} * 1000000000)::bigint) + round((new.${c} - old.${c}) * 1000000000)::bigint; end if;`,
+    );
+    await sql
+      .raw(`create function key_usage_daily_nano_sync() returns trigger language plpgsql as $$ begin ${steps.join(' ')} return new; end $$`)
+      .execute(db);
+    await sql`create trigger key_usage_daily_nano_sync before update on key_usage_daily for each row execute function key_usage_daily_nano_sync()`.execute(db);
+    return;
+  }
+  for (const [, c, n] of pairs) {
+    await sql
+      .raw(
+        `create trigger key_usage_daily_${n}_sync after update of ${c} on key_usage_daily for each row ` +
+          `when new.${c} is not old.${c} and new.${n} is old.${n} begin ` +
+          `update key_usage_daily set ${n} = coalesce(old.${n}, cast(round(old.${c} * 1000000000) as integer)) + cast(round((new.${c} - old.${c}) * 1000000000) as integer) ` +
+          `where key_hash = new.key_hash and day = new.day; end`,
+      )
+      .execute(db);
+  }
+}
+
+/**
  * Spend (docs/spend.md): money stored exactly, as integer nano-dollars (10⁻⁹ USD) in 64-bit integer columns, so that
- * sums never drift (`0.00047999999999999996`); existing USD floats are converted (rounded to the nano-dollar). Plus
- * the organization's credit ledger (every top-up and adjustment, one row each) and workspace budgets (one row per
+ * sums never drift (`0.00047999999999999996`). Each USD float column gets a nullable nano-dollar column beside it,
+ * filled from the existing floats (rounded to the nano-dollar); the float columns are left untouched (expand only).
+ * Plus the organization's credit ledger (every top-up and adjustment, one row each) and workspace budgets (one row per
  * workspace and interval; `reset_interval` null = lifetime) with the workspace-wide `include_byok_in_budgets`.
  */
 function spendMoney(dialect: Dialect, t: ColumnTypes): Migration {
   return {
     async up(db: Db) {
-      for (const [table, column, notNull] of MONEY_COLUMNS) {
-        if (dialect === 'postgres') {
-          await sql`alter table ${sql.table(table)} alter column ${sql.ref(column)} drop default`.execute(db);
-          await sql`alter table ${sql.table(table)} alter column ${sql.ref(column)} type bigint using round(${sql.ref(column)} * 1000000000)::bigint`.execute(db);
-          if (notNull) await sql`alter table ${sql.table(table)} alter column ${sql.ref(column)} set default 0`.execute(db);
-          continue;
-        }
-        // SQLite cannot change a column's type: a new integer column takes the converted values, then its place.
-        const tmp = `${column}_nano`;
-        await db.schema.alterTable(table).addColumn(tmp, 'integer', (c) => (notNull ? c.notNull().defaultTo(0) : c)).execute();
-        await sql`update ${sql.table(table)} set ${sql.ref(tmp)} = cast(round(${sql.ref(column)} * 1000000000) as integer) where ${sql.ref(column)} is not null`.execute(db);
-        await db.schema.alterTable(table).dropColumn(column).execute();
-        await db.schema.alterTable(table).renameColumn(tmp, column).execute();
+      const int = dialect === 'postgres' ? sql`bigint` : sql`integer`;
+      for (const [table, column, nano] of MONEY_COLUMNS) {
+        await db.schema.alterTable(table).addColumn(nano, dialect === 'postgres' ? 'bigint' : 'integer').execute();
+        await sql`update ${sql.table(table)} set ${sql.ref(nano)} = cast(round(${sql.ref(column)} * 1000000000) as ${int}) where ${sql.ref(column)} is not null`.execute(db);
       }
+      await keyUsageNanoSync(dialect, db);
 
       await db.schema
         .createTable('credit_ledger')
