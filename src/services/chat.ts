@@ -20,6 +20,7 @@ import { networkError, type Cancellation, type UpstreamExchange, type UpstreamHt
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { IrRequest } from '../core/ir.js';
 import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
+import type { PipelineEntry } from '../core/content-filters/index.js';
 import { codecFor, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
 import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
 import { checkStateless } from '../inbound/responses.js';
@@ -61,6 +62,8 @@ interface Prepared {
   dropped: Map<string, string[]>;
   /** Ends the request's in-flight count against the key's limit (idempotent; called by record and by the route). */
   release: (cost: number | null) => void;
+  /** `gateway_metadata.pipeline` entries (content guardrails). */
+  pipeline?: PipelineEntry[];
 }
 
 export interface AttemptLog {
@@ -231,6 +234,9 @@ export class ChatService {
       throw badRequest(`${models.join(', ')} ${models.length > 1 ? `are ${other.kind} models` : `is ${other.article} ${other.kind} model`}: use ${other.path}`, { field: 'model', error_type: 'invalid_request' });
     }
 
+    // Content guardrails (docs/guardrails.md): a blocking filter → 403; redactions go into the body sent upstream.
+    const screened = this.deps.guardrails ? await this.deps.guardrails.screenInput(call.key, api, body) : null;
+    if (screened) body = screened.body;
     // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.
     const ir = api === 'chat' ? undefined : INBOUND[api].toIr(body);
     const maxOut = ir ? ir.max_tokens : ((body.max_completion_tokens ?? body.max_tokens) as number | null | undefined);
@@ -258,7 +264,7 @@ export class ChatService {
     });
     const protocols = new Set<'translated'>();
     if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined };
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline: screened?.pipeline };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
     // Last, with nothing left to throw: the key's own spending limit (402 once the current window's spend reached it);
@@ -291,6 +297,7 @@ export class ChatService {
       attempts,
       excluded,
       ...(dropped && dropped.length > 0 ? { dropped_parameters: dropped } : {}),
+      ...(p.pipeline && p.pipeline.length > 0 ? { pipeline: p.pipeline } : {}),
       ...(o.attempt && !o.attempt.endpoint.pricing ? { pricing: 'unknown' } : {}),
     };
   }

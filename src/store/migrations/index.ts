@@ -328,6 +328,16 @@ function m0007(t: ColumnTypes): Migration {
   };
 }
 
+/** Content guardrails (docs/guardrails.md): a guardrail's custom regex filters and builtin filters (JSON, null = none). */
+function m0008GuardrailContentFilters(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema.alterTable('guardrails').addColumn('content_filters', t.json).execute();
+      await db.schema.alterTable('guardrails').addColumn('content_filter_builtins', t.json).execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -339,5 +349,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0005_key_rate_limits': m0005(),
     '0006_video_reservations': m0006(t),
     '0007_workspace_members': m0007(t),
+    '0008_guardrail_content_filters': m0008GuardrailContentFilters(t),
   };
 }
