@@ -425,7 +425,8 @@ describe.each(BACKENDS)('migration 0007: workspace members (%s)', (backend) => {
       const byOther = workspace({ created_by: 'system' }); // not a member: no membership
       const def = workspace({ created_by: creator.id, is_default: true });
       for (const w of [made, byOther, def]) await store.insertWorkspace(w);
-      expect(await store.migrate()).toEqual(['0007_workspace_members']);
+      // 0007 runs first (later migrations follow it).
+      expect((await store.migrate())[0]).toBe('0007_workspace_members');
       const rows = (await store.listWorkspaceMembers(made.id, 0, 10)).rows;
       expect(rows).toEqual([expect.objectContaining({ workspace_id: made.id, user_id: creator.id, role: 'admin', created_at: made.created_at })]);
       expect((await store.listWorkspaceMembers(byOther.id, 0, 10)).total).toBe(0);
