@@ -451,7 +451,10 @@ export class ChatService {
         this.deps.health.success(a.endpoint, o.ttftMs ?? 0, null);
         const meta = this.answerMeta(p, o, attempts, id, created, call, true);
         const body = parsed.render(meta);
+        // Content guardrails on the reply (docs/guardrails.md): redacted in place; a blocking filter → 403, still billed.
+        const blocked = this.deps.guardrails ? await this.deps.guardrails.screenOutput(call.key, p.api, body, p.pipeline) : null;
         this.record(p, call, id, o, attempts, meta.cost);
+        if (blocked) throw blocked;
         return { id, body };
       } catch (err) {
         if (err instanceof HttpError) throw err;

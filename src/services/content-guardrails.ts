@@ -3,7 +3,7 @@
  * `content_filter_builtins`, and screening a request's texts with the filters of the guardrails that apply to its key.
  * The scanning itself is pure (src/core/content-filters); this file adapts guardrail rows to it.
  */
-import { builtinLabel, checkPattern, compileFilters, requestTexts, screenRequest, type GuardrailFilters, type PipelineEntry } from '../core/content-filters/index.js';
+import { builtinLabel, checkPattern, compileFilters, requestTexts, responseTexts, screenRequest, type GuardrailFilters, type PipelineEntry } from '../core/content-filters/index.js';
 import type { BuiltinFilterEntry, BuiltinSlug, CompiledFilter, ContentFilterAction, ContentFilterEntry, ScanScope } from '../core/content-filters/types.js';
 import { badRequest, forbidden, type HttpError } from '../core/errors.js';
 import type { GuardrailRow } from '../store/types.js';
@@ -59,9 +59,23 @@ export function screenInput(filters: CompiledFilter[] | null, api: string, body:
   return { body: copy, pipeline: out.pipeline };
 }
 
-function blocked(b: NonNullable<ReturnType<typeof screenRequest>['block']>, pipeline: PipelineEntry[]): HttpError {
+/**
+ * Screens a non-streamed reply body (the client's shape) in place: redactions written in, every action appended to
+ * the body's `gateway_metadata.pipeline` when it has one (after the input's entries). A `block` match returns the 403
+ * to answer instead (the generation is still recorded and billed: the upstream did the work).
+ */
+export function screenOutput(filters: CompiledFilter[] | null, api: string, body: Record<string, unknown>, inputPipeline: PipelineEntry[] | undefined): HttpError | null {
+  if (!filters) return null;
+  const out = screenRequest(filters, responseTexts(api, body), 'output');
+  const meta = body.gateway_metadata as Record<string, unknown> | undefined;
+  const pipeline = [...(inputPipeline ?? []), ...out.pipeline];
+  if (meta && typeof meta === 'object' && pipeline.length > 0) meta.pipeline = pipeline;
+  return out.block ? blocked(out.block, pipeline, 'reply') : null;
+}
+
+function blocked(b: NonNullable<ReturnType<typeof screenRequest>['block']>, pipeline: PipelineEntry[], what_ = 'request'): HttpError {
   const what = b.kind === 'builtin' ? `the ${b.filter} content filter` : `the custom content filter ${b.filter}`;
-  return forbidden(`Blocked by guardrail "${b.source.name}": the request matched ${what}`, {
+  return forbidden(`Blocked by guardrail "${b.source.name}": the ${what_} matched ${what}`, {
     error_type: 'permission_denied',
     guardrail_id: b.source.id,
     guardrail_name: b.source.name,

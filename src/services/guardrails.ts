@@ -34,7 +34,7 @@ import {
   type PolicyRefusal,
 } from '../core/policy.js';
 import type { ProviderSortBy } from '../core/provider-prefs.js';
-import { contentFiltersView, filtersOf, screenInput, validContentFilters, validBuiltinFilters } from './content-guardrails.js';
+import { contentFiltersView, filtersOf, screenInput, screenOutput, validContentFilters, validBuiltinFilters } from './content-guardrails.js';
 import type { CompiledFilter, PipelineEntry } from '../core/content-filters/index.js';
 import type { BuiltinSlug, ContentFilterAction, ScanScope } from '../core/content-filters/types.js';
 import type { ExclusionReason, RouteCatalog } from '../core/routing.js';
@@ -572,6 +572,11 @@ export class GuardrailService {
   async screenInput(key: KeyRow, api: string, body: Record<string, unknown>): Promise<{ body: Record<string, unknown>; pipeline: PipelineEntry[] }> {
     const policy = await this.policyFor(key);
     return screenInput(this.filters.get(policy) ?? null, api, body);
+  }
+
+  /** Content guardrails on a non-streamed reply (client shape, in place): redactions, pipeline; a block → the 403 to answer. */
+  async screenOutput(key: KeyRow, api: string, body: Record<string, unknown>, inputPipeline?: PipelineEntry[]): Promise<HttpError | null> {
+    return screenOutput(this.filters.get(await this.policyFor(key)) ?? null, api, body, inputPipeline);
   }
 
   /** The effective policy of a key: organization settings, then its key, member and workspace guardrails. */

@@ -113,7 +113,10 @@ describe.each(BACKENDS)('Content guardrails (%s)', (backend) => {
       const flagged = await chat(key, 'call me at 555-123-4567');
       expectStatus(flagged, 200);
       expect(upstreamText()).toContain('555-123-4567');
-      expect(flagged.body.gateway_metadata.pipeline).toEqual([expect.objectContaining({ type: 'guardrail', data: expect.objectContaining({ filter: 'phone', action: 'flag', matches: 1 }) })]);
+      // The simulator's generated reply repeats the prompt: flagged in the input and in the output.
+      const flags = flagged.body.gateway_metadata.pipeline.filter((p: any) => p.data.stage === 'input');
+      expect(flags).toEqual([expect.objectContaining({ type: 'guardrail', data: expect.objectContaining({ filter: 'phone', action: 'flag', matches: 1 }) })]);
+      expect(flagged.body.choices[0].message.content).not.toContain('[PHONE]');
 
       // The key's guardrail redacts emails; the workspace default guardrail blocks them: block wins.
       const ws = (await call('GET', '/workspaces/default')).body.data;
@@ -135,6 +138,38 @@ describe.each(BACKENDS)('Content guardrails (%s)', (backend) => {
       const r = await env.t.call('POST', '/responses', { key, body: { model: 'test/beta', input: 'number 123-45-6789' } });
       expectStatus(r, 200);
       expect(JSON.stringify(env.sim.stats('sim-c').lastBody)).toContain('number [SSN]');
+    });
+  });
+
+  describe('enforcement on non-streamed replies', () => {
+    afterAll(() => env.sim.resetKnobs('sim-c'));
+
+    it('redact: the reply is redacted (chat, messages, responses), the pipeline reports input and output', async () => {
+      const { key } = await keyWith({ content_filter_builtins: [{ slug: 'email', action: 'redact' }, { slug: 'ip-address', action: 'flag' }] });
+      env.sim.setKnobs('sim-c', { content: 'Reach bob@example.org from 10.0.0.1' });
+      const res = await chat(key, 'mine is jane@example.com');
+      expectStatus(res, 200);
+      expect(res.body.choices[0].message.content).toBe('Reach [EMAIL] from 10.0.0.1');
+      expect(res.body.gateway_metadata.pipeline.map((p: any) => [p.data.stage, p.data.filter, p.data.action])).toEqual([
+        ['input', 'email', 'redact'],
+        ['output', 'email', 'redact'],
+        ['output', 'ip-address', 'flag'],
+      ]);
+      const m = await env.t.call('POST', '/messages', { key, body: { model: 'test/beta', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] } });
+      expectStatus(m, 200);
+      expect(JSON.stringify(m.body.content)).toContain('Reach [EMAIL] from');
+      const r = await env.t.call('POST', '/responses', { key, body: { model: 'test/beta', input: 'hi' } });
+      expectStatus(r, 200);
+      expect(JSON.stringify(r.body.output)).toContain('Reach [EMAIL] from');
+      expect(JSON.stringify(r.body)).not.toContain('bob@example.org');
+    });
+
+    it('block: a reply that matches a blocking filter is answered 403 naming the guardrail', async () => {
+      const { g, key } = await keyWith({ content_filter_builtins: [{ slug: 'ssn', action: 'block' }] });
+      env.sim.setKnobs('sim-c', { content: 'the SSN is 123-45-6789' });
+      const res = await chat(key, 'what is it?');
+      expectError(res, 403, { message: `Blocked by guardrail "${g.name}": the reply matched the ssn content filter` });
+      expect(JSON.stringify(res.body)).not.toContain('6789');
     });
   });
 });

@@ -5,3 +5,4 @@ export { compileFilters, scanText, applyRedactions, type GuardrailFilters, type 
 export { requestTexts, type TextSlot } from './request-text.js';
 export { screenRequest, type ScreenOutcome, type PipelineEntry } from './screen.js';
 export { StreamRedactor, type StreamStep } from './stream.js';
+export { responseTexts } from './response-text.js';
