@@ -129,6 +129,13 @@ describe.each(BACKENDS)('Content guardrails (%s)', (backend) => {
       expectStatus(await call('PATCH', `/guardrails/${def.body.data.id}`, { content_filter_builtins: null }), 200);
     });
 
+    it('streamed requests are screened before the upstream call too', async () => {
+      const { key } = await keyWith({ content_filter_builtins: [{ slug: 'email', action: 'redact' }] });
+      const res = await env.t.call('POST', '/chat/completions', { key, body: { model: 'test/beta', stream: true, messages: [{ role: 'user', content: 'mail jane@example.com' }] } });
+      expect(res.status).toBe(200);
+      expect(upstreamText()).toContain('mail [EMAIL]');
+    });
+
     it('messages and responses APIs are screened too', async () => {
       const { key } = await keyWith({ content_filter_builtins: [{ slug: 'ssn', action: 'redact' }] });
       const m = await env.t.call('POST', '/messages', { key, body: { model: 'test/beta', max_tokens: 50, system: 'SSN 123-45-6789', messages: [{ role: 'user', content: [{ type: 'text', text: 'mine is 123-45-6789' }] }] } });
