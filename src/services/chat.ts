@@ -20,6 +20,7 @@ import type { Cancellation, UpstreamExchange, UpstreamHttp } from '../providers/
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { IrRequest } from '../core/ir.js';
 import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
+import type { PipelineEntry } from '../core/content-filters/index.js';
 import { codecFor, droppedFieldsHeader, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
 import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
 import { checkStateless } from '../inbound/responses.js';
@@ -74,6 +75,8 @@ interface Prepared {
   dropped: Map<string, string[]>;
   /** Ends the request's in-flight count against the key's limit (idempotent; called by record and by the route). */
   release: (cost: number | null) => void;
+  /** `gateway_metadata.pipeline` entries (content guardrails). */
+  pipeline?: PipelineEntry[];
 }
 
 
@@ -190,6 +193,9 @@ export class ChatService {
       throw badRequest(`${models.join(', ')} ${models.length > 1 ? `are ${other.kind} models` : `is ${other.article} ${other.kind} model`}: use ${other.path}`, { field: 'model', error_type: 'invalid_request' });
     }
 
+    // Content guardrails (docs/guardrails.md): a blocking filter → 403; redactions go into the body sent upstream.
+    const screened = this.deps.guardrails ? await this.deps.guardrails.screenInput(call.key, api, body) : null;
+    if (screened) body = screened.body;
     // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.
     const ir = api === 'chat' ? undefined : INBOUND[api].toIr(body);
     if (ir && call.anthropicBeta?.length) ir.anthropic_beta = call.anthropicBeta;
@@ -221,7 +227,7 @@ export class ChatService {
     if (resolved.problem && plan.error?.code === 'model_not_found') plan.error = { ...plan.error, message: resolved.problem.message, suggestions: resolved.problem.suggestions, ambiguous: resolved.problem.ambiguous } as typeof plan.error;
     const protocols = new Set<'translated'>();
     if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined };
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline: screened?.pipeline };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
     // Last, with nothing left to throw: every spending limit of the key holds the request's maximum cost (docs/spend.md;
@@ -254,6 +260,7 @@ export class ChatService {
       attempts,
       excluded,
       ...(dropped && dropped.length > 0 ? { dropped_parameters: dropped } : {}),
+      ...(p.pipeline && p.pipeline.length > 0 ? { pipeline: p.pipeline } : {}),
       ...(o.attempt && !o.attempt.endpoint.pricing ? { pricing: 'unknown' } : {}),
     };
   }
@@ -387,7 +394,7 @@ export class ChatService {
     const o = this.fresh();
     const created = Math.floor(this.now() / 1000);
     let t0 = 0;
-    return runGeneration({
+    const answer = await runGeneration({
       ...this.generation(p, call, id, o),
       attempt: async (a, _i, start) => {
         t0 = start;
@@ -414,6 +421,11 @@ export class ChatService {
         return { result: { id, body, headers: droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`)) }, cost: meta.cost };
       },
     });
+    // Content guardrails on the reply (docs/guardrails.md): redacted in place; a blocking filter → 403 (the answer is
+    // recorded and billed all the same).
+    const blocked = this.deps.guardrails ? await this.deps.guardrails.screenOutput(call.key, p.api, answer.body, p.pipeline) : null;
+    if (blocked) throw blocked;
+    return answer;
   }
 
   // ---- streaming ---------------------------------------------------------------------------------

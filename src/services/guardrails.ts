@@ -35,6 +35,9 @@ import {
   type PolicyRefusal,
 } from '../core/policy.js';
 import type { ProviderSortBy } from '../core/provider-prefs.js';
+import { contentFiltersView, filtersOf, screenInput, screenOutput, validContentFilters, validBuiltinFilters } from './content-guardrails.js';
+import type { CompiledFilter, PipelineEntry } from '../core/content-filters/index.js';
+import type { BuiltinSlug, ContentFilterAction, ScanScope } from '../core/content-filters/types.js';
 import type { ExclusionReason, RouteCatalog } from '../core/routing.js';
 import { badRequest, HttpError, notFound } from '../core/errors.js';
 import { PROVIDER_SORTS } from '../core/provider-prefs.js';
@@ -80,8 +83,8 @@ export interface GuardrailInput {
   enable_free_model_publication?: boolean | null;
   enable_free_model_training?: boolean | null;
   enable_paid_model_training?: boolean | null;
-  content_filters?: unknown[] | null;
-  content_filter_builtins?: unknown[] | null;
+  content_filters?: Array<{ pattern: string; action: ContentFilterAction; label?: string | null }> | null;
+  content_filter_builtins?: Array<{ slug: BuiltinSlug; action: ContentFilterAction; label?: string; scan_scope?: ScanScope }> | null;
 }
 
 /** `model_aliases`: the organization's alias map (docs/agents.md, "Model ids"): client model id → catalog id. */
@@ -123,8 +126,7 @@ export function guardrailView(g: GuardrailRow) {
     enable_free_model_publication: g.enable_free_model_publication,
     enable_free_model_training: g.enable_free_model_training,
     enable_paid_model_training: g.enable_paid_model_training,
-    content_filters: null,
-    content_filter_builtins: null,
+    ...contentFiltersView(g),
     is_workspace_default: g.is_workspace_default,
     created_at: g.created_at,
     updated_at: g.updated_at,
@@ -439,14 +441,10 @@ export class GuardrailService {
 
   /** Applies the fields of a create or patch body to a row, validating the lists. */
   private apply(row: GuardrailRow, b: GuardrailInput, creating: boolean): GuardrailRow {
-    for (const k of ['content_filters', 'content_filter_builtins'] as const) {
-      const v = b[k];
-      if (v !== undefined && v !== null && v.length > 0) {
-        throw badRequest(`${k}: content filters are not supported by this gateway (send null or omit the field)`, { field: k, rule: 'unsupported' });
-      }
-    }
     const problems: Array<{ field: string; message: string }> = [];
     const out: GuardrailRow = { ...row };
+    if (b.content_filters !== undefined) out.content_filters = validContentFilters(b.content_filters);
+    if (b.content_filter_builtins !== undefined) out.content_filter_builtins = validBuiltinFilters(b.content_filter_builtins);
     if (b.name !== undefined) out.name = b.name;
     if (b.description !== undefined) out.description = b.description;
     if (b.limit_usd !== undefined) out.limit_usd = b.limit_usd;
@@ -496,6 +494,8 @@ export class GuardrailService {
       enable_free_model_publication: null,
       enable_free_model_training: null,
       enable_paid_model_training: null,
+      content_filters: null,
+      content_filter_builtins: null,
       created_at: this.iso(),
       updated_at: null,
     };
@@ -603,6 +603,23 @@ export class GuardrailService {
 
   // ---- enforcement -------------------------------------------------------------------------------
 
+  /** The content filters compiled with each cached policy (docs/guardrails.md). */
+  private readonly filters = new WeakMap<EffectivePolicy, CompiledFilter[] | null>();
+
+  /**
+   * Content guardrails on a request's inputs, before any upstream call: a `block` match → 403 naming the guardrail;
+   * `redact` matches are replaced in a copy of `body`; returns it and the `gateway_metadata.pipeline` entries.
+   */
+  async screenInput(key: KeyRow, api: string, body: Record<string, unknown>): Promise<{ body: Record<string, unknown>; pipeline: PipelineEntry[] }> {
+    const policy = await this.policyFor(key);
+    return screenInput(this.filters.get(policy) ?? null, api, body);
+  }
+
+  /** Content guardrails on a non-streamed reply (client shape, in place): redactions, pipeline; a block → the 403 to answer. */
+  async screenOutput(key: KeyRow, api: string, body: Record<string, unknown>, inputPipeline?: PipelineEntry[]): Promise<HttpError | null> {
+    return screenOutput(this.filters.get(await this.policyFor(key)) ?? null, api, body, inputPipeline);
+  }
+
   /** The effective policy of a key: organization settings, then its key, member and workspace guardrails. */
   async policyFor(key: KeyRow): Promise<EffectivePolicy> {
     const hit = this.policies.get(key.hash);
@@ -617,6 +634,8 @@ export class GuardrailService {
     if (g.member) guardrails.push(policyInput(g.member, 'member'));
     if (g.workspace) guardrails.push(policyInput(g.workspace, 'workspace'));
     const policy = combinePolicies({ ...settings, default_provider_sort: settings.default_provider_sort as ProviderSortBy | null }, guardrails);
+    const scoped = [{ row: g.key, scope: 'key' as const }, { row: g.member, scope: 'member' as const }, { row: g.workspace, scope: 'workspace' as const }];
+    this.filters.set(policy, filtersOf(scoped.filter((x): x is { row: GuardrailRow; scope: GuardrailScope } => x.row !== null)));
     if (gen === this.generation) {
       if (this.policies.size > 100_000) this.policies.clear();
       this.policies.set(key.hash, { policy, at: this.now() });

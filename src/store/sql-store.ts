@@ -75,6 +75,8 @@ const BOOL_COLUMNS = new Set([
 const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'model_aliases']);
 // Video jobs (docs/videos.md): `error` is shared with generations (a JSON value: here a string).
 for (const c of ['request_body', 'content_refs']) JSON_COLUMNS.add(c);
+// Guardrail content filters (docs/guardrails.md).
+for (const c of ['content_filters', 'content_filter_builtins']) JSON_COLUMNS.add(c);
 
 /** A string made storable: NUL and lone surrogates replaced by their JSON escapes. */
 function escapeText(s: string): string {

@@ -4,6 +4,7 @@
  */
 
 import type { VideoStatus } from '../core/video-states.js';
+import type { BuiltinFilterEntry, ContentFilterEntry } from '../core/content-filters/types.js';
 
 export type KeyKind = 'management' | 'inference';
 export type LimitReset = 'daily' | 'weekly' | 'monthly';
@@ -227,6 +228,9 @@ export interface GuardrailRow {
   enable_free_model_publication: boolean | null;
   enable_free_model_training: boolean | null;
   enable_paid_model_training: boolean | null;
+  /** Content guardrails (docs/guardrails.md); absent on rows written before migration 0008. */
+  content_filters?: ContentFilterEntry[] | null;
+  content_filter_builtins?: BuiltinFilterEntry[] | null;
   created_at: string;
   updated_at: string | null;
 }

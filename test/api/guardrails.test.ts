@@ -213,10 +213,11 @@ describe.each(BACKENDS)('Guardrails and organization settings API (%s)', (backen
       expectError(await t.call('PATCH', `/guardrails/${(await newGuardrail()).id}`, { body: {} }), 400, { rule: 'minProperties' });
     });
 
-    it('unknown providers and models → 400 naming the entry; unsupported content filters → 400', async () => {
+    it('unknown providers and models → 400 naming the entry; unsafe content filter patterns → 400', async () => {
       expectError(await create({ name: 'x', allowed_providers: ['openai', 'no-such-provider'] }), 400, { field: 'allowed_providers[1]', message: 'no-such-provider' });
       expectError(await create({ name: 'x', ignored_models: ['nobody/nothing'] }), 400, { field: 'ignored_models[0]', message: 'nobody/nothing' });
-      expectError(await create({ name: 'x', content_filters: [{ pattern: 'secret', action: 'block' }] }), 400, { field: 'content_filters', message: 'not supported' });
+      // Content filters are supported now (test/guardrails/content-api.test.ts); an unsafe pattern is refused.
+      expectError(await create({ name: 'x', content_filters: [{ pattern: '(a+)+$', action: 'block' }] }), 400, { field: 'content_filters[0].pattern', message: 'invalid_regex_pattern' });
       expectStatus(await create({ name: 'nulls ok', content_filters: null, content_filter_builtins: null }), 201);
       // Provider entries also match display names and endpoint tags, case-insensitively.
       expectStatus(await create({ name: 'names', allowed_providers: ['OpenAI', 'Anthropic'] }), 201);

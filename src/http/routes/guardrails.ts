@@ -3,7 +3,7 @@
  * GET/POST /guardrails/{id}/assignments/{keys|members}, POST …/{keys|members}/remove,
  * GET /guardrails/assignments/{keys|members}. Management keys only.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { DeletedResponse, errors, LimitQuery, Nullable, OffsetQuery, StringEnum, Timestamp } from '../schemas/common.js';
 import { guardrailView } from '../../services/guardrails.js';
@@ -12,7 +12,28 @@ import type { Services } from '../../services/index.js';
 const Interval = Nullable(StringEnum(['daily', 'weekly', 'monthly'] as const), { description: 'Budget reset (midnight UTC; weeks Monday–Sunday); null = lifetime budget.' });
 const NullableBool = (description: string) => Type.Optional(Nullable(Type.Boolean(), { description }));
 const List = (description: string) => Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 1000 }), { description }));
-const Unsupported = (description: string) => Type.Optional(Nullable(Type.Array(Type.Object({}, { additionalProperties: true })), { description }));
+const Action = StringEnum(['redact', 'block', 'flag'] as const, { description: 'redact: replace each match by the label; block: refuse the request (403); flag: only report it.' });
+const Slug = StringEnum(['email', 'phone', 'ssn', 'credit-card', 'ip-address', 'person-name', 'address', 'regex-prompt-injection'] as const, { description: 'The builtin filter' });
+const ScanScope = StringEnum(['user_only', 'all_messages'] as const, { description: 'Which message roles regex-prompt-injection scans (default all_messages); ignored by the other builtins.' });
+const ContentFilterEntry = Type.Object(
+  {
+    pattern: Type.String({ minLength: 1, description: 'A JavaScript regular expression (flag g), at most 100,000 characters. Lookaround, backreferences and nested quantifiers are refused (400 invalid_regex_pattern).' }),
+    action: Action,
+    label: Type.Optional(Nullable(Type.String({ maxLength: 100 }), { description: 'Redaction placeholder and name in blocks; [REDACTED] when null.' })),
+  },
+  { additionalProperties: false, description: 'A custom regex content filter' },
+);
+const BuiltinInput = Type.Object(
+  {
+    slug: Slug,
+    action: Action,
+    label: Type.Optional(Type.String({ maxLength: 100, deprecated: true, description: 'Deprecated: labels are system-assigned; accepted and ignored.' })),
+    scan_scope: Type.Optional(ScanScope),
+  },
+  { additionalProperties: false, description: 'A builtin content filter' },
+);
+const BuiltinView = Type.Object({ slug: Slug, action: Action, label: Type.String({ description: 'System-assigned redaction placeholder, e.g. [EMAIL].' }), scan_scope: Type.Optional(ScanScope) });
+const FilterList = <T extends TSchema>(item: T, description: string) => Type.Optional(Nullable(Type.Array(item, { maxItems: 100 }), { description }));
 
 const fields = {
   description: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
@@ -32,8 +53,8 @@ const fields = {
   enable_free_model_publication: NullableBool('Accepted and stored; the catalog has no publication flag to enforce it on.'),
   enable_free_model_training: NullableBool('false = no free endpoint that trains on prompts.'),
   enable_paid_model_training: NullableBool('false = no paid endpoint that trains on prompts.'),
-  content_filters: Unsupported('Not supported: must be null or omitted.'),
-  content_filter_builtins: Unsupported('Not supported: must be null or omitted.'),
+  content_filters: FilterList(ContentFilterEntry, 'Custom regex filters applied to request texts (and replies); null removes them.'),
+  content_filter_builtins: FilterList(BuiltinInput, 'Builtin filters (PII detectors, prompt injection); null removes them.'),
 };
 
 const CreateBody = Type.Object({
@@ -65,8 +86,8 @@ const GuardrailView = Type.Object(
     enable_free_model_publication: Nullable(Type.Boolean()),
     enable_free_model_training: Nullable(Type.Boolean()),
     enable_paid_model_training: Nullable(Type.Boolean()),
-    content_filters: Type.Null(),
-    content_filter_builtins: Type.Null(),
+    content_filters: Nullable(Type.Array(ContentFilterEntry)),
+    content_filter_builtins: Nullable(Type.Array(BuiltinView)),
     is_workspace_default: Type.Boolean({ description: "Extension: whether this is its workspace's default guardrail." }),
     created_at: Timestamp,
     updated_at: Nullable(Timestamp),

@@ -485,6 +485,16 @@ function observeGenerationFeedback(t: ColumnTypes): Migration {
   };
 }
 
+/** Content guardrails (docs/guardrails.md): a guardrail's custom regex filters and builtin filters (JSON, null = none). */
+function guardrailContentFilters(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema.alterTable('guardrails').addColumn('content_filters', t.json).execute();
+      await db.schema.alterTable('guardrails').addColumn('content_filter_builtins', t.json).execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -501,5 +511,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0010_model_aliases': modelAliases(t),
     '0011_server_secrets': serverSecrets(),
     '0012_observe_generation_feedback': observeGenerationFeedback(t),
+    '0013_guardrail_content_filters': guardrailContentFilters(t),
   };
 }
