@@ -129,6 +129,9 @@ export class RedisLedger {
         amount,
         (actual) => {
           for (const l of leases) (l.held -= amount), (l.used += actual), (l.lastUse = this.now());
+          // Cost beyond the lease (the reply outgrew its estimate): pushed at once, before the reply leaves, so that
+          // other instances see it now rather than at the next sync.
+          if (leases.some((l) => l.used + l.held > l.granted)) void this.sync().catch(() => undefined);
         },
         () => {
           for (const l of leases) l.held -= amount;
