@@ -283,15 +283,19 @@ async function composeStack(app, work) {
     if (seen.size !== 2) fail(`the two chats reached ${[...seen].join(', ')}: expected both instances`);
     log(`one key, one chat to each instance ${lb ? 'through nginx with deploy/nginx.conf' : 'directly (no nginx here)'}: 200 from ${[...seen].join(' and ')}`);
 
-    // A limit below one request's cost: the first request is admitted, then both instances refuse (402).
-    const tight = await call(entry, 'POST', '/keys', ADMIN_KEY, { name: 'deploy check: tight limit', limit: 0.000001 });
+    // Room for exactly one request (docs/spend.md): each reserves its maximum cost before the upstream call — at
+    // sim-cheap's prices, the prompt estimate at $0.0000001 per token plus max_tokens 20 at $0.0000004, about
+    // $0.0000088 — and settles to what it cost. A $0.0000095 limit admits the first; what it cost leaves less room
+    // than a second one's maximum, on either instance, so both refuse (402) and spend never passes the limit.
+    const tight = await call(entry, 'POST', '/keys', ADMIN_KEY, { name: 'deploy check: tight limit', limit: 0.0000095 });
     const order = lb ? [lb.base, lb.base, lb.base] : [instances[0].base, instances[1].base, instances[0].base];
+    const limited = (base, k) => call(base, 'POST', '/chat/completions', k, { model: 'demo/echo', max_tokens: 20, provider: { only: ['sim-cheap'] }, messages: [{ role: 'user', content: 'Hello through the deployment' }] });
     const results = [];
-    for (const base of order) results.push(await chat(base, tight.body.key));
+    for (const base of order) results.push(await limited(base, tight.body.key));
     const statuses = results.map((r) => r.status);
     const refusers = new Set(results.slice(1).map((r, i) => r.instance ?? order[i + 1]));
-    if (statuses.join() !== '200,402,402' || refusers.size !== 2) fail(`spending limit across instances: ${statuses.join(', ')} from ${results.map((r) => r.instance).join(', ')} (expected 200, then 402 from each instance)`);
-    log(`spending limit of $0.000001 holds across both: 200 ($${results[0].body.usage?.cost}), then 402 from each instance`);
+    if (statuses.join() !== '200,402,402' || refusers.size !== 2) fail(`spending limit across instances: ${statuses.join(', ')} from ${results.map((r) => r.instance).join(', ')} (expected 200, then 402 from each instance): ${JSON.stringify(results.map((r) => r.body?.error?.message ?? null))}`);
+    log(`spending limit of $0.0000095 holds across both: 200 ($${results[0].body.usage?.cost}), then 402 from each instance`);
 
     if (lb) await stop(lb.child, 10_000);
     for (const i of instances) await stop(i.child);
