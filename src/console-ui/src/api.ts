@@ -122,7 +122,7 @@ export interface Generation {
   id: string;
   request_id: string;
   created_at: string;
-  model: string;
+  model: string | null;
   requested_model: string | null;
   provider_name: string | null;
   api_type: string;

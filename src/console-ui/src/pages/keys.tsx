@@ -32,7 +32,7 @@ export function Keys() {
   const [showDisabled, setShowDisabled] = useState(true);
   const path = `/keys${qs({ workspace_id: workspace, include_disabled: showDisabled })}`;
   const keys = useGet<{ data: Key[] }>(path);
-  const [secret, setSecret] = useState<{ name: string; key: string } | null>(null);
+  const [secret, setSecret] = useState<{ name: string; secret: string } | null>(null);
   return (
     <Page title="Keys" intro="Inference keys call models; management keys administer the gateway (and sign in here). Limits are in USD and reset at midnight UTC.">
       {secret ? <SecretOnce {...secret} onDone={() => setSecret(null)} /> : null}
@@ -40,7 +40,7 @@ export function Keys() {
         <WorkspacePicker value={workspace} onChange={setWorkspace} />
         <Check label="Show disabled keys" checked={showDisabled} onChange={setShowDisabled} />
       </div>
-      <CreateKey workspace={workspace} onCreated={(name, key) => setSecret({ name, key })} />
+      <CreateKey workspace={workspace} onCreated={(name, key) => setSecret({ name, secret: key })} />
       <Query q={keys}>
         {({ data }) =>
           data.length === 0 ? (
@@ -76,7 +76,7 @@ export function Keys() {
   );
 }
 
-function SecretOnce({ name, key, onDone }: { name: string; key: string; onDone: () => void }) {
+function SecretOnce({ name, secret: key, onDone }: { name: string; secret: string; onDone: () => void }) {
   const [copied, setCopied] = useState(false);
   return (
     <div className="note success secret" role="alert" data-testid="new-secret">

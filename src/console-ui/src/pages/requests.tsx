@@ -110,7 +110,7 @@ function Log() {
                   <td>
                     <StatusBadge status={g.status} />
                   </td>
-                  <td>{g.model}</td>
+                  <td>{g.model ?? g.requested_model ?? '—'}</td>
                   <td>{g.provider_name ?? '—'}</td>
                   <td>
                     {g.api_type}
@@ -161,7 +161,7 @@ function Detail({ id }: { id: string }) {
                 </dd>
                 <dt>Model</dt>
                 <dd>
-                  {r.model}
+                  {r.model ?? 'none'}
                   {r.requested_model && r.requested_model !== r.model ? ` (asked for ${r.requested_model})` : ''}
                 </dd>
                 <dt>Provider</dt>
