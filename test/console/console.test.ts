@@ -267,9 +267,24 @@ describe('console (chromium)', () => {
     await expect.poll(async () => (await chat(secret)).status).toBe(401);
   });
 
+  it('creates a guardrail', async () => {
+    await open('/guardrails', 'Guardrails');
+    await page.getByText('No guardrails yet.').waitFor();
+    await accessible('guardrails (empty)');
+    await page.getByRole('button', { name: 'New guardrail' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('alpha only');
+    await page.getByLabel('Allowed models').fill('test/alpha');
+    await page.getByLabel('Spend limit (USD)').fill('2.5');
+    await page.getByRole('button', { name: 'Create guardrail' }).click();
+    await page.getByRole('link', { name: 'alpha only' }).waitFor();
+    await page.getByRole('heading', { name: 'Edit alpha only' }).waitFor();
+    expect(await page.getByLabel('Allowed models').inputValue()).toBe('test/alpha');
+    await shot('10-guardrails');
+    await accessible('guardrails');
+  });
+
   it('renders every other page (screenshots, axe) and the dark theme', async () => {
     for (const [path, heading, name] of [
-      ['/guardrails', 'Guardrails', '10-guardrails'],
       ['/presets', 'Presets', '11-presets'],
       ['/models', 'Models & providers', '12-models'],
       ['/credits', 'Credits', '13-credits'],

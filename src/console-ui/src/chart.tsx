@@ -24,8 +24,8 @@ export function TimeChart({ title, times, series, format }: { title: string; tim
       height: 180,
       legend: { show: series.length > 1 },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true } },
-      axes: [axis, { ...axis, size: 70, values: (_u, ticks) => ticks.map((t) => format(t)) }],
+      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+      axes: [axis, { ...axis, size: 80, values: (_u, ticks) => ticks.map((t) => format(t)) }],
       series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, points: { show: times.length < 40 }, value: (_u: uPlot, v: number | null) => (v === null ? '—' : format(v)) }))],
     };
     const plot = new uPlot(opts, [times, ...series.map((s) => s.values)] as uPlot.AlignedData, el);

@@ -97,6 +97,7 @@ function Shell({ onSignOut, theme, setTheme }: { onSignOut: () => void; theme: T
         Skip to content
       </a>
       <nav className="side" aria-label="Console">
+        <div className="side-inner">
         <div className="brand">Model Gateway</div>
         <ul>
           {PAGES.map((p) => (
@@ -112,6 +113,7 @@ function Shell({ onSignOut, theme, setTheme }: { onSignOut: () => void; theme: T
           <button type="button" className="ghost" onClick={onSignOut}>
             Sign out
           </button>
+        </div>
         </div>
       </nav>
       <main id="main" className="content" tabIndex={-1}>

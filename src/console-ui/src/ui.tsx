@@ -178,10 +178,13 @@ export function numOrNull(v: string): number | null {
 
 // ---- Formatting ------------------------------------------------------------------------------------------------------
 
-export function usd(v: number | null | undefined, digits = 4): string {
+export function usd(v: number | null | undefined, digits = 2): string {
   if (v === null || v === undefined) return '—';
-  if (v !== 0 && Math.abs(v) < 0.0001) return `$${v.toFixed(7).replace(/0+$/, '')}`;
-  return `$${v.toFixed(digits).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
+  const sign = v < 0 ? '-' : '';
+  const a = Math.abs(v);
+  // Small amounts keep their significant digits ($0.0000155), larger ones are cents or more.
+  const text = a === 0 ? '0.00' : a < 1 ? a.toFixed(Math.max(digits, 2 - Math.floor(Math.log10(a)) + 1)).replace(/(\.\d\d\d*?)0+$/, '$1') : a.toFixed(digits);
+  return `${sign}$${text}`;
 }
 export function num(v: number | null | undefined): string {
   return v === null || v === undefined ? '—' : v.toLocaleString('en-US');

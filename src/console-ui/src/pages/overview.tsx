@@ -180,7 +180,7 @@ function Charts({ rows, granularity, window, latency }: { rows: Row[]; granulari
   );
 }
 const fmtCount = (v: number) => (Number.isInteger(v) ? num(v) : v.toFixed(1));
-const fmtUsd = (v: number) => `$${v < 0.01 && v > 0 ? v.toPrecision(2) : v.toFixed(2)}`;
+const fmtUsd = (v: number) => (v > 0 && v < 0.01 ? `$${Number(v.toPrecision(2))}` : `$${v.toFixed(2)}`);
 const fmtPct = (v: number) => `${(v * 100).toFixed(0)}%`;
 const fmtMs = (v: number) => ms(v);
 
