@@ -32,6 +32,9 @@ let base: string;
 let secret = '';
 const figures: Record<string, number> = {};
 
+/** The page's storages, as seen inside page.evaluate (the server's tsconfig has no DOM types). */
+type Storages = { sessionStorage: { getItem(k: string): string | null }; localStorage: object };
+
 async function shot(name: string) {
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
@@ -40,7 +43,7 @@ async function shot(name: string) {
 async function accessible(name: string) {
   await page.evaluate(AXE);
   const violations = await page.evaluate(async () => {
-    const r = await (window as unknown as { axe: { run: (o: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe.run({ resultTypes: ['violations'] });
+    const r = await (globalThis as unknown as { axe: { run: (o: object) => Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe.run({ resultTypes: ['violations'] });
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
   });
   const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
@@ -147,11 +150,11 @@ describe('console (chromium)', () => {
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     await page.getByText('No requests in this range yet.').waitFor();
     // Only in session storage.
-    expect(await page.evaluate(() => [sessionStorage.getItem('gateway.console.key'), JSON.stringify(localStorage)])).toEqual([ADMIN_KEY, expect.not.stringContaining(ADMIN_KEY)]);
+    expect(await page.evaluate(() => [(globalThis as unknown as Storages).sessionStorage.getItem('gateway.console.key'), JSON.stringify((globalThis as unknown as Storages).localStorage)])).toEqual([ADMIN_KEY, expect.not.stringContaining(ADMIN_KEY)]);
     await shot('01-overview-empty');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Management key').waitFor();
-    expect(await page.evaluate(() => sessionStorage.getItem('gateway.console.key'))).toBeNull();
+    expect(await page.evaluate(() => (globalThis as unknown as Storages).sessionStorage.getItem('gateway.console.key'))).toBeNull();
     await page.getByLabel('Management key').fill(ADMIN_KEY);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
