@@ -87,12 +87,15 @@ describe('console (chromium)', () => {
       colorScheme: 'light',
     });
     page = browser.pages()[0] ?? (await browser.newPage());
+    figures.setup_ms = Date.now() - started;
     page.on('dialog', (d) => void d.accept());
   });
 
   afterAll(async () => {
+    const closing = Date.now();
     await browser?.close();
     await env?.close();
+    figures.teardown_ms = Date.now() - closing;
     if (profile) rmSync(profile, { recursive: true, force: true });
     // The figures the report quotes (bundle size, first paint), from this run.
     if (Object.keys(figures).length) console.log('console figures', JSON.stringify(figures));

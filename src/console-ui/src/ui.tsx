@@ -55,6 +55,15 @@ export function useGet<T = any>(path: string | null, opts: { refetchInterval?: n
   return useQuery<T, ApiError>({ queryKey: [path], queryFn: () => get<T>(path!), enabled: path !== null, ...opts });
 }
 
+/** Names for key hashes and workspace ids (the keys of the default workspace and every workspace), for tables. */
+export function useNames(): { key: (hash: string | null | undefined) => string; workspace: (id: string | null | undefined) => string } {
+  const keys = useGet<{ data: { hash: string; name: string }[] }>('/keys?include_disabled=true');
+  const workspaces = useGet<{ data: { id: string; name: string }[] }>('/workspaces?limit=100');
+  const k = new Map((keys.data?.data ?? []).map((x) => [x.hash, x.name]));
+  const w = new Map((workspaces.data?.data ?? []).map((x) => [x.id, x.name]));
+  return { key: (h) => (h ? (k.get(h) ?? short(h, 8)) : '—'), workspace: (id) => (id ? (w.get(id) ?? short(id, 8)) : '—') };
+}
+
 // ---- Notices ---------------------------------------------------------------------------------------------------------
 
 export function ErrorNote({ error }: { error: unknown }) {

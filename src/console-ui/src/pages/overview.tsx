@@ -7,7 +7,7 @@ import { useMemo, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { post, type ApiError } from '../api';
 import { TimeChart, type Series } from '../chart';
-import { Card, Empty, ErrorNote, Field, Link, Loading, Page, Query, ms, num, pct, short, usd, useGet } from '../ui';
+import { Card, Empty, ErrorNote, Field, Link, Loading, Page, Query, ms, num, pct, usd, useGet, useNames } from '../ui';
 
 const RANGES = [
   { id: '1h', label: 'Last hour', ms: 3600e3, granularity: 'minute' },
@@ -185,6 +185,8 @@ const fmtPct = (v: number) => `${(v * 100).toFixed(0)}%`;
 const fmtMs = (v: number) => ms(v);
 
 function Breakdown({ rows, dimension, latency }: { rows: Row[]; dimension: string; latency: { name: string; label: string }[] }) {
+  const names = useNames();
+  const label = (v: unknown) => (dimension === 'api_key_id' ? names.key(v as string) : dimension === 'workspace_id' ? names.workspace(v as string) : String(v ?? '—'));
   if (rows.length === 0) return <p className="muted">Nothing to break down in this range.</p>;
   return (
     <div className="table-wrap">
@@ -206,7 +208,7 @@ function Breakdown({ rows, dimension, latency }: { rows: Row[]; dimension: strin
         <tbody>
           {rows.map((r, i) => (
             <tr key={i}>
-              <td title={String(r[dimension] ?? '')}>{dimension === 'api_key_id' || dimension === 'workspace_id' ? short(String(r[dimension] ?? '—'), 12) : String(r[dimension] ?? '—')}</td>
+              <td title={String(r[dimension] ?? '')}>{label(r[dimension])}</td>
               <td className="num">{num(r.request_count as number)}</td>
               <td className="num">{usd(r.total_cost as number)}</td>
               <td className="num">{num(r.total_tokens as number)}</td>

@@ -6,7 +6,7 @@
 import { useState, type FormEvent } from 'react';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { ApiError, get, post, qs, type Generation } from '../api';
-import { Card, Empty, ErrorNote, Field, Json, Link, Loading, Page, Query, StatusBadge, Unavailable, ms, navigate, num, short, usd, useAction, useGet, usePath, when } from '../ui';
+import { Card, Empty, ErrorNote, Field, Json, Link, Loading, Page, Query, StatusBadge, Unavailable, ms, navigate, num, usd, useAction, useGet, useNames, usePath, when } from '../ui';
 
 interface Filters {
   model: string;
@@ -53,6 +53,7 @@ function Log() {
   };
   const set = (k: keyof Filters) => (e: { target: { value: string } }) => setDraft({ ...draft, [k]: e.target.value });
   const rows = q.data?.pages.flatMap((p) => p.data) ?? [];
+  const names = useNames();
   return (
     <>
       <form className="toolbar filters" onSubmit={submit} aria-label="Filters">
@@ -121,7 +122,7 @@ function Log() {
                   </td>
                   <td className="num">{usd(g.total_cost)}</td>
                   <td className="num">{ms(g.latency)}</td>
-                  <td title={g.api_key_hash}>{short(g.api_key_hash, 8)}</td>
+                  <td title={g.api_key_hash}>{names.key(g.api_key_hash)}</td>
                 </tr>
               ))}
             </tbody>
@@ -173,7 +174,7 @@ function Detail({ id }: { id: string }) {
                 </dd>
                 <dt>Key</dt>
                 <dd>
-                  <code>{r.api_key_hash}</code>
+                  <KeyName hash={r.api_key_hash} /> <code>{r.api_key_hash}</code>
                 </dd>
                 <dt>Request id</dt>
                 <dd>
@@ -235,6 +236,10 @@ function Detail({ id }: { id: string }) {
       </Query>
     </>
   );
+}
+
+function KeyName({ hash }: { hash: string }) {
+  return <>{useNames().key(hash)}</>;
 }
 
 function Content({ id }: { id: string }) {
