@@ -4,7 +4,8 @@
  * inference key is held in this tab's session storage, like the management key.
  */
 import { useRef, useState } from 'react';
-import { API, ApiError, playgroundKey, post, storePlaygroundKey } from '../api';
+import { useQuery } from '@tanstack/react-query';
+import { API, ApiError, playgroundKey, post, request, storePlaygroundKey } from '../api';
 import { Card, ErrorNote, Field, Json, Link, Page, useAction, useGet, usd } from '../ui';
 
 interface Usage {
@@ -39,8 +40,11 @@ async function readSse(body: ReadableStream<Uint8Array>, onEvent: (data: any) =>
 }
 
 export function Playground() {
-  const models = useGet<{ data: { id: string }[] }>('/models');
   const [key, setKey] = useState(playgroundKey() ?? '');
+  const catalog = useGet<{ data: { id: string }[] }>('/models');
+  // The models this inference key can reach (its guardrails and the organization's rules applied), else the catalog.
+  const reachable = useQuery<{ data: { id: string }[] }, ApiError>({ queryKey: ['models/user', key], queryFn: () => request('GET', '/models/user', undefined, key), enabled: key.startsWith('sk-'), retry: false });
+  const models = reachable.data ? reachable : catalog;
   const [model, setModel] = useState('');
   const [system, setSystem] = useState('');
   const [prompt, setPrompt] = useState('');
