@@ -31,6 +31,8 @@ let base: string;
 /** The secret of the key created through the console. */
 let secret = '';
 const figures: Record<string, number> = {};
+/** What the page reported as errors (a CSP violation, an exception), besides the API's own 4xx answers. */
+const pageErrors: string[] = [];
 
 /** The page's storages, as seen inside page.evaluate (the server's tsconfig has no DOM types). */
 type Storages = { sessionStorage: { getItem(k: string): string | null }; localStorage: object };
@@ -89,6 +91,10 @@ describe('console (chromium)', () => {
     page = browser.pages()[0] ?? (await browser.newPage());
     figures.setup_ms = Date.now() - started;
     page.on('dialog', (d) => void d.accept());
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) pageErrors.push(m.text());
+    });
   });
 
   afterAll(async () => {
@@ -317,5 +323,7 @@ describe('console (chromium)', () => {
     await open('/keys', 'Keys');
     await shot('18-keys-dark');
     await accessible('keys (dark)');
+    // No script error and no Content-Security-Policy violation on any page.
+    expect(pageErrors).toEqual([]);
   });
 });
