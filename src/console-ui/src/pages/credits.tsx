@@ -26,7 +26,7 @@ export function Credits() {
     await qc.invalidateQueries();
   });
   return (
-    <Page title="Credits" intro="The organization's prepaid balance. Requests are refused with 402 once it is spent when the gateway runs with GATEWAY_CREDITS=on.">
+    <Page title="Credits" intro="The organization's prepaid balance. Requests are refused with 402 once it is spent when the gateway runs with GATEWAY_CREDITS=true.">
       <Query q={balance}>
         {({ data }) => (
           <dl className="tiles">
