@@ -20,7 +20,8 @@ import type { Cancellation, UpstreamExchange, UpstreamHttp } from '../providers/
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { IrRequest } from '../core/ir.js';
 import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
-import type { PipelineEntry } from '../core/content-filters/index.js';
+import type { CompiledFilter, PipelineEntry } from '../core/content-filters/index.js';
+import { streamBlockedError } from './content-guardrails.js';
 import { codecFor, droppedFieldsHeader, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
 import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
 import { checkStateless } from '../inbound/responses.js';
@@ -77,6 +78,8 @@ interface Prepared {
   release: (cost: number | null) => void;
   /** `gateway_metadata.pipeline` entries (content guardrails). */
   pipeline?: PipelineEntry[];
+  /** Content guardrails on a streamed reply (null: none apply, or the reply is not streamed). */
+  outputFilters?: CompiledFilter[] | null;
 }
 
 
@@ -99,6 +102,8 @@ interface Outcome {
   cancelled: boolean;
   started: number;
   firstTokenAt: number | null;
+  /** What content guardrails did to a streamed reply (gateway_metadata.pipeline, after the input's entries). */
+  outputPipeline?: PipelineEntry[];
 }
 
 export class ChatService {
@@ -226,8 +231,10 @@ export class ChatService {
     // An id that resolved to no model: the 404 names the candidates or the closest ids (docs/agents.md).
     if (resolved.problem && plan.error?.code === 'model_not_found') plan.error = { ...plan.error, message: resolved.problem.message, suggestions: resolved.problem.suggestions, ambiguous: resolved.problem.ambiguous } as typeof plan.error;
     const protocols = new Set<'translated'>();
-    if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline: screened?.pipeline };
+    // A streamed reply screened by content guardrails goes through the IR, where its deltas are redacted as they pass.
+    const outputFilters = body.stream === true ? (screened?.filters ?? null) : null;
+    if (outputFilters || plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline: screened?.pipeline, outputFilters };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
     // Last, with nothing left to throw: every spending limit of the key holds the request's maximum cost (docs/spend.md;
@@ -260,7 +267,7 @@ export class ChatService {
       attempts,
       excluded,
       ...(dropped && dropped.length > 0 ? { dropped_parameters: dropped } : {}),
-      ...(p.pipeline && p.pipeline.length > 0 ? { pipeline: p.pipeline } : {}),
+      ...pipelineField([...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]),
       ...(o.attempt && !o.attempt.endpoint.pricing ? { pricing: 'unknown' } : {}),
     };
   }
@@ -320,7 +327,7 @@ export class ChatService {
   }
 
   private codec(p: Prepared, a: Attempt): AttemptCodec {
-    return codecFor(p.api, p.body, p.protocols.has('translated') ? this.ir(p) : null, a.endpoint, a.provider.protocol);
+    return codecFor(p.api, p.body, p.protocols.has('translated') ? this.ir(p) : null, a.endpoint, a.provider.protocol, p.outputFilters);
   }
 
   /** The IR of the request, built once (throws HttpError 400 for what the IR cannot carry). */
@@ -482,6 +489,8 @@ export class ChatService {
           return { ttftMs: o.ttftMs ?? 0, tokensPerSecond: o.usage && genMs > 0 ? (o.usage.completionTokens * 1000) / genMs : null };
         },
         served: (_a, s, _i, attempts) => {
+          o.outputPipeline = s.outputPipeline?.();
+          if (s.blocked) return this.blockedStream(p, call, id, created, o, s, attempts, out, raw, cur);
           // Usage (with cost) and metadata on the API's final event, then its terminator.
           const meta = this.answerMeta(p, o, attempts, id, created, call, true);
           out.commit();
@@ -524,6 +533,21 @@ export class ChatService {
   }
 
   /**
+   * A streamed reply that a content guardrail blocked (the upstream was left at the block): what was sent stays sent,
+   * the stream ends with the API's error event (403, naming the guardrail), and the generation is recorded as blocked
+   * with the usage reported so far.
+   */
+  private blockedStream(p: Prepared, call: ChatCall, id: string, created: number, o: Outcome, s: StreamSession, attempts: AttemptLog[], out: StreamOut, raw: ServerResponse, cur: Relay) {
+    const err = streamBlockedError(s.blocked!, [...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]);
+    Object.assign(o, { status: err.status, error: err, finish: 'content_filter' });
+    const meta = this.answerMeta(p, o, attempts, id, created, call, true);
+    out.commit();
+    raw.end(cur.held + s.errorOut(err.status, err.message, 'content_filter', meta));
+    this.record(p, call, id, o, attempts, meta.cost);
+    return { result: null, cost: meta.cost };
+  }
+
+  /**
    * Relays an upstream stream to the client until it ends; the output of its last read is held back in `cur.held`, to
    * go out with the final event. Throws the stream's failure once what came before it was written (or held).
    */
@@ -544,6 +568,7 @@ export class ChatService {
         }
       }
       if (session.failure) throw session.failure;
+      if (session.blocked) return; // a content guardrail stopped the reply: nothing more is read
     }
     const tail = session.end();
     if (tail) {
@@ -552,4 +577,9 @@ export class ChatService {
     }
     if (session.failure) throw session.failure;
   }
+}
+
+/** `gateway_metadata.pipeline` when something acted (content guardrails on the input and the output). */
+function pipelineField(pipeline: PipelineEntry[]): { pipeline?: PipelineEntry[] } {
+  return pipeline.length > 0 ? { pipeline } : {};
 }

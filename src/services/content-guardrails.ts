@@ -51,12 +51,17 @@ export function filtersOf(guardrails: Array<{ row: GuardrailRow; scope: 'key' | 
  * (a copy with the redactions written in, since parts of a body may be shared with a cached preset) and the pipeline
  * entries (empty when nothing matched). Without filters, the body itself.
  */
-export function screenInput(filters: CompiledFilter[] | null, api: string, body: Record<string, unknown>): { body: Record<string, unknown>; pipeline: PipelineEntry[] } {
-  if (!filters) return { body, pipeline: [] };
+export function screenInput(filters: CompiledFilter[] | null, api: string, body: Record<string, unknown>): { body: Record<string, unknown>; pipeline: PipelineEntry[]; filters: CompiledFilter[] | null } {
+  if (!filters) return { body, pipeline: [], filters: null };
   const copy = structuredClone(body);
   const out = screenRequest(filters, requestTexts(api, copy));
   if (out.block) throw blocked(out.block, out.pipeline);
-  return { body: copy, pipeline: out.pipeline };
+  return { body: copy, pipeline: out.pipeline, filters };
+}
+
+/** The error of a streamed reply that a `block` filter stopped (sent as the client API's error event). */
+export function streamBlockedError(f: CompiledFilter, pipeline: PipelineEntry[]): HttpError {
+  return blocked({ source: f.source, filter: f.name, kind: f.kind }, pipeline, 'reply');
 }
 
 /**

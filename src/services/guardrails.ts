@@ -610,7 +610,7 @@ export class GuardrailService {
    * Content guardrails on a request's inputs, before any upstream call: a `block` match → 403 naming the guardrail;
    * `redact` matches are replaced in a copy of `body`; returns it and the `gateway_metadata.pipeline` entries.
    */
-  async screenInput(key: KeyRow, api: string, body: Record<string, unknown>): Promise<{ body: Record<string, unknown>; pipeline: PipelineEntry[] }> {
+  async screenInput(key: KeyRow, api: string, body: Record<string, unknown>): Promise<{ body: Record<string, unknown>; pipeline: PipelineEntry[]; filters: CompiledFilter[] | null }> {
     const policy = await this.policyFor(key);
     return screenInput(this.filters.get(policy) ?? null, api, body);
   }
