@@ -18,6 +18,8 @@ import { GenerationLookup } from './services/generation-lookup.js';
 import { ActivityService } from './services/activity.js';
 import { PresetService } from './services/presets.js';
 import { newWorkspace, WorkspaceService } from './services/workspaces.js';
+import { FileService } from './services/files/index.js';
+import { blobStorage, S3Storage } from './services/files/storage.js';
 import type { Services } from './services/index.js';
 import { buildCatalog, CatalogService } from './services/catalog.js';
 import { ChatService } from './services/chat.js';
@@ -131,6 +133,10 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
 
   const bus = config.redisUrl ? new RedisBus(config.redisUrl, logger, opts.redisRetryMs) : new LocalBus();
   const workspaces = new WorkspaceService(store, now, bus, config.keyCacheTtlMs);
+  // Files (docs/files.md): on local disk or in S3-compatible storage; a deleted workspace's files go with it.
+  const fileStorage = blobStorage(config.files);
+  const files = new FileService({ store, storage: fileStorage, dir: config.files.dir, quotaBytes: config.files.quotaBytes, now });
+  workspaces.onDelete = (id) => files.deleteWorkspace(id);
   const presets = new PresetService(store, now, bus, config.keyCacheTtlMs);
   const health = new HealthTracker(now);
   const http = new UpstreamHttp();
@@ -202,6 +208,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     credits,
     budgets,
     videos,
+    files,
     readiness: new Map([
       ['store', () => store.ping()],
       ['videos', async () => videos.healthy()],
@@ -221,6 +228,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
       () => cache.close(),
       async () => fetcher?.close(),
       () => videos.http.close(),
+      async () => (fileStorage instanceof S3Storage ? fileStorage.close() : undefined),
     ],
   };
 

@@ -14,6 +14,7 @@ import { runMigrations, type MigrateMode } from './migrate.js';
 import { selectGenerationPage, type GenerationLogQuery } from './generation-log.js';
 import { runAnalytics, type AnalyticsQuery } from './analytics.js';
 import { insertFeedback, selectFeedback, type GenerationFeedbackRow } from './feedback.js';
+import { deleteFileRow, insertFile, selectFile, selectFiles, selectParse, upsertParse, workspaceFileBytes, type FileParseRow, type FileRow } from './files.js';
 import {
   ConflictError,
   type ActivityRow,
@@ -541,6 +542,35 @@ export class SqlStore implements Store {
   /** The request log (store/generation-log.ts). */
   async listGenerations(q: GenerationLogQuery): Promise<GenerationRow[]> {
     return this.decAll<GenerationRow>(await selectGenerationPage(this.db, q));
+  }
+
+  /** Files (store/files.ts). */
+  insertFile(row: FileRow): Promise<void> {
+    return insertFile(this.db, row);
+  }
+
+  getFile(workspace_id: string, id: string): Promise<FileRow | null> {
+    return selectFile(this.db, workspace_id, id);
+  }
+
+  listFiles(workspace_id: string, after: string | null, limit: number): Promise<FileRow[]> {
+    return selectFiles(this.db, workspace_id, after, limit);
+  }
+
+  workspaceFileBytes(workspace_id: string): Promise<number> {
+    return workspaceFileBytes(this.db, workspace_id);
+  }
+
+  deleteFile(workspace_id: string, id: string): Promise<boolean> {
+    return deleteFileRow(this.db, workspace_id, id);
+  }
+
+  getFileParse(sha256: string, engine: string): Promise<FileParseRow | null> {
+    return selectParse(this.db, sha256, engine);
+  }
+
+  putFileParse(row: FileParseRow): Promise<void> {
+    return upsertParse(this.db, row);
   }
 
   /** Feedback on generations (store/feedback.ts). */
