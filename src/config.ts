@@ -50,6 +50,8 @@ export interface GatewayConfig {
   spend: SpendConfig;
   /** Files (docs/files.md): where uploads are stored, and each workspace's quota. */
   files: FilesConfig;
+  /** The `moderation` plugin's endpoint, in OpenAI's moderation API shape (docs/plugins.md); null = not configured. */
+  moderation: { url: string; apiKey: string | null; model: string } | null;
 }
 
 export interface FilesConfig {
@@ -141,6 +143,9 @@ const FILE_KEYS: Record<string, string> = {
   files_s3_region: 'GATEWAY_FILES_S3_REGION',
   files_s3_prefix: 'GATEWAY_FILES_S3_PREFIX',
   files_s3_force_path_style: 'GATEWAY_FILES_S3_FORCE_PATH_STYLE',
+  moderation_url: 'GATEWAY_MODERATION_URL',
+  moderation_api_key: 'GATEWAY_MODERATION_API_KEY',
+  moderation_model: 'GATEWAY_MODERATION_MODEL',
 };
 /**
  * Sections of the file read by other modules, which validate them: `providers`, `models` and `endpoints` against the
@@ -300,6 +305,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
       : null,
   };
 
+  const moderationUrl = merged.GATEWAY_MODERATION_URL || null;
+  if (moderationUrl !== null && !/^https?:\/\/[^/]/.test(moderationUrl)) problems.push(`GATEWAY_MODERATION_URL must be an http:// or https:// URL (got "${moderationUrl}")`);
+  const moderation = moderationUrl ? { url: moderationUrl, apiKey: merged.GATEWAY_MODERATION_API_KEY || null, model: merged.GATEWAY_MODERATION_MODEL || 'omni-moderation-latest' } : null;
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { files, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend };
+  return { files, moderation, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend };
 }

@@ -19,6 +19,9 @@ import { ActivityService } from './services/activity.js';
 import { PresetService } from './services/presets.js';
 import { newWorkspace, WorkspaceService } from './services/workspaces.js';
 import { FileService } from './services/files/index.js';
+import { PluginSteps } from './services/plugins/index.js';
+import { FileInputs } from './services/plugins/file-inputs.js';
+import { Moderation } from './services/plugins/moderation.js';
 import { blobStorage, S3Storage } from './services/files/storage.js';
 import type { Services } from './services/index.js';
 import { buildCatalog, CatalogService } from './services/catalog.js';
@@ -166,6 +169,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     now,
     options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs, unknownModelFallback: config.unknownModelFallback },
     cache: cacheStep,
+    // Request plugins (docs/plugins.md): file inputs and file-parser, middle-out, moderation, response-healing.
+    plugins: new PluginSteps({ catalog, fileInputs: new FileInputs({ files, store, now }), moderation: new Moderation(config.moderation), now }),
   });
   // Server tools; web search over the operator's engine (SearXNG or Tavily) when one is configured.
   const search = config.webSearch ? new WebSearch(config.webSearch) : null;

@@ -20,7 +20,9 @@ import type { Cancellation, UpstreamExchange, UpstreamHttp } from '../providers/
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { IrRequest } from '../core/ir.js';
 import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
-import type { CompiledFilter, PipelineEntry } from '../core/content-filters/index.js';
+import type { CompiledFilter } from '../core/content-filters/index.js';
+import { NO_PLUGINS, type AnyPipelineEntry as PipelineEntry, type PluginSettings } from '../core/plugins.js';
+import type { PluginSteps } from './plugins/index.js';
 import { streamBlockedError } from './content-guardrails.js';
 import { codecFor, droppedFieldsHeader, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
 import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
@@ -80,6 +82,8 @@ interface Prepared {
   pipeline?: PipelineEntry[];
   /** Content guardrails on a streamed reply (null: none apply, or the reply is not streamed). */
   outputFilters?: CompiledFilter[] | null;
+  /** The request's plugins (docs/plugins.md). */
+  plugins: PluginSettings;
 }
 
 
@@ -123,6 +127,8 @@ export class ChatService {
       options: ChatOptions;
       /** The response cache step (services/attempts/cache-step.ts); absent = no cache. */
       cache?: CacheStep;
+      /** Request plugins as preparation and reply steps (services/plugins); absent = none run. */
+      plugins?: PluginSteps;
       /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
       attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
       now?: () => number;
@@ -198,9 +204,17 @@ export class ChatService {
       throw badRequest(`${models.join(', ')} ${models.length > 1 ? `are ${other.kind} models` : `is ${other.article} ${other.kind} model`}: use ${other.path}`, { field: 'model', error_type: 'invalid_request' });
     }
 
+    // Plugins on the input (docs/plugins.md): file inputs and file-parser, middle-out — before the guardrails screen it.
+    const plugins = this.deps.plugins?.settings(body) ?? NO_PLUGINS;
+    const steps = this.deps.plugins ? await this.deps.plugins.input(api, body, { workspaceId: call.key.workspace_id, models, plugins, maxTokens: maxTokensOf(body) }) : null;
+    if (steps) body = steps.body;
     // Content guardrails (docs/guardrails.md): a blocking filter → 403; redactions go into the body sent upstream.
     const screened = this.deps.guardrails ? await this.deps.guardrails.screenInput(call.key, api, body) : null;
     if (screened) body = screened.body;
+    const pipeline: PipelineEntry[] = [...(steps?.pipeline ?? []), ...(screened?.pipeline ?? [])];
+    // The moderation plugin: the text as it would be sent, before any upstream call (403 when flagged).
+    if (plugins.moderation && this.deps.plugins) pipeline.push(await this.deps.plugins.moderate(api, body));
+    if (plugins.responseHealing && body.stream === true && this.deps.plugins) pipeline.push(this.deps.plugins.heal(api, body, null)!);
     // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.
     const ir = api === 'chat' ? undefined : INBOUND[api].toIr(body);
     if (ir && call.anthropicBeta?.length) ir.anthropic_beta = call.anthropicBeta;
@@ -234,7 +248,7 @@ export class ChatService {
     // A streamed reply screened by content guardrails goes through the IR, where its deltas are redacted as they pass.
     const outputFilters = body.stream === true ? (screened?.filters ?? null) : null;
     if (outputFilters || plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline: screened?.pipeline, outputFilters };
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline, outputFilters, plugins };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
     // Last, with nothing left to throw: every spending limit of the key holds the request's maximum cost (docs/spend.md;
@@ -428,6 +442,9 @@ export class ChatService {
         return { result: { id, body, headers: droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`)) }, cost: meta.cost };
       },
     });
+    // response-healing (docs/plugins.md): invalid JSON repaired in place and checked, before the guardrails read it.
+    const healed = p.plugins.responseHealing ? this.deps.plugins?.heal(p.api, p.body, answer.body) : null;
+    if (healed) withPipelineEntry(p, answer.body, healed);
     // Content guardrails on the reply (docs/guardrails.md): redacted in place; a blocking filter → 403 (the answer is
     // recorded and billed all the same).
     const blocked = this.deps.guardrails ? await this.deps.guardrails.screenOutput(call.key, p.api, answer.body, p.pipeline) : null;
@@ -582,4 +599,18 @@ export class ChatService {
 /** `gateway_metadata.pipeline` when something acted (content guardrails on the input and the output). */
 function pipelineField(pipeline: PipelineEntry[]): { pipeline?: PipelineEntry[] } {
   return pipeline.length > 0 ? { pipeline } : {};
+}
+
+/** The output limit a body asks for, in any API's field (for middle-out's budget). */
+function maxTokensOf(body: Record<string, unknown>): number | null {
+  const gen = body.generationConfig as { maxOutputTokens?: unknown } | undefined;
+  const v = body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens ?? gen?.maxOutputTokens;
+  return typeof v === 'number' ? v : null;
+}
+
+/** Adds a pipeline entry after the reply was rendered: to the request's list and to the body's gateway_metadata. */
+function withPipelineEntry(p: Prepared, body: Record<string, unknown>, entry: PipelineEntry): void {
+  p.pipeline = [...(p.pipeline ?? []), entry];
+  const meta = body.gateway_metadata as Record<string, unknown> | undefined;
+  if (meta && typeof meta === 'object') meta.pipeline = p.pipeline;
 }

@@ -37,6 +37,7 @@ import {
 import type { ProviderSortBy } from '../core/provider-prefs.js';
 import { contentFiltersView, filtersOf, screenInput, screenOutput, validContentFilters, validBuiltinFilters } from './content-guardrails.js';
 import type { CompiledFilter, PipelineEntry } from '../core/content-filters/index.js';
+import type { AnyPipelineEntry } from '../core/plugins.js';
 import type { BuiltinSlug, ContentFilterAction, ScanScope } from '../core/content-filters/types.js';
 import type { ExclusionReason, RouteCatalog } from '../core/routing.js';
 import { badRequest, HttpError, notFound } from '../core/errors.js';
@@ -616,7 +617,7 @@ export class GuardrailService {
   }
 
   /** Content guardrails on a non-streamed reply (client shape, in place): redactions, pipeline; a block → the 403 to answer. */
-  async screenOutput(key: KeyRow, api: string, body: Record<string, unknown>, inputPipeline?: PipelineEntry[]): Promise<HttpError | null> {
+  async screenOutput(key: KeyRow, api: string, body: Record<string, unknown>, inputPipeline?: readonly AnyPipelineEntry[]): Promise<HttpError | null> {
     return screenOutput(this.filters.get(await this.policyFor(key)) ?? null, api, body, inputPipeline);
   }
 
