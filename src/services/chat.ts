@@ -317,6 +317,8 @@ export class ChatService {
       ttft_ms: o.ttftMs,
       generation_time_ms: o.firstTokenAt !== null ? Math.round(end - o.firstTokenAt) : null,
       attempts,
+      // What content guardrails and plugins did (also in gateway_metadata.pipeline), kept on the record.
+      pipeline: recordedPipeline([...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]),
       error: o.error ? { status: o.error instanceof HttpError ? o.error.status : o.error.status, message: o.error.message } : null,
       preset_id: p.presetId,
       session_id: p.sessionId,
@@ -613,4 +615,8 @@ function withPipelineEntry(p: Prepared, body: Record<string, unknown>, entry: Pi
   p.pipeline = [...(p.pipeline ?? []), entry];
   const meta = body.gateway_metadata as Record<string, unknown> | undefined;
   if (meta && typeof meta === 'object') meta.pipeline = p.pipeline;
+}
+
+function recordedPipeline(entries: PipelineEntry[]): Array<Record<string, unknown>> | null {
+  return entries.length > 0 ? (entries as unknown as Array<Record<string, unknown>>) : null;
 }

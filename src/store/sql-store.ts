@@ -73,7 +73,7 @@ const BOOL_COLUMNS = new Set([
   'enable_free_model_training',
   'enable_paid_model_training',
 ]);
-const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'model_aliases']);
+const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'pipeline', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'model_aliases']);
 // Video jobs (docs/videos.md): `error` is shared with generations (a JSON value: here a string).
 for (const c of ['request_body', 'content_refs']) JSON_COLUMNS.add(c);
 // Guardrail content filters (docs/guardrails.md).
@@ -124,6 +124,7 @@ const GENERATION_COLUMNS = [
   'native_tokens_cached', 'native_tokens_cache_write', 'total_cost', 'upstream_inference_cost', 'is_byok', 'latency_ms', 'ttft_ms',
   'generation_time_ms', 'attempts', 'error', 'preset_id', 'session_id', 'created_at',
   'total_cost_nano', 'upstream_inference_cost_nano',
+  'pipeline',
 ] as const;
 /**
  * USD columns (rows carry USD numbers), each with its exact twin `<column>_nano` in integer nano-dollars

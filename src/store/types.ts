@@ -181,6 +181,8 @@ export interface GenerationRow {
   generation_time_ms: number | null;
   /** Every attempt: provider, model, status, error message. */
   attempts: Array<{ provider: string; model: string; status: number; message?: string }>;
+  /** gateway_metadata.pipeline of the request: what content guardrails and plugins did (null/absent: nothing). */
+  pipeline?: Array<Record<string, unknown>> | null;
   error: { status: number; message: string } | null;
   preset_id: string | null;
   session_id: string | null;

@@ -107,7 +107,7 @@ describe('Content guardrails on streamed replies (sqlite)', () => {
     if (api === 'gemini') expect(r.evs[r.evs.length - 1].error.code).toBe(403);
   });
 
-  it('the generation of a blocked stream is recorded with the block', async () => {
+  it('the generation of a blocked stream is recorded with the block and the pipeline', async () => {
     const { key } = await keyWith({ content_filter_builtins: [{ slug: 'ssn', action: 'block' }] });
     const r = await stream('chat', key);
     const id = r.evs[0].id as string;
@@ -117,7 +117,34 @@ describe('Content guardrails on streamed replies (sqlite)', () => {
       if (res.status === 200) g = res.body.data;
       else await new Promise((ok) => setTimeout(ok, 50));
     }
-    expect(g).toMatchObject({ finish_reason: 'content_filter', streamed: true });
+    expect(g).toMatchObject({ finish_reason: 'content_filter', streamed: true, status: 403 });
+    expect(g.pipeline).toEqual([expect.objectContaining({ type: 'guardrail', name: 'content_filter:ssn', data: expect.objectContaining({ action: 'block', stage: 'output' }) })]);
+  });
+
+  it('the actions on a redacted stream are kept on its generation', async () => {
+    const { key } = await keyWith({ content_filter_builtins: [{ slug: 'email', action: 'redact' }] });
+    const r = await stream('chat', key);
+    const id = r.evs[0].id as string;
+    let g: any = null;
+    for (let i = 0; i < 100 && !g; i++) {
+      const res = await env.t.call('GET', `/generation?id=${id}`, { key });
+      if (res.status === 200) g = res.body.data;
+      else await new Promise((ok) => setTimeout(ok, 50));
+    }
+    expect(g.pipeline).toEqual([expect.objectContaining({ name: 'content_filter:email', data: expect.objectContaining({ action: 'redact', matches: 1, stage: 'output' }) })]);
+  });
+
+  it('gemini, not streamed: inputs and the reply are screened too', async () => {
+    const { key } = await keyWith({ content_filter_builtins: [{ slug: 'email', action: 'redact' }] });
+    const res = await fetch(`${env.t.url}/api/v1beta/models/test/beta:generateContent`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'I am bob@example.org' }] }] }),
+    });
+    const body = (await res.json()) as any;
+    expect(res.status).toBe(200);
+    expect(body.candidates[0].content.parts.map((p: any) => p.text).join('')).toBe('Sure: write to [EMAIL] today, the number is 123-45-6789, thanks.');
+    expect(JSON.stringify((env.sim.stats('sim-c').lastBody as any).messages)).toContain('I am [EMAIL]');
   });
 
   it('without content filters the stream is relayed untouched', async () => {

@@ -497,7 +497,8 @@ function guardrailContentFilters(t: ColumnTypes): Migration {
 
 /**
  * Files (docs/files.md): workspace-scoped uploads (bytes on local disk or in S3-compatible storage, named by
- * storage_key), and the file-parser plugin's cache of PDF text by content hash.
+ * storage_key), and the file-parser plugin's cache of PDF text by content hash. Also generations.pipeline: the
+ * content guardrails' and plugins' actions on a request (JSON, null = none).
  */
 function files(t: ColumnTypes): Migration {
   return {
@@ -525,6 +526,8 @@ function files(t: ColumnTypes): Migration {
         .addColumn('created_at', t.ts, (c) => c.notNull())
         .addPrimaryKeyConstraint('file_parses_pk', ['sha256', 'engine'])
         .execute();
+      // What content guardrails and plugins did to a request (gateway_metadata.pipeline), kept on its generation.
+      await db.schema.alterTable('generations').addColumn('pipeline', t.json).execute();
     },
   };
 }
@@ -546,6 +549,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0011_server_secrets': serverSecrets(),
     '0012_observe_generation_feedback': observeGenerationFeedback(t),
     '0013_guardrail_content_filters': guardrailContentFilters(t),
-    '0018_files': files(t),
+    '0018_files_and_generation_pipeline': files(t),
   };
 }
