@@ -15,8 +15,8 @@ describe('sniffMime', () => {
     expect(sniffMime(b('RIFF\0\0\0\0WEBPVP8 '), true)).toBe('image/webp');
     expect(sniffMime(b('RIFF\0\0\0\0WAVEfmt '), true)).toBe('audio/wav');
     expect(sniffMime(b('fLaC\0\0'), true)).toBe('audio/flac');
-    expect(sniffMime(b('OggS\0\2'), true)).toBe('audio/ogg');
-    expect(sniffMime(b('ID3\4\0'), true)).toBe('audio/mpeg');
+    expect(sniffMime(b('OggS\0\x02'), true)).toBe('audio/ogg');
+    expect(sniffMime(b('ID3\x04\0'), true)).toBe('audio/mpeg');
     expect(sniffMime(b('PK\x03\x04....[Content_Types].xml....word/document.xml'), true)).toContain('wordprocessingml');
     expect(sniffMime(b('PK\x03\x04....[Content_Types].xml....xl/workbook.xml'), true)).toContain('spreadsheetml');
     expect(sniffMime(b('PK\x03\x04 just a zip'), true)).toBeNull();
