@@ -206,7 +206,7 @@ export class ChatService {
 
     // Plugins on the input (docs/plugins.md): file inputs and file-parser, middle-out — before the guardrails screen it.
     const plugins = this.deps.plugins?.settings(body) ?? NO_PLUGINS;
-    const steps = this.deps.plugins ? await this.deps.plugins.input(api, body, { workspaceId: call.key.workspace_id, models, plugins, maxTokens: maxTokensOf(body) }) : null;
+    const steps = this.deps.plugins?.needsInput(api, body, plugins) ? await this.deps.plugins.input(api, body, { workspaceId: call.key.workspace_id, models, plugins, maxTokens: maxTokensOf(body) }) : null;
     if (steps) body = steps.body;
     // Content guardrails (docs/guardrails.md): a blocking filter → 403; redactions go into the body sent upstream.
     const screened = this.deps.guardrails ? await this.deps.guardrails.screenInput(call.key, api, body) : null;

@@ -25,6 +25,11 @@ export class PluginSteps {
     return pluginSettings(body.plugins);
   }
 
+  /** Whether `input` has anything to do (a synchronous check: most requests have no file part and no middle-out). */
+  needsInput(api: string, body: Obj, plugins: PluginSettings): boolean {
+    return plugins.middleOut || (this.deps.fileInputs !== null && hasFileParts(api, body));
+  }
+
   /** File inputs (with file-parser) and middle-out, on the body before content screening and routing. */
   async input(api: string, input: Obj, ctx: { workspaceId: string; models: string[]; plugins: PluginSettings; maxTokens: number | null }): Promise<{ body: Obj; pipeline: PluginPipelineEntry[] }> {
     let body = input;
