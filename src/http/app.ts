@@ -39,6 +39,7 @@ import countTokensRoutes from './routes/count-tokens.js';
 import transcriptionRoutes from './routes/transcriptions.js';
 import rerankRoutes from './routes/rerank.js';
 import videoRoutes from './routes/videos.js';
+import fileRoutes from './routes/files.js';
 import geminiRoutes, { GEMINI_BASE } from './routes/gemini.js';
 import { GEMINI_SHARED_SCHEMAS } from './schemas/gemini.js';
 import creditRoutes from './routes/credits.js';
@@ -127,6 +128,7 @@ export const API_ROUTES: readonly RoutePlugin[] = [
   transcriptionRoutes, // /audio/transcriptions
   rerankRoutes, // /rerank
   videoRoutes, // /videos
+  fileRoutes, // /files, /files/:file_id, /files/:file_id/content
 ];
 
 export interface AppOptions {
