@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { Type } from '@sinclair/typebox';
 import { parse as parseYaml } from 'yaml';
 import { RULE, schemaProblems } from './core/catalog-schema.js';
@@ -48,6 +49,10 @@ export interface GatewayConfig {
   migrate: 'auto' | 'off';
   /** Spend control (docs/spend.md): the organization's credit balance, and what limited requests get without Redis. */
   spend: SpendConfig;
+  /** Upstream connections: the default bound per provider origin and HTTP/2 (a provider's `max_connections`/`http2` win). */
+  upstream: { connections: number; http2: boolean };
+  /** Processes serving the port (node:cluster; docs/operations.md#workers): more than 1 needs PostgreSQL and Redis. */
+  workers: number;
 }
 
 export interface SpendConfig {
@@ -123,6 +128,9 @@ const FILE_KEYS: Record<string, string> = {
   credits: 'GATEWAY_CREDITS',
   spend_redis_down: 'GATEWAY_SPEND_REDIS_DOWN',
   spend_heartbeat_ttl_ms: 'GATEWAY_SPEND_HEARTBEAT_TTL_MS',
+  upstream_connections: 'GATEWAY_UPSTREAM_CONNECTIONS',
+  upstream_http2: 'GATEWAY_UPSTREAM_HTTP2',
+  workers: 'GATEWAY_WORKERS',
 };
 /**
  * Sections of the file read by other modules, which validate them: `providers`, `models` and `endpoints` against the
@@ -167,6 +175,24 @@ function intSetting(name: string, raw: string | undefined, def: number, min: num
   if (!Number.isInteger(n) || n < min || n > max) {
     problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
     return def;
+  }
+  return n;
+}
+
+/** Connections per provider origin unless configured: room for thousands of concurrent streams (docs/operations.md#sizing). */
+export const DEFAULT_UPSTREAM_CONNECTIONS = 16_384;
+
+/**
+ * GATEWAY_WORKERS: `auto` (the default) is one process per core when the store is shared (PostgreSQL and Redis), else 1.
+ * Several workers need both: limits, rate counters, caches and key invalidations cross processes only through Redis,
+ * and SQLite is one process's file.
+ */
+function workerCount(raw: string | undefined, databaseUrl: string, redisUrl: string | null, problems: string[]): number {
+  const shared = redisUrl !== null && /^postgres(ql)?:\/\//.test(databaseUrl);
+  if (raw === undefined || raw === '' || raw.toLowerCase() === 'auto') return shared ? Math.max(1, availableParallelism()) : 1;
+  const n = intSetting('GATEWAY_WORKERS', raw, 1, 1, 1024, problems);
+  if (n > 1 && !shared) {
+    problems.push(`GATEWAY_WORKERS=${n} needs a shared store: GATEWAY_REDIS_URL and a postgres:// GATEWAY_DATABASE_URL (limits, caches and key invalidations cross worker processes through Redis); use 1 without them`);
   }
   return n;
 }
@@ -266,6 +292,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     heartbeatTtlMs: intSetting('GATEWAY_SPEND_HEARTBEAT_TTL_MS', merged.GATEWAY_SPEND_HEARTBEAT_TTL_MS, 10_000, 300, 600_000, problems),
   };
 
+  const upstream = {
+    connections: intSetting('GATEWAY_UPSTREAM_CONNECTIONS', merged.GATEWAY_UPSTREAM_CONNECTIONS, DEFAULT_UPSTREAM_CONNECTIONS, 1, 1_000_000, problems),
+    http2: boolSetting('GATEWAY_UPSTREAM_HTTP2', false),
+  };
+  const workers = workerCount(merged.GATEWAY_WORKERS, databaseUrl, redisUrl, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend };
+  return { upstream, workers, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend };
 }

@@ -133,7 +133,9 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const workspaces = new WorkspaceService(store, now, bus, config.keyCacheTtlMs);
   const presets = new PresetService(store, now, bus, config.keyCacheTtlMs);
   const health = new HealthTracker(now);
-  const http = new UpstreamHttp();
+  // Each provider origin's pool: bounded by the provider's max_connections (or GATEWAY_UPSTREAM_CONNECTIONS), read once
+  // when the pool is first used.
+  const http = new UpstreamHttp((origin) => catalog.originLimits(origin, config.upstream));
   // With Redis, every instance counts the others' not-yet-written spend in limits and budgets.
   const sharedSpend = config.redisUrl ? new SharedSpend(config.redisUrl, logger) : null;
   const recorder = new GenerationRecorder(store, logger, opts.recorder ?? { intervalMs: config.recordFlushMs, batchSize: 500 }, sharedSpend);
