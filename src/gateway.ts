@@ -41,6 +41,7 @@ import { UpstreamHttp } from './providers/http.js';
 import { shippedCatalog } from './services/shipped-catalog.js';
 import { SpeechService } from './services/speech.js';
 import { GatewayMetrics } from './services/metrics.js';
+import { clusterMetricsOf, isClusterWorker } from './services/cluster-metrics.js';
 import { CountTokensService } from './services/count-tokens.js';
 import { TranscriptionService } from './services/transcriptions.js';
 import { RerankService } from './services/rerank.js';
@@ -175,6 +176,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Metrics are taken from the generation records (one per request of every API); none when GATEWAY_METRICS=off.
   const metrics = config.metrics === 'off' ? null : new GatewayMetrics(recorder, () => bus.redisUp());
   if (metrics) recorder.observer = metrics.observe;
+  // One of GATEWAY_WORKERS' processes: /metrics shows every worker's series, summed by the primary.
+  if (metrics && isClusterWorker()) metrics.cluster = clusterMetricsOf(metrics.registries);
 
   const svc: Services = {
     config,
