@@ -177,7 +177,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const metrics = config.metrics === 'off' ? null : new GatewayMetrics(recorder, () => bus.redisUp());
   if (metrics) recorder.observer = metrics.observe;
   // One of GATEWAY_WORKERS' processes: /metrics shows every worker's series, summed by the primary.
-  if (metrics && isClusterWorker()) metrics.cluster = clusterMetricsOf(metrics.registries);
+  if (metrics && isClusterWorker()) metrics.joinCluster(clusterMetricsOf(metrics.registries));
 
   const svc: Services = {
     config,

@@ -205,6 +205,12 @@ export class GatewayMetrics {
     return [this.registry, processMetrics()];
   }
 
+  /** One of GATEWAY_WORKERS' processes: `text()` is the cluster's, and `gateway_workers` counts the workers reporting. */
+  joinCluster(clusterText: () => Promise<string>): void {
+    this.cluster = clusterText;
+    this.registry.registerMetric(scraped('gateway_workers', 'Worker processes serving this port that answered this scrape (GATEWAY_WORKERS).', 'gauge', () => [{ labels: {}, value: 1 }]) as never);
+  }
+
   /** The exposition text (Prometheus text format 0.0.4): the gateway's metrics, then the process's (every worker's). */
   async text(): Promise<string> {
     if (this.cluster) return this.cluster();
