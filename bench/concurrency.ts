@@ -1,0 +1,175 @@
+/**
+ * `npm run bench:concurrency`: what concurrency costs the gateway, in one run on this machine.
+ *
+ * 1. CPU per request at concurrency 64 and 1,024 (small non-streamed bodies), the gateway and the bare pass-through
+ *    proxy (../shared/bench) side by side, against ../shared/bench/mock-upstream.mjs: the c1024 ÷ c64 ratio.
+ * 2. Many concurrent slow streams to one provider (each 10 chunks 1 s apart): over HTTP/2 (`http2: true`, 10,000
+ *    streams by default) and over HTTP/1.1 (one connection each; BENCH_H1_STREAMS, default 9,000 — the gateway then
+ *    holds two sockets per stream, and this machine allows 20,000 open files per process). The upstream (bench/mock-h2.mjs)
+ *    stamps its first chunk with the time it sent it: each stream's start delay is the time from that stamp to the
+ *    client seeing it. Reports the delays (p50, p99, max), streams finished, errors and the gateway's peak RSS.
+ *
+ * Env: BENCH_SECONDS (each load phase, default 5), BENCH_STREAMS (HTTP/2 streams, default 10000), BENCH_H1_STREAMS.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { Agent, request } from 'undici';
+import { procStats, waitUp } from './common.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** The shared bench kit (read-only): next to the checkout, or at /work/shared/bench for a worktree. */
+const kit = [resolve(root, '../shared/bench'), resolve(root, '../../shared/bench')].find((d) => existsSync(join(d, 'bare-proxy.mjs')));
+if (!kit) throw new Error('../shared/bench (the bare proxy and mock upstream) not found');
+// Copied inside the project (ignored .scratch/), where `undici` resolves for the bare proxy.
+const vendor = join(root, '.scratch/bench');
+mkdirSync(vendor, { recursive: true });
+for (const f of ['bare-proxy.mjs', 'mock-upstream.mjs']) copyFileSync(join(kit, f), join(vendor, f));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const H2_STREAMS = Number(process.env.BENCH_STREAMS ?? 10_000);
+const H1_STREAMS = Number(process.env.BENCH_H1_STREAMS ?? 9_000);
+const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
+const PORTS = { mock: 19410, bare: 19420, gateway: 19430, h2: 19443, h1tls: 19444 };
+
+const kids: ChildProcess[] = [];
+function start(name: string, args: string[], env: Record<string, string>): ChildProcess {
+  const k = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'], cwd: root });
+  k.stderr?.on('data', (d: Buffer) => process.env.BENCH_DEBUG && process.stderr.write(`[${name}] ${d}`));
+  kids.push(k);
+  return k;
+}
+process.on('exit', () => kids.forEach((k) => k.kill('SIGKILL')));
+process.on('SIGINT', () => process.exit(130));
+
+const quantile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
+
+/** CPU µs per request of `pid` during a `connections`-wide load of `url`. */
+async function cpuPerRequest(url: string, headers: Record<string, string>, model: string, connections: number, pid: number) {
+  const before = procStats(pid).cpu;
+  const r = await new Promise<autocannon.Result>((res, rej) =>
+    autocannon(
+      { url, method: 'POST', connections, duration: SECONDS, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hello' }] }) },
+      (e, x) => (e ? rej(e) : res(x)),
+    ),
+  );
+  const cpu = procStats(pid).cpu - before;
+  const n = r.requests.total;
+  return { rps: Math.round(r.requests.average), us: n ? (cpu * 1e6) / n : NaN, errors: r.errors + r.non2xx };
+}
+
+/** `n` concurrent streams at once: start delays after the upstream's first byte, finished streams, errors. */
+async function slowStreams(url: string, key: string, model: string, n: number, gatewayPid: number) {
+  const client = new Agent({ connections: null, keepAliveTimeout: 1_000, headersTimeout: 120_000, bodyTimeout: 120_000 });
+  const delays: number[] = [];
+  const ttfb: number[] = [];
+  let finished = 0;
+  const errors = new Map<string, number>();
+  const t0 = Date.now();
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      try {
+        const sent = Date.now();
+        const r = await request(url, { dispatcher: client, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+        let text = '';
+        let seen = false;
+        for await (const part of r.body) {
+          text += part;
+          if (!seen) {
+            const m = /t=(\d+)/.exec(text);
+            if (m) (seen = true), delays.push(Date.now() - Number(m[1])), ttfb.push(Date.now() - sent);
+          }
+        }
+        if (r.statusCode === 200 && text.includes('[DONE]')) finished++;
+        else errors.set(`status ${r.statusCode}`, (errors.get(`status ${r.statusCode}`) ?? 0) + 1);
+      } catch (err) {
+        const code = (err as { code?: string }).code ?? (err as Error).message;
+        errors.set(code, (errors.get(code) ?? 0) + 1);
+      }
+    }),
+  );
+  await client.close();
+  return {
+    streams: n,
+    finished,
+    errors: Object.fromEntries(errors),
+    start_delay_ms: { p50: quantile(delays, 0.5), p99: quantile(delays, 0.99), max: Math.max(...delays) },
+    first_chunk_after_request_ms: { p50: quantile(ttfb, 0.5), p99: quantile(ttfb, 0.99), max: Math.max(...ttfb) },
+    over_1s: delays.filter((d) => d > 1000).length,
+    wall_s: (Date.now() - t0) / 1000,
+    gateway_peak_rss_mb: Math.round(procStats(gatewayPid).hwmMb),
+  };
+}
+
+async function main() {
+  if (spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'ignore' }).status !== 0) throw new Error('npm run build failed');
+  const dir = mkdtempSync(join(tmpdir(), 'gw-bench-conc-'));
+  spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+  const tls = { TLS_KEY: join(dir, 'key.pem'), TLS_CERT: join(dir, 'cert.pem'), MOCK_CHUNKS: '10', MOCK_CHUNK_GAP_MS: '1000' };
+  start('mock', [join(vendor, 'mock-upstream.mjs')], { PORT: String(PORTS.mock) });
+  start('mock-h2', [join(root, 'bench/mock-h2.mjs')], { ...tls, PORT: String(PORTS.h2) });
+  start('mock-h1tls', [join(root, 'bench/mock-h2.mjs')], { ...tls, PORT: String(PORTS.h1tls) });
+  const bare = start('bare', [join(vendor, 'bare-proxy.mjs')], { PORT: String(PORTS.bare), UPSTREAM: `http://127.0.0.1:${PORTS.mock}` });
+  const config = join(dir, 'gateway.yaml');
+  writeFileSync(
+    config,
+    [
+      'providers:',
+      `  - { slug: mock, name: Mock, protocol: openai, base_url: "http://127.0.0.1:${PORTS.mock}/v1", no_auth: true }`,
+      `  - { slug: mock-h2, name: Mock HTTP/2, protocol: openai, base_url: "https://127.0.0.1:${PORTS.h2}/v1", no_auth: true, http2: true }`,
+      `  - { slug: mock-h1, name: Mock HTTP/1.1, protocol: openai, base_url: "https://127.0.0.1:${PORTS.h1tls}/v1", no_auth: true }`,
+      'models:',
+      '  - { id: bench/model, name: Bench, context_length: 32000 }',
+      '  - { id: bench/h2, name: Bench h2, context_length: 32000 }',
+      '  - { id: bench/h1, name: Bench h1, context_length: 32000 }',
+      'endpoints:',
+      '  - { model: bench/model, provider: mock, upstream_model: m, pricing: { prompt: "0.000001", completion: "0.000002" } }',
+      '  - { model: bench/h2, provider: mock-h2, upstream_model: m, pricing: { prompt: "0.000001", completion: "0.000002" } }',
+      '  - { model: bench/h1, provider: mock-h1, upstream_model: m, pricing: { prompt: "0.000001", completion: "0.000002" } }',
+    ].join('\n'),
+  );
+  const gateway = start('gateway', [join(root, 'dist/bin.js'), 'serve'], {
+    PORT: String(PORTS.gateway),
+    HOST: '127.0.0.1',
+    GATEWAY_DATABASE_URL: `sqlite:${join(dir, 'gw.db')}`,
+    GATEWAY_ADMIN_KEY: ADMIN,
+    GATEWAY_CONFIG: config,
+    GATEWAY_DEFAULT_CATALOG: 'false',
+    GATEWAY_LOG_LEVEL: 'warn',
+    NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem'),
+  });
+  await waitUp(`http://127.0.0.1:${PORTS.gateway}/health`);
+  await waitUp(`http://127.0.0.1:${PORTS.bare}/`);
+  const created = await request(`http://127.0.0.1:${PORTS.gateway}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{"name":"bench"}' });
+  const key = ((await created.body.json()) as { key: string }).key;
+  const gw = { url: `http://127.0.0.1:${PORTS.gateway}/api/v1/chat/completions`, headers: { authorization: `Bearer ${key}` }, model: 'bench/model', pid: gateway.pid! };
+  const br = { url: `http://127.0.0.1:${PORTS.bare}/v1/chat/completions`, headers: {}, model: 'bench/model', pid: bare.pid! };
+
+  // Warm-up, then c64 and c1024 interleaved.
+  await cpuPerRequest(gw.url, gw.headers, gw.model, 64, gw.pid);
+  const rows: Record<string, unknown>[] = [];
+  for (const c of [64, 1024]) {
+    const g = await cpuPerRequest(gw.url, gw.headers, gw.model, c, gw.pid);
+    const b = await cpuPerRequest(br.url, br.headers, br.model, c, br.pid);
+    rows.push({ concurrency: c, gateway_rps: g.rps, gateway_cpu_us: Math.round(g.us), bare_rps: b.rps, bare_cpu_us: Math.round(b.us), gateway_over_bare: +(g.us / b.us).toFixed(2), errors: g.errors + b.errors });
+  }
+  console.log('CPU per request by concurrency (small body, not streamed):');
+  console.table(rows);
+  const [c64, c1024] = rows as Array<{ gateway_cpu_us: number; bare_cpu_us: number }>;
+  console.log(`gateway c1024 ÷ c64 CPU per request: ${(c1024.gateway_cpu_us / c64.gateway_cpu_us).toFixed(2)}× (bare proxy: ${(c1024.bare_cpu_us / c64.bare_cpu_us).toFixed(2)}×)`);
+
+  console.log(`\n${H2_STREAMS} concurrent slow streams to one provider over HTTP/2 (10 chunks, 1 s apart):`);
+  console.log(await slowStreams(gw.url, key, 'bench/h2', H2_STREAMS, gw.pid));
+  console.log(`\n${H1_STREAMS} concurrent slow streams to one provider over HTTP/1.1 (one connection each):`);
+  console.log(await slowStreams(gw.url, key, 'bench/h1', H1_STREAMS, gw.pid));
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
