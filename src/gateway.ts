@@ -245,7 +245,9 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     app,
     svc,
     bootstrapSecret: bootstrapSecret && !config.adminKey ? bootstrapSecret : null,
-    listen: () => app.listen({ port: config.port, host: config.host }),
+    // A burst of connections (thousands of clients reconnecting at once) queues in the kernel rather than being
+    // dropped at Node's default backlog of 511 (the kernel caps it at net.core.somaxconn).
+    listen: () => app.listen({ port: config.port, host: config.host, backlog: 4096 }),
     close() {
       closed ??= (async () => {
         const grace = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());
