@@ -36,7 +36,7 @@ const H1_STREAMS = Number(process.env.BENCH_H1_STREAMS ?? 9_000);
 const RAMP_S = Number(process.env.BENCH_RAMP_SECONDS ?? 10);
 const STREAM_CHUNKS = Number(process.env.BENCH_STREAM_CHUNKS ?? 20);
 const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
-const PORTS = { mock: 19410, bare: 19420, gateway: 19430, h2: 19443, h1tls: 19444 };
+const PORTS = { mock: 19410, bare: 19420, gateway: 19430, h2: 19443, h1: 19444 };
 
 const kids: ChildProcess[] = [];
 function start(name: string, args: string[], env: Record<string, string>): ChildProcess {
@@ -145,7 +145,8 @@ async function main() {
   const tls = { TLS_KEY: join(dir, 'key.pem'), TLS_CERT: join(dir, 'cert.pem'), MOCK_CHUNKS: String(STREAM_CHUNKS), MOCK_CHUNK_GAP_MS: '1000' };
   start('mock', [join(vendor, 'mock-upstream.mjs')], { PORT: String(PORTS.mock) });
   start('mock-h2', [join(root, 'bench/mock-h2.mjs')], { ...tls, PORT: String(PORTS.h2) });
-  start('mock-h1tls', [join(root, 'bench/mock-h2.mjs')], { ...tls, PORT: String(PORTS.h1tls) });
+  // HTTP/1.1 without TLS: one TLS handshake per stream would make the single-threaded mock the bottleneck.
+  start('mock-h1', [join(root, 'bench/mock-h2.mjs')], { MOCK_CHUNKS: tls.MOCK_CHUNKS, MOCK_CHUNK_GAP_MS: tls.MOCK_CHUNK_GAP_MS, PORT: String(PORTS.h1) });
   const bare = start('bare', [join(vendor, 'bare-proxy.mjs')], { PORT: String(PORTS.bare), UPSTREAM: `http://127.0.0.1:${PORTS.mock}` });
   const config = join(dir, 'gateway.yaml');
   writeFileSync(
@@ -154,7 +155,7 @@ async function main() {
       'providers:',
       `  - { slug: mock, name: Mock, protocol: openai, base_url: "http://127.0.0.1:${PORTS.mock}/v1", no_auth: true }`,
       `  - { slug: mock-h2, name: Mock HTTP/2, protocol: openai, base_url: "https://127.0.0.1:${PORTS.h2}/v1", no_auth: true, http2: true }`,
-      `  - { slug: mock-h1, name: Mock HTTP/1.1, protocol: openai, base_url: "https://127.0.0.1:${PORTS.h1tls}/v1", no_auth: true }`,
+      `  - { slug: mock-h1, name: Mock HTTP/1.1, protocol: openai, base_url: "http://127.0.0.1:${PORTS.h1}/v1", no_auth: true }`,
       'models:',
       '  - { id: bench/model, name: Bench, context_length: 32000 }',
       '  - { id: bench/h2, name: Bench h2, context_length: 32000 }',

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// An OpenAI-compatible upstream over HTTP/2 (TLS, ALPN h2; HTTP/1.1 also accepted) for the concurrency benchmark.
+// An OpenAI-compatible upstream over HTTP/2 (TLS, ALPN h2; HTTP/1.1 also accepted) for the concurrency benchmark;
+// plain HTTP/1.1 without TLS_KEY.
 // Every streamed answer starts at once with a chunk whose content is `t=<Date.now()> ` (when the upstream sent its
 // first byte), then MOCK_CHUNKS chunks MOCK_CHUNK_GAP_MS apart, a usage chunk and [DONE].
 // Env: PORT, TLS_KEY, TLS_CERT (PEM files), MOCK_CHUNKS (default 10), MOCK_CHUNK_GAP_MS (default 1000).
 import http2 from 'node:http2';
+import http from 'node:http';
 import { readFileSync } from 'node:fs';
 
 const port = Number(process.env.PORT ?? 9443);
@@ -13,7 +15,7 @@ const usage = { prompt_tokens: 12, completion_tokens: chunks, total_tokens: 12 +
 const chunk = (model, delta, finish = null) =>
   `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1700000000, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
-const server = http2.createSecureServer({ key: readFileSync(process.env.TLS_KEY), cert: readFileSync(process.env.TLS_CERT), allowHTTP1: true, settings: { maxConcurrentStreams: 1000 } }, (req, res) => {
+const handler = (req, res) => {
   let body = '';
   req.on('data', (d) => (body += d));
   req.on('end', () => {
@@ -42,5 +44,8 @@ const server = http2.createSecureServer({ key: readFileSync(process.env.TLS_KEY)
     }, gap);
     res.on('close', () => clearInterval(timer));
   });
-});
-server.listen(port, '127.0.0.1', () => console.log(`h2 mock upstream on https://127.0.0.1:${port}/v1`));
+};
+const server = process.env.TLS_KEY
+  ? http2.createSecureServer({ key: readFileSync(process.env.TLS_KEY), cert: readFileSync(process.env.TLS_CERT), allowHTTP1: true, settings: { maxConcurrentStreams: 1000 } }, handler)
+  : http.createServer(handler);
+server.listen(port, '127.0.0.1', () => console.log(`mock upstream on ${process.env.TLS_KEY ? 'https' : 'http'}://127.0.0.1:${port}/v1`));

@@ -59,6 +59,8 @@ export interface OriginLimits {
  */
 export class OriginPools {
   private readonly pools = new Map<string, Pool>();
+  /** Pools that negotiate HTTP/2. */
+  private readonly h2 = new Set<Pool>();
 
   constructor(
     private readonly options: Omit<Pool.Options, 'connect'>,
@@ -74,6 +76,7 @@ export class OriginPools {
       const h2 = l?.http2 ? { allowH2: true, pipelining: H2_STREAMS, maxConcurrentStreams: H2_STREAMS } : {};
       p = new FlatPool(origin, { ...this.options, ...(l ? { connections: l.connections } : {}), ...h2, connect: { timeout: connectMs } });
       this.pools.set(id, p);
+      if (l?.http2) this.h2.add(p);
     }
     return p;
   }
@@ -99,7 +102,8 @@ export class OriginPools {
   /** Dispatches a POST with a raw undici handler (the hot path: no Readable, no AbortSignal). */
   dispatch(call: UpstreamCall, handler: Dispatcher.DispatchHandler): void {
     const target = targetOf(call.url);
-    this.pool(target.origin, call.timeouts.connectMs).dispatch(
+    const pool = this.pool(target.origin, call.timeouts.connectMs);
+    pool.dispatch(
       {
         method: 'POST',
         path: target.path,
@@ -107,6 +111,9 @@ export class OriginPools {
         body: call.body,
         headersTimeout: call.timeouts.firstByteMs,
         bodyTimeout: call.timeouts.idleMs,
+        // Over HTTP/2 undici sends a non-idempotent request only when its session has nothing else in flight: POSTs
+        // would take turns on each connection. Marked idempotent they share it (undici never retries them itself).
+        ...(this.h2.has(pool) ? { idempotent: true } : {}),
       },
       handler,
     );
