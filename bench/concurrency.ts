@@ -11,7 +11,8 @@
  *    client seeing it. Reports the delays (p50, p99, max), streams finished, errors and the gateway's peak RSS.
  *
  * Env: BENCH_SECONDS (each load phase, default 5), BENCH_STREAMS (HTTP/2 streams, default 10000), BENCH_H1_STREAMS,
- * BENCH_RAMP_SECONDS (default 10), BENCH_STREAM_CHUNKS (default 20).
+ * BENCH_RAMP_SECONDS (default 10), BENCH_STREAM_CHUNKS (default 20) (0 streams: skip that part),
+ * BENCH_GATEWAY_NODE_OPTIONS (NODE_OPTIONS of the gateway process, e.g. `--max-semi-space-size=64`).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -174,9 +175,10 @@ async function main() {
     GATEWAY_CONFIG: config,
     GATEWAY_DEFAULT_CATALOG: 'false',
     GATEWAY_LOG_LEVEL: 'warn',
+    NODE_OPTIONS: process.env.BENCH_GATEWAY_NODE_OPTIONS ?? '',
     NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem'),
   });
-  await waitUp(`http://127.0.0.1:${PORTS.gateway}/health`);
+  await waitUp(`http://127.0.0.1:${PORTS.gateway}/health`, 60_000);
   await waitUp(`http://127.0.0.1:${PORTS.bare}/`);
   const created = await request(`http://127.0.0.1:${PORTS.gateway}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{"name":"bench"}' });
   const key = ((await created.body.json()) as { key: string }).key;
@@ -198,11 +200,16 @@ async function main() {
   const [c64, c1024] = rows as Array<{ gateway_cpu_us: number; bare_cpu_us: number }>;
   console.log(`gateway c1024 ÷ c64 CPU per request: ${(c1024.gateway_cpu_us / c64.gateway_cpu_us).toFixed(2)}× (bare proxy: ${(c1024.bare_cpu_us / c64.bare_cpu_us).toFixed(2)}×)`);
 
+  if (H2_STREAMS + H1_STREAMS === 0) return;
   const shape = `${STREAM_CHUNKS} chunks 1 s apart, arriving over ${RAMP_S} s`;
-  console.log(`\n${H2_STREAMS} concurrent slow streams to one provider over HTTP/2 (${shape}):`);
-  console.log(await slowStreams(gw.url, key, 'bench/h2', H2_STREAMS, gw.pid));
-  console.log(`\n${H1_STREAMS} concurrent slow streams to one provider over HTTP/1.1, one connection each (${shape}):`);
-  console.log(await slowStreams(gw.url, key, 'bench/h1', H1_STREAMS, gw.pid));
+  if (H2_STREAMS > 0) {
+    console.log(`\n${H2_STREAMS} concurrent slow streams to one provider over HTTP/2 (${shape}):`);
+    console.log(await slowStreams(gw.url, key, 'bench/h2', H2_STREAMS, gw.pid));
+  }
+  if (H1_STREAMS > 0) {
+    console.log(`\n${H1_STREAMS} concurrent slow streams to one provider over HTTP/1.1, one connection each (${shape}):`);
+    console.log(await slowStreams(gw.url, key, 'bench/h1', H1_STREAMS, gw.pid));
+  }
 }
 
 main().then(

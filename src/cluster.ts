@@ -15,6 +15,9 @@ import { bootstrap } from './gateway.js';
 import { openStore } from './store/sql-store.js';
 import { METRICS_REQ, METRICS_RES, type MetricsRequest, type MetricsResponse } from './services/cluster-metrics.js';
 
+/** Young generation (semi-space) size of the workers, MB: see docs/operations.md#sizing. */
+const SEMI_SPACE_MB = 64;
+
 /** A worker that dies while the cluster runs is replaced after this long (a crash loop stays slow). */
 const RESTART_DELAY_MS = 1_000;
 /** Beyond the shutdown grace period, how long the primary waits for a worker before killing it. */
@@ -45,6 +48,10 @@ export async function runPrimary(config: GatewayConfig, log: Logger, out: (s: st
     );
   });
 
+  // Workers get the young generation `npm start` and the image give a single process (docs/operations.md#sizing),
+  // unless the operator chose one.
+  const chosen = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((a) => a.includes('--max-semi-space-size'));
+  cluster.setupPrimary({ execArgv: [...process.execArgv, ...(chosen ? [] : [`--max-semi-space-size=${SEMI_SPACE_MB}`])] });
   let stopping = false;
   const fork = (): Worker => cluster.fork({ GATEWAY_WORKER: '1' });
   cluster.on('exit', (worker, code, signal) => {
