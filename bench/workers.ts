@@ -99,6 +99,8 @@ async function main() {
     GATEWAY_CONFIG: config,
     GATEWAY_DEFAULT_CATALOG: 'false',
     GATEWAY_LOG_LEVEL: 'warn',
+    // As `npm start` runs it (and as the primary gives its workers).
+    NODE_OPTIONS: '--max-semi-space-size=64',
   });
   try {
     const one = start('one', [join(root, 'dist/bin.js'), 'serve'], env(PORTS.one, 1));
