@@ -58,7 +58,7 @@ async function round(url: string, key: string, pid: number) {
     ),
   );
   const cpu = cpuOf(pid) - before;
-  return { rps: r.requests.average, us: (cpu * 1e6) / Math.max(1, r.requests.total), errors: r.errors + r.non2xx, p99: r.latency.p99 };
+  return { rps: r.requests.average, us: (cpu * 1e6) / Math.max(1, r.requests.total), cores: cpu / SECONDS, errors: r.errors + r.non2xx, p99: r.latency.p99 };
 }
 
 async function main() {
@@ -120,7 +120,7 @@ async function main() {
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const rows = targets.map((t) => {
       const rs = results.get(t.name)!;
-      return { target: t.name, rps_median: Math.round(median(rs.map((r) => r.rps))), rps_rounds: rs.map((r) => Math.round(r.rps)).join(' / '), cpu_us_per_req: Math.round(median(rs.map((r) => r.us))), p99_ms: median(rs.map((r) => r.p99)), errors: rs.reduce((s, r) => s + r.errors, 0) };
+      return { target: t.name, rps_median: Math.round(median(rs.map((r) => r.rps))), rps_rounds: rs.map((r) => Math.round(r.rps)).join(' / '), cpu_us_per_req: Math.round(median(rs.map((r) => r.us))), gateway_cores: +median(rs.map((r) => r.cores)).toFixed(2), p99_ms: median(rs.map((r) => r.p99)), errors: rs.reduce((s, r) => s + r.errors, 0) };
     });
     console.log(`GATEWAY_WORKERS=1 vs 2 (PostgreSQL + Redis), ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s, alternating:`);
     console.table(rows);
