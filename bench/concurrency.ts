@@ -12,7 +12,7 @@
  *
  * Env: BENCH_SECONDS (each load phase, default 5), BENCH_STREAMS (HTTP/2 streams, default 10000), BENCH_H1_STREAMS,
  * BENCH_RAMP_SECONDS (default 10), BENCH_STREAM_CHUNKS (default 20) (0 streams: skip that part),
- * BENCH_GATEWAY_NODE_OPTIONS (NODE_OPTIONS of the gateway process, e.g. `--max-semi-space-size=64`).
+ * BENCH_GATEWAY_NODE_OPTIONS (NODE_OPTIONS of the gateway process; default `--max-semi-space-size=64`, as `npm start`).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -175,7 +175,8 @@ async function main() {
     GATEWAY_CONFIG: config,
     GATEWAY_DEFAULT_CATALOG: 'false',
     GATEWAY_LOG_LEVEL: 'warn',
-    NODE_OPTIONS: process.env.BENCH_GATEWAY_NODE_OPTIONS ?? '',
+    // As `npm start` and the image run it (docs/operations.md#sizing).
+    NODE_OPTIONS: process.env.BENCH_GATEWAY_NODE_OPTIONS ?? '--max-semi-space-size=64',
     NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem'),
   });
   await waitUp(`http://127.0.0.1:${PORTS.gateway}/health`, 60_000);

@@ -17,6 +17,8 @@ interface PoolInternals {
   kGetDispatcher: symbol;
   kClients: symbol;
   kUrl: symbol;
+  kConnected: symbol;
+  kSize: symbol;
 }
 
 /** undici's symbols for a pool's internals; null if they moved (then FlatPool behaves as a plain Pool). */
@@ -24,9 +26,9 @@ const internals = ((): PoolInternals | null => {
   try {
     const req = createRequire(import.meta.url);
     const base = req('undici/lib/dispatcher/pool-base.js') as Partial<PoolInternals>;
-    const { kUrl } = req('undici/lib/core/symbols.js') as { kUrl?: symbol };
-    const all = { ...base, kUrl } as Partial<PoolInternals>;
-    return all.kNeedDrain && all.kAddClient && all.kGetDispatcher && all.kClients && all.kUrl ? (all as PoolInternals) : null;
+    const { kUrl, kConnected, kSize } = req('undici/lib/core/symbols.js') as { kUrl?: symbol; kConnected?: symbol; kSize?: symbol };
+    const all = { ...base, kUrl, kConnected, kSize } as Partial<PoolInternals>;
+    return all.kNeedDrain && all.kAddClient && all.kGetDispatcher && all.kClients && all.kUrl && all.kConnected && all.kSize ? (all as PoolInternals) : null;
   } catch {
     return null;
   }
@@ -46,8 +48,12 @@ export class FlatPool extends Pool {
     const factory = own.find((s) => s.description === 'factory');
     const opts = own.find((s) => s.description === 'options');
     if (!internals || !factory || !opts) return;
-    const { kAddClient, kGetDispatcher, kNeedDrain, kClients, kUrl } = internals;
+    const { kAddClient, kGetDispatcher, kNeedDrain, kClients, kUrl, kConnected, kSize } = internals;
     const max = options.connections ?? Infinity;
+    // HTTP/2: a client counts as busy until its session is up, so a burst would open a connection per request. A
+    // connecting client takes requests up to its stream count instead (they wait for the session together).
+    const streams = options.allowH2 ? (options.pipelining ?? 1) : 0;
+    const connecting = new Set<Client>();
     const addClient = (self[kAddClient] as (c: Client) => unknown).bind(this);
     /** Connections that can take a request now, in the order they became free. */
     const free = new Set<Client>();
@@ -65,6 +71,12 @@ export class FlatPool extends Pool {
         },
       });
       free.add(client);
+      if (streams > 1) {
+        connecting.add(client);
+        const up = () => connecting.delete(client);
+        (client as unknown as { once(e: string, f: () => void): void }).once('connect', up);
+        (client as unknown as { once(e: string, f: () => void): void }).once('connectionError', up);
+      }
       return addClient(client);
     };
     self[kAddClient] = add;
@@ -72,6 +84,11 @@ export class FlatPool extends Pool {
       for (const c of free) {
         if (!c.closed && !c.destroyed) return c;
         free.delete(c);
+      }
+      for (const c of connecting) {
+        const slots = c as unknown as Slots;
+        if (c.closed || c.destroyed || slots[kConnected]) connecting.delete(c);
+        else if ((slots[kSize] as number) < streams) return c;
       }
       if ((self[kClients] as Client[]).length >= max) return undefined;
       const client = (self[factory] as Factory)(self[kUrl], self[opts]);

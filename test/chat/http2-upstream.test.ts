@@ -55,7 +55,7 @@ describe('HTTP/2 upstream', () => {
   it('40 concurrent POSTs share one session and are answered together, not one after the other', async () => {
     const http = new UpstreamHttp(() => ({ connections: 16, http2: true }));
     try {
-      // The session is up first (a burst before it connects opens a connection per request: undici's behaviour).
+      // The session is up first.
       expect((await post(http)).text).toBe('{"version":"2.0"}');
       sessions = peak = 0;
       const t0 = Date.now();
@@ -65,6 +65,20 @@ describe('HTTP/2 upstream', () => {
       expect(peak).toBe(40);
       // 40 × 200 ms one after the other would take 8 s.
       expect(Date.now() - t0).toBeLessThan(3_000);
+    } finally {
+      await http.close();
+    }
+  });
+
+  it('a burst before any session is up waits for one connection instead of opening one per request', async () => {
+    const http = new UpstreamHttp(() => ({ connections: 1000, http2: true }));
+    try {
+      sessions = peak = 0;
+      const all = await Promise.all(Array.from({ length: 150 }, () => post(http)));
+      expect(all.every((r) => r.status === 200)).toBe(true);
+      // 100 streams a session: two sessions (undici's own behaviour opened one per request, 150).
+      expect(sessions).toBeLessThanOrEqual(3);
+      expect(peak).toBe(150);
     } finally {
       await http.close();
     }
