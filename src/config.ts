@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { Type } from '@sinclair/typebox';
 import { parse as parseYaml } from 'yaml';
 import { RULE, schemaProblems } from './core/catalog-schema.js';
@@ -54,6 +55,10 @@ export interface GatewayConfig {
   files: FilesConfig;
   /** The `moderation` plugin's endpoint, in OpenAI's moderation API shape (docs/plugins.md); null = not configured. */
   moderation: { url: string; apiKey: string | null; model: string } | null;
+  /** Upstream connections: the default bound per provider origin and HTTP/2 (a provider's `max_connections`/`http2` win). */
+  upstream: { connections: number; http2: boolean };
+  /** Processes serving the port (node:cluster; docs/operations.md#workers): more than 1 needs PostgreSQL and Redis. */
+  workers: number;
 }
 
 export interface FilesConfig {
@@ -149,6 +154,9 @@ const FILE_KEYS: Record<string, string> = {
   moderation_url: 'GATEWAY_MODERATION_URL',
   moderation_api_key: 'GATEWAY_MODERATION_API_KEY',
   moderation_model: 'GATEWAY_MODERATION_MODEL',
+  upstream_connections: 'GATEWAY_UPSTREAM_CONNECTIONS',
+  upstream_http2: 'GATEWAY_UPSTREAM_HTTP2',
+  workers: 'GATEWAY_WORKERS',
 };
 /**
  * Sections of the file read by other modules, which validate them: `providers`, `models` and `endpoints` against the
@@ -193,6 +201,24 @@ function intSetting(name: string, raw: string | undefined, def: number, min: num
   if (!Number.isInteger(n) || n < min || n > max) {
     problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
     return def;
+  }
+  return n;
+}
+
+/** Connections per provider origin unless configured: room for thousands of concurrent streams (docs/operations.md#sizing). */
+export const DEFAULT_UPSTREAM_CONNECTIONS = 16_384;
+
+/**
+ * GATEWAY_WORKERS: `auto` (the default) is one process per core when the store is shared (PostgreSQL and Redis), else 1.
+ * Several workers need both: limits, rate counters, caches and key invalidations cross processes only through Redis,
+ * and SQLite is one process's file.
+ */
+function workerCount(raw: string | undefined, databaseUrl: string, redisUrl: string | null, problems: string[]): number {
+  const shared = redisUrl !== null && /^postgres(ql)?:\/\//.test(databaseUrl);
+  if (raw === undefined || raw === '' || raw.toLowerCase() === 'auto') return shared ? Math.max(1, availableParallelism()) : 1;
+  const n = intSetting('GATEWAY_WORKERS', raw, 1, 1, 1024, problems);
+  if (n > 1 && !shared) {
+    problems.push(`GATEWAY_WORKERS=${n} needs a shared store: GATEWAY_REDIS_URL and a postgres:// GATEWAY_DATABASE_URL (limits, caches and key invalidations cross worker processes through Redis); use 1 without them`);
   }
   return n;
 }
@@ -316,6 +342,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   if (moderationUrl !== null && !/^https?:\/\/[^/]/.test(moderationUrl)) problems.push(`GATEWAY_MODERATION_URL must be an http:// or https:// URL (got "${moderationUrl}")`);
   const moderation = moderationUrl ? { url: moderationUrl, apiKey: merged.GATEWAY_MODERATION_API_KEY || null, model: merged.GATEWAY_MODERATION_MODEL || 'omni-moderation-latest' } : null;
 
+  const upstream = {
+    connections: intSetting('GATEWAY_UPSTREAM_CONNECTIONS', merged.GATEWAY_UPSTREAM_CONNECTIONS, DEFAULT_UPSTREAM_CONNECTIONS, 1, 1_000_000, problems),
+    http2: boolSetting('GATEWAY_UPSTREAM_HTTP2', false),
+  };
+  const workers = workerCount(merged.GATEWAY_WORKERS, databaseUrl, redisUrl, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { files, moderation, console: consoleOn, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend };
+  return { files, moderation, console: consoleOn, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend, upstream, workers };
 }

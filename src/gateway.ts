@@ -46,6 +46,7 @@ import { UpstreamHttp } from './providers/http.js';
 import { shippedCatalog } from './services/shipped-catalog.js';
 import { SpeechService } from './services/speech.js';
 import { GatewayMetrics } from './services/metrics.js';
+import { clusterMetricsOf, isClusterWorker } from './services/cluster-metrics.js';
 import { CountTokensService } from './services/count-tokens.js';
 import { TranscriptionService } from './services/transcriptions.js';
 import { RerankService } from './services/rerank.js';
@@ -142,7 +143,9 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   workspaces.onDelete = (id) => files.deleteWorkspace(id);
   const presets = new PresetService(store, now, bus, config.keyCacheTtlMs);
   const health = new HealthTracker(now);
-  const http = new UpstreamHttp();
+  // Each provider origin's pool: bounded by the provider's max_connections (or GATEWAY_UPSTREAM_CONNECTIONS), read once
+  // when the pool is first used.
+  const http = new UpstreamHttp((origin) => catalog.originLimits(origin, config.upstream));
   // With Redis, every instance counts the others' not-yet-written spend in limits and budgets.
   const sharedSpend = config.redisUrl ? new SharedSpend(config.redisUrl, logger) : null;
   const recorder = new GenerationRecorder(store, logger, opts.recorder ?? { intervalMs: config.recordFlushMs, batchSize: 500 }, sharedSpend);
@@ -184,6 +187,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Metrics are taken from the generation records (one per request of every API); none when GATEWAY_METRICS=off.
   const metrics = config.metrics === 'off' ? null : new GatewayMetrics(recorder, () => bus.redisUp());
   if (metrics) recorder.observer = metrics.observe;
+  // One of GATEWAY_WORKERS' processes: /metrics shows every worker's series, summed by the primary.
+  if (metrics && isClusterWorker()) metrics.joinCluster(clusterMetricsOf(metrics.registries));
 
   const svc: Services = {
     config,
@@ -253,7 +258,9 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     app,
     svc,
     bootstrapSecret: bootstrapSecret && !config.adminKey ? bootstrapSecret : null,
-    listen: () => app.listen({ port: config.port, host: config.host }),
+    // A burst of connections (thousands of clients reconnecting at once) queues in the kernel rather than being
+    // dropped at Node's default backlog of 511 (the kernel caps it at net.core.somaxconn).
+    listen: () => app.listen({ port: config.port, host: config.host, backlog: 4096 }),
     close() {
       closed ??= (async () => {
         const grace = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());

@@ -152,6 +152,8 @@ function providerFrom(p: Obj, prev: ProviderDef | undefined, where: string, prob
     headers: isObj(p.headers) ? { ...(p.headers as Record<string, string>) } : prev?.headers,
     dataPolicy,
     timeouts: timeoutsFrom(p.timeouts) ?? prev?.timeouts,
+    maxConnections: typeof p.max_connections === 'number' ? p.max_connections : prev?.maxConnections,
+    http2: bool(p, 'http2') ?? prev?.http2,
     tokenCounting: p.token_counting === 'openai-responses' ? 'openai-responses' : p.token_counting === null ? undefined : prev?.tokenCounting,
   };
   const meta: Array<['privacyPolicyUrl' | 'termsOfServiceUrl' | 'statusPageUrl' | 'headquarters', string]> = [['privacyPolicyUrl', 'privacy_policy_url'], ['termsOfServiceUrl', 'terms_of_service_url'], ['statusPageUrl', 'status_page_url'], ['headquarters', 'headquarters']];

@@ -54,6 +54,8 @@ export const ProviderEntry = Type.Object(
     headers: opt(Type.Record(Type.String(), Type.String(), rule('must map header names to strings'))),
     data_policy: opt(DataPolicy),
     timeouts: opt(Timeouts),
+    max_connections: opt(Type.Integer({ minimum: 1, maximum: 1_000_000, [RULE]: 'must be an integer from 1 to 1000000 (connections to the provider at once)' })),
+    http2: bool(),
     token_counting: nullable(Type.Literal('openai-responses'), "must be openai-responses (OpenAI's /responses/input_tokens) or null"),
     privacy_policy_url: nullable(Type.String(), 'must be a URL or null'),
     terms_of_service_url: nullable(Type.String(), 'must be a URL or null'),

@@ -56,6 +56,10 @@ export interface ProviderDef {
   datacenters?: string[] | null;
   /** Timeouts in milliseconds; unset fields take the gateway defaults. */
   timeouts?: Partial<Timeouts>;
+  /** Most connections open to the provider's origin at once (HTTP/1.1: one request each); unset = GATEWAY_UPSTREAM_CONNECTIONS. */
+  maxConnections?: number;
+  /** Negotiate HTTP/2 with the provider (TLS ALPN), many streams per connection; unset = GATEWAY_UPSTREAM_HTTP2. */
+  http2?: boolean;
   /**
    * A token-counting API beyond the protocol's own (Anthropic and Gemini have theirs; OpenAI Responses endpoints use
    * `/responses/input_tokens`): `openai-responses` for an OpenAI chat-protocol provider that also serves that one.

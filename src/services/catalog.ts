@@ -13,6 +13,14 @@ import { buildAliasIndex, resolveModelId, type AliasIndex, type Resolution } fro
 // Where the services and the start-up import them from.
 export { buildCatalog, CatalogError, isEmbeddingModel, isRerankModel, isTranscriptionModel, videoProtocolOf } from '../core/catalog-build.js';
 
+function originOf(url: string): string | null {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+}
+
 export const DEFAULT_TIMEOUTS: Timeouts = {
   connectMs: 10_000,
   firstByteMs: 120_000,
@@ -148,5 +156,20 @@ export class CatalogService {
 
   timeouts(p: ProviderDef): Timeouts {
     return { ...DEFAULT_TIMEOUTS, ...p.timeouts };
+  }
+
+  /**
+   * Connection limits of an upstream origin: its providers' `max_connections` (the largest, when several providers
+   * share an origin) and `http2` (any), else the defaults.
+   */
+  originLimits(origin: string, defaults: { connections: number; http2: boolean }): { connections: number; http2: boolean } {
+    let connections: number | undefined;
+    let http2: boolean | undefined;
+    for (const p of this.catalog.providers) {
+      if (originOf(p.baseUrl) !== origin) continue;
+      if (p.maxConnections !== undefined) connections = Math.max(connections ?? 0, p.maxConnections);
+      if (p.http2 !== undefined) http2 = (http2 ?? false) || p.http2;
+    }
+    return { connections: connections ?? defaults.connections, http2: http2 ?? defaults.http2 };
   }
 }

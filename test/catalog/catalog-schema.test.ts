@@ -47,7 +47,7 @@ describe('shipped catalog files', () => {
 describe('catalog sections of the config file', () => {
   it('reports every mistake of every entry with its path and the rule it breaks', () => {
     const p = problems({
-      providers: [{ slug: 'Bad Slug', protocol: 'grpc', base_url: 'ftp://x', timeouts: { connect_ms: -1 }, headers: { a: 1 } }, { ...provider, data_policy: { zdr: 'yes' } }],
+      providers: [{ slug: 'Bad Slug', protocol: 'grpc', base_url: 'ftp://x', timeouts: { connect_ms: -1 }, headers: { a: 1 } }, { ...provider, data_policy: { zdr: 'yes' }, max_connections: 0, http2: 'yes' }],
       models: [{ id: 'no-slash' }, { ...model, context_length: 'big', reasoning: { mandatory: 'no' }, aliases: ['has space'] }],
       endpoints: [
         { model: 'acme/chat-1', provider: 'local', pricing: { prompt: '-1', completion: 1e-7 }, max_completion_tokens: 0, supported_parameters: 'all' },
@@ -62,6 +62,8 @@ describe('catalog sections of the config file', () => {
         'providers[0].timeouts.connect_ms must be a positive integer (milliseconds)',
         'providers[0].headers must map header names to strings',
         'providers[1].data_policy.zdr must be true or false',
+        'providers[1].max_connections must be an integer from 1 to 1000000 (connections to the provider at once)',
+        'providers[1].http2 must be true or false',
         'models[0].id must look like author/slug',
         'models[1].context_length must be a non-negative integer (tokens)',
         'models[1].reasoning.mandatory must be true or false',
@@ -75,7 +77,7 @@ describe('catalog sections of the config file', () => {
       ]),
     );
     expect(p.some((x) => x.startsWith('endpoints[1].pricing.bananas is not a known field; known: prompt, completion,'))).toBe(true);
-    expect(p).toHaveLength(17);
+    expect(p).toHaveLength(19);
   });
 
   it('names unknown fields (a typo is an error, not a silently ignored key) and sections that are not lists', () => {
