@@ -57,6 +57,8 @@ export interface AnswerMeta {
   /** USD, null when the endpoint's price is unknown. */
   cost: number | null;
   cost_details: { upstream_inference_prompt_cost: number | null; upstream_inference_completions_cost: number | null; upstream_inference_cost: number | null };
+  /** Served on a BYOK credential (docs/byok.md): `usage.is_byok`. */
+  is_byok?: boolean;
   gateway_metadata?: Record<string, unknown>;
   /** What a server-tool loop ran (services/server-tools.ts), reported in the answer's usage. */
   server_tools?: { tool_calls_requested: number; tool_calls_executed: number; web_search_requests: number };

@@ -37,6 +37,7 @@ import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import { StreamOut } from './reply-stream.js';
 import { cachedJson, cachedStream, type CacheAsk, type CacheStep, type JsonReply } from './attempts/cache-step.js';
+import { attemptKey, type ByokService } from './byok.js';
 
 export interface ChatOptions {
   /** Interval of `: GATEWAY PROCESSING` comments while a stream waits (ms). */
@@ -74,7 +75,7 @@ interface Prepared {
   sessionId: string | null;
   dropped: Map<string, string[]>;
   /** Ends the request's in-flight count against the key's limit (idempotent; called by record and by the route). */
-  release: (cost: number | null) => void;
+  release: (cost: number | null, byok?: boolean) => void;
   /** `gateway_metadata.pipeline` entries (content guardrails). */
   pipeline?: PipelineEntry[];
 }
@@ -120,6 +121,8 @@ export class ChatService {
       cache?: CacheStep;
       /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
       attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
+      /** BYOK credentials (docs/byok.md): absent = the operator's keys only. */
+      byok?: ByokService;
       now?: () => number;
       rng?: () => number;
     },
@@ -215,6 +218,7 @@ export class ChatService {
       endpointPolicy: policy?.endpointPolicy,
       catalog: this.deps.catalog.route,
       hasCredentials: this.deps.catalog.hasCredentials,
+      byok: this.deps.byok?.routing(call.key),
       health: this.deps.health.health,
       params: ir ? irParams(ir) : requestParams(body),
       provider,
@@ -252,7 +256,7 @@ export class ChatService {
       strategy: o.attempt && o.attempt.model !== p.plan.attempts[0]?.model ? 'fallback' : p.plan.strategy,
       summary,
       region: 'self-hosted',
-      is_byok: false,
+      is_byok: o.attempt?.byok !== undefined,
       endpoints: {
         total: p.plan.considered.filter((c) => c.provider).length,
         available: available.map((c) => ({ model: c.model, provider: c.provider, selected: `${c.model}|${c.tag}` === selected })),
@@ -291,7 +295,7 @@ export class ChatService {
       native_tokens_cache_write: u?.cacheWriteTokens ?? 0,
       total_cost: cost,
       upstream_inference_cost: cost,
-      is_byok: false,
+      is_byok: o.attempt?.byok !== undefined,
       latency_ms: Math.round(end - o.started),
       ttft_ms: o.ttftMs,
       generation_time_ms: o.firstTokenAt !== null ? Math.round(end - o.firstTokenAt) : null,
@@ -303,7 +307,7 @@ export class ChatService {
     };
     this.deps.recorder.record(row);
     // After the record: its spend is counted (and, with Redis, sent) before the request stops counting as in flight.
-    p.release(cost);
+    p.release(cost, o.attempt?.byok !== undefined);
     if (o.attempt && o.status === 200 && p.sessionId) {
       if (this.sessions.size > 50_000) this.sessions.clear();
       this.sessions.set(`${call.key.workspace_id}|${p.sessionId}`, { model: o.attempt.model, tag: o.attempt.endpoint.tag, at: end });
@@ -314,7 +318,7 @@ export class ChatService {
 
   /** Sends one attempt; resolves with the 2xx exchange (the caller closes it), or throws the mapped UpstreamError. */
   private send(p: Prepared, a: Attempt, call: ChatCall, codec: AttemptCodec, stream: boolean): Promise<UpstreamExchange> {
-    const { req, dropped } = codec.request({ provider: a.provider, endpoint: a.endpoint, apiKey: this.deps.catalog.apiKey(a.provider) }, stream);
+    const { req, dropped } = codec.request({ provider: a.provider, endpoint: a.endpoint, apiKey: attemptKey(this.deps, a) }, stream);
     if (dropped.length > 0) p.dropped.set(`${a.model}|${a.endpoint.tag}`, dropped);
     return sendAttempt(this.deps.http, req, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel);
   }
@@ -346,6 +350,7 @@ export class ChatService {
         upstream_inference_cost: cost ? cost.cost : null,
       },
     };
+    if (a.byok) meta.is_byok = true;
     if (withCost && call.wantMetadata) meta.gateway_metadata = this.metadata(p, o, attempts);
     return meta;
   }

@@ -87,7 +87,7 @@ export function chatUsageView(u: TokenUsage | null, raw: OpenAIUsage | null, met
   completion.reasoning_tokens = t.reasoningTokens ?? 0;
   out.completion_tokens_details = completion;
   out.cost = meta.cost;
-  out.is_byok = false;
+  out.is_byok = meta.is_byok === true;
   out.cost_details = meta.cost_details;
   return out;
 }

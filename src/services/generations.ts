@@ -41,7 +41,7 @@ export interface AnswerOutcome {
   apiType: string;
   requestedModel: string;
   /** The endpoint that served (or failed last, for an error after it), or null. */
-  attempt: { model: string; provider: { slug: string }; endpoint: { tag: string } } | null;
+  attempt: { model: string; provider: { slug: string }; endpoint: { tag: string }; byok?: unknown } | null;
   status: number;
   error: { status: number; message: string } | null;
   promptTokens: number;
@@ -79,7 +79,7 @@ export function answerRecord(o: AnswerOutcome): GenerationRow {
     native_tokens_cache_write: 0,
     total_cost: o.cost,
     upstream_inference_cost: o.cost,
-    is_byok: false,
+    is_byok: o.attempt?.byok !== undefined,
     latency_ms: Math.round(o.end - o.started),
     ttft_ms: null,
     generation_time_ms: o.status === 200 ? Math.round(o.end - o.started) : null,

@@ -732,7 +732,7 @@ export class GuardrailService {
    * are ignored), or throws 402. On one instance the check and the count are one synchronous step after the spend is
    * read; with Redis, one atomic script over every instance's in-flight requests and not-yet-written spend.
    */
-  async admitWithinLimit(key: KeyRow, max?: PlannedMaxCost | null): Promise<(cost: number | null) => void> {
+  async admitWithinLimit(key: KeyRow, max?: PlannedMaxCost | null): Promise<(cost: number | null, byok?: boolean) => void> {
     // With spend control attached (docs/spend.md): the request's maximum cost reserved in every limit.
     if (this.gate && max !== undefined) {
       // Video jobs hold against the key's limit outside spend control (yet): a limit they fill refuses here.

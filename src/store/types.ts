@@ -364,6 +364,12 @@ export interface Store {
   getGeneration(id: string): Promise<GenerationRow | null>;
   /** One page of the request log, newest first (store/generation-log.ts). */
   listGenerations(q: import('./generation-log.js').GenerationLogQuery): Promise<GenerationRow[]>;
+  /** BYOK credentials (store/byok.ts; docs/byok.md): the secret sealed, deletion soft (secret wiped). */
+  insertByokCredential(row: import('./byok.js').ByokCredentialRow): Promise<void>;
+  listActiveByokCredentials(): Promise<Array<import('./byok.js').ByokCredentialRow>>;
+  getByokCredential(id: string): Promise<import('./byok.js').ByokCredentialRow | null>;
+  updateByokCredential(id: string, patch: import('./byok.js').ByokCredentialPatch): Promise<boolean>;
+  nextByokSortOrder(provider: string, workspaceId: string | null): Promise<number>;
   /** Feedback on generations (store/feedback.ts): one row per submission. */
   addGenerationFeedback(row: import('./feedback.js').GenerationFeedbackRow): Promise<void>;
   listGenerationFeedback(generationId: string): Promise<Array<import('./feedback.js').GenerationFeedbackRow>>;

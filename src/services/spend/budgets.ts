@@ -132,6 +132,7 @@ export class WorkspaceBudgetService {
       ...scopeId('workspace_budget', `${workspaceId}${includeByok ? '+byok' : ''}`, (b.interval === 'lifetime' ? null : b.interval) as SpendWindow, now, `workspace budget (${b.interval})`),
       limitNano: usdToNano(b.limit_usd),
       seed: () => this.spentNano(workspaceId, b.interval, includeByok),
+      countsByok: includeByok,
     }));
   }
 }
