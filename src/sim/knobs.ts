@@ -53,6 +53,8 @@ export interface Knobs {
   videoFail?: string;
   /** Video jobs: size in bytes of the generated (fake MP4) video; default 2048. */
   videoBytes?: number;
+  /** API keys (Bearer, `x-api-key`, `x-goog-api-key`, `api-key`) this provider refuses with 401, as a revoked key is. */
+  rejectKeys?: string[];
 }
 
 export type KnobName = keyof Knobs;
@@ -86,6 +88,7 @@ const SPEC: { readonly [K in KnobName]-?: Kind } = {
   videoJobMs: 'ms',
   videoFail: 'string',
   videoBytes: 'count',
+  rejectKeys: 'list',
 };
 
 export const KNOB_NAMES = Object.keys(SPEC) as KnobName[];

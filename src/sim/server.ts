@@ -200,6 +200,13 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
   const authorized = (h: IncomingHttpHeaders): boolean =>
     auth === undefined || h.authorization === `Bearer ${auth}` || h['x-api-key'] === auth || h['x-goog-api-key'] === auth;
 
+  /** The presented key is one the provider's `rejectKeys` knob refuses. */
+  const revoked = (k: Knobs, h: IncomingHttpHeaders): boolean => {
+    if (!k.rejectKeys || k.rejectKeys.length === 0) return false;
+    const bearer = typeof h.authorization === 'string' ? h.authorization.replace(/^Bearer /, '') : undefined;
+    return [bearer, h['x-api-key'], h['x-goog-api-key'], h['api-key']].some((v) => typeof v === 'string' && k.rejectKeys!.includes(v));
+  };
+
   /** Write a complete JSON reply. */
   function send(res: ServerResponse, reply: JsonReply, ctx: EndpointContext, st?: ReqState, body = reply.body): void {
     if (st) {
@@ -371,7 +378,7 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
       });
     }
 
-    if (!authorized(headers)) {
+    if (!authorized(headers) || revoked(base, headers)) {
       const message = headers.authorization || headers['x-api-key'] ? 'Incorrect API key provided.' : "You didn't provide an API key.";
       return send(res, ep.protocol.error(401, ctx, { message, type: 'invalid_request_error', code: 'invalid_api_key' }), ctx, st);
     }
