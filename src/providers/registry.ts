@@ -15,6 +15,7 @@ import type { EndpointDef, Protocol, ProviderDef, RerankProtocol, SpeechProtocol
 import type { TokenUsage } from '../core/pricing.js';
 import type { UpstreamError } from '../core/provider-errors.js';
 import { anthropicAdapter } from './anthropic/index.js';
+import { azureBuilder, azureError, onAzure } from './azure/index.js';
 import { anthropicCounter } from './anthropic/count-tokens.js';
 import { geminiTtsAdapter } from './gemini-tts/index.js';
 import { googleAdapter } from './google/index.js';
@@ -91,6 +92,12 @@ export const PROTOCOLS = {
     transcription: { build: buildTranscriptionRequest, parse: parseTranscription, parseError: parseTranscriptionError },
   },
   'openai-responses': { chat: openaiResponsesAdapter, countTokens: responsesCounter },
+  // Azure OpenAI (docs/clouds.md): OpenAI's bodies on Azure's deployment URLs, api-version and api-key/Entra auth.
+  'azure-openai': {
+    chat: onAzure(openaiChatAdapter, 'azure-openai'),
+    embeddings: { build: azureBuilder(buildEmbeddingsRequest, 'embeddings'), parse: parseEmbeddings, parseError: azureError },
+  },
+  'azure-openai-responses': { chat: onAzure(openaiResponsesAdapter, 'azure-openai-responses') },
   anthropic: { chat: anthropicAdapter, countTokens: anthropicCounter },
   google: { chat: googleAdapter, countTokens: googleCounter },
   'openai-tts': { speech: openaiTtsAdapter },
@@ -115,7 +122,7 @@ export function tokenCounterOf(p: ProviderDef): TokenCounter | undefined {
 }
 
 /** The embeddings wire of a provider (OpenAI's `/embeddings`, which every embeddings provider in the catalog speaks). */
-export const embeddingsWire = (_p: ProviderDef): EmbeddingsWire => PROTOCOLS.openai.embeddings;
+export const embeddingsWire = (p: ProviderDef): EmbeddingsWire => (PROTOCOLS[p.protocol] as ProtocolEntry).embeddings ?? PROTOCOLS.openai.embeddings;
 
 /** The transcription wire of a provider (OpenAI's `/audio/transcriptions`, multipart). */
 export const transcriptionWire = (_p: ProviderDef): TranscriptionWire => PROTOCOLS.openai.transcription;

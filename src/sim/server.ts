@@ -20,6 +20,7 @@
  * Fast path: with no delay knobs a request is answered synchronously after its
  * body is read, with one write and no timers.
  */
+import { azureEndpoints } from './azure.js';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -100,7 +101,7 @@ export interface Simulator {
 }
 
 /** Endpoints served for every provider (other protocols get appended here). */
-const ENDPOINTS: Endpoint[] = [...openaiEndpoints, ...anthropicEndpoints, ...responsesEndpoints, ...geminiEndpoints];
+const ENDPOINTS: Endpoint[] = [...openaiEndpoints, ...anthropicEndpoints, ...responsesEndpoints, ...geminiEndpoints, ...azureEndpoints];
 // Video generation jobs: OpenAI Videos API and Google Veo long-running operations (video.ts).
 ENDPOINTS.push(...videoEndpoints);
 // Embeddings (embeddings.ts), transcriptions (stt.ts), rerank (rerank.ts: /v1/rerank Jina-style, /v2/rerank Cohere).
@@ -198,7 +199,7 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
   };
 
   const authorized = (h: IncomingHttpHeaders): boolean =>
-    auth === undefined || h.authorization === `Bearer ${auth}` || h['x-api-key'] === auth || h['x-goog-api-key'] === auth;
+    auth === undefined || h.authorization === `Bearer ${auth}` || h['x-api-key'] === auth || h['x-goog-api-key'] === auth || h['api-key'] === auth;
 
   /** The presented key is one the provider's `rejectKeys` knob refuses. */
   const revoked = (k: Knobs, h: IncomingHttpHeaders): boolean => {

@@ -22,9 +22,17 @@ import { geminiFinish } from './gemini-client.js';
 
 export type Json = Record<string, any>;
 export type Api = 'chat' | 'responses' | 'messages' | 'gemini';
-export type Upstream = 'openai' | 'anthropic' | 'google' | 'openai-responses';
+/** The upstream wire formats (what the answers and requests look like). */
+export type Wire = 'openai' | 'anthropic' | 'google' | 'openai-responses';
+/** The upstream protocols: every wire, and the clouds that speak one of them on their own URLs and auth. */
+export type Upstream = Wire | 'azure-openai' | 'azure-openai-responses';
 export const APIS: Api[] = ['chat', 'responses', 'messages', 'gemini'];
-export const UPSTREAMS: Upstream[] = ['openai', 'anthropic', 'google', 'openai-responses'];
+export const WIRES: Wire[] = ['openai', 'anthropic', 'google', 'openai-responses'];
+export const UPSTREAMS: Upstream[] = [...WIRES, 'azure-openai', 'azure-openai-responses'];
+/** The wire format a protocol speaks. */
+export function wireOf(up: Upstream): Wire {
+  return up === 'azure-openai' ? 'openai' : up === 'azure-openai-responses' ? 'openai-responses' : up;
+}
 
 /** Prices (USD per token) of the fidelity endpoints: one set for all, so that costs are easy to check. */
 export const PRICE = { prompt: 0.000002, completion: 0.00001, input_cache_read: 0.0000002, input_cache_write: 0.0000025 };
@@ -35,6 +43,9 @@ export const ROUTE: Record<Upstream, { model: string; sim: string; slug: string;
   anthropic: { model: 'fid/anthropic', sim: 'sim-anthropic', slug: 'fid-anthropic', version: 'v1' },
   google: { model: 'fid/google', sim: 'sim-google', slug: 'fid-google', version: 'v1beta' },
   'openai-responses': { model: 'fid/responses', sim: 'sim-responses', slug: 'fid-responses', version: 'v1' },
+  // Azure OpenAI: the resource endpoint is the base URL (deployment paths and api-version added by the adapter).
+  'azure-openai': { model: 'fid/azure', sim: 'sim-azure', slug: 'fid-azure', version: '' },
+  'azure-openai-responses': { model: 'fid/azure-responses', sim: 'sim-azure-responses', slug: 'fid-azure-responses', version: '' },
 };
 
 // ------------------------------------------------------------------------------------------------ the tap
@@ -138,8 +149,9 @@ export async function startFidelityEnv(): Promise<FidelityEnv> {
     slug: r.slug,
     name: `Fidelity ${r.slug.slice(4)}`,
     protocol: UPSTREAMS[i],
-    base_url: `${tap.url}/${r.sim}/${r.version}`,
-    no_auth: true,
+    base_url: r.version ? `${tap.url}/${r.sim}/${r.version}` : `${tap.url}/${r.sim}`,
+    // The clouds require a credential (the simulator checks Azure's api-key header).
+    ...(r.version ? { no_auth: true } : { api_key: `${r.slug}-key` }),
     data_policy: { ...ZDR },
   }));
   const models = Object.values(ROUTE).map((r) => ({ id: r.model, name: r.model, context_length: 200000, input_modalities: ['text', 'image'] }));
@@ -409,7 +421,7 @@ function fromResponses(text: string): Observed {
 /** What the upstream produced in one recorded exchange. */
 export function upstreamObserved(protocol: Upstream, ex: Exchange): Observed {
   if (ex.status !== 200) throw new Error(`upstream answered ${ex.status}: ${ex.response.slice(0, 300)}`);
-  switch (protocol) {
+  switch (wireOf(protocol)) {
     case 'openai':
       return fromOpenAI(ex.response);
     case 'anthropic':

@@ -32,12 +32,12 @@ import {
   expectedCost,
   PRICE,
   upstreamObserved,
-  UPSTREAMS,
+  WIRES as UPSTREAMS,
   type Api,
   type ClientResult,
   type Json,
   type Observed,
-  type Upstream,
+  type Wire as Upstream,
 } from './harness.js';
 import { WEATHER } from './requests.js';
 
