@@ -170,6 +170,10 @@ const CLOUD_SETTINGS: Partial<Record<Protocol, Record<string, (v: string) => str
   },
 };
 CLOUD_SETTINGS['azure-openai-responses'] = CLOUD_SETTINGS['azure-openai'];
+CLOUD_SETTINGS.bedrock = {
+  region: (v) => (/^[a-z]{2}(-gov)?-[a-z]+-\d$/.test(v) ? null : 'must be an AWS region such as us-east-1'),
+  auth: (v) => (v === 'sigv4' || v === 'api-key' ? null : 'must be sigv4 (an AWS key pair) or api-key (a Bedrock API key)'),
+};
 
 function cloudProblems(protocol: Protocol, cloud: Record<string, string> | undefined): string[] {
   if (!cloud) return [];

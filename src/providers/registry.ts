@@ -16,6 +16,7 @@ import type { TokenUsage } from '../core/pricing.js';
 import type { UpstreamError } from '../core/provider-errors.js';
 import { anthropicAdapter } from './anthropic/index.js';
 import { azureBuilder, azureError, onAzure } from './azure/index.js';
+import { awsCredentialProblem, bedrockAdapter } from './bedrock/index.js';
 import { anthropicCounter } from './anthropic/count-tokens.js';
 import { geminiTtsAdapter } from './gemini-tts/index.js';
 import { googleAdapter } from './google/index.js';
@@ -98,6 +99,8 @@ export const PROTOCOLS = {
     embeddings: { build: azureBuilder(buildEmbeddingsRequest, 'embeddings'), parse: parseEmbeddings, parseError: azureError },
   },
   'azure-openai-responses': { chat: onAzure(openaiResponsesAdapter, 'azure-openai-responses') },
+  // Amazon Bedrock's Converse API (docs/clouds.md): SigV4-signed, AWS event-stream framing.
+  bedrock: { chat: bedrockAdapter },
   anthropic: { chat: anthropicAdapter, countTokens: anthropicCounter },
   google: { chat: googleAdapter, countTokens: googleCounter },
   'openai-tts': { speech: openaiTtsAdapter },
@@ -108,6 +111,15 @@ export const PROTOCOLS = {
   'openai-video': { video: openaiVideoAdapter },
   'google-veo': { video: googleVeoAdapter },
 } satisfies Record<Protocol | SpeechProtocol | RerankProtocol | VideoProtocol, ProtocolEntry>;
+
+/**
+ * Why a key cannot authenticate against a provider (null when its shape is right): the clouds' structured
+ * credentials (an AWS key pair, a Google service account) are checked when a BYOK credential is stored.
+ */
+export function keyProblem(p: ProviderDef, key: string): string | null {
+  if (p.protocol === 'bedrock' && p.cloud?.auth !== 'api-key') return awsCredentialProblem(key);
+  return null;
+}
 
 /** The chat adapter of a provider protocol (every provider protocol has one). */
 export const chatAdapter = (protocol: Protocol): UpstreamAdapter => PROTOCOLS[protocol].chat;

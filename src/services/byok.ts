@@ -14,6 +14,7 @@ import type { Attempt, ByokRef, ByokRouting } from '../core/routing.js';
 import type { ProviderDef } from '../core/catalog-types.js';
 import type { ByokCredentialPatch, ByokCredentialRow } from '../store/byok.js';
 import type { KeyRow, Store } from '../store/types.js';
+import { keyProblem } from '../providers/registry.js';
 import type { CatalogService } from './catalog.js';
 import type { InvalidationBus } from './invalidation.js';
 import type { SecretKeyring } from './secrets-crypto.js';
@@ -159,10 +160,16 @@ export class ByokService {
     if (!this.deps.keyring.enabled) throw new HttpError(503, 'BYOK credentials need GATEWAY_ENCRYPTION_KEY (the key they are encrypted with at rest); the operator has not set it', { error_type: 'encryption_key_missing' });
   }
 
-  private checkProvider(slug: string): void {
-    if (!this.deps.catalog.route.providers.has(slug) && !this.deps.catalog.catalog.providers.some((p) => p.slug === slug)) {
-      throw badRequest(`provider: unknown provider "${slug}" (GET /providers lists them)`, { field: 'provider' });
-    }
+  private checkProvider(slug: string): ProviderDef {
+    const p = this.deps.catalog.catalog.providers.find((x) => x.slug === slug);
+    if (!p) throw badRequest(`provider: unknown provider "${slug}" (GET /providers lists them)`, { field: 'provider' });
+    return p;
+  }
+
+  /** Provider-specific shapes of a key (an AWS key pair for Bedrock, a service account for Vertex): 400 naming `key`. */
+  private checkKey(p: ProviderDef, key: string): void {
+    const problem = keyProblem(p, key);
+    if (problem) throw badRequest(`key: not a ${p.name} credential: ${problem}`, { field: 'key' });
   }
 
   private async checkKeyHashes(hashes: string[] | null | undefined): Promise<void> {
@@ -179,7 +186,7 @@ export class ByokService {
 
   async create(input: ByokInput) {
     this.requireKeyring();
-    this.checkProvider(input.provider);
+    this.checkKey(this.checkProvider(input.provider), input.key);
     await this.checkKeyHashes(input.allowed_api_key_hashes);
     const workspaceId = input.workspace_id === null ? null : (await this.deps.workspaces.resolve(input.workspace_id)).id;
     const now = new Date(this.now()).toISOString();
@@ -220,7 +227,8 @@ export class ByokService {
   }
 
   async update(id: string, patch: ByokUpdate) {
-    await this.get(id);
+    const current = await this.get(id);
+    if (patch.key !== undefined) this.checkKey(this.checkProvider(current.provider), patch.key);
     await this.checkKeyHashes(patch.allowed_api_key_hashes);
     const set: ByokCredentialPatch = { updated_at: new Date(this.now()).toISOString() };
     for (const k of ['name', 'disabled', 'is_fallback', 'always_use', 'sort_order', 'allowed_models', 'allowed_api_key_hashes', 'allowed_user_ids'] as const) {

@@ -318,8 +318,11 @@ export class ChatService {
 
   /** Sends one attempt; resolves with the 2xx exchange (the caller closes it), or throws the mapped UpstreamError. */
   private send(p: Prepared, a: Attempt, call: ChatCall, codec: AttemptCodec, stream: boolean): Promise<UpstreamExchange> {
-    const { req, dropped } = codec.request({ provider: a.provider, endpoint: a.endpoint, apiKey: attemptKey(this.deps, a) }, stream);
+    const ctx = { provider: a.provider, endpoint: a.endpoint, apiKey: attemptKey(this.deps, a) };
+    const { req, dropped } = codec.request(ctx, stream);
     if (dropped.length > 0) p.dropped.set(`${a.model}|${a.endpoint.tag}`, dropped);
+    // Signed or token-authenticated protocols (SigV4, OAuth) finish the request here.
+    if (codec.authorize) return codec.authorize(req, ctx).then((signed) => sendAttempt(this.deps.http, signed, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel));
     return sendAttempt(this.deps.http, req, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel);
   }
 
@@ -535,7 +538,7 @@ export class ChatService {
   private async pipe(cur: Relay, session: StreamSession, res: UpstreamExchange, out: StreamOut, o: Outcome, t0: number): Promise<void> {
     const decoder = new StringDecoder('utf8'); // keeps characters split across reads; cheaper than TextDecoder
     for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) {
-      const text = session.push(decoder.write(chunk));
+      const text = session.push(session.binary ? chunk : decoder.write(chunk));
       if (session.contentStarted && o.firstTokenAt === null) {
         o.firstTokenAt = this.now();
         o.ttftMs = Math.round(o.firstTokenAt - t0);

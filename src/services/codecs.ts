@@ -43,7 +43,9 @@ export interface StreamSession {
    * Client bytes for the next upstream text. An upstream error is thrown — unless output was produced earlier in the
    * same text: then that output is returned and the error is left in `failure` for the caller to raise after writing.
    */
-  push(text: string): string;
+  push(text: string | Uint8Array): string;
+  /** The upstream stream is binary (AWS event stream): `push` takes the raw bytes of each read. */
+  readonly binary: boolean;
   readonly failure: UpstreamError | null;
   /** True once content (a token, a tool call, reasoning) has been produced for the client. */
   readonly contentStarted: boolean;
@@ -59,6 +61,8 @@ export interface StreamSession {
 
 export interface AttemptCodec {
   request(ctx: UpstreamContext, stream: boolean): { req: UpstreamHttpRequest; dropped: string[] };
+  /** The upstream protocol's last step before sending (signing, OAuth tokens); absent when `request` is final. */
+  authorize?(req: UpstreamHttpRequest, ctx: UpstreamContext): Promise<UpstreamHttpRequest>;
   parseError(status: number, text: string, headers: Record<string, string | string[] | undefined>): UpstreamError;
   parse(text: string): ParsedAnswer;
   openStream(meta: AnswerMeta): StreamSession;
@@ -223,13 +227,14 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
       const ourPrefix = chunkPrefix(meta.id, meta.created, meta.model, meta.provider);
       let upstreamPrefix: string | null = null;
       const s = {
+        binary: false,
         contentStarted: false,
         failure: null as UpstreamError | null,
         finish: null as string | null,
         native: null as string | null,
         upstreamId: null as string | null,
-        push(text: string): string {
-          parser.feed(text);
+        push(input: string | Uint8Array): string {
+          parser.feed(typeof input === 'string' ? input : Buffer.from(input).toString('utf8'));
           // One write per upstream read: every event decoded from it, in order.
           let out = '';
           try {
@@ -404,6 +409,7 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
       else if (ir.dropped_fields) dropped.push(...ir.dropped_fields);
       return { req, dropped };
     },
+    ...(upstream.authorize ? { authorize: upstream.authorize.bind(upstream) } : {}),
     parseError: (status, text, headers) => upstream.parseError(status, text, headers),
     parse(text) {
       let res = upstream.parseResponse(text);
@@ -422,6 +428,7 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
       let usage: IrUsage | null = null;
       let pending: IrStreamEvent[] = [];
       const s = {
+        binary: decoder.pushBytes !== undefined,
         contentStarted: false,
         failure: null as UpstreamError | null,
         finish: null as string | null,
@@ -463,10 +470,10 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
           }
           return out;
         },
-        push(text: string): string {
+        push(input: string | Uint8Array): string {
           let events: IrStreamEvent[];
           try {
-            events = decoder.push(text);
+            events = typeof input === 'string' ? decoder.push(input) : decoder.pushBytes!(input);
           } catch (err) {
             throw err instanceof UpstreamError ? err : new UpstreamError(502, 'Provider sent an invalid stream', 'provider_unavailable', 200, String(err));
           }

@@ -22,13 +22,15 @@ import { geminiFinish } from './gemini-client.js';
 
 export type Json = Record<string, any>;
 export type Api = 'chat' | 'responses' | 'messages' | 'gemini';
-/** The upstream wire formats (what the answers and requests look like). */
-export type Wire = 'openai' | 'anthropic' | 'google' | 'openai-responses';
+/** The text (SSE or JSON) upstream wire formats. */
+export type TextWire = 'openai' | 'anthropic' | 'google' | 'openai-responses';
+/** Every upstream wire format (what the answers and requests look like): Bedrock's Converse is binary when streamed. */
+export type Wire = TextWire | 'bedrock';
 /** The upstream protocols: every wire, and the clouds that speak one of them on their own URLs and auth. */
 export type Upstream = Wire | 'azure-openai' | 'azure-openai-responses';
 export const APIS: Api[] = ['chat', 'responses', 'messages', 'gemini'];
-export const WIRES: Wire[] = ['openai', 'anthropic', 'google', 'openai-responses'];
-export const UPSTREAMS: Upstream[] = [...WIRES, 'azure-openai', 'azure-openai-responses'];
+export const WIRES: TextWire[] = ['openai', 'anthropic', 'google', 'openai-responses'];
+export const UPSTREAMS: Upstream[] = [...WIRES, 'azure-openai', 'azure-openai-responses', 'bedrock'];
 /** The wire format a protocol speaks. */
 export function wireOf(up: Upstream): Wire {
   return up === 'azure-openai' ? 'openai' : up === 'azure-openai-responses' ? 'openai-responses' : up;
@@ -38,7 +40,7 @@ export function wireOf(up: Upstream): Wire {
 export const PRICE = { prompt: 0.000002, completion: 0.00001, input_cache_read: 0.0000002, input_cache_write: 0.0000025 };
 
 /** Gateway model, simulated provider (its path prefix on the simulator, and its knobs) and base-URL suffix per protocol. */
-export const ROUTE: Record<Upstream, { model: string; sim: string; slug: string; version: string }> = {
+export const ROUTE: Record<Upstream, { model: string; sim: string; slug: string; version: string; upstream?: string; key?: string; cloud?: Record<string, string> }> = {
   openai: { model: 'fid/openai', sim: 'sim-a', slug: 'fid-openai', version: 'v1' },
   anthropic: { model: 'fid/anthropic', sim: 'sim-anthropic', slug: 'fid-anthropic', version: 'v1' },
   google: { model: 'fid/google', sim: 'sim-google', slug: 'fid-google', version: 'v1beta' },
@@ -46,6 +48,8 @@ export const ROUTE: Record<Upstream, { model: string; sim: string; slug: string;
   // Azure OpenAI: the resource endpoint is the base URL (deployment paths and api-version added by the adapter).
   'azure-openai': { model: 'fid/azure', sim: 'sim-azure', slug: 'fid-azure', version: '' },
   'azure-openai-responses': { model: 'fid/azure-responses', sim: 'sim-azure-responses', slug: 'fid-azure-responses', version: '' },
+  // Amazon Bedrock Converse: SigV4-signed with a simulated key pair; a model id with `:` (escaped in the signed path).
+  bedrock: { model: 'fid/bedrock', sim: 'sim-bedrock', slug: 'fid-bedrock', version: '', upstream: 'anthropic.claude-sim-v1:0', key: 'AKIDSIMFIDELITY:simsecret/AKIDSIMFIDELITY', cloud: { region: 'us-east-1' } },
 };
 
 // ------------------------------------------------------------------------------------------------ the tap
@@ -56,8 +60,9 @@ export interface Exchange {
   path: string;
   request: Json;
   status: number;
-  /** The upstream's answer, as sent. */
+  /** The upstream's answer, as sent (UTF-8 text; `raw` has the bytes, for binary streams). */
   response: string;
+  raw: Buffer;
 }
 
 /** A recording reverse proxy in front of the simulator. */
@@ -77,7 +82,8 @@ export class Tap {
       req.on('end', () => {
         const t = tap!;
         const text = Buffer.concat(body).toString('utf8');
-        const headers = { ...req.headers, host: new URL(t.target).host };
+        // The Host header stays the gateway's: it is signed (SigV4), as a transparent proxy must leave it.
+        const headers = { ...req.headers };
         const up = httpRequest(t.target + (req.url ?? '/'), { method: req.method, headers }, (ur) => {
           const h = { ...ur.headers };
           for (const k of ['content-length', 'transfer-encoding', 'connection', 'keep-alive']) delete h[k];
@@ -94,7 +100,8 @@ export class Tap {
             } catch {
               /* not JSON */
             }
-            t.exchanges.push({ method: req.method ?? 'GET', path: req.url ?? '/', request, status: ur.statusCode ?? 0, response: Buffer.concat(parts).toString('utf8') });
+            const raw = Buffer.concat(parts);
+            t.exchanges.push({ method: req.method ?? 'GET', path: req.url ?? '/', request, status: ur.statusCode ?? 0, response: raw.toString('utf8'), raw });
             res.end();
           });
           ur.on('error', () => res.destroy());
@@ -151,11 +158,12 @@ export async function startFidelityEnv(): Promise<FidelityEnv> {
     protocol: UPSTREAMS[i],
     base_url: r.version ? `${tap.url}/${r.sim}/${r.version}` : `${tap.url}/${r.sim}`,
     // The clouds require a credential (the simulator checks Azure's api-key header).
-    ...(r.version ? { no_auth: true } : { api_key: `${r.slug}-key` }),
+    ...(r.version ? { no_auth: true } : { api_key: r.key ?? `${r.slug}-key` }),
+    ...(r.cloud ? { cloud: r.cloud } : {}),
     data_policy: { ...ZDR },
   }));
   const models = Object.values(ROUTE).map((r) => ({ id: r.model, name: r.model, context_length: 200000, input_modalities: ['text', 'image'] }));
-  const endpoints = Object.values(ROUTE).map((r) => ({ model: r.model, provider: r.slug, upstream_model: `${r.sim}-model`, pricing: { ...PRICING }, supported_parameters: [...PARAMS] }));
+  const endpoints = Object.values(ROUTE).map((r) => ({ model: r.model, provider: r.slug, upstream_model: r.upstream ?? `${r.sim}-model`, pricing: { ...PRICING }, supported_parameters: [...PARAMS] }));
   const env = await startChatEnv('sqlite', { catalog: { providers, models, endpoints } });
   tap.target = env.sim.url;
   const openai = new OpenAI({ baseURL: env.t.api, apiKey: env.key, maxRetries: 0 });
@@ -418,6 +426,100 @@ function fromResponses(text: string): Observed {
   return fromResponseObject(terminal.response);
 }
 
+/**
+ * AWS event-stream messages (https://docs.aws.amazon.com/transcribe/latest/dg/streaming-setting-up.html#streaming-event-stream):
+ * a 12-byte prelude (total length, headers length, CRC), headers (name length, name, type 7 = string: length, value),
+ * the payload, a CRC. Returns each message's string headers and JSON payload.
+ */
+export function eventStreamMessages(raw: Buffer): Array<{ headers: Record<string, string>; payload: Json }> {
+  const out: Array<{ headers: Record<string, string>; payload: Json }> = [];
+  let at = 0;
+  while (at + 12 <= raw.length) {
+    const total = raw.readUInt32BE(at);
+    const headersLength = raw.readUInt32BE(at + 4);
+    const headers: Record<string, string> = {};
+    let h = at + 12;
+    const end = h + headersLength;
+    while (h < end) {
+      const nameLength = raw.readUInt8(h);
+      const name = raw.subarray(h + 1, h + 1 + nameLength).toString('utf8');
+      h += 1 + nameLength;
+      const type = raw.readUInt8(h);
+      if (type !== 7) throw new Error(`event-stream header ${name} of type ${type}`);
+      const len = raw.readUInt16BE(h + 1);
+      headers[name] = raw.subarray(h + 3, h + 3 + len).toString('utf8');
+      h += 3 + len;
+    }
+    const payload = raw.subarray(end, at + total - 4).toString('utf8');
+    out.push({ headers, payload: payload ? (JSON.parse(payload) as Json) : {} });
+    at += total;
+  }
+  return out;
+}
+
+/** Bedrock Converse: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html and …ConverseStream. */
+function converseUsage(u: Json | undefined): Usage | null {
+  if (!u) return null;
+  const read = n(u.cacheReadInputTokens);
+  const write = n(u.cacheWriteInputTokens);
+  return { input: n(u.inputTokens) + read + write, output: n(u.outputTokens), cacheRead: read, cacheWrite: write, reasoning: 0 };
+}
+
+function fromBedrock(ex: Exchange): Observed {
+  const o: Observed = { text: '', reasoning: '', signatures: [], encrypted: [], calls: [], finish: 'other', native: null, usage: null };
+  const blocks: Json[] = [];
+  if (ex.raw.length > 0 && ex.raw[0] !== 0x7b) {
+    const args = new Map<number, string>();
+    for (const m of eventStreamMessages(ex.raw)) {
+      if (m.headers[':message-type'] !== 'event') throw new Error(`event-stream ${m.headers[':message-type']}: ${JSON.stringify(m.payload)}`);
+      const p = m.payload;
+      const i = p.contentBlockIndex as number;
+      switch (m.headers[':event-type']) {
+        case 'contentBlockStart':
+          if (p.start?.toolUse) blocks[i] = { toolUse: { ...p.start.toolUse } };
+          args.set(i, '');
+          break;
+        case 'contentBlockDelta': {
+          const d = p.delta as Json;
+          if (typeof d.text === 'string') blocks[i] = { text: (blocks[i]?.text ?? '') + d.text };
+          else if (d.toolUse) args.set(i, (args.get(i) ?? '') + d.toolUse.input);
+          else if (d.reasoningContent) {
+            const r = (blocks[i] ??= { reasoningContent: { reasoningText: { text: '' } } }).reasoningContent.reasoningText as Json;
+            if (typeof d.reasoningContent.text === 'string') r.text += d.reasoningContent.text;
+            if (d.reasoningContent.signature) r.signature = d.reasoningContent.signature;
+          }
+          break;
+        }
+        case 'contentBlockStop':
+          if (blocks[i]?.toolUse) blocks[i].toolUse.input = parseArgs(args.get(i) ?? '');
+          break;
+        case 'messageStop':
+          o.native = p.stopReason;
+          break;
+        case 'metadata':
+          o.usage = converseUsage(p.usage);
+          break;
+      }
+    }
+  } else {
+    const j = JSON.parse(ex.response) as Json;
+    blocks.push(...(j.output.message.content as Json[]));
+    o.native = j.stopReason;
+    o.usage = converseUsage(j.usage);
+  }
+  for (const b of blocks) {
+    if (!b) continue;
+    if (typeof b.text === 'string') o.text += b.text;
+    else if (b.toolUse) o.calls.push({ id: b.toolUse.toolUseId, name: b.toolUse.name, args: b.toolUse.input });
+    else if (b.reasoningContent?.reasoningText) {
+      o.reasoning += b.reasoningContent.reasoningText.text;
+      if (b.reasoningContent.reasoningText.signature) o.signatures.push(b.reasoningContent.reasoningText.signature);
+    }
+  }
+  o.finish = anthropicFinish(o.native);
+  return o;
+}
+
 /** What the upstream produced in one recorded exchange. */
 export function upstreamObserved(protocol: Upstream, ex: Exchange): Observed {
   if (ex.status !== 200) throw new Error(`upstream answered ${ex.status}: ${ex.response.slice(0, 300)}`);
@@ -430,6 +532,8 @@ export function upstreamObserved(protocol: Upstream, ex: Exchange): Observed {
       return fromGoogle(ex.response);
     case 'openai-responses':
       return fromResponses(ex.response);
+    case 'bedrock':
+      return fromBedrock(ex);
   }
 }
 

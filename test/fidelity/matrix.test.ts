@@ -1,10 +1,10 @@
 /**
  * Fidelity matrix: every inbound API (chat completions, responses, messages, Gemini generateContent) × every upstream
  * protocol (OpenAI chat, Anthropic Messages, Google Gemini, OpenAI Responses, and Azure OpenAI's chat completions and
- * Responses on Azure's URLs and auth) × non-streaming / streaming × {text,
+ * Responses on Azure's URLs and auth, Amazon Bedrock Converse signed with SigV4) × non-streaming / streaming × {text,
  * multi-turn tool round trip, image input, JSON-schema answer, reasoning, reasoning before a tool round trip
  * (signatures / encrypted reasoning replayed upstream), usage with cache and reasoning tokens, truncation}:
- * 4 × 6 × 2 × 8 = 384 cases.
+ * 4 × 7 × 2 × 8 = 448 cases.
  *
  * Clients are the official SDKs only (`openai`: chat.completions.create, responses.create; `@anthropic-ai/sdk`:
  * messages.create, messages.stream().finalMessage(); `@google/genai`: models.generateContent,
@@ -113,6 +113,7 @@ const USAGE_KNOBS: Record<Upstream, Record<string, number>> = {
   'openai-responses': { cachedTokens: 5, cacheWriteTokens: 3, reasoningTokens: 4, completionTokens: 9 },
   'azure-openai': { cachedTokens: 5, reasoningTokens: 4, completionTokens: 9 },
   'azure-openai-responses': { cachedTokens: 5, cacheWriteTokens: 3, reasoningTokens: 4, completionTokens: 9 },
+  bedrock: { cachedTokens: 5, cacheWriteTokens: 3, completionTokens: 9 },
 };
 
 const LONG_PROMPT = 'Summarize the plot of a short story about two cats who go on an adventure in a sunlit meadow near a quiet cottage.';
@@ -167,7 +168,7 @@ async function runFeature(api: Api, up: Upstream, stream: boolean, feature: Feat
       expectFaithful(api, up, r);
       // Reasoning was asked for in the upstream's terms, and came back.
       expect(r.upstream.reasoning.length).toBeGreaterThan(0);
-      if (wireOf(up) === 'anthropic' || wireOf(up) === 'google') expect(r.upstream.signatures.length).toBeGreaterThan(0);
+      if (wireOf(up) === 'anthropic' || wireOf(up) === 'google' || wireOf(up) === 'bedrock') expect(r.upstream.signatures.length).toBeGreaterThan(0);
       return;
     }
     case 'reasoning + tool round trip': {
@@ -191,8 +192,9 @@ async function runFeature(api: Api, up: Upstream, stream: boolean, feature: Feat
       expectFaithful(api, up, r);
       const u = r.upstream.usage!;
       expect(u.cacheRead).toBe(5);
-      if (wireOf(up) === 'anthropic' || wireOf(up) === 'openai-responses') expect(u.cacheWrite).toBe(3);
-      if (wireOf(up) !== 'anthropic') expect(u.reasoning).toBe(4);
+      if (wireOf(up) === 'anthropic' || wireOf(up) === 'openai-responses' || wireOf(up) === 'bedrock') expect(u.cacheWrite).toBe(3);
+      // Anthropic and Converse do not report reasoning tokens apart.
+      if (wireOf(up) !== 'anthropic' && wireOf(up) !== 'bedrock') expect(u.reasoning).toBe(4);
       expectApiUsage(api, r.client.body, u, stream);
       return;
     }
@@ -221,6 +223,9 @@ function expectToolDeclared(up: Upstream, req: Json): void {
       return;
     case 'openai-responses':
       expect(req.tools).toEqual([expect.objectContaining({ type: 'function', name: 'get_weather', parameters: expect.objectContaining({ required: ['location'] }) })]);
+      return;
+    case 'bedrock':
+      expect(req.toolConfig.tools).toEqual([{ toolSpec: expect.objectContaining({ name: 'get_weather', inputSchema: { json: expect.objectContaining({ required: ['location'] }) } }) }]);
       return;
   }
 }
@@ -256,6 +261,14 @@ function expectToolRoundTrip(up: Upstream, req: Json, callMade: Observed['calls'
       expect(input[input.length - 1]).toEqual(expect.objectContaining({ type: 'function_call_output', call_id: callMade.id, output: TOOL_OUTPUT }));
       return;
     }
+    case 'bedrock': {
+      const msgs = req.messages as Json[];
+      expect(msgs.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+      expect(msgs[1].content).toContainEqual({ toolUse: { toolUseId: callMade.id, name: 'get_weather', input: callMade.args } });
+      expect(msgs[2].content).toEqual([{ toolResult: { toolUseId: callMade.id, content: [{ text: TOOL_OUTPUT }] } }]);
+      expect(req.toolConfig.tools).toHaveLength(1);
+      return;
+    }
   }
 }
 
@@ -274,6 +287,11 @@ function expectReasoningReplayed(up: Upstream, req: Json, before: Observed): voi
     case 'openai-responses': {
       const items = (req.input as Json[]).filter((i) => i.type === 'reasoning');
       expect(items.map((i) => i.encrypted_content).filter(Boolean)).toEqual(before.encrypted);
+      return;
+    }
+    case 'bedrock': {
+      const assistant = (req.messages as Json[])[1];
+      expect(assistant.content[0]).toEqual({ reasoningContent: { reasoningText: { text: before.reasoning, signature: before.signatures[0] } } });
       return;
     }
     case 'openai':
@@ -295,6 +313,9 @@ function expectImage(up: Upstream, req: Json): void {
     case 'openai-responses':
       expect(req.input[0].content).toContainEqual(expect.objectContaining({ type: 'input_image', image_url: PNG_DATA_URL }));
       return;
+    case 'bedrock':
+      expect(req.messages[0].content).toContainEqual({ image: { format: 'png', source: { bytes: PNG_BASE64 } } });
+      return;
   }
 }
 
@@ -311,6 +332,10 @@ function expectSchemaSent(up: Upstream, req: Json): void {
       return;
     case 'openai-responses':
       expect(req.text).toMatchObject({ format: { type: 'json_schema', schema: CALENDAR_EVENT } });
+      return;
+    case 'bedrock':
+      expect(req.outputConfig.textFormat).toMatchObject({ type: 'json_schema', structure: { jsonSchema: { schema: expect.any(String) } } });
+      expect(JSON.parse(req.outputConfig.textFormat.structure.jsonSchema.schema)).toEqual(CALENDAR_EVENT);
       return;
   }
 }
