@@ -174,6 +174,12 @@ CLOUD_SETTINGS.bedrock = {
   region: (v) => (/^[a-z]{2}(-gov)?-[a-z]+-\d$/.test(v) ? null : 'must be an AWS region such as us-east-1'),
   auth: (v) => (v === 'sigv4' || v === 'api-key' ? null : 'must be sigv4 (an AWS key pair) or api-key (a Bedrock API key)'),
 };
+CLOUD_SETTINGS.vertex = {
+  project: (v) => (/^[a-z][a-z0-9-]{4,28}[a-z0-9]$/.test(v) ? null : 'must be a Google Cloud project id'),
+  location: (v) => (/^(global|[a-z]+-[a-z]+\d+)$/.test(v) ? null : 'must be a Vertex AI location such as us-east5 or global'),
+  token_url: (v) => (/^https?:\/\/[^/]+/.test(v) ? null : 'must be an http(s) URL'),
+};
+CLOUD_SETTINGS['vertex-anthropic'] = CLOUD_SETTINGS.vertex;
 
 function cloudProblems(protocol: Protocol, cloud: Record<string, string> | undefined): string[] {
   if (!cloud) return [];

@@ -25,7 +25,7 @@ const str = (text = 'must be a string') => opt(Type.String(rule(text)));
 const bool = (text = 'must be true or false') => opt(Type.Boolean(rule(text)));
 const strings = (text = 'must be a list of strings') => Type.Array(Type.String(), rule(text));
 
-export const PROTOCOLS = ['openai', 'anthropic', 'google', 'openai-responses', 'azure-openai', 'azure-openai-responses', 'bedrock'] as const;
+export const PROTOCOLS = ['openai', 'anthropic', 'google', 'openai-responses', 'azure-openai', 'azure-openai-responses', 'bedrock', 'vertex', 'vertex-anthropic'] as const;
 export const SPEECH_PROTOCOL_NAMES = ['openai-tts', 'gemini-tts'] as const;
 export const AUDIO_FORMAT_NAMES = ['mp3', 'pcm'] as const;
 export const RERANK_PROTOCOL_NAMES = ['jina', 'cohere', 'voyage'] as const;

@@ -17,6 +17,7 @@ import type { UpstreamError } from '../core/provider-errors.js';
 import { anthropicAdapter } from './anthropic/index.js';
 import { azureBuilder, azureError, onAzure } from './azure/index.js';
 import { awsCredentialProblem, bedrockAdapter } from './bedrock/index.js';
+import { onVertex, serviceAccountProblem } from './vertex/index.js';
 import { anthropicCounter } from './anthropic/count-tokens.js';
 import { geminiTtsAdapter } from './gemini-tts/index.js';
 import { googleAdapter } from './google/index.js';
@@ -101,6 +102,9 @@ export const PROTOCOLS = {
   'azure-openai-responses': { chat: onAzure(openaiResponsesAdapter, 'azure-openai-responses') },
   // Amazon Bedrock's Converse API (docs/clouds.md): SigV4-signed, AWS event-stream framing.
   bedrock: { chat: bedrockAdapter },
+  // Google Vertex AI (docs/clouds.md): Gemini and Anthropic bodies on Vertex URLs, service-account OAuth tokens.
+  vertex: { chat: onVertex(googleAdapter, 'vertex') },
+  'vertex-anthropic': { chat: onVertex(anthropicAdapter, 'vertex-anthropic') },
   anthropic: { chat: anthropicAdapter, countTokens: anthropicCounter },
   google: { chat: googleAdapter, countTokens: googleCounter },
   'openai-tts': { speech: openaiTtsAdapter },
@@ -118,6 +122,7 @@ export const PROTOCOLS = {
  */
 export function keyProblem(p: ProviderDef, key: string): string | null {
   if (p.protocol === 'bedrock' && p.cloud?.auth !== 'api-key') return awsCredentialProblem(key);
+  if (p.protocol === 'vertex' || p.protocol === 'vertex-anthropic') return serviceAccountProblem(key);
   return null;
 }
 

@@ -41,7 +41,7 @@ export interface OtherApi {
 }
 
 /** Wire protocols with an adapter; endpoints of other protocols stay listed but are not routed. */
-export const ROUTABLE_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'anthropic', 'google', 'openai-responses', 'azure-openai', 'azure-openai-responses', 'bedrock']);
+export const ROUTABLE_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'anthropic', 'google', 'openai-responses', 'azure-openai', 'azure-openai-responses', 'bedrock', 'vertex', 'vertex-anthropic']);
 
 export class CatalogService {
   /** What the chat APIs route: every endpoint of a routable protocol except the speech endpoints. */

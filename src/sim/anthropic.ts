@@ -400,7 +400,7 @@ function streamEvents(id: string, model: string, gen: Generation, usage: Usage):
   return events;
 }
 
-function messages(ctx: EndpointContext): Reply {
+export function messages(ctx: EndpointContext): Reply {
   const err = validate(ctx);
   if (err) return err;
   const body = ctx.body as Obj;

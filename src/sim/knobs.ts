@@ -55,6 +55,8 @@ export interface Knobs {
   videoBytes?: number;
   /** API keys (Bearer, `x-api-key`, `x-goog-api-key`, `api-key`) this provider refuses with 401, as a revoked key is. */
   rejectKeys?: string[];
+  /** Vertex AI's token endpoint (`/token`): lifetime, in seconds, of the access tokens it issues (default 3599). */
+  tokenExpiresIn?: number;
 }
 
 export type KnobName = keyof Knobs;
@@ -89,6 +91,7 @@ const SPEC: { readonly [K in KnobName]-?: Kind } = {
   videoFail: 'string',
   videoBytes: 'count',
   rejectKeys: 'list',
+  tokenExpiresIn: 'count',
 };
 
 export const KNOB_NAMES = Object.keys(SPEC) as KnobName[];

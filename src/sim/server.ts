@@ -22,6 +22,7 @@
  */
 import { azureEndpoints } from './azure.js';
 import { bedrockEndpoints } from './bedrock.js';
+import { vertexEndpoints } from './vertex.js';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -102,7 +103,7 @@ export interface Simulator {
 }
 
 /** Endpoints served for every provider (other protocols get appended here). */
-const ENDPOINTS: Endpoint[] = [...openaiEndpoints, ...anthropicEndpoints, ...responsesEndpoints, ...geminiEndpoints, ...azureEndpoints, ...bedrockEndpoints];
+const ENDPOINTS: Endpoint[] = [...openaiEndpoints, ...anthropicEndpoints, ...responsesEndpoints, ...geminiEndpoints, ...azureEndpoints, ...bedrockEndpoints, ...vertexEndpoints];
 // Video generation jobs: OpenAI Videos API and Google Veo long-running operations (video.ts).
 ENDPOINTS.push(...videoEndpoints);
 // Embeddings (embeddings.ts), transcriptions (stt.ts), rerank (rerank.ts: /v1/rerank Jina-style, /v2/rerank Cohere).
@@ -352,6 +353,9 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
       // Uploads (transcriptions): fields as strings, files as { filename, contentType, data: Buffer }.
       body = parseMultipart(raw, headers['content-type']!);
       badJson = body === null;
+    } else if (text !== undefined && /^application\/x-www-form-urlencoded/i.test(headers['content-type'] ?? '')) {
+      // Form posts (OAuth token endpoints): the endpoint reads `rawBody`.
+      body = undefined;
     } else if (text !== undefined) {
       try {
         body = JSON.parse(text);

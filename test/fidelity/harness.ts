@@ -17,6 +17,8 @@ import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { ResponseStream } from 'openai/lib/responses/ResponseStream';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
+import { generateKeyPairSync } from 'node:crypto';
+import { trustServiceAccount } from '../../src/sim/index.js';
 import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
 import { geminiFinish } from './gemini-client.js';
 
@@ -27,20 +29,26 @@ export type TextWire = 'openai' | 'anthropic' | 'google' | 'openai-responses';
 /** Every upstream wire format (what the answers and requests look like): Bedrock's Converse is binary when streamed. */
 export type Wire = TextWire | 'bedrock';
 /** The upstream protocols: every wire, and the clouds that speak one of them on their own URLs and auth. */
-export type Upstream = Wire | 'azure-openai' | 'azure-openai-responses';
+export type Upstream = Wire | 'azure-openai' | 'azure-openai-responses' | 'vertex' | 'vertex-anthropic';
 export const APIS: Api[] = ['chat', 'responses', 'messages', 'gemini'];
 export const WIRES: TextWire[] = ['openai', 'anthropic', 'google', 'openai-responses'];
-export const UPSTREAMS: Upstream[] = [...WIRES, 'azure-openai', 'azure-openai-responses', 'bedrock'];
+export const UPSTREAMS: Upstream[] = [...WIRES, 'azure-openai', 'azure-openai-responses', 'bedrock', 'vertex', 'vertex-anthropic'];
+
+/** The service account of the Vertex AI upstreams: its key file (the provider key), trusted by the simulator. */
+const VERTEX_KEYS = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const VERTEX_EMAIL = 'fidelity@sim-project.iam.gserviceaccount.com';
+trustServiceAccount(VERTEX_EMAIL, VERTEX_KEYS.publicKey.export({ type: 'spki', format: 'pem' }) as string);
+const VERTEX_SA = JSON.stringify({ type: 'service_account', project_id: 'sim-project', client_email: VERTEX_EMAIL, private_key_id: 'k1', private_key: VERTEX_KEYS.privateKey.export({ type: 'pkcs8', format: 'pem' }) });
 /** The wire format a protocol speaks. */
 export function wireOf(up: Upstream): Wire {
-  return up === 'azure-openai' ? 'openai' : up === 'azure-openai-responses' ? 'openai-responses' : up;
+  return up === 'azure-openai' ? 'openai' : up === 'azure-openai-responses' ? 'openai-responses' : up === 'vertex' ? 'google' : up === 'vertex-anthropic' ? 'anthropic' : up;
 }
 
 /** Prices (USD per token) of the fidelity endpoints: one set for all, so that costs are easy to check. */
 export const PRICE = { prompt: 0.000002, completion: 0.00001, input_cache_read: 0.0000002, input_cache_write: 0.0000025 };
 
 /** Gateway model, simulated provider (its path prefix on the simulator, and its knobs) and base-URL suffix per protocol. */
-export const ROUTE: Record<Upstream, { model: string; sim: string; slug: string; version: string; upstream?: string; key?: string; cloud?: Record<string, string> }> = {
+export const ROUTE: Record<Upstream, { model: string; sim: string; slug: string; version: string; upstream?: string; key?: string; cloud?: Record<string, string>; tokenUrl?: boolean }> = {
   openai: { model: 'fid/openai', sim: 'sim-a', slug: 'fid-openai', version: 'v1' },
   anthropic: { model: 'fid/anthropic', sim: 'sim-anthropic', slug: 'fid-anthropic', version: 'v1' },
   google: { model: 'fid/google', sim: 'sim-google', slug: 'fid-google', version: 'v1beta' },
@@ -50,6 +58,9 @@ export const ROUTE: Record<Upstream, { model: string; sim: string; slug: string;
   'azure-openai-responses': { model: 'fid/azure-responses', sim: 'sim-azure-responses', slug: 'fid-azure-responses', version: '' },
   // Amazon Bedrock Converse: SigV4-signed with a simulated key pair; a model id with `:` (escaped in the signed path).
   bedrock: { model: 'fid/bedrock', sim: 'sim-bedrock', slug: 'fid-bedrock', version: '', upstream: 'anthropic.claude-sim-v1:0', key: 'AKIDSIMFIDELITY:simsecret/AKIDSIMFIDELITY', cloud: { region: 'us-east-1' } },
+  // Google Vertex AI: a service account's OAuth token (exchanged at the simulator's token endpoint, not through the tap).
+  vertex: { model: 'fid/vertex', sim: 'sim-vertex', slug: 'fid-vertex', version: '', upstream: 'gemini-sim', key: VERTEX_SA, cloud: { location: 'us-east5' }, tokenUrl: true },
+  'vertex-anthropic': { model: 'fid/vertex-anthropic', sim: 'sim-vertex-anthropic', slug: 'fid-vertex-anthropic', version: '', upstream: 'claude-sim@20250929', key: VERTEX_SA, cloud: { location: 'us-east5' }, tokenUrl: true },
 };
 
 // ------------------------------------------------------------------------------------------------ the tap
@@ -152,19 +163,20 @@ const PRICING = Object.fromEntries(Object.entries(PRICE).map(([k, v]) => [k, v.t
 /** The gateway (SQLite), the simulator, the tap, and one official client per SDK. */
 export async function startFidelityEnv(): Promise<FidelityEnv> {
   const tap = await Tap.start();
-  const providers = Object.values(ROUTE).map((r, i) => ({
-    slug: r.slug,
-    name: `Fidelity ${r.slug.slice(4)}`,
-    protocol: UPSTREAMS[i],
-    base_url: r.version ? `${tap.url}/${r.sim}/${r.version}` : `${tap.url}/${r.sim}`,
-    // The clouds require a credential (the simulator checks Azure's api-key header).
-    ...(r.version ? { no_auth: true } : { api_key: r.key ?? `${r.slug}-key` }),
-    ...(r.cloud ? { cloud: r.cloud } : {}),
-    data_policy: { ...ZDR },
-  }));
+  const providers = (simUrl: string) =>
+    Object.values(ROUTE).map((r, i) => ({
+      slug: r.slug,
+      name: `Fidelity ${r.slug.slice(4)}`,
+      protocol: UPSTREAMS[i],
+      base_url: r.version ? `${tap.url}/${r.sim}/${r.version}` : `${tap.url}/${r.sim}`,
+      // The clouds require a credential (the simulator checks Azure's api-key header, SigV4, OAuth tokens).
+      ...(r.version ? { no_auth: true } : { api_key: r.key ?? `${r.slug}-key` }),
+      ...(r.cloud || r.tokenUrl ? { cloud: { ...r.cloud, ...(r.tokenUrl ? { token_url: `${simUrl}/${r.sim}/token` } : {}) } } : {}),
+      data_policy: { ...ZDR },
+    }));
   const models = Object.values(ROUTE).map((r) => ({ id: r.model, name: r.model, context_length: 200000, input_modalities: ['text', 'image'] }));
   const endpoints = Object.values(ROUTE).map((r) => ({ model: r.model, provider: r.slug, upstream_model: r.upstream ?? `${r.sim}-model`, pricing: { ...PRICING }, supported_parameters: [...PARAMS] }));
-  const env = await startChatEnv('sqlite', { catalog: { providers, models, endpoints } });
+  const env = await startChatEnv('sqlite', { catalog: (simUrl) => ({ providers: providers(simUrl), models, endpoints }) });
   tap.target = env.sim.url;
   const openai = new OpenAI({ baseURL: env.t.api, apiKey: env.key, maxRetries: 0 });
   // The gateway takes its keys as bearer tokens: the Anthropic SDK's `authToken`.

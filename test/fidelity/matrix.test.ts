@@ -1,10 +1,11 @@
 /**
  * Fidelity matrix: every inbound API (chat completions, responses, messages, Gemini generateContent) × every upstream
  * protocol (OpenAI chat, Anthropic Messages, Google Gemini, OpenAI Responses, and Azure OpenAI's chat completions and
- * Responses on Azure's URLs and auth, Amazon Bedrock Converse signed with SigV4) × non-streaming / streaming × {text,
+ * Responses on Azure's URLs and auth, Amazon Bedrock Converse signed with SigV4, Gemini and Anthropic on Google Vertex AI
+ * with service-account tokens) × non-streaming / streaming × {text,
  * multi-turn tool round trip, image input, JSON-schema answer, reasoning, reasoning before a tool round trip
  * (signatures / encrypted reasoning replayed upstream), usage with cache and reasoning tokens, truncation}:
- * 4 × 7 × 2 × 8 = 448 cases.
+ * 4 × 9 × 2 × 8 = 576 cases.
  *
  * Clients are the official SDKs only (`openai`: chat.completions.create, responses.create; `@anthropic-ai/sdk`:
  * messages.create, messages.stream().finalMessage(); `@google/genai`: models.generateContent,
@@ -69,6 +70,13 @@ async function turn(api: Api, up: Upstream, body: Json, stream: boolean): Promis
     expect(exchange.path).toBe('/sim-azure-responses/openai/responses?api-version=2025-04-01-preview');
     expect(exchange.request.model).toBe('sim-azure-responses-model');
   }
+  // Vertex AI's URL shape: project, location, publisher; the Anthropic body without its model.
+  if (up === 'vertex') expect(exchange.path).toMatch(/^\/sim-vertex\/v1\/projects\/sim-project\/locations\/us-east5\/publishers\/google\/models\/gemini-sim:(generateContent|streamGenerateContent\?alt=sse)$/);
+  if (up === 'vertex-anthropic') {
+    expect(exchange.path).toMatch(/^\/sim-vertex-anthropic\/v1\/projects\/sim-project\/locations\/us-east5\/publishers\/anthropic\/models\/claude-sim@20250929:(rawPredict|streamRawPredict)$/);
+    expect(exchange.request).toMatchObject({ anthropic_version: 'vertex-2023-10-16' });
+    expect(exchange.request.model).toBeUndefined();
+  }
   return { client, upstream: upstreamObserved(up, exchange), exchange };
 }
 
@@ -114,6 +122,8 @@ const USAGE_KNOBS: Record<Upstream, Record<string, number>> = {
   'azure-openai': { cachedTokens: 5, reasoningTokens: 4, completionTokens: 9 },
   'azure-openai-responses': { cachedTokens: 5, cacheWriteTokens: 3, reasoningTokens: 4, completionTokens: 9 },
   bedrock: { cachedTokens: 5, cacheWriteTokens: 3, completionTokens: 9 },
+  vertex: { cachedTokens: 5, reasoningTokens: 4, completionTokens: 9 },
+  'vertex-anthropic': { cachedTokens: 5, cacheWriteTokens: 3, completionTokens: 9 },
 };
 
 const LONG_PROMPT = 'Summarize the plot of a short story about two cats who go on an adventure in a sunlit meadow near a quiet cottage.';
