@@ -202,6 +202,23 @@ describe('BYOK (SQLite)', () => {
       await env.t.call('DELETE', `/byok/${id}`);
     }
   });
+
+  it('workspace budgets count BYOK spend only with include_byok_in_budgets', async () => {
+    const ws = (await env.t.call('POST', '/workspaces', { body: { name: 'Team B', slug: 'team-b' } })).body.data.id as string;
+    const k = await createInferenceKey(env.t, { name: 'team-b key', workspace_id: ws });
+    const id = (await env.t.call('POST', '/byok', { body: { provider: 'sim-own', key: SECRET, workspace_id: ws } })).body.data.id;
+    try {
+      // $0.00004 a day: room for one counted request ($0.00003), never two.
+      expect((await env.t.call('PUT', `/workspaces/${ws}/budgets/daily`, { body: { limit_usd: 0.00004, include_byok_in_budgets: false } })).status).toBe(200);
+      for (let i = 0; i < 3; i++) expect((await ask(k.key, ['sim-own'])).usage.is_byok).toBe(true);
+      await env.t.gw.svc.recorder.flush();
+      // Counted from now on: the BYOK spend of the day ($0.00009) fills the budget.
+      expect((await env.t.call('PUT', `/workspaces/${ws}/budgets/daily`, { body: { limit_usd: 0.00004, include_byok_in_budgets: true } })).status).toBe(200);
+      expect(await ask(k.key, ['sim-own']).catch((e: { status?: number }) => e.status)).toBe(402);
+    } finally {
+      await env.t.call('DELETE', `/byok/${id}`);
+    }
+  });
 });
 
 /** A simulator and a catalog file with test/own, for gateways started by hand. */
