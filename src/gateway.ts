@@ -202,7 +202,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     serverTools,
     speech: new SpeechService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, byok }),
     embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep, byok }),
-    countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now }),
+    countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now, byok }),
     transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, byok }),
     rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep, byok }),
     guardrails,
