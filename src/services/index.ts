@@ -27,6 +27,7 @@ import type { SpendService } from './spend/index.js';
 import type { CreditService } from './spend/credits.js';
 import type { WorkspaceBudgetService } from './spend/budgets.js';
 import type { ByokService } from './byok.js';
+import type { FileService } from './files/index.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -74,6 +75,8 @@ export interface Services {
   budgets: WorkspaceBudgetService;
   /** BYOK credentials (/byok; docs/byok.md): management and the credentials each request may route on. */
   byok: ByokService;
+  /** Files (/files; docs/files.md). */
+  files: FileService;
   /** Readiness checks (name → check) of GET /ready: the store first, then the subsystems that register one. */
   readiness: Map<string, () => Promise<boolean>>;
   /** Work to finish at shutdown after the server stopped accepting (flush usage, stop workers). */

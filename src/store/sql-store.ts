@@ -15,6 +15,7 @@ import { selectGenerationPage, type GenerationLogQuery } from './generation-log.
 import { runAnalytics, type AnalyticsQuery } from './analytics.js';
 import { insertFeedback, selectFeedback, type GenerationFeedbackRow } from './feedback.js';
 import { insertByok, nextByokSortOrder, selectActiveByok, selectByok, updateByok, type ByokCredentialPatch, type ByokCredentialRow } from './byok.js';
+import { deleteFileRow, insertFile, selectFile, selectFiles, selectParse, upsertParse, workspaceFileBytes, type FileParseRow, type FileRow } from './files.js';
 import {
   ConflictError,
   type ActivityRow,
@@ -73,7 +74,7 @@ const BOOL_COLUMNS = new Set([
   'enable_free_model_training',
   'enable_paid_model_training',
 ]);
-const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'model_aliases']);
+const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'pipeline', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'model_aliases']);
 // Video jobs (docs/videos.md): `error` is shared with generations (a JSON value: here a string).
 for (const c of ['request_body', 'content_refs']) JSON_COLUMNS.add(c);
 // Guardrail content filters (docs/guardrails.md).
@@ -124,6 +125,7 @@ const GENERATION_COLUMNS = [
   'native_tokens_cached', 'native_tokens_cache_write', 'total_cost', 'upstream_inference_cost', 'is_byok', 'latency_ms', 'ttft_ms',
   'generation_time_ms', 'attempts', 'error', 'preset_id', 'session_id', 'created_at',
   'total_cost_nano', 'upstream_inference_cost_nano',
+  'pipeline',
 ] as const;
 /**
  * USD columns (rows carry USD numbers), each with its exact twin `<column>_nano` in integer nano-dollars
@@ -563,6 +565,35 @@ export class SqlStore implements Store {
 
   nextByokSortOrder(provider: string, workspaceId: string | null): Promise<number> {
     return nextByokSortOrder(this.db, provider, workspaceId);
+  }
+
+  /** Files (store/files.ts). */
+  insertFile(row: FileRow): Promise<void> {
+    return insertFile(this.db, row);
+  }
+
+  getFile(workspace_id: string, id: string): Promise<FileRow | null> {
+    return selectFile(this.db, workspace_id, id);
+  }
+
+  listFiles(workspace_id: string, after: string | null, limit: number): Promise<FileRow[]> {
+    return selectFiles(this.db, workspace_id, after, limit);
+  }
+
+  workspaceFileBytes(workspace_id: string): Promise<number> {
+    return workspaceFileBytes(this.db, workspace_id);
+  }
+
+  deleteFile(workspace_id: string, id: string): Promise<boolean> {
+    return deleteFileRow(this.db, workspace_id, id);
+  }
+
+  getFileParse(sha256: string, engine: string): Promise<FileParseRow | null> {
+    return selectParse(this.db, sha256, engine);
+  }
+
+  putFileParse(row: FileParseRow): Promise<void> {
+    return upsertParse(this.db, row);
   }
 
   /** Feedback on generations (store/feedback.ts). */
