@@ -49,6 +49,8 @@ export interface GatewayConfig {
   migrate: 'auto' | 'off';
   /** Spend control (docs/spend.md): the organization's credit balance, and what limited requests get without Redis. */
   spend: SpendConfig;
+  /** Secrets at rest (BYOK credentials; docs/byok.md): the current key and older ones still accepted for reading. */
+  encryption: { key: string | null; previous: string[] };
   /** The web console at `/console` (docs/console.md): served (default) or not (`GATEWAY_CONSOLE=off`). */
   console: boolean;
   /** Files (docs/files.md): where uploads are stored, and each workspace's quota. */
@@ -144,6 +146,8 @@ const FILE_KEYS: Record<string, string> = {
   credits: 'GATEWAY_CREDITS',
   spend_redis_down: 'GATEWAY_SPEND_REDIS_DOWN',
   spend_heartbeat_ttl_ms: 'GATEWAY_SPEND_HEARTBEAT_TTL_MS',
+  encryption_key: 'GATEWAY_ENCRYPTION_KEY',
+  encryption_key_previous: 'GATEWAY_ENCRYPTION_KEY_PREVIOUS',
   files_dir: 'GATEWAY_FILES_DIR',
   files_quota_bytes: 'GATEWAY_FILES_QUOTA_BYTES',
   files_s3_bucket: 'GATEWAY_FILES_S3_BUCKET',
@@ -318,6 +322,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     heartbeatTtlMs: intSetting('GATEWAY_SPEND_HEARTBEAT_TTL_MS', merged.GATEWAY_SPEND_HEARTBEAT_TTL_MS, 10_000, 300, 600_000, problems),
   };
 
+  const encryptionKey = merged.GATEWAY_ENCRYPTION_KEY || null;
+  const previousKeys = (merged.GATEWAY_ENCRYPTION_KEY_PREVIOUS || '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const [name, k] of [...(encryptionKey ? [['GATEWAY_ENCRYPTION_KEY', encryptionKey]] : []), ...previousKeys.map((k) => ['GATEWAY_ENCRYPTION_KEY_PREVIOUS', k])]) {
+    if (k.length < 32 || /\s/.test(k)) problems.push(`${name} must be at least 32 characters without spaces (use a random secret, e.g. openssl rand -base64 32)`);
+  }
+  if (previousKeys.length > 0 && !encryptionKey) problems.push('GATEWAY_ENCRYPTION_KEY_PREVIOUS needs GATEWAY_ENCRYPTION_KEY (the key new secrets are sealed with)');
+  const encryption = { key: encryptionKey, previous: previousKeys };
+
   const consoleSetting = (merged.GATEWAY_CONSOLE || 'on').toLowerCase();
   if (!['on', 'off', 'true', 'false', '1', '0'].includes(consoleSetting)) problems.push(`GATEWAY_CONSOLE must be on or off (got "${merged.GATEWAY_CONSOLE}")`);
   const consoleOn = consoleSetting === 'on' || consoleSetting === 'true' || consoleSetting === '1';
@@ -349,5 +361,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const workers = workerCount(merged.GATEWAY_WORKERS, databaseUrl, redisUrl, problems);
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return { files, moderation, console: consoleOn, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend, upstream, workers };
+  return {
+    files, moderation, console: consoleOn, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs,
+    shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file,
+    video, metrics, webSearch, webFetch, migrate, spend, upstream, workers, encryption,
+  };
 }

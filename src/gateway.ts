@@ -11,6 +11,8 @@ import type { GatewayConfig } from './config.js';
 import { buildApp, type RoutePlugin } from './http/app.js';
 import { openStore } from './store/sql-store.js';
 import type { Store } from './store/types.js';
+import { ByokService } from './services/byok.js';
+import { configureSecrets, SecretKeyring } from './services/secrets-crypto.js';
 import { LocalBus, RedisBus } from './services/invalidation.js';
 import { KeyService } from './services/keys.js';
 import { MemberService, newMemberId } from './services/members.js';
@@ -149,6 +151,11 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // With Redis, every instance counts the others' not-yet-written spend in limits and budgets.
   const sharedSpend = config.redisUrl ? new SharedSpend(config.redisUrl, logger) : null;
   const recorder = new GenerationRecorder(store, logger, opts.recorder ?? { intervalMs: config.recordFlushMs, batchSize: 500 }, sharedSpend);
+  // BYOK credentials (docs/byok.md): sealed with GATEWAY_ENCRYPTION_KEY; routed from an in-memory table.
+  const keyring = new SecretKeyring(config.encryption.key, config.encryption.previous);
+  configureSecrets(keyring);
+  const byok = new ByokService({ store, bus, keyring, catalog, workspaces, log: logger, ttlMs: config.keyCacheTtlMs, now });
+  await byok.refresh();
   const guardrails = new GuardrailService({ store, bus, catalog, workspaces, recorder, ttlMs: config.keyCacheTtlMs, now, log: logger, seed: orgSeed });
   // The response cache: in memory, or shared in Redis; a step around the attempts of the APIs that offer it.
   const cache = new ResponseCache(config.redisUrl, logger, now);
@@ -172,6 +179,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     now,
     options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs, unknownModelFallback: config.unknownModelFallback },
     cache: cacheStep,
+    byok,
     // Request plugins (docs/plugins.md): file inputs and file-parser, middle-out, moderation, response-healing.
     plugins: new PluginSteps({ catalog, fileInputs: new FileInputs({ files, store, now }), moderation: new Moderation(config.moderation), now }),
   });
@@ -208,15 +216,16 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     chat,
     cache,
     serverTools,
-    speech: new SpeechService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
-    embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep }),
-    countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now }),
-    transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
-    rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep }),
+    speech: new SpeechService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, byok }),
+    embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep, byok }),
+    countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now, byok }),
+    transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, byok }),
+    rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep, byok }),
     guardrails,
     spend,
     credits,
     budgets,
+    byok,
     videos,
     files,
     readiness: new Map([

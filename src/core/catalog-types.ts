@@ -4,7 +4,7 @@
  */
 
 /** Upstream wire protocols the gateway can speak. */
-export type Protocol = 'openai' | 'anthropic' | 'google' | 'openai-responses';
+export type Protocol = 'openai' | 'anthropic' | 'google' | 'openai-responses' | 'azure-openai' | 'azure-openai-responses' | 'bedrock' | 'vertex' | 'vertex-anthropic';
 
 /**
  * Upstream text-to-speech APIs (docs/speech.md). Kept apart from `Protocol` on purpose: a provider's `protocol` is its
@@ -65,6 +65,11 @@ export interface ProviderDef {
    * `/responses/input_tokens`): `openai-responses` for an OpenAI chat-protocol provider that also serves that one.
    */
   tokenCounting?: 'openai-responses';
+  /**
+   * Settings of a cloud protocol (docs/clouds.md), validated per protocol when the catalog is built: Azure
+   * `api_version`, `auth` (`api-key` | `entra`); Bedrock `region`, `auth` (`sigv4` | `api-key`); Vertex `project`, `location`, `token_url`.
+   */
+  cloud?: Record<string, string>;
 }
 
 export interface Timeouts {

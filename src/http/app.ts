@@ -44,6 +44,7 @@ import geminiRoutes, { GEMINI_BASE } from './routes/gemini.js';
 import { GEMINI_SHARED_SCHEMAS } from './schemas/gemini.js';
 import creditRoutes from './routes/credits.js';
 import workspaceBudgetRoutes, { WorkspaceBudgetView } from './routes/workspace-budgets.js';
+import byokRoutes, { ByokView } from './routes/byok.js';
 import type { Services } from '../services/index.js';
 
 /** A request's child logger, created by pino only when first used (most requests log only their access line). */
@@ -115,6 +116,7 @@ export const API_ROUTES: readonly RoutePlugin[] = [
   guardrailRoutes, // /guardrails
   creditRoutes, // /credits, /credits/adjustments
   workspaceBudgetRoutes, // /workspaces/:id/budgets
+  byokRoutes, // /byok, /byok/:id
   inferenceRoutes, // /chat/completions, /responses, /messages
   generationRoutes, // /generation
   generationsLogRoutes, // /generations
@@ -237,7 +239,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
 
   // Shared schemas live on the root instance only: a plugin that calls addSchema gets a schema controller of its own,
   // which drops the validator compiler set above (its bodies would be coerced by Fastify's default Ajv).
-  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView, MemberView, VideoJob, WorkspaceBudgetView, ...GEMINI_SHARED_SCHEMAS]) app.addSchema(s);
+  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView, MemberView, VideoJob, WorkspaceBudgetView, ByokView, ...GEMINI_SHARED_SCHEMAS]) app.addSchema(s);
 
   await app.register(swagger, {
     openapi: {

@@ -30,7 +30,7 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
 };
 
 /** Wire protocols with an embeddings adapter (OpenAI's `/embeddings`); other endpoints of embedding models are not routed. */
-export const EMBEDDING_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai']);
+export const EMBEDDING_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'azure-openai']);
 
 /** Wire protocols with a transcription adapter (OpenAI's `/audio/transcriptions`). */
 export const TRANSCRIPTION_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai']);
@@ -49,7 +49,7 @@ export interface OtherApi {
 }
 
 /** Wire protocols with an adapter; endpoints of other protocols stay listed but are not routed. */
-export const ROUTABLE_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'anthropic', 'google', 'openai-responses']);
+export const ROUTABLE_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'anthropic', 'google', 'openai-responses', 'azure-openai', 'azure-openai-responses', 'bedrock', 'vertex', 'vertex-anthropic']);
 
 export class CatalogService {
   /** What the chat APIs route: every endpoint of a routable protocol except the speech endpoints. */

@@ -40,6 +40,7 @@ import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import { StreamOut } from './reply-stream.js';
 import { cachedJson, cachedStream, type CacheAsk, type CacheStep, type JsonReply } from './attempts/cache-step.js';
+import { attemptKey, type ByokService } from './byok.js';
 
 export interface ChatOptions {
   /** Interval of `: GATEWAY PROCESSING` comments while a stream waits (ms). */
@@ -77,7 +78,7 @@ interface Prepared {
   sessionId: string | null;
   dropped: Map<string, string[]>;
   /** Ends the request's in-flight count against the key's limit (idempotent; called by record and by the route). */
-  release: (cost: number | null) => void;
+  release: (cost: number | null, byok?: boolean) => void;
   /** `gateway_metadata.pipeline` entries (content guardrails). */
   pipeline?: PipelineEntry[];
   /** Content guardrails on a streamed reply (null: none apply, or the reply is not streamed). */
@@ -131,6 +132,8 @@ export class ChatService {
       plugins?: PluginSteps;
       /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
       attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
+      /** BYOK credentials (docs/byok.md): absent = the operator's keys only. */
+      byok?: ByokService;
       now?: () => number;
       rng?: () => number;
     },
@@ -234,6 +237,7 @@ export class ChatService {
       endpointPolicy: policy?.endpointPolicy,
       catalog: this.deps.catalog.route,
       hasCredentials: this.deps.catalog.hasCredentials,
+      byok: this.deps.byok?.routing(call.key),
       health: this.deps.health.health,
       params: ir ? irParams(ir) : requestParams(body),
       provider,
@@ -281,7 +285,7 @@ export class ChatService {
       strategy: o.attempt && o.attempt.model !== p.plan.attempts[0]?.model ? 'fallback' : p.plan.strategy,
       summary,
       region: 'self-hosted',
-      is_byok: false,
+      is_byok: o.attempt?.byok !== undefined,
       endpoints: {
         total: p.plan.considered.filter((c) => c.provider).length,
         available: available.map((c) => ({ model: c.model, provider: c.provider, selected: `${c.model}|${c.tag}` === selected })),
@@ -320,7 +324,7 @@ export class ChatService {
       native_tokens_cache_write: u?.cacheWriteTokens ?? 0,
       total_cost: cost,
       upstream_inference_cost: cost,
-      is_byok: false,
+      is_byok: o.attempt?.byok !== undefined,
       latency_ms: Math.round(end - o.started),
       ttft_ms: o.ttftMs,
       generation_time_ms: o.firstTokenAt !== null ? Math.round(end - o.firstTokenAt) : null,
@@ -334,7 +338,7 @@ export class ChatService {
     };
     this.deps.recorder.record(row);
     // After the record: its spend is counted (and, with Redis, sent) before the request stops counting as in flight.
-    p.release(cost);
+    p.release(cost, o.attempt?.byok !== undefined);
     if (o.attempt && o.status === 200 && p.sessionId) {
       if (this.sessions.size > 50_000) this.sessions.clear();
       this.sessions.set(`${call.key.workspace_id}|${p.sessionId}`, { model: o.attempt.model, tag: o.attempt.endpoint.tag, at: end });
@@ -345,8 +349,11 @@ export class ChatService {
 
   /** Sends one attempt; resolves with the 2xx exchange (the caller closes it), or throws the mapped UpstreamError. */
   private send(p: Prepared, a: Attempt, call: ChatCall, codec: AttemptCodec, stream: boolean): Promise<UpstreamExchange> {
-    const { req, dropped } = codec.request({ provider: a.provider, endpoint: a.endpoint, apiKey: this.deps.catalog.apiKey(a.provider) }, stream);
+    const ctx = { provider: a.provider, endpoint: a.endpoint, apiKey: attemptKey(this.deps, a) };
+    const { req, dropped } = codec.request(ctx, stream);
     if (dropped.length > 0) p.dropped.set(`${a.model}|${a.endpoint.tag}`, dropped);
+    // Signed or token-authenticated protocols (SigV4, OAuth) finish the request here.
+    if (codec.authorize) return codec.authorize(req, ctx).then((signed) => sendAttempt(this.deps.http, signed, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel));
     return sendAttempt(this.deps.http, req, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel);
   }
 
@@ -377,6 +384,7 @@ export class ChatService {
         upstream_inference_cost: cost ? cost.cost : null,
       },
     };
+    if (a.byok) meta.is_byok = true;
     if (withCost && call.wantMetadata) meta.gateway_metadata = this.metadata(p, o, attempts);
     return meta;
   }
@@ -581,7 +589,7 @@ export class ChatService {
   private async pipe(cur: Relay, session: StreamSession, res: UpstreamExchange, out: StreamOut, o: Outcome, t0: number): Promise<void> {
     const decoder = new StringDecoder('utf8'); // keeps characters split across reads; cheaper than TextDecoder
     for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) {
-      const text = session.push(decoder.write(chunk));
+      const text = session.push(session.binary ? chunk : decoder.write(chunk));
       if (session.contentStarted && o.firstTokenAt === null) {
         o.firstTokenAt = this.now();
         o.ttftMs = Math.round(o.firstTokenAt - t0);

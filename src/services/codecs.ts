@@ -44,7 +44,9 @@ export interface StreamSession {
    * Client bytes for the next upstream text. An upstream error is thrown — unless output was produced earlier in the
    * same text: then that output is returned and the error is left in `failure` for the caller to raise after writing.
    */
-  push(text: string): string;
+  push(text: string | Uint8Array): string;
+  /** The upstream stream is binary (AWS event stream): `push` takes the raw bytes of each read. */
+  readonly binary: boolean;
   readonly failure: UpstreamError | null;
   /** True once content (a token, a tool call, reasoning) has been produced for the client. */
   readonly contentStarted: boolean;
@@ -64,6 +66,8 @@ export interface StreamSession {
 
 export interface AttemptCodec {
   request(ctx: UpstreamContext, stream: boolean): { req: UpstreamHttpRequest; dropped: string[] };
+  /** The upstream protocol's last step before sending (signing, OAuth tokens); absent when `request` is final. */
+  authorize?(req: UpstreamHttpRequest, ctx: UpstreamContext): Promise<UpstreamHttpRequest>;
   parseError(status: number, text: string, headers: Record<string, string | string[] | undefined>): UpstreamError;
   parse(text: string): ParsedAnswer;
   openStream(meta: AnswerMeta): StreamSession;
@@ -92,7 +96,7 @@ export function chatUsageView(u: TokenUsage | null, raw: OpenAIUsage | null, met
   completion.reasoning_tokens = t.reasoningTokens ?? 0;
   out.completion_tokens_details = completion;
   out.cost = meta.cost;
-  out.is_byok = false;
+  out.is_byok = meta.is_byok === true;
   out.cost_details = meta.cost_details;
   return out;
 }
@@ -228,13 +232,14 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
       const ourPrefix = chunkPrefix(meta.id, meta.created, meta.model, meta.provider);
       let upstreamPrefix: string | null = null;
       const s = {
+        binary: false,
         contentStarted: false,
         failure: null as UpstreamError | null,
         finish: null as string | null,
         native: null as string | null,
         upstreamId: null as string | null,
-        push(text: string): string {
-          parser.feed(text);
+        push(input: string | Uint8Array): string {
+          parser.feed(typeof input === 'string' ? input : Buffer.from(input).toString('utf8'));
           // One write per upstream read: every event decoded from it, in order.
           let out = '';
           try {
@@ -409,6 +414,7 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
       else if (ir.dropped_fields) dropped.push(...ir.dropped_fields);
       return { req, dropped };
     },
+    ...(upstream.authorize ? { authorize: upstream.authorize.bind(upstream) } : {}),
     parseError: (status, text, headers) => upstream.parseError(status, text, headers),
     parse(text) {
       let res = upstream.parseResponse(text);
@@ -429,6 +435,7 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
       // Content guardrails on the output (core/content-filters/ir-stream.ts): deltas redacted as they pass.
       const guard = filters ? new IrStreamGuard(filters) : null;
       const s = {
+        binary: decoder.pushBytes !== undefined,
         get blocked() {
           return guard?.blocked ?? null;
         },
@@ -474,10 +481,10 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
           }
           return out;
         },
-        push(text: string): string {
+        push(input: string | Uint8Array): string {
           let events: IrStreamEvent[];
           try {
-            events = decoder.push(text);
+            events = typeof input === 'string' ? decoder.push(input) : decoder.pushBytes!(input);
           } catch (err) {
             throw err instanceof UpstreamError ? err : new UpstreamError(502, 'Provider sent an invalid stream', 'provider_unavailable', 200, String(err));
           }

@@ -33,6 +33,14 @@ export function keyUsage(batch: readonly GenerationRow[]): KeyUsageDelta[] {
   return [...byKeyDay.values()];
 }
 
+/**
+ * The id under which a key's BYOK spend is counted while not yet written (`unflushedSpend`, the shared pending
+ * counters): apart from its other spend, which is all that a limit without `include_byok_*` counts (docs/byok.md).
+ */
+export function byokSpendId(hash: string): string {
+  return `${hash}+byok`;
+}
+
 /** What a non-streamed, single-answer request (embeddings, transcriptions) records; the other fields take their defaults. */
 export interface AnswerOutcome {
   id: string;
@@ -41,7 +49,7 @@ export interface AnswerOutcome {
   apiType: string;
   requestedModel: string;
   /** The endpoint that served (or failed last, for an error after it), or null. */
-  attempt: { model: string; provider: { slug: string }; endpoint: { tag: string } } | null;
+  attempt: { model: string; provider: { slug: string }; endpoint: { tag: string }; byok?: unknown } | null;
   status: number;
   error: { status: number; message: string } | null;
   promptTokens: number;
@@ -79,7 +87,7 @@ export function answerRecord(o: AnswerOutcome): GenerationRow {
     native_tokens_cache_write: 0,
     total_cost: o.cost,
     upstream_inference_cost: o.cost,
-    is_byok: false,
+    is_byok: o.attempt?.byok !== undefined,
     latency_ms: Math.round(o.end - o.started),
     ttft_ms: null,
     generation_time_ms: o.status === 200 ? Math.round(o.end - o.started) : null,
@@ -97,7 +105,7 @@ export class GenerationRecorder {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private closed = false;
-  /** Spend recorded by this instance but not yet flushed, per key (read by limit checks). */
+  /** Spend recorded by this instance but not yet flushed, per key (read by limit checks); BYOK spend under `byokSpendId`. */
   readonly unflushedSpend = new Map<string, number>();
   /** Successful flushes so far: a cached database total plus `unflushedSpend` is exact while this is unchanged. */
   flushes = 0;
@@ -121,8 +129,9 @@ export class GenerationRecorder {
     this.queue.push(row);
     this.pending.set(row.id, row);
     if (row.total_cost) {
-      this.unflushedSpend.set(row.key_hash, nanoToUsd(usdToNano(this.unflushedSpend.get(row.key_hash) ?? 0) + usdToNano(row.total_cost)));
-      this.shared?.add(row.key_hash, row.total_cost);
+      const id = row.is_byok ? byokSpendId(row.key_hash) : row.key_hash;
+      this.unflushedSpend.set(id, nanoToUsd(usdToNano(this.unflushedSpend.get(id) ?? 0) + usdToNano(row.total_cost)));
+      this.shared?.add(id, row.total_cost);
     }
     if (this.queue.length >= this.opts.batchSize) this.flush().catch(() => undefined);
     else if (!this.timer && !this.closed) {
@@ -187,16 +196,18 @@ export class GenerationRecorder {
     if (rows.length === 0) return;
     if (this.shared) {
       const byKey = new Map<string, number>();
-      for (const d of keyUsage(rows)) byKey.set(d.key_hash, (byKey.get(d.key_hash) ?? 0) + d.usage + d.byok_usage);
+      const add = (id: string, usd: number) => usd > 0 && byKey.set(id, (byKey.get(id) ?? 0) + usd);
+      for (const d of keyUsage(rows)) (add(d.key_hash, d.usage), add(byokSpendId(d.key_hash), d.byok_usage));
       // Never throws into the flush: the rows are written, and a retry would add their usage twice.
       await this.shared.settle(byKey).catch((err: unknown) => this.log.warn({ err }, 'settling shared spend failed'));
     }
     for (const r of rows) {
       this.pending.delete(r.id);
       if (r.total_cost) {
-        const left = usdToNano(this.unflushedSpend.get(r.key_hash) ?? 0) - usdToNano(r.total_cost);
-        if (left <= 0) this.unflushedSpend.delete(r.key_hash);
-        else this.unflushedSpend.set(r.key_hash, nanoToUsd(left));
+        const id = r.is_byok ? byokSpendId(r.key_hash) : r.key_hash;
+        const left = usdToNano(this.unflushedSpend.get(id) ?? 0) - usdToNano(r.total_cost);
+        if (left <= 0) this.unflushedSpend.delete(id);
+        else this.unflushedSpend.set(id, nanoToUsd(left));
       }
     }
   }

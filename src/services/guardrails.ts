@@ -54,7 +54,7 @@ import {
 } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
 import { unresolvedMessage } from '../core/model-aliases.js';
-import type { GenerationRecorder } from './generations.js';
+import { byokSpendId, type GenerationRecorder } from './generations.js';
 import type { InvalidationBus } from './invalidation.js';
 import type { SpendGate } from './spend/gate.js';
 import type { PlannedMaxCost } from '../core/spend.js';
@@ -681,9 +681,11 @@ export class GuardrailService {
     // A reserved video cost lands in the current window when the job completes (BYOK is not known before then).
     let spent = usdToNano(usageInWindow(e.totals, b.resetInterval, b.includeByok)) + usdToNano(e.reserved);
     if (!withPending) return nanoToUsd(spent);
-    const pending = shared ? await shared.pending(e.hashes).catch(() => null) : null;
+    // Not yet written: BYOK spend (kept apart, `byokSpendId`) only in budgets that count it.
+    const ids = b.includeByok ? [...e.hashes, ...e.hashes.map(byokSpendId)] : e.hashes;
+    const pending = shared ? await shared.pending(ids).catch(() => null) : null;
     if (pending !== null) spent += usdToNano(pending);
-    else for (const h of e.hashes) spent += usdToNano(this.deps.recorder.unflushedSpend.get(h) ?? 0);
+    else for (const h of ids) spent += usdToNano(this.deps.recorder.unflushedSpend.get(h) ?? 0);
     return nanoToUsd(spent);
   }
 
@@ -733,7 +735,7 @@ export class GuardrailService {
    * are ignored), or throws 402. On one instance the check and the count are one synchronous step after the spend is
    * read; with Redis, one atomic script over every instance's in-flight requests and not-yet-written spend.
    */
-  async admitWithinLimit(key: KeyRow, max?: PlannedMaxCost | null): Promise<(cost: number | null) => void> {
+  async admitWithinLimit(key: KeyRow, max?: PlannedMaxCost | null): Promise<(cost: number | null, byok?: boolean) => void> {
     // With spend control attached (docs/spend.md): the request's maximum cost reserved in every limit.
     if (this.gate && max !== undefined) {
       // Video jobs hold against the key's limit outside spend control (yet): a limit they fill refuses here.

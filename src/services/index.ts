@@ -26,6 +26,7 @@ import type { VideoService } from './videos.js';
 import type { SpendService } from './spend/index.js';
 import type { CreditService } from './spend/credits.js';
 import type { WorkspaceBudgetService } from './spend/budgets.js';
+import type { ByokService } from './byok.js';
 import type { FileService } from './files/index.js';
 
 export interface Services {
@@ -72,6 +73,8 @@ export interface Services {
   credits: CreditService;
   /** Workspace budgets (/workspaces/{id}/budgets). */
   budgets: WorkspaceBudgetService;
+  /** BYOK credentials (/byok; docs/byok.md): management and the credentials each request may route on. */
+  byok: ByokService;
   /** Files (/files; docs/files.md). */
   files: FileService;
   /** Readiness checks (name → check) of GET /ready: the store first, then the subsystems that register one. */

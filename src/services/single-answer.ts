@@ -50,7 +50,7 @@ export interface SingleAnswerRun<R> {
   /** The model as requested. */
   requested: string;
   call: ApiCall;
-  prepared: { plan: RoutePlan; release: (cost: number | null) => void };
+  prepared: { plan: RoutePlan; release: (cost: number | null, byok?: boolean) => void };
   request(a: Attempt): AttemptRequest<R>;
   /** A valid answer from `a`: what it bills and what the caller gets. */
   served(id: string, a: Attempt, parsed: R): ServedAnswer;
@@ -77,7 +77,7 @@ export interface PlanRequest {
  * policy functions as chat), the workspace's default sort, then the key's own spending limit (402) — last, with
  * nothing left to throw — whose release ends the request's in-flight count against it.
  */
-export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise<{ plan: RoutePlan; release: (cost: number | null) => void }> {
+export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise<{ plan: RoutePlan; release: (cost: number | null, byok?: boolean) => void }> {
   const g = deps.guardrails;
   const { endpointPolicy, defaultSort } = g ? await g.admitModel(r.key, r.route, r.model) : { endpointPolicy: undefined, defaultSort: null };
   const workspace = deps.workspaces ? await deps.workspaces.cached(r.key.workspace_id) : null;
@@ -88,6 +88,7 @@ export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise
     models: [r.model],
     catalog: r.route,
     hasCredentials: deps.catalog.hasCredentials,
+    byok: deps.byok?.routing(r.key),
     health: deps.health.health,
     // The policy's reason first, then the API's own.
     endpointPolicy: endpointPolicy || filter ? (ep, p) => endpointPolicy?.(ep, p) ?? filter?.(ep, p) : undefined,
@@ -138,7 +139,7 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
         attempts,
       }),
     );
-    run.prepared.release(cost);
+    run.prepared.release(cost, o.attempt?.byok !== undefined);
   };
   return runGeneration({
     ...planned(plan, call.cancel, { health: deps.health, now, hooks: deps.attemptHooks?.(call.key) }),

@@ -246,7 +246,7 @@ function firstStop(text: string, stops: string[]): string | null {
 
 type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use';
 
-interface Generation {
+export interface Generation {
   thinking?: { pieces: string[]; signature: string };
   /** Text pieces (the answer, or a short lead before a tool call). */
   text: string[];
@@ -257,7 +257,7 @@ interface Generation {
   chunks: number;
 }
 
-function generate(ctx: EndpointContext, body: Obj): Generation {
+export function generate(ctx: EndpointContext, body: Obj): Generation {
   const k = ctx.knobs;
   const messages = body.messages as Obj[];
   let budget = body.max_tokens as number;
@@ -311,7 +311,7 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
   return gen;
 }
 
-interface Usage {
+export interface Usage {
   input_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
@@ -319,7 +319,7 @@ interface Usage {
   service_tier: 'standard';
 }
 
-function usageOf(ctx: EndpointContext, body: Obj, gen: Generation): Usage {
+export function usageOf(ctx: EndpointContext, body: Obj, gen: Generation): Usage {
   const prompt = promptTokens(body);
   const read = Math.min(ctx.knobs.cachedTokens ?? 0, prompt);
   const write = Math.min(ctx.knobs.cacheWriteTokens ?? 0, prompt - read);
@@ -400,7 +400,7 @@ function streamEvents(id: string, model: string, gen: Generation, usage: Usage):
   return events;
 }
 
-function messages(ctx: EndpointContext): Reply {
+export function messages(ctx: EndpointContext): Reply {
   const err = validate(ctx);
   if (err) return err;
   const body = ctx.body as Obj;

@@ -55,6 +55,10 @@ export interface Knobs {
   videoFail?: string;
   /** Video jobs: size in bytes of the generated (fake MP4) video; default 2048. */
   videoBytes?: number;
+  /** API keys (Bearer, `x-api-key`, `x-goog-api-key`, `api-key`) this provider refuses with 401, as a revoked key is. */
+  rejectKeys?: string[];
+  /** Vertex AI's token endpoint (`/token`): lifetime, in seconds, of the access tokens it issues (default 3599). */
+  tokenExpiresIn?: number;
 }
 
 export type KnobName = keyof Knobs;
@@ -89,6 +93,8 @@ const SPEC: { readonly [K in KnobName]-?: Kind } = {
   videoJobMs: 'ms',
   videoFail: 'string',
   videoBytes: 'count',
+  rejectKeys: 'list',
+  tokenExpiresIn: 'count',
 };
 
 export const KNOB_NAMES = Object.keys(SPEC) as KnobName[];

@@ -340,7 +340,7 @@ function streamEvents(id: string, created: number, model: string, gen: Generatio
   return events;
 }
 
-function chatCompletions(ctx: EndpointContext): Reply {
+export function chatCompletions(ctx: EndpointContext): Reply {
   const err = validate(ctx);
   if (err) return err;
   const body = ctx.body as Obj;

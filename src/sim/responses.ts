@@ -316,7 +316,7 @@ function streamEvents(ids: Ids, body: Obj, gen: Generation, usage: Obj): SseEven
   return events;
 }
 
-function createResponse(ctx: EndpointContext): Reply {
+export function createResponse(ctx: EndpointContext): Reply {
   const err = validate(ctx);
   if (err) return err;
   const body = ctx.body as Obj;

@@ -14,6 +14,7 @@ import { runMigrations, type MigrateMode } from './migrate.js';
 import { selectGenerationPage, type GenerationLogQuery } from './generation-log.js';
 import { runAnalytics, type AnalyticsQuery } from './analytics.js';
 import { insertFeedback, selectFeedback, type GenerationFeedbackRow } from './feedback.js';
+import { insertByok, nextByokSortOrder, selectActiveByok, selectByok, updateByok, type ByokCredentialPatch, type ByokCredentialRow } from './byok.js';
 import { deleteFileRow, insertFile, selectFile, selectFiles, selectParse, upsertParse, workspaceFileBytes, type FileParseRow, type FileRow } from './files.js';
 import {
   ConflictError,
@@ -543,6 +544,27 @@ export class SqlStore implements Store {
   /** The request log (store/generation-log.ts). */
   async listGenerations(q: GenerationLogQuery): Promise<GenerationRow[]> {
     return this.decAll<GenerationRow>(await selectGenerationPage(this.db, q));
+  }
+
+  /** BYOK credentials (store/byok.ts). */
+  async insertByokCredential(row: ByokCredentialRow): Promise<void> {
+    await insertByok(this.db, this.kind, row);
+  }
+
+  listActiveByokCredentials(): Promise<ByokCredentialRow[]> {
+    return selectActiveByok(this.db);
+  }
+
+  getByokCredential(id: string): Promise<ByokCredentialRow | null> {
+    return selectByok(this.db, id);
+  }
+
+  updateByokCredential(id: string, patch: ByokCredentialPatch): Promise<boolean> {
+    return updateByok(this.db, this.kind, id, patch);
+  }
+
+  nextByokSortOrder(provider: string, workspaceId: string | null): Promise<number> {
+    return nextByokSortOrder(this.db, provider, workspaceId);
   }
 
   /** Files (store/files.ts). */

@@ -366,6 +366,12 @@ export interface Store {
   getGeneration(id: string): Promise<GenerationRow | null>;
   /** One page of the request log, newest first (store/generation-log.ts). */
   listGenerations(q: import('./generation-log.js').GenerationLogQuery): Promise<GenerationRow[]>;
+  /** BYOK credentials (store/byok.ts; docs/byok.md): the secret sealed, deletion soft (secret wiped). */
+  insertByokCredential(row: import('./byok.js').ByokCredentialRow): Promise<void>;
+  listActiveByokCredentials(): Promise<Array<import('./byok.js').ByokCredentialRow>>;
+  getByokCredential(id: string): Promise<import('./byok.js').ByokCredentialRow | null>;
+  updateByokCredential(id: string, patch: import('./byok.js').ByokCredentialPatch): Promise<boolean>;
+  nextByokSortOrder(provider: string, workspaceId: string | null): Promise<number>;
   /** Files (store/files.ts): rows of a workspace's files; the bytes are in the blob storage. */
   insertFile(row: import('./files.js').FileRow): Promise<void>;
   getFile(workspace_id: string, id: string): Promise<import('./files.js').FileRow | null>;

@@ -57,7 +57,7 @@ describe('catalog sections of the config file', () => {
     expect(p).toEqual(
       expect.arrayContaining([
         'providers[0].slug must be a lowercase slug',
-        'providers[0].protocol must be one of openai, anthropic, google, openai-responses',
+        'providers[0].protocol must be one of openai, anthropic, google, openai-responses, azure-openai, azure-openai-responses, bedrock, vertex, vertex-anthropic',
         'providers[0].base_url must be an http(s) URL',
         'providers[0].timeouts.connect_ms must be a positive integer (milliseconds)',
         'providers[0].headers must map header names to strings',
@@ -84,7 +84,7 @@ describe('catalog sections of the config file', () => {
     expect(problems({ providers: [{ ...provider, base_ulr: 'http://x' }] })).toEqual([expect.stringMatching(/^providers\[0\]\.base_ulr is not a known field; known: slug, name, protocol, base_url, /)]);
     expect(problems({ models: { id: 'a/b' } })).toEqual(['models must be a list of mappings']);
     expect(problems({ endpoints: ['x'] })).toEqual(['endpoints must be a list of mappings']);
-    expect(problems({ providers: [{ slug: 'new' }] })).toEqual(['providers[0].protocol must be one of openai, anthropic, google, openai-responses', 'providers[0].base_url must be an http(s) URL']);
+    expect(problems({ providers: [{ slug: 'new' }] })).toEqual(['providers[0].protocol must be one of openai, anthropic, google, openai-responses, azure-openai, azure-openai-responses, bedrock, vertex, vertex-anthropic', 'providers[0].base_url must be an http(s) URL']);
   });
 
   it('accepts a plain number where it prints as a plain decimal, and keeps it as a string', () => {

@@ -496,6 +496,37 @@ function guardrailContentFilters(t: ColumnTypes): Migration {
 }
 
 /**
+ * BYOK credentials (docs/byok.md): a workspace's (or, workspace_id null, every workspace's) own provider keys, sealed
+ * with AES-256-GCM (`secret`, services/secrets-crypto.ts); `deleted_at` set and `secret` emptied on deletion.
+ */
+function byokCredentials(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema
+        .createTable('byok_credentials')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('workspace_id', 'text')
+        .addColumn('name', 'text')
+        .addColumn('label', 'text', (c) => c.notNull())
+        .addColumn('secret', 'text', (c) => c.notNull())
+        .addColumn('disabled', t.bool, (c) => c.notNull())
+        .addColumn('is_fallback', t.bool, (c) => c.notNull())
+        .addColumn('always_use', t.bool, (c) => c.notNull())
+        .addColumn('sort_order', 'integer', (c) => c.notNull())
+        .addColumn('allowed_models', t.json)
+        .addColumn('allowed_api_key_hashes', t.json)
+        .addColumn('allowed_user_ids', t.json)
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .addColumn('updated_at', t.ts, (c) => c.notNull())
+        .addColumn('deleted_at', t.ts)
+        .execute();
+      await db.schema.createIndex('byok_credentials_workspace_idx').on('byok_credentials').columns(['workspace_id', 'provider', 'sort_order']).execute();
+    },
+  };
+}
+
+/**
  * Files (docs/files.md): workspace-scoped uploads (bytes on local disk or in S3-compatible storage, named by
  * storage_key), and the file-parser plugin's cache of PDF text by content hash. Also generations.pipeline: the
  * content guardrails' and plugins' actions on a request (JSON, null = none).
@@ -549,6 +580,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0011_server_secrets': serverSecrets(),
     '0012_observe_generation_feedback': observeGenerationFeedback(t),
     '0013_guardrail_content_filters': guardrailContentFilters(t),
+    '0017_byok_credentials': byokCredentials(t),
     '0018_files_and_generation_pipeline': files(t),
   };
 }
