@@ -48,6 +48,15 @@ export interface GatewayConfig {
   migrate: 'auto' | 'off';
   /** Spend control (docs/spend.md): the organization's credit balance, and what limited requests get without Redis. */
   spend: SpendConfig;
+  /** I/O logging, tracing and broadcast (docs/observability.md). */
+  observability: ObservabilityConfig;
+}
+
+export interface ObservabilityConfig {
+  /** Logged content is deleted after this many days (GATEWAY_IO_LOG_RETENTION_DAYS). */
+  ioLogRetentionDays: number;
+  /** The most bytes one request's logged content keeps (GATEWAY_IO_LOG_MAX_BYTES); longer strings are cut. */
+  ioLogMaxBytes: number;
 }
 
 export interface SpendConfig {
@@ -123,6 +132,8 @@ const FILE_KEYS: Record<string, string> = {
   credits: 'GATEWAY_CREDITS',
   spend_redis_down: 'GATEWAY_SPEND_REDIS_DOWN',
   spend_heartbeat_ttl_ms: 'GATEWAY_SPEND_HEARTBEAT_TTL_MS',
+  io_log_retention_days: 'GATEWAY_IO_LOG_RETENTION_DAYS',
+  io_log_max_bytes: 'GATEWAY_IO_LOG_MAX_BYTES',
 };
 /**
  * Sections of the file read by other modules, which validate them: `providers`, `models` and `endpoints` against the
@@ -266,6 +277,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     heartbeatTtlMs: intSetting('GATEWAY_SPEND_HEARTBEAT_TTL_MS', merged.GATEWAY_SPEND_HEARTBEAT_TTL_MS, 10_000, 300, 600_000, problems),
   };
 
+  const observability: ObservabilityConfig = {
+    ioLogRetentionDays: intSetting('GATEWAY_IO_LOG_RETENTION_DAYS', merged.GATEWAY_IO_LOG_RETENTION_DAYS, 30, 1, 3650, problems),
+    ioLogMaxBytes: intSetting('GATEWAY_IO_LOG_MAX_BYTES', merged.GATEWAY_IO_LOG_MAX_BYTES, 256 * 1024, 1024, 16 * 1024 * 1024, problems),
+  };
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend };
+  return { observability, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend };
 }

@@ -47,6 +47,7 @@ import { RerankService } from './services/rerank.js';
 import { EmbeddingsService } from './services/embeddings.js';
 import { VideoService } from './services/videos.js';
 import { isoTime } from './core/time.js';
+import { IoLogging } from './services/observability/io-logging.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -112,6 +113,8 @@ export interface CreateGatewayOptions {
   recorder?: { intervalMs: number; batchSize: number };
   /** A fixed Redis reconnection delay for the invalidation channel (tests). */
   redisRetryMs?: number;
+  /** The randomness of I/O logging's sampling (tests fix a seed); default Math.random. */
+  ioRng?: () => number;
 }
 
 export async function createGateway(config: GatewayConfig, opts: CreateGatewayOptions = {}): Promise<Gateway> {
@@ -137,6 +140,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // With Redis, every instance counts the others' not-yet-written spend in limits and budgets.
   const sharedSpend = config.redisUrl ? new SharedSpend(config.redisUrl, logger) : null;
   const recorder = new GenerationRecorder(store, logger, opts.recorder ?? { intervalMs: config.recordFlushMs, batchSize: 500 }, sharedSpend);
+  recorder.ioMaxBytes = config.observability.ioLogMaxBytes;
+  const io = new IoLogging({ store, log: logger, now, options: { retentionDays: config.observability.ioLogRetentionDays }, rng: opts.ioRng });
   const guardrails = new GuardrailService({ store, bus, catalog, workspaces, recorder, ttlMs: config.keyCacheTtlMs, now, log: logger, seed: orgSeed });
   // The response cache: in memory, or shared in Redis; a step around the attempts of the APIs that offer it.
   const cache = new ResponseCache(config.redisUrl, logger, now);
@@ -160,6 +165,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     now,
     options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs, unknownModelFallback: config.unknownModelFallback },
     cache: cacheStep,
+    io,
   });
   // Server tools; web search over the operator's engine (SearXNG or Tavily) when one is configured.
   const search = config.webSearch ? new WebSearch(config.webSearch) : null;
@@ -188,15 +194,16 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     health,
     recorder,
     generations: new GenerationLookup(store, recorder),
+    io,
     activity: new ActivityService({ store, workspaces, catalog: () => catalog.route, now }),
     chat,
     cache,
     serverTools,
     speech: new SpeechService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
-    embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep }),
+    embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep, io }),
     countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now }),
     transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
-    rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep }),
+    rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep, io }),
     guardrails,
     spend,
     credits,
@@ -209,6 +216,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     // After the server stopped and in-flight requests ended: write every pending record, then drop upstream pools.
     onShutdown: [
       () => videos.stop({ waitMs: config.shutdownGraceMs }),
+      async () => io.stop(),
       () => recorder.close(),
       async () => sharedSpend?.close(),
       async () => {
@@ -234,6 +242,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
 
   const app = await buildApp({ svc, logger, extraRoutes: opts.extraRoutes });
   videos.start();
+  io.start();
   let closed: Promise<void> | null = null;
 
   return {

@@ -29,6 +29,7 @@ import inferenceRoutes from './routes/inference.js';
 import generationRoutes from './routes/generation.js';
 import generationsLogRoutes from './routes/generations-log.js';
 import generationFeedbackRoutes from './routes/generation-feedback.js';
+import generationContentRoutes from './routes/generation-content.js';
 import analyticsRoutes from './routes/analytics.js';
 import activityRoutes from './routes/activity.js';
 import modelRoutes from './routes/models.js';
@@ -117,6 +118,7 @@ export const API_ROUTES: readonly RoutePlugin[] = [
   generationRoutes, // /generation
   generationsLogRoutes, // /generations
   generationFeedbackRoutes, // /generation/feedback
+  generationContentRoutes, // /generation/content
   analyticsRoutes, // /analytics/meta, /analytics/query
   activityRoutes, // /activity
   modelRoutes, // /models, /models/count, /models/user, /model/:author/:slug, /models/:author/:slug/endpoints, /embeddings/models, /endpoints/zdr, /providers

@@ -9,6 +9,7 @@ import type { HealthTracker } from './health.js';
 import type { WorkspaceService } from './workspaces.js';
 import type { CacheAsk, CacheStep } from './attempts/cache-step.js';
 import type { AttemptHooks } from './attempts/runner.js';
+import type { IoLogging } from './observability/io-logging.js';
 
 export interface ApiServiceDeps {
   catalog: CatalogService;
@@ -27,6 +28,8 @@ export interface ApiServiceDeps {
   cache?: CacheStep;
   /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
   attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
+  /** I/O logging (docs/observability.md); absent = never. */
+  io?: IoLogging;
 }
 
 /** One request to such a service: who asks, and how the reply is shaped. */

@@ -37,6 +37,8 @@ import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import { StreamOut } from './reply-stream.js';
 import { cachedJson, cachedStream, type CacheAsk, type CacheStep, type JsonReply } from './attempts/cache-step.js';
+import type { IoCapture } from '../core/io-log.js';
+import { ioObserver, type IoLogging } from './observability/io-logging.js';
 
 export interface ChatOptions {
   /** Interval of `: GATEWAY PROCESSING` comments while a stream waits (ms). */
@@ -77,6 +79,8 @@ interface Prepared {
   release: (cost: number | null) => void;
   /** `gateway_metadata.pipeline` entries (content guardrails). */
   pipeline?: PipelineEntry[];
+  /** I/O logging: what this request keeps of its content; null when its workspace does not log it. */
+  io: IoCapture | null;
 }
 
 
@@ -84,6 +88,8 @@ interface Prepared {
 interface Relay {
   session: StreamSession | null;
   held: string;
+  /** I/O logging's copy of the client-bound text (references to the same strings); null when not logged. */
+  tap: string[] | null;
 }
 
 interface Outcome {
@@ -118,6 +124,8 @@ export class ChatService {
       options: ChatOptions;
       /** The response cache step (services/attempts/cache-step.ts); absent = no cache. */
       cache?: CacheStep;
+      /** I/O logging (docs/observability.md); absent = never. */
+      io?: IoLogging;
       /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
       attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
       now?: () => number;
@@ -227,7 +235,8 @@ export class ChatService {
     if (resolved.problem && plan.error?.code === 'model_not_found') plan.error = { ...plan.error, message: resolved.problem.message, suggestions: resolved.problem.suggestions, ambiguous: resolved.problem.ambiguous } as typeof plan.error;
     const protocols = new Set<'translated'>();
     if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline: screened?.pipeline };
+    const io = this.deps.io ? this.deps.io.capture(workspace, call.key.hash, api, body) : null;
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline: screened?.pipeline, io };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
     // Last, with nothing left to throw: every spending limit of the key holds the request's maximum cost (docs/spend.md;
@@ -301,7 +310,7 @@ export class ChatService {
       session_id: p.sessionId,
       created_at: isoTime(end),
     };
-    this.deps.recorder.record(row);
+    this.deps.recorder.record(row, p.io);
     // After the record: its spend is counted (and, with Redis, sent) before the request stops counting as in flight.
     p.release(cost);
     if (o.attempt && o.status === 200 && p.sessionId) {
@@ -357,6 +366,7 @@ export class ChatService {
   private generation(p: Prepared, call: ChatCall, id: string, o: Outcome) {
     return {
       ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks: this.deps.attemptHooks?.(call.key) }),
+      observer: p.io ? ioObserver<Attempt>(p.io) : undefined,
       recordUnserved: (u: Unserved<Attempt>, attempts: AttemptLog[]) => {
         o.cancelled = u.cancelled;
         this.record(p, call, id, { ...o, status: u.status, error: u.error }, attempts, null);
@@ -417,6 +427,7 @@ export class ChatService {
         o.usage = parsed.usage;
         const meta = this.answerMeta(p, o, attempts, id, created, call, true);
         const body = parsed.render(meta);
+        if (p.io) p.io.answer = body;
         this.record(p, call, id, o, attempts, meta.cost);
         return { result: { id, body, headers: droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`)) }, cost: meta.cost };
       },
@@ -451,7 +462,7 @@ export class ChatService {
     }, Math.max(50, Math.floor(this.deps.options.keepaliveMs / 2)));
     // The current attempt's stream, and the output of its last read once the upstream body is complete (written with
     // the final event, in one write).
-    const cur: Relay = { session: null, held: '' };
+    const cur: Relay = { session: null, held: '', tap: p.io ? p.io.chunks : null };
     try {
       return await runGeneration<Attempt, StreamSession, { id: string } | null>({
         ...this.generation(p, call, id, o),
@@ -536,6 +547,7 @@ export class ChatService {
         o.ttftMs = Math.round(o.firstTokenAt - t0);
       }
       if (text) {
+        if (cur.tap) cur.tap.push(text);
         out.commit();
         if (res.finished) cur.held += text;
         else {
@@ -547,6 +559,7 @@ export class ChatService {
     }
     const tail = session.end();
     if (tail) {
+      if (cur.tap) cur.tap.push(tail);
       out.commit();
       cur.held += tail;
     }

@@ -27,6 +27,8 @@ import type { SpendService } from './spend/index.js';
 import type { CreditService } from './spend/credits.js';
 import type { WorkspaceBudgetService } from './spend/budgets.js';
 
+import type { IoLogging } from './observability/io-logging.js';
+
 export interface Services {
   config: GatewayConfig;
   /** Prometheus metrics (GET /metrics); null when GATEWAY_METRICS=off. */
@@ -44,6 +46,8 @@ export interface Services {
   recorder: GenerationRecorder;
   /** GET /generation: a record, for its own key or a management key. */
   generations: GenerationLookup;
+  /** I/O logging: which requests keep their content, GET /generation/content, the retention job (docs/observability.md). */
+  io: IoLogging;
   /** GET /activity: the organization's usage per day, model and endpoint. */
   activity: ActivityService;
   chat: ChatService;

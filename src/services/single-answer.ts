@@ -18,6 +18,8 @@ import { planned, runGeneration } from './attempts/runner.js';
 import { cachedJson, type JsonReply } from './attempts/cache-step.js';
 import { sendForText } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
+import type { IoApi, IoCapture } from '../core/io-log.js';
+import { ioObserver } from './observability/io-logging.js';
 import { routeMetadata } from './route-metadata.js';
 
 /** One attempt's upstream request, and how to read its answer. */
@@ -56,6 +58,8 @@ export interface SingleAnswerRun<R> {
   served(id: string, a: Attempt, parsed: R): ServedAnswer;
   /** The API's name in the response cache's keys, for the APIs that offer the cache (when the client asks for it). */
   cacheAs?: string;
+  /** The request body, kept as its input when the workspace logs content (I/O logging); absent = never logged. */
+  input?: { api: IoApi; body: Record<string, unknown> };
 }
 
 export interface PlanRequest {
@@ -118,6 +122,7 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
   const started = now();
   const id = newGenerationId();
   let dropped: string[] = [];
+  const io = await capture(run);
   const metadata = (attempts: AttemptLog[], selected: Attempt | null) => routeMetadata(plan, run.requested, attempts, dropped, selected);
   const record = (attempts: AttemptLog[], o: Pick<AnswerOutcome, 'attempt' | 'status' | 'error' | 'cancelled'> & Partial<Omit<ServedAnswer, 'body'>>) => {
     const cost = o.cost ?? null;
@@ -137,11 +142,13 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
         end: now(),
         attempts,
       }),
+      io,
     );
     run.prepared.release(cost);
   };
   return runGeneration({
     ...planned(plan, call.cancel, { health: deps.health, now, hooks: deps.attemptHooks?.(call.key) }),
+    observer: io ? ioObserver<Attempt>(io) : undefined,
     errorHeaders: { 'x-generation-id': id },
     attempt: async (a) => {
       const req = run.request(a);
@@ -150,6 +157,7 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
     },
     served: (a, parsed, _i, attempts) => {
       const { body, ...billed } = run.served(id, a, parsed);
+      if (io) io.answer = body;
       record(attempts, { ...billed, attempt: a, status: 200, error: null, cancelled: false });
       if (call.wantMetadata) body.gateway_metadata = metadata(attempts, a);
       return { result: { id, body }, cost: billed.cost };
@@ -157,4 +165,12 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
     recordUnserved: (u, attempts) => record(attempts, { attempt: null, status: u.status, error: { status: u.error.status, message: u.error.message }, cancelled: u.cancelled }),
     errorMetadata: (attempts) => (call.wantMetadata ? metadata(attempts, null) : undefined),
   });
+}
+
+/** I/O logging's capture of the request, when its workspace logs it (the workspace from its cache). */
+async function capture<R>(run: SingleAnswerRun<R>): Promise<IoCapture | null> {
+  const io = run.deps.io;
+  if (!io || !run.input) return null;
+  const ws = run.deps.workspaces ? await run.deps.workspaces.cached(run.call.key.workspace_id) : null;
+  return io.capture(ws, run.call.key.hash, run.input.api, run.input.body);
 }

@@ -14,6 +14,7 @@ import { runMigrations, type MigrateMode } from './migrate.js';
 import { selectGenerationPage, type GenerationLogQuery } from './generation-log.js';
 import { runAnalytics, type AnalyticsQuery } from './analytics.js';
 import { insertFeedback, selectFeedback, type GenerationFeedbackRow } from './feedback.js';
+import { deleteContentBefore, insertContent, selectContent, selectContentIds, type GenerationContentRow } from './generation-content.js';
 import {
   ConflictError,
   type ActivityRow,
@@ -550,6 +551,23 @@ export class SqlStore implements Store {
 
   async listGenerationFeedback(generationId: string): Promise<GenerationFeedbackRow[]> {
     return selectFeedback(this.db, generationId);
+  }
+
+  /** Logged content (store/generation-content.ts). */
+  async recordGenerationContent(rows: GenerationContentRow[]): Promise<void> {
+    if (rows.length > 0) await insertContent(this.db, rows);
+  }
+
+  async getGenerationContent(id: string): Promise<GenerationContentRow | null> {
+    return selectContent(this.db, id);
+  }
+
+  async generationContentIds(ids: string[]): Promise<Set<string>> {
+    return selectContentIds(this.db, ids);
+  }
+
+  async deleteGenerationContentBefore(before: string, limit: number): Promise<number> {
+    return deleteContentBefore(this.db, before, limit);
   }
 
   /** Analytics over the generation records (store/analytics.ts). */

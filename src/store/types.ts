@@ -367,6 +367,12 @@ export interface Store {
   /** Feedback on generations (store/feedback.ts): one row per submission. */
   addGenerationFeedback(row: import('./feedback.js').GenerationFeedbackRow): Promise<void>;
   listGenerationFeedback(generationId: string): Promise<Array<import('./feedback.js').GenerationFeedbackRow>>;
+  /** Logged content (I/O logging, store/generation-content.ts). */
+  recordGenerationContent(rows: import('./generation-content.js').GenerationContentRow[]): Promise<void>;
+  getGenerationContent(id: string): Promise<import('./generation-content.js').GenerationContentRow | null>;
+  generationContentIds(ids: string[]): Promise<Set<string>>;
+  /** Deletes content created before `before` (ISO), at most `limit` rows; returns how many. */
+  deleteGenerationContentBefore(before: string, limit: number): Promise<number>;
   /** Analytics rows (at most limit + 1) over the generation records (store/analytics.ts). */
   analytics(q: import('./analytics.js').AnalyticsQuery): Promise<Array<Record<string, string | number | null>>>;
 

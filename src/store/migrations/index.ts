@@ -495,6 +495,23 @@ function guardrailContentFilters(t: ColumnTypes): Migration {
   };
 }
 
+/** I/O logging (docs/observability.md): the logged content of generations, deleted past the retention period. */
+function observeIoContent(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema
+        .createTable('generation_content')
+        .addColumn('generation_id', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull())
+        .addColumn('key_hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .addColumn('content', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('generation_content_created_idx').on('generation_content').column('created_at').execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -512,5 +529,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0011_server_secrets': serverSecrets(),
     '0012_observe_generation_feedback': observeGenerationFeedback(t),
     '0013_guardrail_content_filters': guardrailContentFilters(t),
+    '0015_observe_io_content': observeIoContent(t),
   };
 }
