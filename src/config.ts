@@ -57,6 +57,49 @@ export interface ObservabilityConfig {
   ioLogRetentionDays: number;
   /** The most bytes one request's logged content keeps (GATEWAY_IO_LOG_MAX_BYTES); longer strings are cut. */
   ioLogMaxBytes: number;
+  /** Trace export (OTEL_EXPORTER_OTLP_ENDPOINT and the other standard variables); null = tracing off. */
+  otlp: OtlpConfig | null;
+}
+
+/** Where traces go over OTLP/HTTP. */
+export interface OtlpConfig {
+  /** The traces URL (`…/v1/traces`). */
+  url: string;
+  headers: Record<string, string>;
+  serviceName: string;
+}
+
+/** `k1=v1,k2=v2` (values URL-encoded), as OTEL_EXPORTER_OTLP_HEADERS holds them. */
+export function parseOtlpHeaders(s: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of s.split(',')) {
+    const i = part.indexOf('=');
+    if (i <= 0) continue;
+    const raw = part.slice(i + 1).trim();
+    let value = raw;
+    try {
+      value = decodeURIComponent(raw);
+    } catch {
+      // kept as written
+    }
+    out[part.slice(0, i).trim()] = value;
+  }
+  return out;
+}
+
+/** Tracing from the standard variables: on when an OTLP endpoint is set, unless the SDK or the traces exporter is off. */
+function otlpFrom(env: Record<string, string | undefined>, problems: string[]): OtlpConfig | null {
+  if ((env.OTEL_SDK_DISABLED ?? '').toLowerCase() === 'true') return null;
+  if ((env.OTEL_TRACES_EXPORTER ?? 'otlp').toLowerCase() === 'none') return null;
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!traces && !base) return null;
+  const url = traces || `${base!.replace(/\/+$/, '')}/v1/traces`;
+  if (!/^https?:\/\/[^/]/.test(url)) {
+    problems.push(`${traces ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'} must be an http:// or https:// URL (got "${traces || base}")`);
+    return null;
+  }
+  return { url, headers: parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS ?? ''), serviceName: env.OTEL_SERVICE_NAME || 'model-gateway' };
 }
 
 export interface SpendConfig {
@@ -280,6 +323,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const observability: ObservabilityConfig = {
     ioLogRetentionDays: intSetting('GATEWAY_IO_LOG_RETENTION_DAYS', merged.GATEWAY_IO_LOG_RETENTION_DAYS, 30, 1, 3650, problems),
     ioLogMaxBytes: intSetting('GATEWAY_IO_LOG_MAX_BYTES', merged.GATEWAY_IO_LOG_MAX_BYTES, 256 * 1024, 1024, 16 * 1024 * 1024, problems),
+    otlp: otlpFrom(merged, problems),
   };
 
   if (problems.length > 0) throw new ConfigError(problems);

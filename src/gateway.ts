@@ -141,6 +141,9 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const sharedSpend = config.redisUrl ? new SharedSpend(config.redisUrl, logger) : null;
   const recorder = new GenerationRecorder(store, logger, opts.recorder ?? { intervalMs: config.recordFlushMs, batchSize: 500 }, sharedSpend);
   recorder.ioMaxBytes = config.observability.ioLogMaxBytes;
+  // Tracing (docs/observability.md): the SDK is loaded only when an OTLP endpoint is configured.
+  const otlp = config.observability.otlp;
+  const tracing = otlp ? new (await import('./services/observability/tracing.js')).Tracing(otlp) : null;
   const io = new IoLogging({ store, log: logger, now, options: { retentionDays: config.observability.ioLogRetentionDays }, rng: opts.ioRng });
   const guardrails = new GuardrailService({ store, bus, catalog, workspaces, recorder, ttlMs: config.keyCacheTtlMs, now, log: logger, seed: orgSeed });
   // The response cache: in memory, or shared in Redis; a step around the attempts of the APIs that offer it.
@@ -195,6 +198,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     recorder,
     generations: new GenerationLookup(store, recorder),
     io,
+    tracing,
     activity: new ActivityService({ store, workspaces, catalog: () => catalog.route, now }),
     chat,
     cache,
@@ -218,6 +222,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
       () => videos.stop({ waitMs: config.shutdownGraceMs }),
       async () => io.stop(),
       () => recorder.close(),
+      async () => tracing?.shutdown(),
       async () => sharedSpend?.close(),
       async () => {
         await spend.close();

@@ -10,6 +10,7 @@ import type { WorkspaceService } from './workspaces.js';
 import type { CacheAsk, CacheStep } from './attempts/cache-step.js';
 import type { AttemptHooks } from './attempts/runner.js';
 import type { IoLogging } from './observability/io-logging.js';
+import type { RequestTrace } from './observability/tracing.js';
 
 export interface ApiServiceDeps {
   catalog: CatalogService;
@@ -42,4 +43,6 @@ export interface ApiCall {
   cancel: Cancellation;
   /** What the client asked of the response cache (APIs that offer it). */
   cache?: CacheAsk;
+  /** The request's trace when tracing is on (docs/observability.md); absent = off. */
+  trace?: RequestTrace;
 }

@@ -39,6 +39,8 @@ import { StreamOut } from './reply-stream.js';
 import { cachedJson, cachedStream, type CacheAsk, type CacheStep, type JsonReply } from './attempts/cache-step.js';
 import type { IoCapture } from '../core/io-log.js';
 import { ioObserver, type IoLogging } from './observability/io-logging.js';
+import type { RequestTrace } from './observability/tracing.js';
+import { watchAttempts } from './observability/watch.js';
 
 export interface ChatOptions {
   /** Interval of `: GATEWAY PROCESSING` comments while a stream waits (ms). */
@@ -60,6 +62,8 @@ export interface ChatCall {
   cancel: Cancellation;
   /** What the client asked of the response cache. */
   cache?: CacheAsk;
+  /** The request's trace when tracing is on (docs/observability.md); absent = off. */
+  trace?: RequestTrace;
 }
 
 interface Prepared {
@@ -311,6 +315,7 @@ export class ChatService {
       created_at: isoTime(end),
     };
     this.deps.recorder.record(row, p.io);
+    call.trace?.record(row, p.io);
     // After the record: its spend is counted (and, with Redis, sent) before the request stops counting as in flight.
     p.release(cost);
     if (o.attempt && o.status === 200 && p.sessionId) {
@@ -325,7 +330,9 @@ export class ChatService {
   private send(p: Prepared, a: Attempt, call: ChatCall, codec: AttemptCodec, stream: boolean): Promise<UpstreamExchange> {
     const { req, dropped } = codec.request({ provider: a.provider, endpoint: a.endpoint, apiKey: this.deps.catalog.apiKey(a.provider) }, stream);
     if (dropped.length > 0) p.dropped.set(`${a.model}|${a.endpoint.tag}`, dropped);
-    return sendAttempt(this.deps.http, req, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel);
+    // Tracing on: the attempt span's context goes upstream (a copy of the headers; the built ones may be shared).
+    const sent = call.trace ? { ...req, headers: call.trace.headers(req.headers) } : req;
+    return sendAttempt(this.deps.http, sent, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel);
   }
 
   private codec(p: Prepared, a: Attempt): AttemptCodec {
@@ -366,7 +373,7 @@ export class ChatService {
   private generation(p: Prepared, call: ChatCall, id: string, o: Outcome) {
     return {
       ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks: this.deps.attemptHooks?.(call.key) }),
-      observer: p.io ? ioObserver<Attempt>(p.io) : undefined,
+      observer: watchAttempts<Attempt>(p.io, call.trace, () => o.ttftMs),
       recordUnserved: (u: Unserved<Attempt>, attempts: AttemptLog[]) => {
         o.cancelled = u.cancelled;
         this.record(p, call, id, { ...o, status: u.status, error: u.error }, attempts, null);

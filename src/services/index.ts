@@ -28,6 +28,7 @@ import type { CreditService } from './spend/credits.js';
 import type { WorkspaceBudgetService } from './spend/budgets.js';
 
 import type { IoLogging } from './observability/io-logging.js';
+import type { Tracing } from './observability/tracing.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -48,6 +49,8 @@ export interface Services {
   generations: GenerationLookup;
   /** I/O logging: which requests keep their content, GET /generation/content, the retention job (docs/observability.md). */
   io: IoLogging;
+  /** OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT); null when off — then no span is ever created. */
+  tracing: Tracing | null;
   /** GET /activity: the organization's usage per day, model and endpoint. */
   activity: ActivityService;
   chat: ChatService;

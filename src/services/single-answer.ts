@@ -19,7 +19,7 @@ import { cachedJson, type JsonReply } from './attempts/cache-step.js';
 import { sendForText } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import type { IoApi, IoCapture } from '../core/io-log.js';
-import { ioObserver } from './observability/io-logging.js';
+import { watchAttempts } from './observability/watch.js';
 import { routeMetadata } from './route-metadata.js';
 
 /** One attempt's upstream request, and how to read its answer. */
@@ -126,34 +126,34 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
   const metadata = (attempts: AttemptLog[], selected: Attempt | null) => routeMetadata(plan, run.requested, attempts, dropped, selected);
   const record = (attempts: AttemptLog[], o: Pick<AnswerOutcome, 'attempt' | 'status' | 'error' | 'cancelled'> & Partial<Omit<ServedAnswer, 'body'>>) => {
     const cost = o.cost ?? null;
-    deps.recorder.record(
-      answerRecord({
-        ...o,
-        id,
-        requestId: call.requestId,
-        key: call.key,
-        apiType: run.apiType,
-        requestedModel: run.requested,
-        promptTokens: o.promptTokens ?? 0,
-        completionTokens: o.completionTokens ?? 0,
-        cost,
-        upstreamId: o.upstreamId ?? null,
-        started,
-        end: now(),
-        attempts,
-      }),
-      io,
-    );
+    const row = answerRecord({
+      ...o,
+      id,
+      requestId: call.requestId,
+      key: call.key,
+      apiType: run.apiType,
+      requestedModel: run.requested,
+      promptTokens: o.promptTokens ?? 0,
+      completionTokens: o.completionTokens ?? 0,
+      cost,
+      upstreamId: o.upstreamId ?? null,
+      started,
+      end: now(),
+      attempts,
+    });
+    deps.recorder.record(row, io);
+    call.trace?.record(row, io);
     run.prepared.release(cost);
   };
   return runGeneration({
     ...planned(plan, call.cancel, { health: deps.health, now, hooks: deps.attemptHooks?.(call.key) }),
-    observer: io ? ioObserver<Attempt>(io) : undefined,
+    observer: watchAttempts<Attempt>(io, call.trace, null),
     errorHeaders: { 'x-generation-id': id },
     attempt: async (a) => {
       const req = run.request(a);
       dropped = req.dropped;
-      return req.parse(await sendForText(deps.http, req, req.parseError, deps.catalog.timeouts(a.provider), call.cancel));
+      const sent = call.trace ? { ...req, headers: call.trace.headers(req.headers) } : req;
+      return req.parse(await sendForText(deps.http, sent, req.parseError, deps.catalog.timeouts(a.provider), call.cancel));
     },
     served: (a, parsed, _i, attempts) => {
       const { body, ...billed } = run.served(id, a, parsed);
