@@ -59,6 +59,8 @@ export interface ObservabilityConfig {
   ioLogMaxBytes: number;
   /** Trace export (OTEL_EXPORTER_OTLP_ENDPOINT and the other standard variables); null = tracing off. */
   otlp: OtlpConfig | null;
+  /** Broadcast destinations' delivery (GATEWAY_BROADCAST_*). */
+  broadcast: { allowLoopback: boolean; maxAttempts: number; retryMs: number; timeoutMs: number; queueLimit: number };
 }
 
 /** Where traces go over OTLP/HTTP. */
@@ -177,6 +179,10 @@ const FILE_KEYS: Record<string, string> = {
   spend_heartbeat_ttl_ms: 'GATEWAY_SPEND_HEARTBEAT_TTL_MS',
   io_log_retention_days: 'GATEWAY_IO_LOG_RETENTION_DAYS',
   io_log_max_bytes: 'GATEWAY_IO_LOG_MAX_BYTES',
+  broadcast_allow_loopback: 'GATEWAY_BROADCAST_ALLOW_LOOPBACK',
+  broadcast_max_attempts: 'GATEWAY_BROADCAST_MAX_ATTEMPTS',
+  broadcast_retry_ms: 'GATEWAY_BROADCAST_RETRY_MS',
+  broadcast_timeout_ms: 'GATEWAY_BROADCAST_TIMEOUT_MS',
 };
 /**
  * Sections of the file read by other modules, which validate them: `providers`, `models` and `endpoints` against the
@@ -324,6 +330,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     ioLogRetentionDays: intSetting('GATEWAY_IO_LOG_RETENTION_DAYS', merged.GATEWAY_IO_LOG_RETENTION_DAYS, 30, 1, 3650, problems),
     ioLogMaxBytes: intSetting('GATEWAY_IO_LOG_MAX_BYTES', merged.GATEWAY_IO_LOG_MAX_BYTES, 256 * 1024, 1024, 16 * 1024 * 1024, problems),
     otlp: otlpFrom(merged, problems),
+    broadcast: {
+      allowLoopback: boolSetting('GATEWAY_BROADCAST_ALLOW_LOOPBACK', false),
+      maxAttempts: intSetting('GATEWAY_BROADCAST_MAX_ATTEMPTS', merged.GATEWAY_BROADCAST_MAX_ATTEMPTS, 5, 1, 50, problems),
+      retryMs: intSetting('GATEWAY_BROADCAST_RETRY_MS', merged.GATEWAY_BROADCAST_RETRY_MS, 1000, 10, 600_000, problems),
+      timeoutMs: intSetting('GATEWAY_BROADCAST_TIMEOUT_MS', merged.GATEWAY_BROADCAST_TIMEOUT_MS, 10_000, 100, 120_000, problems),
+      queueLimit: 10_000,
+    },
   };
 
   if (problems.length > 0) throw new ConfigError(problems);

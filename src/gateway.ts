@@ -48,6 +48,8 @@ import { EmbeddingsService } from './services/embeddings.js';
 import { VideoService } from './services/videos.js';
 import { isoTime } from './core/time.js';
 import { IoLogging } from './services/observability/io-logging.js';
+import { Broadcast } from './services/observability/broadcast.js';
+import { DestinationService } from './services/observability/destinations.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -144,6 +146,16 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Tracing (docs/observability.md): the SDK is loaded only when an OTLP endpoint is configured.
   const otlp = config.observability.otlp;
   const tracing = otlp ? new (await import('./services/observability/tracing.js')).Tracing(otlp) : null;
+  // Broadcast destinations: each written generation to its workspace's destinations, after the flush.
+  const broadcast = new Broadcast({ store, workspaces, log: logger, now, options: { ...config.observability.broadcast, webhookSecret: config.video.webhookSecret } });
+  recorder.written = broadcast.written;
+  const destinations = new DestinationService({
+    store,
+    workspaces,
+    now,
+    options: { allowLoopback: config.observability.broadcast.allowLoopback, webhookSecret: config.video.webhookSecret },
+    changed: () => broadcast.invalidate(),
+  });
   const io = new IoLogging({ store, log: logger, now, options: { retentionDays: config.observability.ioLogRetentionDays }, rng: opts.ioRng });
   const guardrails = new GuardrailService({ store, bus, catalog, workspaces, recorder, ttlMs: config.keyCacheTtlMs, now, log: logger, seed: orgSeed });
   // The response cache: in memory, or shared in Redis; a step around the attempts of the APIs that offer it.
@@ -199,6 +211,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     generations: new GenerationLookup(store, recorder),
     io,
     tracing,
+    destinations,
+    broadcast,
     activity: new ActivityService({ store, workspaces, catalog: () => catalog.route, now }),
     chat,
     cache,
@@ -223,6 +237,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
       async () => io.stop(),
       () => recorder.close(),
       async () => tracing?.shutdown(),
+      () => broadcast.close(),
       async () => sharedSpend?.close(),
       async () => {
         await spend.close();

@@ -29,6 +29,8 @@ import type { WorkspaceBudgetService } from './spend/budgets.js';
 
 import type { IoLogging } from './observability/io-logging.js';
 import type { Tracing } from './observability/tracing.js';
+import type { DestinationService } from './observability/destinations.js';
+import type { Broadcast } from './observability/broadcast.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -51,6 +53,9 @@ export interface Services {
   io: IoLogging;
   /** OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT); null when off — then no span is ever created. */
   tracing: Tracing | null;
+  /** Broadcast destinations: their management (/observability/destinations) and their delivery. */
+  destinations: DestinationService;
+  broadcast: Broadcast;
   /** GET /activity: the organization's usage per day, model and endpoint. */
   activity: ActivityService;
   chat: ChatService;

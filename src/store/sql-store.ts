@@ -15,6 +15,7 @@ import { selectGenerationPage, type GenerationLogQuery } from './generation-log.
 import { runAnalytics, type AnalyticsQuery } from './analytics.js';
 import { insertFeedback, selectFeedback, type GenerationFeedbackRow } from './feedback.js';
 import { addRollups, rollupActivity } from './rollups.js';
+import { addDestinationStats, insertDestination, selectDestination, selectDestinations, updateDestinationRow, type DestinationRow, type DestinationStats } from './destinations.js';
 import { deleteContentBefore, insertContent, selectContent, selectContentIds, type GenerationContentRow } from './generation-content.js';
 import {
   ConflictError,
@@ -587,6 +588,27 @@ export class SqlStore implements Store {
 
   async deleteGenerationContentBefore(before: string, limit: number): Promise<number> {
     return deleteContentBefore(this.db, before, limit);
+  }
+
+  /** Broadcast destinations (store/destinations.ts). */
+  async insertDestination(row: DestinationRow): Promise<void> {
+    await insertDestination(this.db, this.kind, row);
+  }
+
+  async getDestination(id: string): Promise<DestinationRow | null> {
+    return selectDestination(this.db, id);
+  }
+
+  async listDestinations(workspaceId: string | null): Promise<DestinationRow[]> {
+    return selectDestinations(this.db, workspaceId);
+  }
+
+  async updateDestination(id: string, patch: Partial<DestinationRow>): Promise<DestinationRow | null> {
+    return updateDestinationRow(this.db, this.kind, id, patch);
+  }
+
+  async addDestinationStats(id: string, stats: DestinationStats): Promise<void> {
+    await addDestinationStats(this.db, id, stats);
   }
 
   /** Analytics over the generation records (store/analytics.ts). */

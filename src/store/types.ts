@@ -373,6 +373,13 @@ export interface Store {
   generationContentIds(ids: string[]): Promise<Set<string>>;
   /** Deletes content created before `before` (ISO), at most `limit` rows; returns how many. */
   deleteGenerationContentBefore(before: string, limit: number): Promise<number>;
+  /** Broadcast destinations (store/destinations.ts). */
+  insertDestination(row: import('./destinations.js').DestinationRow): Promise<void>;
+  getDestination(id: string): Promise<import('./destinations.js').DestinationRow | null>;
+  /** A workspace's (null: every workspace's) destinations, not deleted, oldest first. */
+  listDestinations(workspaceId: string | null): Promise<Array<import('./destinations.js').DestinationRow>>;
+  updateDestination(id: string, patch: Partial<import('./destinations.js').DestinationRow>): Promise<import('./destinations.js').DestinationRow | null>;
+  addDestinationStats(id: string, stats: import('./destinations.js').DestinationStats): Promise<void>;
   /** Analytics rows (at most limit + 1) over the generation records (store/analytics.ts). */
   analytics(q: import('./analytics.js').AnalyticsQuery): Promise<Array<Record<string, string | number | null>>>;
 

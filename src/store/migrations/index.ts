@@ -517,6 +517,7 @@ function observeIoContent(t: ColumnTypes): Migration {
 /**
  * Analytics rollups (docs/observability.md): generation records summed per minute, hour and day and per dimension
  * values, with a latency histogram (h0…h47); filled from the existing records here, then as batches are written.
+ * And the broadcast destinations (`/observability/destinations`).
  */
 function observeRollups(dialect: Dialect, t: ColumnTypes): Migration {
   const big = dialect === 'postgres' ? 'bigint' : 'integer';
@@ -532,6 +533,30 @@ function observeRollups(dialect: Dialect, t: ColumnTypes): Migration {
       for (const c of HIST_COLUMNS) table = table.addColumn(c, big, (col) => col.notNull());
       await table.execute();
       await db.schema.createIndex('generation_rollups_key').on('generation_rollups').columns(ROLLUP_KEY).unique().execute();
+      // Broadcast destinations: their credentials encrypted in `secrets`; soft-deleted; delivery counters.
+      await db.schema
+        .createTable('observability_destinations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('enabled', t.bool, (c) => c.notNull())
+        .addColumn('privacy_mode', t.bool, (c) => c.notNull())
+        .addColumn('sampling_rate', t.dbl, (c) => c.notNull())
+        .addColumn('api_key_hashes', t.json)
+        .addColumn('config', t.json, (c) => c.notNull())
+        .addColumn('secrets', 'text')
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .addColumn('updated_at', t.ts, (c) => c.notNull())
+        .addColumn('deleted_at', t.ts)
+        .addColumn('sent_count', big, (c) => c.notNull().defaultTo(0))
+        .addColumn('failed_count', big, (c) => c.notNull().defaultTo(0))
+        .addColumn('dropped_count', big, (c) => c.notNull().defaultTo(0))
+        .addColumn('last_error', 'text')
+        .addColumn('last_error_at', t.ts)
+        .addColumn('last_success_at', t.ts)
+        .execute();
+      await db.schema.createIndex('observability_destinations_ws').on('observability_destinations').columns(['workspace_id', 'created_at']).execute();
       // Backfill from the records already written, in pages by id.
       for (let after = ''; ; ) {
         const rows = await db.selectFrom('generations').selectAll().where('id', '>', after).orderBy('id').limit(5000).execute();
@@ -571,6 +596,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0012_observe_generation_feedback': observeGenerationFeedback(t),
     '0013_guardrail_content_filters': guardrailContentFilters(t),
     '0015_observe_io_content': observeIoContent(t),
-    '0016_observe_rollups': observeRollups(dialect, t),
+    '0016_observe_rollups_destinations': observeRollups(dialect, t),
   };
 }
