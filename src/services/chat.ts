@@ -373,7 +373,7 @@ export class ChatService {
   private generation(p: Prepared, call: ChatCall, id: string, o: Outcome) {
     return {
       ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks: this.deps.attemptHooks?.(call.key) }),
-      observer: watchAttempts<Attempt>(p.io, call.trace, () => o.ttftMs),
+      observer: watchAttempts<Attempt>(p.io, call.trace, o),
       recordUnserved: (u: Unserved<Attempt>, attempts: AttemptLog[]) => {
         o.cancelled = u.cancelled;
         this.record(p, call, id, { ...o, status: u.status, error: u.error }, attempts, null);

@@ -174,10 +174,17 @@ export class RequestTrace {
   }
 }
 
+/** A provider's host (`server.address`), parsed once per base URL. */
+const hosts = new Map<string, string>();
 function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return '';
+  let h = hosts.get(url);
+  if (h === undefined) {
+    try {
+      h = new URL(url).host;
+    } catch {
+      h = '';
+    }
+    if (hosts.size < 10_000) hosts.set(url, h);
   }
+  return h;
 }

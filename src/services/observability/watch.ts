@@ -7,9 +7,9 @@ import type { AttemptObserver, AttemptTarget } from '../attempts/runner.js';
 import { ioObserver } from './io-logging.js';
 import type { RequestTrace } from './tracing.js';
 
-export function watchAttempts<A extends AttemptTarget>(io: IoCapture | null, trace: RequestTrace | undefined, ttft: (() => number | null) | null): AttemptObserver<A> | undefined {
+export function watchAttempts<A extends AttemptTarget>(io: IoCapture | null, trace: RequestTrace | undefined, outcome: { readonly ttftMs: number | null } | null): AttemptObserver<A> | undefined {
   if (!trace) return io ? ioObserver<A>(io) : undefined;
-  if (ttft) trace.ttft = ttft;
+  if (outcome) trace.ttft = () => outcome.ttftMs;
   const spans = trace.observer<A>();
   if (!io) return spans;
   const log = ioObserver<A>(io);
