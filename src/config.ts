@@ -50,6 +50,8 @@ export interface GatewayConfig {
   spend: SpendConfig;
   /** I/O logging, tracing and broadcast (docs/observability.md). */
   observability: ObservabilityConfig;
+  /** The web console at `/console` (docs/console.md): served (default) or not (`GATEWAY_CONSOLE=off`). */
+  console: boolean;
 }
 
 export interface ObservabilityConfig {
@@ -168,6 +170,7 @@ const FILE_KEYS: Record<string, string> = {
   webhook_retry_ms: 'GATEWAY_WEBHOOK_RETRY_MS',
   video_allow_loopback_callbacks: 'GATEWAY_VIDEO_ALLOW_LOOPBACK_CALLBACKS',
   metrics: 'GATEWAY_METRICS',
+  console: 'GATEWAY_CONSOLE',
   web_search_url: 'GATEWAY_WEB_SEARCH_URL',
   web_search_engine: 'GATEWAY_WEB_SEARCH_ENGINE',
   web_search_api_key: 'GATEWAY_WEB_SEARCH_API_KEY',
@@ -339,6 +342,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     },
   };
 
+  const consoleSetting = (merged.GATEWAY_CONSOLE || 'on').toLowerCase();
+  if (!['on', 'off', 'true', 'false', '1', '0'].includes(consoleSetting)) problems.push(`GATEWAY_CONSOLE must be on or off (got "${merged.GATEWAY_CONSOLE}")`);
+  const consoleOn = consoleSetting === 'on' || consoleSetting === 'true' || consoleSetting === '1';
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { observability, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend };
+  return { observability, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend, console: consoleOn };
 }

@@ -12,6 +12,7 @@ import { registerAuth } from './plugins/auth.js';
 import { registerErrorHandling, sendError } from './plugins/errors.js';
 import { registerValidation } from './plugins/validation.js';
 import { registerJsonBody } from './plugins/json-body.js';
+import { registerConsole } from './console.js';
 import { ErrorEnvelope } from './schemas/common.js';
 import { KeyView } from './routes/keys.js';
 import { WorkspaceView } from './routes/workspaces.js';
@@ -268,6 +269,8 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   );
   // The Gemini API (v1beta) beside /api/v1: SDKs add the version to their base URL (routes/gemini.ts).
   await app.register(geminiRoutes, { svc, prefix: GEMINI_BASE });
+  // The web console's static files at /console (docs/console.md); it calls the API above, nothing of its own.
+  if (svc.config.console) await app.register(registerConsole);
   await app.ready();
   return app;
 }

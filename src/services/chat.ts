@@ -245,7 +245,15 @@ export class ChatService {
     if (protocols.size > 0) this.ir(prepared);
     // Last, with nothing left to throw: every spending limit of the key holds the request's maximum cost (docs/spend.md;
     // 402 when one has no room) until its generation record (or the route) settles it.
-    if (this.deps.guardrails) prepared.release = await this.deps.guardrails.admitWithinLimit(call.key, plannedMaxCost(plan.attempts, promptEstimate, typeof maxOut === 'number' ? maxOut : null));
+    if (this.deps.guardrails) {
+      try {
+        prepared.release = await this.deps.guardrails.admitWithinLimit(call.key, plannedMaxCost(plan.attempts, promptEstimate, typeof maxOut === 'number' ? maxOut : null));
+      } catch (err) {
+        // A request refused for a spending limit is recorded (status 402, no attempt, no cost): the request log shows it.
+        if (err instanceof HttpError && err.status === 402) this.record(prepared, call, newGenerationId(), { ...this.fresh(), status: 402, error: err }, [], null);
+        throw err;
+      }
+    }
     return prepared;
   }
 
