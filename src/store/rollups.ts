@@ -45,7 +45,12 @@ function rowOf(d: RollupDelta, dialect: Dialect): Record<string, unknown> {
 
 /** Adds a batch's records to the rollups (upserts: safe with several instances writing). */
 export async function addRollups(db: Db, dialect: Dialect, rows: readonly RollupSource[]): Promise<void> {
-  const deltas = rollupDeltas(rows);
+  // In one order everywhere: two instances' batches lock the rows they share in the same order (no deadlock).
+  const key = (d: RollupDelta) => `${d.grain}\u0000${d.bucket}\u0000${d.workspace_id}\u0000${d.key_hash}\u0000${d.model}\u0000${d.provider_name}\u0000${d.endpoint_tag}\u0000${d.api_type}\u0000${d.finish_reason}\u0000${d.status}\u0000${+d.is_byok}${+d.billed}`;
+  const deltas = rollupDeltas(rows)
+    .map((d) => [key(d), d] as const)
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([, d]) => d);
   // 67 columns a row: 100 rows a statement (6,700 parameters) stays under SQLite's (32,766) and PostgreSQL's (65,535) limits.
   for (let i = 0; i < deltas.length; i += 100) {
     await db

@@ -508,16 +508,20 @@ export class SqlStore implements Store {
     }
     await this.db.transaction().execute(async (trx) => {
       // Batches of 50 rows keep each statement well under the databases' parameter limits.
+      const inserted = new Set<string>();
       for (let i = 0; i < rows.length; i += 50) {
-        await trx
+        const ids = await trx
           .insertInto('generations')
           .values(rows.slice(i, i + 50).map((r) => this.enc({ ...r })))
           .onConflict((oc) => oc.column('id').doNothing())
+          .returning('id')
           .execute();
+        for (const r of ids) inserted.add(r.id as string);
       }
       await this.addNanoUsageIn(trx, merged);
-      // The analytics rollups, in the same transaction as the records.
-      await addRollups(trx, this.kind, rows);
+      // The analytics rollups, in the same transaction as the records (of the rows actually inserted: a batch sent
+      // again after an unclear commit adds nothing twice).
+      await addRollups(trx, this.kind, inserted.size === rows.length ? rows : rows.filter((r) => inserted.has(r.id)));
     });
   }
 
