@@ -51,6 +51,8 @@ export interface GatewayConfig {
   spend: SpendConfig;
   /** Secrets at rest (BYOK credentials; docs/byok.md): the current key and older ones still accepted for reading. */
   encryption: { key: string | null; previous: string[] };
+  /** I/O logging, tracing and broadcast (docs/observability.md). */
+  observability: ObservabilityConfig;
   /** The web console at `/console` (docs/console.md): served (default) or not (`GATEWAY_CONSOLE=off`). */
   console: boolean;
   /** Files (docs/files.md): where uploads are stored, and each workspace's quota. */
@@ -70,6 +72,58 @@ export interface FilesConfig {
   quotaBytes: number;
   /** S3-compatible object storage (GATEWAY_FILES_S3_BUCKET and friends); null = the local directory. */
   s3: { bucket: string; endpoint: string | null; region: string; prefix: string; forcePathStyle: boolean } | null;
+}
+
+export interface ObservabilityConfig {
+  /** Logged content is deleted after this many days (GATEWAY_IO_LOG_RETENTION_DAYS). */
+  ioLogRetentionDays: number;
+  /** The most bytes one request's logged content keeps (GATEWAY_IO_LOG_MAX_BYTES); longer strings are cut. */
+  ioLogMaxBytes: number;
+  /** Trace export (OTEL_EXPORTER_OTLP_ENDPOINT and the other standard variables); null = tracing off. */
+  otlp: OtlpConfig | null;
+  /** Broadcast destinations' delivery (GATEWAY_BROADCAST_*). */
+  broadcast: { allowLoopback: boolean; maxAttempts: number; retryMs: number; timeoutMs: number; queueLimit: number };
+}
+
+/** Where traces go over OTLP/HTTP. */
+export interface OtlpConfig {
+  /** The traces URL (`…/v1/traces`). */
+  url: string;
+  headers: Record<string, string>;
+  serviceName: string;
+}
+
+/** `k1=v1,k2=v2` (values URL-encoded), as OTEL_EXPORTER_OTLP_HEADERS holds them. */
+export function parseOtlpHeaders(s: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of s.split(',')) {
+    const i = part.indexOf('=');
+    if (i <= 0) continue;
+    const raw = part.slice(i + 1).trim();
+    let value = raw;
+    try {
+      value = decodeURIComponent(raw);
+    } catch {
+      // kept as written
+    }
+    out[part.slice(0, i).trim()] = value;
+  }
+  return out;
+}
+
+/** Tracing from the standard variables: on when an OTLP endpoint is set, unless the SDK or the traces exporter is off. */
+function otlpFrom(env: Record<string, string | undefined>, problems: string[]): OtlpConfig | null {
+  if ((env.OTEL_SDK_DISABLED ?? '').toLowerCase() === 'true') return null;
+  if ((env.OTEL_TRACES_EXPORTER ?? 'otlp').toLowerCase() === 'none') return null;
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!traces && !base) return null;
+  const url = traces || `${base!.replace(/\/+$/, '')}/v1/traces`;
+  if (!/^https?:\/\/[^/]/.test(url)) {
+    problems.push(`${traces ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'} must be an http:// or https:// URL (got "${traces || base}")`);
+    return null;
+  }
+  return { url, headers: parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS ?? ''), serviceName: env.OTEL_SERVICE_NAME || 'model-gateway' };
 }
 
 export interface SpendConfig {
@@ -161,6 +215,12 @@ const FILE_KEYS: Record<string, string> = {
   upstream_connections: 'GATEWAY_UPSTREAM_CONNECTIONS',
   upstream_http2: 'GATEWAY_UPSTREAM_HTTP2',
   workers: 'GATEWAY_WORKERS',
+  io_log_retention_days: 'GATEWAY_IO_LOG_RETENTION_DAYS',
+  io_log_max_bytes: 'GATEWAY_IO_LOG_MAX_BYTES',
+  broadcast_allow_loopback: 'GATEWAY_BROADCAST_ALLOW_LOOPBACK',
+  broadcast_max_attempts: 'GATEWAY_BROADCAST_MAX_ATTEMPTS',
+  broadcast_retry_ms: 'GATEWAY_BROADCAST_RETRY_MS',
+  broadcast_timeout_ms: 'GATEWAY_BROADCAST_TIMEOUT_MS',
 };
 /**
  * Sections of the file read by other modules, which validate them: `providers`, `models` and `endpoints` against the
@@ -329,6 +389,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   }
   if (previousKeys.length > 0 && !encryptionKey) problems.push('GATEWAY_ENCRYPTION_KEY_PREVIOUS needs GATEWAY_ENCRYPTION_KEY (the key new secrets are sealed with)');
   const encryption = { key: encryptionKey, previous: previousKeys };
+  const observability: ObservabilityConfig = {
+    ioLogRetentionDays: intSetting('GATEWAY_IO_LOG_RETENTION_DAYS', merged.GATEWAY_IO_LOG_RETENTION_DAYS, 30, 1, 3650, problems),
+    ioLogMaxBytes: intSetting('GATEWAY_IO_LOG_MAX_BYTES', merged.GATEWAY_IO_LOG_MAX_BYTES, 256 * 1024, 1024, 16 * 1024 * 1024, problems),
+    otlp: otlpFrom(merged, problems),
+    broadcast: {
+      allowLoopback: boolSetting('GATEWAY_BROADCAST_ALLOW_LOOPBACK', false),
+      maxAttempts: intSetting('GATEWAY_BROADCAST_MAX_ATTEMPTS', merged.GATEWAY_BROADCAST_MAX_ATTEMPTS, 5, 1, 50, problems),
+      retryMs: intSetting('GATEWAY_BROADCAST_RETRY_MS', merged.GATEWAY_BROADCAST_RETRY_MS, 1000, 10, 600_000, problems),
+      timeoutMs: intSetting('GATEWAY_BROADCAST_TIMEOUT_MS', merged.GATEWAY_BROADCAST_TIMEOUT_MS, 10_000, 100, 120_000, problems),
+      queueLimit: 10_000,
+    },
+  };
 
   const consoleSetting = (merged.GATEWAY_CONSOLE || 'on').toLowerCase();
   if (!['on', 'off', 'true', 'false', '1', '0'].includes(consoleSetting)) problems.push(`GATEWAY_CONSOLE must be on or off (got "${merged.GATEWAY_CONSOLE}")`);
@@ -364,6 +436,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   return {
     files, moderation, console: consoleOn, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs,
     shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file,
-    video, metrics, webSearch, webFetch, migrate, spend, upstream, workers, encryption,
+    video, metrics, webSearch, webFetch, migrate, spend, upstream, workers, encryption, observability,
   };
 }

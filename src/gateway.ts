@@ -55,6 +55,9 @@ import { RerankService } from './services/rerank.js';
 import { EmbeddingsService } from './services/embeddings.js';
 import { VideoService } from './services/videos.js';
 import { isoTime } from './core/time.js';
+import { IoLogging } from './services/observability/io-logging.js';
+import { Broadcast } from './services/observability/broadcast.js';
+import { DestinationService } from './services/observability/destinations.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -120,6 +123,8 @@ export interface CreateGatewayOptions {
   recorder?: { intervalMs: number; batchSize: number };
   /** A fixed Redis reconnection delay for the invalidation channel (tests). */
   redisRetryMs?: number;
+  /** The randomness of I/O logging's sampling (tests fix a seed); default Math.random. */
+  ioRng?: () => number;
 }
 
 export async function createGateway(config: GatewayConfig, opts: CreateGatewayOptions = {}): Promise<Gateway> {
@@ -156,6 +161,21 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   configureSecrets(keyring);
   const byok = new ByokService({ store, bus, keyring, catalog, workspaces, log: logger, ttlMs: config.keyCacheTtlMs, now });
   await byok.refresh();
+  recorder.ioMaxBytes = config.observability.ioLogMaxBytes;
+  // Tracing (docs/observability.md): the SDK is loaded only when an OTLP endpoint is configured.
+  const otlp = config.observability.otlp;
+  const tracing = otlp ? new (await import('./services/observability/tracing.js')).Tracing(otlp) : null;
+  // Broadcast destinations: each written generation to its workspace's destinations, after the flush.
+  const broadcast = new Broadcast({ store, workspaces, log: logger, now, options: { ...config.observability.broadcast, webhookSecret: config.video.webhookSecret } });
+  recorder.written = broadcast.written;
+  const destinations = new DestinationService({
+    store,
+    workspaces,
+    now,
+    options: { allowLoopback: config.observability.broadcast.allowLoopback, webhookSecret: config.video.webhookSecret },
+    changed: () => broadcast.invalidate(),
+  });
+  const io = new IoLogging({ store, log: logger, now, options: { retentionDays: config.observability.ioLogRetentionDays }, rng: opts.ioRng });
   const guardrails = new GuardrailService({ store, bus, catalog, workspaces, recorder, ttlMs: config.keyCacheTtlMs, now, log: logger, seed: orgSeed });
   // The response cache: in memory, or shared in Redis; a step around the attempts of the APIs that offer it.
   const cache = new ResponseCache(config.redisUrl, logger, now);
@@ -182,6 +202,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     byok,
     // Request plugins (docs/plugins.md): file inputs and file-parser, middle-out, moderation, response-healing.
     plugins: new PluginSteps({ catalog, fileInputs: new FileInputs({ files, store, now }), moderation: new Moderation(config.moderation), now }),
+    io,
   });
   // Server tools; web search over the operator's engine (SearXNG or Tavily) when one is configured.
   const search = config.webSearch ? new WebSearch(config.webSearch) : null;
@@ -212,15 +233,19 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     health,
     recorder,
     generations: new GenerationLookup(store, recorder),
+    io,
+    tracing,
+    destinations,
+    broadcast,
     activity: new ActivityService({ store, workspaces, catalog: () => catalog.route, now }),
     chat,
     cache,
     serverTools,
     speech: new SpeechService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, byok }),
-    embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep, byok }),
+    embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep, byok, io }),
     countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now, byok }),
     transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, byok }),
-    rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep, byok }),
+    rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep, byok, io }),
     guardrails,
     spend,
     credits,
@@ -235,7 +260,10 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     // After the server stopped and in-flight requests ended: write every pending record, then drop upstream pools.
     onShutdown: [
       () => videos.stop({ waitMs: config.shutdownGraceMs }),
+      async () => io.stop(),
       () => recorder.close(),
+      async () => tracing?.shutdown(),
+      () => broadcast.close(),
       async () => sharedSpend?.close(),
       async () => {
         await spend.close();
@@ -261,6 +289,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
 
   const app = await buildApp({ svc, logger, extraRoutes: opts.extraRoutes });
   videos.start();
+  io.start();
   let closed: Promise<void> | null = null;
 
   return {

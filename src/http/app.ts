@@ -30,6 +30,8 @@ import inferenceRoutes from './routes/inference.js';
 import generationRoutes from './routes/generation.js';
 import generationsLogRoutes from './routes/generations-log.js';
 import generationFeedbackRoutes from './routes/generation-feedback.js';
+import generationContentRoutes from './routes/generation-content.js';
+import observabilityRoutes from './routes/observability.js';
 import analyticsRoutes from './routes/analytics.js';
 import activityRoutes from './routes/activity.js';
 import modelRoutes from './routes/models.js';
@@ -121,6 +123,8 @@ export const API_ROUTES: readonly RoutePlugin[] = [
   generationRoutes, // /generation
   generationsLogRoutes, // /generations
   generationFeedbackRoutes, // /generation/feedback
+  generationContentRoutes, // /generation/content
+  observabilityRoutes, // /observability/destinations
   analyticsRoutes, // /analytics/meta, /analytics/query
   activityRoutes, // /activity
   modelRoutes, // /models, /models/count, /models/user, /model/:author/:slug, /models/:author/:slug/endpoints, /embeddings/models, /endpoints/zdr, /providers

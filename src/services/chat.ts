@@ -41,6 +41,10 @@ import { newGenerationId } from './generation-id.js';
 import { StreamOut } from './reply-stream.js';
 import { cachedJson, cachedStream, type CacheAsk, type CacheStep, type JsonReply } from './attempts/cache-step.js';
 import { attemptKey, type ByokService } from './byok.js';
+import type { IoCapture } from '../core/io-log.js';
+import { ioObserver, type IoLogging } from './observability/io-logging.js';
+import type { RequestTrace } from './observability/tracing.js';
+import { watchAttempts } from './observability/watch.js';
 
 export interface ChatOptions {
   /** Interval of `: GATEWAY PROCESSING` comments while a stream waits (ms). */
@@ -62,6 +66,8 @@ export interface ChatCall {
   cancel: Cancellation;
   /** What the client asked of the response cache. */
   cache?: CacheAsk;
+  /** The request's trace when tracing is on (docs/observability.md); absent = off. */
+  trace?: RequestTrace;
 }
 
 interface Prepared {
@@ -85,6 +91,8 @@ interface Prepared {
   outputFilters?: CompiledFilter[] | null;
   /** The request's plugins (docs/plugins.md). */
   plugins: PluginSettings;
+  /** I/O logging: what this request keeps of its content; null when its workspace does not log it. */
+  io: IoCapture | null;
 }
 
 
@@ -92,6 +100,8 @@ interface Prepared {
 interface Relay {
   session: StreamSession | null;
   held: string;
+  /** I/O logging's copy of the client-bound text (references to the same strings); null when not logged. */
+  tap: string[] | null;
 }
 
 interface Outcome {
@@ -130,6 +140,8 @@ export class ChatService {
       cache?: CacheStep;
       /** Request plugins as preparation and reply steps (services/plugins); absent = none run. */
       plugins?: PluginSteps;
+      /** I/O logging (docs/observability.md); absent = never. */
+      io?: IoLogging;
       /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
       attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
       /** BYOK credentials (docs/byok.md): absent = the operator's keys only. */
@@ -252,7 +264,8 @@ export class ChatService {
     // A streamed reply screened by content guardrails goes through the IR, where its deltas are redacted as they pass.
     const outputFilters = body.stream === true ? (screened?.filters ?? null) : null;
     if (outputFilters || plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline, outputFilters, plugins };
+    const io = this.deps.io ? this.deps.io.capture(workspace, call.key.hash, api, body) : null;
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline, outputFilters, plugins, io };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
     // Last, with nothing left to throw: every spending limit of the key holds the request's maximum cost (docs/spend.md;
@@ -336,7 +349,8 @@ export class ChatService {
       session_id: p.sessionId,
       created_at: isoTime(end),
     };
-    this.deps.recorder.record(row);
+    this.deps.recorder.record(row, p.io);
+    call.trace?.record(row, p.io);
     // After the record: its spend is counted (and, with Redis, sent) before the request stops counting as in flight.
     p.release(cost, o.attempt?.byok !== undefined);
     if (o.attempt && o.status === 200 && p.sessionId) {
@@ -352,9 +366,11 @@ export class ChatService {
     const ctx = { provider: a.provider, endpoint: a.endpoint, apiKey: attemptKey(this.deps, a) };
     const { req, dropped } = codec.request(ctx, stream);
     if (dropped.length > 0) p.dropped.set(`${a.model}|${a.endpoint.tag}`, dropped);
+    // Tracing on: the attempt span's context goes upstream (a copy of the headers; the built ones may be shared).
+    const sent = call.trace ? { ...req, headers: call.trace.headers(req.headers) } : req;
     // Signed or token-authenticated protocols (SigV4, OAuth) finish the request here.
-    if (codec.authorize) return codec.authorize(req, ctx).then((signed) => sendAttempt(this.deps.http, signed, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel));
-    return sendAttempt(this.deps.http, req, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel);
+    if (codec.authorize) return codec.authorize(sent, ctx).then((signed) => sendAttempt(this.deps.http, signed, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel));
+    return sendAttempt(this.deps.http, sent, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel);
   }
 
   private codec(p: Prepared, a: Attempt): AttemptCodec {
@@ -396,6 +412,7 @@ export class ChatService {
   private generation(p: Prepared, call: ChatCall, id: string, o: Outcome) {
     return {
       ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks: this.deps.attemptHooks?.(call.key) }),
+      observer: watchAttempts<Attempt>(p.io, call.trace, o),
       recordUnserved: (u: Unserved<Attempt>, attempts: AttemptLog[]) => {
         o.cancelled = u.cancelled;
         this.record(p, call, id, { ...o, status: u.status, error: u.error }, attempts, null);
@@ -456,6 +473,7 @@ export class ChatService {
         o.usage = parsed.usage;
         const meta = this.answerMeta(p, o, attempts, id, created, call, true);
         const body = parsed.render(meta);
+        if (p.io) p.io.answer = body;
         this.record(p, call, id, o, attempts, meta.cost);
         return { result: { id, body, headers: droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`)) }, cost: meta.cost };
       },
@@ -493,7 +511,7 @@ export class ChatService {
     }, Math.max(50, Math.floor(this.deps.options.keepaliveMs / 2)));
     // The current attempt's stream, and the output of its last read once the upstream body is complete (written with
     // the final event, in one write).
-    const cur: Relay = { session: null, held: '' };
+    const cur: Relay = { session: null, held: '', tap: p.io ? p.io.chunks : null };
     try {
       return await runGeneration<Attempt, StreamSession, { id: string } | null>({
         ...this.generation(p, call, id, o),
@@ -595,6 +613,7 @@ export class ChatService {
         o.ttftMs = Math.round(o.firstTokenAt - t0);
       }
       if (text) {
+        if (cur.tap) cur.tap.push(text);
         out.commit();
         if (res.finished) cur.held += text;
         else {
@@ -607,6 +626,7 @@ export class ChatService {
     }
     const tail = session.end();
     if (tail) {
+      if (cur.tap) cur.tap.push(tail);
       out.commit();
       cur.held += tail;
     }

@@ -134,6 +134,7 @@ export class EmbeddingsService {
       call,
       prepared: p,
       cacheAs: 'embeddings',
+      input: { api: 'embeddings', body: p.body },
       request: (a) => {
         const wire = embeddingsWire(a.provider);
         const built = wire.build(p.body, a.endpoint, a.provider, attemptKey(this.deps, a));

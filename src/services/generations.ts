@@ -10,6 +10,8 @@ import { utcDay } from '../core/limits.js';
 import { nanoToUsd, usdToNano } from '../core/money.js';
 import type { DeadLetter, GenerationRow, KeyUsageDelta, Store } from '../store/types.js';
 import type { SharedSpend } from './shared-spend.js';
+import { buildContent, type IoCapture } from '../core/io-log.js';
+import type { GenerationContentRow } from '../store/generation-content.js';
 
 /**
  * The key usage a batch adds, one delta per key and UTC day (a batch is mostly one key's requests: one upsert instead
@@ -101,6 +103,12 @@ export function answerRecord(o: AnswerOutcome): GenerationRow {
 
 export class GenerationRecorder {
   private queue: GenerationRow[] = [];
+  /** Logged requests' captures, written after their records (I/O logging). */
+  private contents: Array<{ row: GenerationRow; cap: IoCapture }> = [];
+  /** The most bytes one logged request's content is stored with (GATEWAY_IO_LOG_MAX_BYTES). */
+  ioMaxBytes = 256 * 1024;
+  /** Called with every written record and its content (null: not logged), off the request path (broadcast). */
+  written: ((rows: Array<{ row: GenerationRow; content: GenerationContentRow | null }>) => void) | null = null;
   private readonly pending = new Map<string, GenerationRow>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
@@ -124,9 +132,11 @@ export class GenerationRecorder {
     readonly shared: SharedSpend | null = null,
   ) {}
 
-  record(row: GenerationRow): void {
+  /** Queues a record, and (I/O logging on for this request) what it captured, assembled and stored at flush time. */
+  record(row: GenerationRow, io?: IoCapture | null): void {
     this.observer?.(row);
     this.queue.push(row);
+    if (io) this.contents.push({ row, cap: io });
     this.pending.set(row.id, row);
     if (row.total_cost) {
       const id = row.is_byok ? byokSpendId(row.key_hash) : row.key_hash;
@@ -158,18 +168,25 @@ export class GenerationRecorder {
     if (this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
+    const contents = this.contents;
+    this.contents = [];
     this.flushing = (async () => {
       try {
         await this.store.recordGenerations(batch, keyUsage(batch));
         await this.settled(batch);
         this.flushes++;
+        await this.writeContents(batch, contents);
       } catch (err) {
+        this.contents = contents.concat(this.contents);
         this.flushFailures++;
         // A batch the database refuses while it answers holds a row it cannot store: write the rows one by one, so
         // that one refused row never blocks the others; the refused ones go to the dead-letter table.
         const left = await this.salvage(batch).catch(() => batch);
         if (left.length === 0) {
           this.log.warn({ err, records: batch.length }, 'a generation batch was refused; written row by row');
+          const held = this.contents;
+          this.contents = [];
+          await this.writeContents(batch, held);
           return;
         }
         this.log.error({ err, records: left.length }, 'writing generation records failed; will retry');
@@ -188,6 +205,38 @@ export class GenerationRecorder {
       await this.flushing;
     } finally {
       this.flushing = null;
+    }
+  }
+
+  /**
+   * The logged content of a written batch (assembled here, off the request path), then the broadcast hand-off. A
+   * content write that fails is logged and dropped: it never holds the records back.
+   */
+  private async writeContents(batch: GenerationRow[], contents: Array<{ row: GenerationRow; cap: IoCapture }>): Promise<void> {
+    const byId = new Map<string, GenerationContentRow>();
+    if (contents.length > 0) {
+      const rows: GenerationContentRow[] = [];
+      for (const { row, cap } of contents) {
+        try {
+          const content = JSON.stringify(buildContent(cap, row.error, row.provider_name, this.ioMaxBytes));
+          rows.push({ generation_id: row.id, workspace_id: row.workspace_id, key_hash: row.key_hash, created_at: row.created_at, content });
+        } catch (err) {
+          this.log.warn({ err, id: row.id }, 'assembling logged content failed');
+        }
+      }
+      try {
+        await this.store.recordGenerationContent(rows);
+        for (const r of rows) byId.set(r.generation_id, r);
+      } catch (err) {
+        this.log.error({ err, records: rows.length }, 'writing logged content failed; dropped');
+      }
+    }
+    if (this.written) {
+      try {
+        this.written(batch.map((row) => ({ row, content: byId.get(row.id) ?? null })));
+      } catch (err) {
+        this.log.warn({ err }, 'the written-records hook failed');
+      }
     }
   }
 

@@ -29,6 +29,11 @@ import type { WorkspaceBudgetService } from './spend/budgets.js';
 import type { ByokService } from './byok.js';
 import type { FileService } from './files/index.js';
 
+import type { IoLogging } from './observability/io-logging.js';
+import type { Tracing } from './observability/tracing.js';
+import type { DestinationService } from './observability/destinations.js';
+import type { Broadcast } from './observability/broadcast.js';
+
 export interface Services {
   config: GatewayConfig;
   /** Prometheus metrics (GET /metrics); null when GATEWAY_METRICS=off. */
@@ -46,6 +51,13 @@ export interface Services {
   recorder: GenerationRecorder;
   /** GET /generation: a record, for its own key or a management key. */
   generations: GenerationLookup;
+  /** I/O logging: which requests keep their content, GET /generation/content, the retention job (docs/observability.md). */
+  io: IoLogging;
+  /** OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT); null when off — then no span is ever created. */
+  tracing: Tracing | null;
+  /** Broadcast destinations: their management (/observability/destinations) and their delivery. */
+  destinations: DestinationService;
+  broadcast: Broadcast;
   /** GET /activity: the organization's usage per day, model and endpoint. */
   activity: ActivityService;
   chat: ChatService;

@@ -80,6 +80,7 @@ export class RerankService {
       call,
       prepared: p,
       cacheAs: 'rerank',
+      input: { api: 'rerank', body: p.body as unknown as Record<string, unknown> },
       request: (a) => {
         const adapter = rerankAdapter(a.endpoint);
         const built = adapter.build(p.body, a.endpoint, a.provider, attemptKey(this.deps, a));

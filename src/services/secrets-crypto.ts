@@ -111,3 +111,8 @@ export function encryptSecret(plain: string): string {
 export function decryptSecret(blob: string): string {
   return keyring().decrypt(blob);
 }
+
+/** Whether secrets can be sealed here (GATEWAY_ENCRYPTION_KEY is configured). */
+export function encryptionAvailable(): boolean {
+  return keyring().enabled;
+}

@@ -18,6 +18,8 @@ import { planned, runGeneration } from './attempts/runner.js';
 import { cachedJson, type JsonReply } from './attempts/cache-step.js';
 import { sendForText } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
+import type { IoApi, IoCapture } from '../core/io-log.js';
+import { watchAttempts } from './observability/watch.js';
 import { routeMetadata } from './route-metadata.js';
 
 /** One attempt's upstream request, and how to read its answer. */
@@ -56,6 +58,8 @@ export interface SingleAnswerRun<R> {
   served(id: string, a: Attempt, parsed: R): ServedAnswer;
   /** The API's name in the response cache's keys, for the APIs that offer the cache (when the client asks for it). */
   cacheAs?: string;
+  /** The request body, kept as its input when the workspace logs content (I/O logging); absent = never logged. */
+  input?: { api: IoApi; body: Record<string, unknown> };
 }
 
 export interface PlanRequest {
@@ -119,38 +123,42 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
   const started = now();
   const id = newGenerationId();
   let dropped: string[] = [];
+  const io = await capture(run);
   const metadata = (attempts: AttemptLog[], selected: Attempt | null) => routeMetadata(plan, run.requested, attempts, dropped, selected);
   const record = (attempts: AttemptLog[], o: Pick<AnswerOutcome, 'attempt' | 'status' | 'error' | 'cancelled'> & Partial<Omit<ServedAnswer, 'body'>>) => {
     const cost = o.cost ?? null;
-    deps.recorder.record(
-      answerRecord({
-        ...o,
-        id,
-        requestId: call.requestId,
-        key: call.key,
-        apiType: run.apiType,
-        requestedModel: run.requested,
-        promptTokens: o.promptTokens ?? 0,
-        completionTokens: o.completionTokens ?? 0,
-        cost,
-        upstreamId: o.upstreamId ?? null,
-        started,
-        end: now(),
-        attempts,
-      }),
-    );
+    const row = answerRecord({
+      ...o,
+      id,
+      requestId: call.requestId,
+      key: call.key,
+      apiType: run.apiType,
+      requestedModel: run.requested,
+      promptTokens: o.promptTokens ?? 0,
+      completionTokens: o.completionTokens ?? 0,
+      cost,
+      upstreamId: o.upstreamId ?? null,
+      started,
+      end: now(),
+      attempts,
+    });
+    deps.recorder.record(row, io);
+    call.trace?.record(row, io);
     run.prepared.release(cost, o.attempt?.byok !== undefined);
   };
   return runGeneration({
     ...planned(plan, call.cancel, { health: deps.health, now, hooks: deps.attemptHooks?.(call.key) }),
+    observer: watchAttempts<Attempt>(io, call.trace, null),
     errorHeaders: { 'x-generation-id': id },
     attempt: async (a) => {
       const req = run.request(a);
       dropped = req.dropped;
-      return req.parse(await sendForText(deps.http, req, req.parseError, deps.catalog.timeouts(a.provider), call.cancel));
+      const sent = call.trace ? { ...req, headers: call.trace.headers(req.headers) } : req;
+      return req.parse(await sendForText(deps.http, sent, req.parseError, deps.catalog.timeouts(a.provider), call.cancel));
     },
     served: (a, parsed, _i, attempts) => {
       const { body, ...billed } = run.served(id, a, parsed);
+      if (io) io.answer = body;
       record(attempts, { ...billed, attempt: a, status: 200, error: null, cancelled: false });
       if (call.wantMetadata) body.gateway_metadata = metadata(attempts, a);
       return { result: { id, body }, cost: billed.cost };
@@ -158,4 +166,12 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
     recordUnserved: (u, attempts) => record(attempts, { attempt: null, status: u.status, error: { status: u.error.status, message: u.error.message }, cancelled: u.cancelled }),
     errorMetadata: (attempts) => (call.wantMetadata ? metadata(attempts, null) : undefined),
   });
+}
+
+/** I/O logging's capture of the request, when its workspace logs it (the workspace from its cache). */
+async function capture<R>(run: SingleAnswerRun<R>): Promise<IoCapture | null> {
+  const io = run.deps.io;
+  if (!io || !run.input) return null;
+  const ws = run.deps.workspaces ? await run.deps.workspaces.cached(run.call.key.workspace_id) : null;
+  return io.capture(ws, run.call.key.hash, run.input.api, run.input.body);
 }

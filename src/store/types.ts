@@ -384,6 +384,19 @@ export interface Store {
   /** Feedback on generations (store/feedback.ts): one row per submission. */
   addGenerationFeedback(row: import('./feedback.js').GenerationFeedbackRow): Promise<void>;
   listGenerationFeedback(generationId: string): Promise<Array<import('./feedback.js').GenerationFeedbackRow>>;
+  /** Logged content (I/O logging, store/generation-content.ts). */
+  recordGenerationContent(rows: import('./generation-content.js').GenerationContentRow[]): Promise<void>;
+  getGenerationContent(id: string): Promise<import('./generation-content.js').GenerationContentRow | null>;
+  generationContentIds(ids: string[]): Promise<Set<string>>;
+  /** Deletes content created before `before` (ISO), at most `limit` rows; returns how many. */
+  deleteGenerationContentBefore(before: string, limit: number): Promise<number>;
+  /** Broadcast destinations (store/destinations.ts). */
+  insertDestination(row: import('./destinations.js').DestinationRow): Promise<void>;
+  getDestination(id: string): Promise<import('./destinations.js').DestinationRow | null>;
+  /** A workspace's (null: every workspace's) destinations, not deleted, oldest first. */
+  listDestinations(workspaceId: string | null): Promise<Array<import('./destinations.js').DestinationRow>>;
+  updateDestination(id: string, patch: Partial<import('./destinations.js').DestinationRow>): Promise<import('./destinations.js').DestinationRow | null>;
+  addDestinationStats(id: string, stats: import('./destinations.js').DestinationStats): Promise<void>;
   /** Analytics rows (at most limit + 1) over the generation records (store/analytics.ts). */
   analytics(q: import('./analytics.js').AnalyticsQuery): Promise<Array<Record<string, string | number | null>>>;
 

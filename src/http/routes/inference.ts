@@ -16,6 +16,7 @@ import { Cancellation } from '../../providers/http.js';
 import type { ApiCall } from '../../services/api-deps.js';
 import type { Services } from '../../services/index.js';
 import type { ChatCall } from '../../services/chat.js';
+import type { Tracing } from '../../services/observability/tracing.js';
 import type { FoundServerTool } from '../../services/server-tools.js';
 import { answerBodyOf, chatBodyOf, encoderOf } from '../../services/server-tools-apis.js';
 import { cacheHeaders } from '../../services/response-cache.js';
@@ -76,13 +77,23 @@ export async function answerOnce<P extends { release(cost: number | null): void 
   prepare: (call: ApiCall) => Promise<P>,
   run: (prepared: P, call: ApiCall) => Promise<JsonReply>,
   offersCache = false,
+  /** Tracing, when on: the request's span under this GenAI operation name. */
+  traced?: { tracing: Tracing | null; operation: 'embeddings' | 'rerank' | 'generate_content' },
 ): Promise<Record<string, unknown> | FastifyReply> {
+  const tracing = traced?.tracing;
+  const operation = traced?.operation ?? 'generate_content';
   const call = apiCall(req, reply, offersCache);
-  const prepared = await prepare(call);
+  // Tracing on (docs/observability.md): the request's span, ended whatever happens.
+  if (tracing) call.trace = tracing.request(req.headers, operation, req.routeOptions.url ?? req.url);
   try {
-    return shapeJson(reply, await run(prepared, call));
+    const prepared = await prepare(call);
+    try {
+      return shapeJson(reply, await run(prepared, call));
+    } finally {
+      prepared.release(null);
+    }
   } finally {
-    prepared.release(null);
+    call.trace?.end(reply.statusCode);
   }
 }
 
@@ -200,6 +211,11 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
             anthropicBeta: anthropicBetas(req.headers['anthropic-beta']),
             cancel,
           };
+          // Tracing on (docs/observability.md): the request's span, ended when the reply is done.
+          if (svc.tracing) {
+            const tr = (call.trace = svc.tracing.request(req.headers, 'chat', r.path));
+            reply.raw.once('close', () => tr.end(reply.raw.statusCode));
+          }
           // Server tools (gateway:web_search, …): the model/tool loop, run on chat bodies (docs/server-tools.md).
           // The `web` plugin is the web search server tool (docs/plugins.md).
           req.body = withWebPlugin(req.body);
