@@ -395,7 +395,7 @@ describe.each(BACKENDS)('Errors, authentication and protocol (%s)', (backend) =>
             expect(s, where).toMatch(/^([1-5]\d\d|[1-5]XX|default)$/);
             expect(typeof op.responses[s].description, where).toBe('string');
           }
-          if (op.requestBody) expect(op.requestBody.content['application/json'].schema, where).toBeTypeOf('object');
+          if (op.requestBody) expect((op.requestBody.content['application/json'] ?? op.requestBody.content['multipart/form-data'])?.schema, where).toBeTypeOf('object');
           if (op.operationId) {
             expect(operationIds.has(op.operationId), where).toBe(false);
             operationIds.add(op.operationId);

@@ -10,7 +10,7 @@ import { BACKENDS, createInferenceKey } from '../helpers.js';
 import { expectError, expectStatus } from '../api/util.js';
 import { findInDatabase, startObserveEnv, type ObserveEnv } from './util.js';
 
-process.env.GATEWAY_ENCRYPTION_KEY ??= 'test-encryption-key-0123456789abcdef-observe';
+const ENCRYPTION_KEY = 'test-encryption-key-0123456789abcdef-observe';
 
 interface Received {
   path: string;
@@ -50,7 +50,7 @@ describe.each(BACKENDS)('observability destinations (%s)', (backend) => {
   beforeAll(async () => {
     otlp = await receiver();
     hook = await receiver(2); // the first two webhook deliveries fail: retried
-    env = await startObserveEnv(backend, { env: { GATEWAY_BROADCAST_ALLOW_LOOPBACK: 'true', GATEWAY_BROADCAST_RETRY_MS: '20', GATEWAY_BROADCAST_MAX_ATTEMPTS: '4', GATEWAY_BROADCAST_TIMEOUT_MS: '2000' } });
+    env = await startObserveEnv(backend, { env: { GATEWAY_ENCRYPTION_KEY: ENCRYPTION_KEY, GATEWAY_BROADCAST_ALLOW_LOOPBACK: 'true', GATEWAY_BROADCAST_RETRY_MS: '20', GATEWAY_BROADCAST_MAX_ATTEMPTS: '4', GATEWAY_BROADCAST_TIMEOUT_MS: '2000' } });
     wsId = (await env.t.gw.svc.store.getDefaultWorkspace())!.id;
   });
   afterAll(async () => {
