@@ -61,3 +61,13 @@ export const checkChatChunk = wireCheck(
   }),
   'stream event',
 );
+
+/** An embeddings answer (embeddings.ts): one item per input, a vector of numbers or OpenAI's base64 form. */
+export const checkEmbeddingsResponse = wireCheck(
+  Type.Object({
+    id: Opt(Type.String()),
+    data: Type.Array(Type.Object({ index: Opt(Type.Integer()), embedding: Type.Union([Type.Array(Type.Number()), Type.String()]) })),
+    usage: Opt(Type.Object({ prompt_tokens: Count, total_tokens: Count })),
+  }),
+  'response',
+);
