@@ -71,3 +71,13 @@ export const checkEmbeddingsResponse = wireCheck(
   }),
   'response',
 );
+
+/** A transcription answer (transcriptions.ts): the text, and the usage or duration it is billed by. */
+export const checkTranscription = wireCheck(
+  Type.Object({
+    text: Type.String(),
+    duration: Opt(Type.Number()),
+    usage: Opt(Type.Object({ input_tokens: Count, output_tokens: Count, seconds: Count, input_token_details: Opt(Type.Object({ audio_tokens: Count, text_tokens: Count })) })),
+  }),
+  'response',
+);
