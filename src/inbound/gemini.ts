@@ -24,8 +24,10 @@
  *   `allowedFunctionNames` names exactly one; with several names, the declared tools are narrowed to them.
  * - Thinking: `thinkingBudget` 0 → effort none, -1 → dynamic (enabled), N → a budget of N; `thinkingLevel` → effort;
  *   `includeThoughts: true` asks for the thought text.
+ * - Built-in tools: `googleSearch` (or `google_search`) is the gateway's web search server tool, run in its own loop
+ *   (`geminiServerTools`, docs/server-tools.md) for any upstream; it is left out of the IR's tools.
  * - Refused with a 400 naming the field: `candidateCount` > 1, `cachedContent` (a cache on Google's side that other
- *   upstreams cannot read), built-in tools (`googleSearch`, `codeExecution`, `urlContext`, …), response MIME types other
+ *   upstreams cannot read), the other built-in tools (`codeExecution`, `urlContext`, …), response MIME types other
  *   than text/plain and application/json. Ignored: `safetySettings`, `labels`, `responseModalities` of text only,
  *   `mediaResolution` and other knobs that no other protocol has.
  */
@@ -217,6 +219,27 @@ function systemInstruction(v: unknown): IrText[] {
 
 // ---- tools -------------------------------------------------------------------------------------------------------
 
+/** Gemini's built-in Google Search tool, under its two spellings: the gateway's web search (a server tool). */
+const GOOGLE_SEARCH = new Set(['googleSearch', 'google_search']);
+
+/** A server tool a Gemini request names: the web search for a `googleSearch` tool (its index in `tools`). */
+export interface GeminiServerTool {
+  index: number;
+  type: string;
+  parameters: Record<string, unknown>;
+  raw: Record<string, unknown>;
+}
+
+/** The server tools of a Gemini request (`googleSearch` → `gateway:web_search`), or null when it names none. */
+export function geminiServerTools(body: Json): GeminiServerTool[] | null {
+  if (!Array.isArray(body.tools)) return null;
+  let out: GeminiServerTool[] | null = null;
+  body.tools.forEach((t, index) => {
+    if (isObject(t) && Object.keys(t).some((k) => GOOGLE_SEARCH.has(k))) (out ??= []).push({ index, type: 'gateway:web_search', parameters: {}, raw: t });
+  });
+  return out;
+}
+
 function tools(v: unknown): IrTool[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw invalid('tools must be an array');
@@ -224,8 +247,9 @@ function tools(v: unknown): IrTool[] | undefined {
   v.forEach((t, i) => {
     const where = `tools[${i}]`;
     if (!isObject(t)) throw invalid(`${where} must be an object`);
-    const other = Object.keys(t).filter((k) => k !== 'functionDeclarations');
-    if (other.length > 0) throw invalid(`${where}.${other[0]} is not supported: the gateway serves function declarations only (tools[].functionDeclarations)`);
+    const other = Object.keys(t).filter((k) => k !== 'functionDeclarations' && !GOOGLE_SEARCH.has(k));
+    if (other.length > 0) throw invalid(`${where}.${other[0]} is not supported: the gateway serves function declarations and googleSearch only (tools[].functionDeclarations, tools[].googleSearch)`);
+    if (t.functionDeclarations === undefined && Object.keys(t).some((k) => GOOGLE_SEARCH.has(k))) return; // the gateway's loop runs it
     if (!Array.isArray(t.functionDeclarations)) throw invalid(`${where}.functionDeclarations must be an array`);
     t.functionDeclarations.forEach((d, j) => {
       const w = `${where}.functionDeclarations[${j}]`;
