@@ -34,7 +34,7 @@
 import type { IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrResponseFormat, IrText, IrTool, IrToolChoice } from '../core/ir.js';
 import type { InboundAdapter } from '../core/adapters.js';
 import { invalid, isObject, num, str, type Json } from './common.js';
-import { geminiErrorBody, geminiFromIr, GeminiStreamEncoder, REDACTED_PREFIX } from './gemini-output.js';
+import { ANTHROPIC_SIGNATURE_PREFIX, geminiErrorBody, geminiFromIr, GeminiStreamEncoder, REDACTED_PREFIX } from './gemini-output.js';
 
 
 // ---- model ids ---------------------------------------------------------------------------------------------------
@@ -142,9 +142,17 @@ function signatureOf(p: Json): string | undefined {
   return typeof p.thoughtSignature === 'string' && p.thoughtSignature !== '' ? p.thoughtSignature : undefined;
 }
 
+/**
+ * A signature a Gemini client sent back, with its origin: Anthropic's when the gateway tagged it so (gemini-output.ts),
+ * else Google's. Upstream adapters send only their own protocol's (another's would be refused).
+ */
+function signed(sig: string): { signature: string; origin: string } {
+  return sig.startsWith(ANTHROPIC_SIGNATURE_PREFIX) ? { signature: sig.slice(ANTHROPIC_SIGNATURE_PREFIX.length), origin: 'anthropic' } : { signature: sig, origin: 'google' };
+}
+
 function modelParts(parts: unknown[], where: string, book: CallBook): IrPart[] {
   const out: IrPart[] = [];
-  let thought: { type: 'reasoning'; text: string; signature?: string } | null = null;
+  let thought: { type: 'reasoning'; text: string; signature?: string; origin?: string } | null = null;
   parts.forEach((p, j) => {
     const w = `${where}.parts[${j}]`;
     if (!isObject(p)) throw invalid(`${w} must be an object`);
@@ -160,13 +168,13 @@ function modelParts(parts: unknown[], where: string, book: CallBook): IrPart[] {
       if (!thought) out.push((thought = { type: 'reasoning', text: '' }));
       thought.text += text;
       if (sig) {
-        thought.signature = sig;
+        Object.assign(thought, signed(sig));
         thought = null;
       }
       return;
     }
     thought = null;
-    if (sig) out.push({ type: 'reasoning', text: '', signature: sig });
+    if (sig) out.push({ type: 'reasoning', text: '', ...signed(sig) });
     if (isObject(p.functionCall)) {
       const fc = p.functionCall;
       if (typeof fc.name !== 'string' || fc.name === '') throw invalid(`${w}.functionCall.name is required`);
