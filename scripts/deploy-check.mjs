@@ -203,8 +203,15 @@ async function imageDefaults(app, work, docker) {
   const hc = spawnSync(process.execPath, args, { cwd: app, env: { PATH: process.env.PATH, PORT: String(port) }, timeout: 30_000 });
   if (hc.status !== 0) fail(`the image's HEALTHCHECK command failed (${hc.status}): ${hc.stderr}`);
   if (!existsSync(join(work, 'data', 'gateway.db'))) fail('the SQLite database was not created in the data directory');
+  // The web console is built into the image (dist/console) and served at /console with its hashed assets.
+  const page = await fetch(`http://127.0.0.1:${port}/console`);
+  const html = await page.text();
+  const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html);
+  if (page.status !== 200 || !script) fail(`the image does not serve the console at /console (${page.status})`);
+  const asset = await fetch(`http://127.0.0.1:${port}${script[1]}`);
+  if (asset.status !== 200 || !/immutable/.test(asset.headers.get('cache-control') ?? '')) fail(`the console's assets are not served with a long cache (${asset.status})`);
   await stop(gw);
-  log('image defaults: SQLite in the data volume, /ready 200, HEALTHCHECK exits 0, SIGTERM → exit 0');
+  log('image defaults: SQLite in the data volume, /ready 200, HEALTHCHECK exits 0, /console served, SIGTERM → exit 0');
 }
 
 async function freshPg() {

@@ -50,6 +50,21 @@ export interface GatewayConfig {
   migrate: 'auto' | 'off';
   /** Spend control (docs/spend.md): the organization's credit balance, and what limited requests get without Redis. */
   spend: SpendConfig;
+  /** The web console at `/console` (docs/console.md): served (default) or not (`GATEWAY_CONSOLE=off`). */
+  console: boolean;
+  /** Files (docs/files.md): where uploads are stored, and each workspace's quota. */
+  files: FilesConfig;
+  /** The `moderation` plugin's endpoint, in OpenAI's moderation API shape (docs/plugins.md); null = not configured. */
+  moderation: { url: string; apiKey: string | null; model: string } | null;
+}
+
+export interface FilesConfig {
+  /** Local storage directory (GATEWAY_FILES_DIR; also where uploads are spooled before going to S3). */
+  dir: string;
+  /** Total bytes of files one workspace may store (GATEWAY_FILES_QUOTA_BYTES). */
+  quotaBytes: number;
+  /** S3-compatible object storage (GATEWAY_FILES_S3_BUCKET and friends); null = the local directory. */
+  s3: { bucket: string; endpoint: string | null; region: string; prefix: string; forcePathStyle: boolean } | null;
 }
 
 export interface SpendConfig {
@@ -117,6 +132,7 @@ const FILE_KEYS: Record<string, string> = {
   webhook_retry_ms: 'GATEWAY_WEBHOOK_RETRY_MS',
   video_allow_loopback_callbacks: 'GATEWAY_VIDEO_ALLOW_LOOPBACK_CALLBACKS',
   metrics: 'GATEWAY_METRICS',
+  console: 'GATEWAY_CONSOLE',
   web_search_url: 'GATEWAY_WEB_SEARCH_URL',
   web_search_engine: 'GATEWAY_WEB_SEARCH_ENGINE',
   web_search_api_key: 'GATEWAY_WEB_SEARCH_API_KEY',
@@ -126,6 +142,16 @@ const FILE_KEYS: Record<string, string> = {
   credits: 'GATEWAY_CREDITS',
   spend_redis_down: 'GATEWAY_SPEND_REDIS_DOWN',
   spend_heartbeat_ttl_ms: 'GATEWAY_SPEND_HEARTBEAT_TTL_MS',
+  files_dir: 'GATEWAY_FILES_DIR',
+  files_quota_bytes: 'GATEWAY_FILES_QUOTA_BYTES',
+  files_s3_bucket: 'GATEWAY_FILES_S3_BUCKET',
+  files_s3_endpoint: 'GATEWAY_FILES_S3_ENDPOINT',
+  files_s3_region: 'GATEWAY_FILES_S3_REGION',
+  files_s3_prefix: 'GATEWAY_FILES_S3_PREFIX',
+  files_s3_force_path_style: 'GATEWAY_FILES_S3_FORCE_PATH_STYLE',
+  moderation_url: 'GATEWAY_MODERATION_URL',
+  moderation_api_key: 'GATEWAY_MODERATION_API_KEY',
+  moderation_model: 'GATEWAY_MODERATION_MODEL',
 };
 /**
  * Sections of the file read by other modules, which validate them: `providers`, `models` and `endpoints` against the
@@ -270,6 +296,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     heartbeatTtlMs: intSetting('GATEWAY_SPEND_HEARTBEAT_TTL_MS', merged.GATEWAY_SPEND_HEARTBEAT_TTL_MS, 10_000, 300, 600_000, problems),
   };
 
+  const consoleSetting = (merged.GATEWAY_CONSOLE || 'on').toLowerCase();
+  if (!['on', 'off', 'true', 'false', '1', '0'].includes(consoleSetting)) problems.push(`GATEWAY_CONSOLE must be on or off (got "${merged.GATEWAY_CONSOLE}")`);
+  const consoleOn = consoleSetting === 'on' || consoleSetting === 'true' || consoleSetting === '1';
+
+  const s3Endpoint = merged.GATEWAY_FILES_S3_ENDPOINT || null;
+  if (s3Endpoint !== null && !/^https?:\/\/[^/]/.test(s3Endpoint)) problems.push(`GATEWAY_FILES_S3_ENDPOINT must be an http:// or https:// URL (got "${s3Endpoint}")`);
+  const files: FilesConfig = {
+    dir: merged.GATEWAY_FILES_DIR || 'data/files',
+    quotaBytes: intSetting('GATEWAY_FILES_QUOTA_BYTES', merged.GATEWAY_FILES_QUOTA_BYTES, 1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER, problems),
+    s3: merged.GATEWAY_FILES_S3_BUCKET
+      ? {
+          bucket: merged.GATEWAY_FILES_S3_BUCKET,
+          endpoint: s3Endpoint,
+          region: merged.GATEWAY_FILES_S3_REGION || 'us-east-1',
+          prefix: merged.GATEWAY_FILES_S3_PREFIX ?? '',
+          forcePathStyle: boolSetting('GATEWAY_FILES_S3_FORCE_PATH_STYLE', s3Endpoint !== null),
+        }
+      : null,
+  };
+
+  const moderationUrl = merged.GATEWAY_MODERATION_URL || null;
+  if (moderationUrl !== null && !/^https?:\/\/[^/]/.test(moderationUrl)) problems.push(`GATEWAY_MODERATION_URL must be an http:// or https:// URL (got "${moderationUrl}")`);
+  const moderation = moderationUrl ? { url: moderationUrl, apiKey: merged.GATEWAY_MODERATION_API_KEY || null, model: merged.GATEWAY_MODERATION_MODEL || 'omni-moderation-latest' } : null;
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, upstreamMaxBytes, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend };
+  return { files, moderation, console: consoleOn, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, upstreamMaxBytes, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend };
 }

@@ -18,6 +18,11 @@ import { GenerationLookup } from './services/generation-lookup.js';
 import { ActivityService } from './services/activity.js';
 import { PresetService } from './services/presets.js';
 import { newWorkspace, WorkspaceService } from './services/workspaces.js';
+import { FileService } from './services/files/index.js';
+import { PluginSteps } from './services/plugins/index.js';
+import { FileInputs } from './services/plugins/file-inputs.js';
+import { Moderation } from './services/plugins/moderation.js';
+import { blobStorage, S3Storage } from './services/files/storage.js';
 import type { Services } from './services/index.js';
 import { buildCatalog, CatalogService } from './services/catalog.js';
 import { ChatService } from './services/chat.js';
@@ -132,6 +137,10 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
 
   const bus = config.redisUrl ? new RedisBus(config.redisUrl, logger, opts.redisRetryMs) : new LocalBus();
   const workspaces = new WorkspaceService(store, now, bus, config.keyCacheTtlMs);
+  // Files (docs/files.md): on local disk or in S3-compatible storage; a deleted workspace's files go with it.
+  const fileStorage = blobStorage(config.files);
+  const files = new FileService({ store, storage: fileStorage, dir: config.files.dir, quotaBytes: config.files.quotaBytes, now });
+  workspaces.onDelete = (id) => files.deleteWorkspace(id);
   const presets = new PresetService(store, now, bus, config.keyCacheTtlMs);
   const health = new HealthTracker(now);
   const http = new UpstreamHttp(config.upstreamMaxBytes);
@@ -163,6 +172,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     now,
     options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs, unknownModelFallback: config.unknownModelFallback },
     cache: cacheStep,
+    // Request plugins (docs/plugins.md): file inputs and file-parser, middle-out, moderation, response-healing.
+    plugins: new PluginSteps({ catalog, fileInputs: new FileInputs({ files, store, now }), moderation: new Moderation(config.moderation), now }),
   });
   // Server tools; web search over the operator's engine (SearXNG or Tavily) when one is configured.
   const search = config.webSearch ? new WebSearch(config.webSearch) : null;
@@ -205,6 +216,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     credits,
     budgets,
     videos,
+    files,
     readiness: new Map([
       ['store', () => store.ping()],
       ['videos', async () => videos.healthy()],
@@ -224,6 +236,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
       () => cache.close(),
       async () => fetcher?.close(),
       () => videos.http.close(),
+      async () => (fileStorage instanceof S3Storage ? fileStorage.close() : undefined),
     ],
   };
 

@@ -12,6 +12,7 @@ import { registerAuth } from './plugins/auth.js';
 import { registerErrorHandling, sendError } from './plugins/errors.js';
 import { registerValidation } from './plugins/validation.js';
 import { registerJsonBody } from './plugins/json-body.js';
+import { registerConsole } from './console.js';
 import { ErrorEnvelope } from './schemas/common.js';
 import { KeyView } from './routes/keys.js';
 import { WorkspaceView } from './routes/workspaces.js';
@@ -38,6 +39,7 @@ import countTokensRoutes from './routes/count-tokens.js';
 import transcriptionRoutes from './routes/transcriptions.js';
 import rerankRoutes from './routes/rerank.js';
 import videoRoutes from './routes/videos.js';
+import fileRoutes from './routes/files.js';
 import geminiRoutes, { GEMINI_BASE } from './routes/gemini.js';
 import { GEMINI_SHARED_SCHEMAS } from './schemas/gemini.js';
 import creditRoutes from './routes/credits.js';
@@ -126,6 +128,7 @@ export const API_ROUTES: readonly RoutePlugin[] = [
   transcriptionRoutes, // /audio/transcriptions
   rerankRoutes, // /rerank
   videoRoutes, // /videos
+  fileRoutes, // /files, /files/:file_id, /files/:file_id/content
 ];
 
 export interface AppOptions {
@@ -264,6 +267,8 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
   );
   // The Gemini API (v1beta) beside /api/v1: SDKs add the version to their base URL (routes/gemini.ts).
   await app.register(geminiRoutes, { svc, prefix: GEMINI_BASE });
+  // The web console's static files at /console (docs/console.md); it calls the API above, nothing of its own.
+  if (svc.config.console) await app.register(registerConsole);
   await app.ready();
   return app;
 }

@@ -20,7 +20,10 @@ import type { Cancellation, UpstreamExchange, UpstreamHttp } from '../providers/
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { IrRequest } from '../core/ir.js';
 import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
-import type { PipelineEntry } from '../core/content-filters/index.js';
+import type { CompiledFilter } from '../core/content-filters/index.js';
+import { NO_PLUGINS, type AnyPipelineEntry as PipelineEntry, type PluginSettings } from '../core/plugins.js';
+import type { PluginSteps } from './plugins/index.js';
+import { streamBlockedError } from './content-guardrails.js';
 import { codecFor, droppedFieldsHeader, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
 import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
 import { checkStateless } from '../inbound/responses.js';
@@ -77,6 +80,10 @@ interface Prepared {
   release: (cost: number | null) => void;
   /** `gateway_metadata.pipeline` entries (content guardrails). */
   pipeline?: PipelineEntry[];
+  /** Content guardrails on a streamed reply (null: none apply, or the reply is not streamed). */
+  outputFilters?: CompiledFilter[] | null;
+  /** The request's plugins (docs/plugins.md). */
+  plugins: PluginSettings;
 }
 
 
@@ -99,6 +106,8 @@ interface Outcome {
   cancelled: boolean;
   started: number;
   firstTokenAt: number | null;
+  /** What content guardrails did to a streamed reply (gateway_metadata.pipeline, after the input's entries). */
+  outputPipeline?: PipelineEntry[];
 }
 
 export class ChatService {
@@ -118,6 +127,8 @@ export class ChatService {
       options: ChatOptions;
       /** The response cache step (services/attempts/cache-step.ts); absent = no cache. */
       cache?: CacheStep;
+      /** Request plugins as preparation and reply steps (services/plugins); absent = none run. */
+      plugins?: PluginSteps;
       /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
       attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
       now?: () => number;
@@ -193,9 +204,17 @@ export class ChatService {
       throw badRequest(`${models.join(', ')} ${models.length > 1 ? `are ${other.kind} models` : `is ${other.article} ${other.kind} model`}: use ${other.path}`, { field: 'model', error_type: 'invalid_request' });
     }
 
+    // Plugins on the input (docs/plugins.md): file inputs and file-parser, middle-out — before the guardrails screen it.
+    const plugins = this.deps.plugins?.settings(body) ?? NO_PLUGINS;
+    const steps = this.deps.plugins?.needsInput(api, body, plugins) ? await this.deps.plugins.input(api, body, { workspaceId: call.key.workspace_id, models, plugins, maxTokens: maxTokensOf(body) }) : null;
+    if (steps) body = steps.body;
     // Content guardrails (docs/guardrails.md): a blocking filter → 403; redactions go into the body sent upstream.
     const screened = this.deps.guardrails ? await this.deps.guardrails.screenInput(call.key, api, body) : null;
     if (screened) body = screened.body;
+    const pipeline: PipelineEntry[] = [...(steps?.pipeline ?? []), ...(screened?.pipeline ?? [])];
+    // The moderation plugin: the text as it would be sent, before any upstream call (403 when flagged).
+    if (plugins.moderation && this.deps.plugins) pipeline.push(await this.deps.plugins.moderate(api, body));
+    if (plugins.responseHealing && body.stream === true && this.deps.plugins) pipeline.push(this.deps.plugins.heal(api, body, null)!);
     // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.
     const ir = api === 'chat' ? undefined : INBOUND[api].toIr(body);
     if (ir && call.anthropicBeta?.length) ir.anthropic_beta = call.anthropicBeta;
@@ -226,13 +245,23 @@ export class ChatService {
     // An id that resolved to no model: the 404 names the candidates or the closest ids (docs/agents.md).
     if (resolved.problem && plan.error?.code === 'model_not_found') plan.error = { ...plan.error, message: resolved.problem.message, suggestions: resolved.problem.suggestions, ambiguous: resolved.problem.ambiguous } as typeof plan.error;
     const protocols = new Set<'translated'>();
-    if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline: screened?.pipeline };
+    // A streamed reply screened by content guardrails goes through the IR, where its deltas are redacted as they pass.
+    const outputFilters = body.stream === true ? (screened?.filters ?? null) : null;
+    if (outputFilters || plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline, outputFilters, plugins };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
     // Last, with nothing left to throw: every spending limit of the key holds the request's maximum cost (docs/spend.md;
     // 402 when one has no room) until its generation record (or the route) settles it.
-    if (this.deps.guardrails) prepared.release = await this.deps.guardrails.admitWithinLimit(call.key, plannedMaxCost(plan.attempts, promptEstimate, typeof maxOut === 'number' ? maxOut : null));
+    if (this.deps.guardrails) {
+      try {
+        prepared.release = await this.deps.guardrails.admitWithinLimit(call.key, plannedMaxCost(plan.attempts, promptEstimate, typeof maxOut === 'number' ? maxOut : null));
+      } catch (err) {
+        // A request refused for a spending limit is recorded (status 402, no attempt, no cost): the request log shows it.
+        if (err instanceof HttpError && err.status === 402) this.record(prepared, call, newGenerationId(), { ...this.fresh(), status: 402, error: err }, [], null);
+        throw err;
+      }
+    }
     return prepared;
   }
 
@@ -260,7 +289,7 @@ export class ChatService {
       attempts,
       excluded,
       ...(dropped && dropped.length > 0 ? { dropped_parameters: dropped } : {}),
-      ...(p.pipeline && p.pipeline.length > 0 ? { pipeline: p.pipeline } : {}),
+      ...pipelineField([...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]),
       ...(o.attempt && !o.attempt.endpoint.pricing ? { pricing: 'unknown' } : {}),
     };
   }
@@ -296,6 +325,8 @@ export class ChatService {
       ttft_ms: o.ttftMs,
       generation_time_ms: o.firstTokenAt !== null ? Math.round(end - o.firstTokenAt) : null,
       attempts,
+      // What content guardrails and plugins did (also in gateway_metadata.pipeline), kept on the record.
+      pipeline: recordedPipeline([...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]),
       error: o.error ? { status: o.error instanceof HttpError ? o.error.status : o.error.status, message: o.error.message } : null,
       preset_id: p.presetId,
       session_id: p.sessionId,
@@ -320,7 +351,7 @@ export class ChatService {
   }
 
   private codec(p: Prepared, a: Attempt): AttemptCodec {
-    return codecFor(p.api, p.body, p.protocols.has('translated') ? this.ir(p) : null, a.endpoint, a.provider.protocol);
+    return codecFor(p.api, p.body, p.protocols.has('translated') ? this.ir(p) : null, a.endpoint, a.provider.protocol, p.outputFilters);
   }
 
   /** The IR of the request, built once (throws HttpError 400 for what the IR cannot carry). */
@@ -421,6 +452,9 @@ export class ChatService {
         return { result: { id, body, headers: droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`)) }, cost: meta.cost };
       },
     });
+    // response-healing (docs/plugins.md): invalid JSON repaired in place and checked, before the guardrails read it.
+    const healed = p.plugins.responseHealing ? this.deps.plugins?.heal(p.api, p.body, answer.body) : null;
+    if (healed) withPipelineEntry(p, answer.body, healed);
     // Content guardrails on the reply (docs/guardrails.md): redacted in place; a blocking filter → 403 (the answer is
     // recorded and billed all the same).
     const blocked = this.deps.guardrails ? await this.deps.guardrails.screenOutput(call.key, p.api, answer.body, p.pipeline) : null;
@@ -482,6 +516,8 @@ export class ChatService {
           return { ttftMs: o.ttftMs ?? 0, tokensPerSecond: o.usage && genMs > 0 ? (o.usage.completionTokens * 1000) / genMs : null };
         },
         served: (_a, s, _i, attempts) => {
+          o.outputPipeline = s.outputPipeline?.();
+          if (s.blocked) return this.blockedStream(p, call, id, created, o, s, attempts, out, raw, cur);
           // Usage (with cost) and metadata on the API's final event, then its terminator.
           const meta = this.answerMeta(p, o, attempts, id, created, call, true);
           out.commit();
@@ -524,6 +560,21 @@ export class ChatService {
   }
 
   /**
+   * A streamed reply that a content guardrail blocked (the upstream was left at the block): what was sent stays sent,
+   * the stream ends with the API's error event (403, naming the guardrail), and the generation is recorded as blocked
+   * with the usage reported so far.
+   */
+  private blockedStream(p: Prepared, call: ChatCall, id: string, created: number, o: Outcome, s: StreamSession, attempts: AttemptLog[], out: StreamOut, raw: ServerResponse, cur: Relay) {
+    const err = streamBlockedError(s.blocked!, [...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]);
+    Object.assign(o, { status: err.status, error: err, finish: 'content_filter' });
+    const meta = this.answerMeta(p, o, attempts, id, created, call, true);
+    out.commit();
+    raw.end(cur.held + s.errorOut(err.status, err.message, 'content_filter', meta));
+    this.record(p, call, id, o, attempts, meta.cost);
+    return { result: null, cost: meta.cost };
+  }
+
+  /**
    * Relays an upstream stream to the client until it ends; the output of its last read is held back in `cur.held`, to
    * go out with the final event. Throws the stream's failure once what came before it was written (or held).
    */
@@ -544,6 +595,7 @@ export class ChatService {
         }
       }
       if (session.failure) throw session.failure;
+      if (session.blocked) return; // a content guardrail stopped the reply: nothing more is read
     }
     const tail = session.end();
     if (tail) {
@@ -552,4 +604,27 @@ export class ChatService {
     }
     if (session.failure) throw session.failure;
   }
+}
+
+/** `gateway_metadata.pipeline` when something acted (content guardrails on the input and the output). */
+function pipelineField(pipeline: PipelineEntry[]): { pipeline?: PipelineEntry[] } {
+  return pipeline.length > 0 ? { pipeline } : {};
+}
+
+/** The output limit a body asks for, in any API's field (for middle-out's budget). */
+function maxTokensOf(body: Record<string, unknown>): number | null {
+  const gen = body.generationConfig as { maxOutputTokens?: unknown } | undefined;
+  const v = body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens ?? gen?.maxOutputTokens;
+  return typeof v === 'number' ? v : null;
+}
+
+/** Adds a pipeline entry after the reply was rendered: to the request's list and to the body's gateway_metadata. */
+function withPipelineEntry(p: Prepared, body: Record<string, unknown>, entry: PipelineEntry): void {
+  p.pipeline = [...(p.pipeline ?? []), entry];
+  const meta = body.gateway_metadata as Record<string, unknown> | undefined;
+  if (meta && typeof meta === 'object') meta.pipeline = p.pipeline;
+}
+
+function recordedPipeline(entries: PipelineEntry[]): Array<Record<string, unknown>> | null {
+  return entries.length > 0 ? (entries as unknown as Array<Record<string, unknown>>) : null;
 }

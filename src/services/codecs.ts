@@ -21,6 +21,7 @@ import { messagesInbound } from '../inbound/messages.js';
 import { responsesInbound } from '../inbound/responses.js';
 import { UpstreamError } from '../core/provider-errors.js';
 import { chatAdapter, openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
+import { IrStreamGuard, type CompiledFilter, type PipelineEntry } from '../core/content-filters/index.js';
 import type { AnswerMeta, InboundAdapter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
 
 export type InboundApi = 'chat' | 'responses' | 'messages' | 'gemini';
@@ -56,6 +57,10 @@ export interface StreamSession {
   readonly finish: string | null;
   readonly native: string | null;
   readonly upstreamId: string | null;
+  /** Content guardrails on the output (streams opened with filters): the filter that blocked it, once one did. */
+  readonly blocked?: CompiledFilter | null;
+  /** Content guardrails on the output: what the filters did, as `gateway_metadata.pipeline` entries. */
+  outputPipeline?(): PipelineEntry[];
 }
 
 export interface AttemptCodec {
@@ -392,7 +397,7 @@ export function withoutGatewayThinking(messages: unknown[]): unknown[] {
   return messages.map((m) => (has(m) ? { ...(m as object), content: (m as { content: unknown[] }).content.filter((b) => !signed(b)) } : m));
 }
 
-function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'>, endpoint: EndpointDef, upstream: UpstreamAdapter): AttemptCodec {
+function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'>, endpoint: EndpointDef, upstream: UpstreamAdapter, filters: CompiledFilter[] | null): AttemptCodec {
   const inbound = INBOUND[api];
   const exclude = ir.reasoning?.exclude === true;
   const request = api === 'responses' ? body : undefined;
@@ -424,7 +429,13 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
       const encoder = api === 'responses' ? responsesInbound.createStreamEncoder(meta, request) : inbound.createStreamEncoder(meta);
       let usage: IrUsage | null = null;
       let pending: IrStreamEvent[] = [];
+      // Content guardrails on the output (core/content-filters/ir-stream.ts): deltas redacted as they pass.
+      const guard = filters ? new IrStreamGuard(filters) : null;
       const s = {
+        get blocked() {
+          return guard?.blocked ?? null;
+        },
+        outputPipeline: () => guard?.pipeline() ?? [],
         contentStarted: false,
         failure: null as UpstreamError | null,
         finish: null as string | null,
@@ -473,10 +484,11 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
           } catch (err) {
             throw err instanceof UpstreamError ? err : new UpstreamError(502, 'Provider sent an invalid stream', 'provider_unavailable', 200, String(err));
           }
-          return s.handle(events);
+          return s.handle(guard ? guard.events(events) : events);
         },
         end(): string {
-          return s.handle(decoder.end());
+          const events = decoder.end();
+          return s.handle(guard ? [...guard.events(events), ...guard.end()] : events);
         },
         finishOut(m: AnswerMeta): string {
           let out = '';
@@ -503,8 +515,12 @@ export function droppedFieldsHeader(dropped: string[] | undefined): Record<strin
   return dropped && dropped.length > 0 ? { 'x-gateway-dropped-fields': dropped.join(', ').replace(/[^\x20-\x7e]/g, '?').slice(0, 4000) } : {};
 }
 
-export function codecFor(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'> | null, endpoint: EndpointDef, protocol: Protocol): AttemptCodec {
-  if (api === 'chat' && protocol === 'openai') return openaiPassthrough(body, endpoint);
+/**
+ * `outputFilters`: content guardrails on a streamed reply — the stream then goes through the IR (also chat → OpenAI
+ * protocol), where text deltas are redacted as they pass.
+ */
+export function codecFor(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'> | null, endpoint: EndpointDef, protocol: Protocol, outputFilters: CompiledFilter[] | null = null): AttemptCodec {
+  if (api === 'chat' && protocol === 'openai' && !outputFilters) return openaiPassthrough(body, endpoint);
   if (!ir) throw new Error('IR request missing for a translated attempt');
-  return irCodec(api, body, ir, endpoint, chatAdapter(protocol));
+  return irCodec(api, body, ir, endpoint, chatAdapter(protocol), outputFilters);
 }

@@ -37,6 +37,7 @@ import {
 import type { ProviderSortBy } from '../core/provider-prefs.js';
 import { contentFiltersView, filtersOf, screenInput, screenOutput, validContentFilters, validBuiltinFilters } from './content-guardrails.js';
 import type { CompiledFilter, PipelineEntry } from '../core/content-filters/index.js';
+import type { AnyPipelineEntry } from '../core/plugins.js';
 import type { BuiltinSlug, ContentFilterAction, ScanScope } from '../core/content-filters/types.js';
 import type { ExclusionReason, RouteCatalog } from '../core/routing.js';
 import { badRequest, HttpError, notFound } from '../core/errors.js';
@@ -610,13 +611,13 @@ export class GuardrailService {
    * Content guardrails on a request's inputs, before any upstream call: a `block` match → 403 naming the guardrail;
    * `redact` matches are replaced in a copy of `body`; returns it and the `gateway_metadata.pipeline` entries.
    */
-  async screenInput(key: KeyRow, api: string, body: Record<string, unknown>): Promise<{ body: Record<string, unknown>; pipeline: PipelineEntry[] }> {
+  async screenInput(key: KeyRow, api: string, body: Record<string, unknown>): Promise<{ body: Record<string, unknown>; pipeline: PipelineEntry[]; filters: CompiledFilter[] | null }> {
     const policy = await this.policyFor(key);
     return screenInput(this.filters.get(policy) ?? null, api, body);
   }
 
   /** Content guardrails on a non-streamed reply (client shape, in place): redactions, pipeline; a block → the 403 to answer. */
-  async screenOutput(key: KeyRow, api: string, body: Record<string, unknown>, inputPipeline?: PipelineEntry[]): Promise<HttpError | null> {
+  async screenOutput(key: KeyRow, api: string, body: Record<string, unknown>, inputPipeline?: readonly AnyPipelineEntry[]): Promise<HttpError | null> {
     return screenOutput(this.filters.get(await this.policyFor(key)) ?? null, api, body, inputPipeline);
   }
 

@@ -26,6 +26,7 @@ import type { VideoService } from './videos.js';
 import type { SpendService } from './spend/index.js';
 import type { CreditService } from './spend/credits.js';
 import type { WorkspaceBudgetService } from './spend/budgets.js';
+import type { FileService } from './files/index.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -71,6 +72,8 @@ export interface Services {
   credits: CreditService;
   /** Workspace budgets (/workspaces/{id}/budgets). */
   budgets: WorkspaceBudgetService;
+  /** Files (/files; docs/files.md). */
+  files: FileService;
   /** Readiness checks (name → check) of GET /ready: the store first, then the subsystems that register one. */
   readiness: Map<string, () => Promise<boolean>>;
   /** Work to finish at shutdown after the server stopped accepting (flush usage, stop workers). */

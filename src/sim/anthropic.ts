@@ -13,7 +13,7 @@
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { Endpoint, EndpointContext, JsonReply, Protocol, Reply, SseEvent } from './protocol.js';
-import { applyStop, hash32, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars } from './text.js';
+import { applyStop, hash32, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars, contentPieces } from './text.js';
 
 const DEFAULT_MODEL = 'claude-sim';
 const DEFAULT_COMPLETION_TOKENS = 12;
@@ -287,7 +287,7 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
   } else {
     const oc = isObj(body.output_config) && isObj(body.output_config.format) ? body.output_config.format : undefined;
     let pieces: string[];
-    if (k.content !== undefined) pieces = splitWords(k.content);
+    if (k.content !== undefined) pieces = contentPieces(k.content, k.chunkChars);
     else if (oc?.type === 'json_schema') pieces = splitFixed(JSON.stringify(sampleFromSchema(oc.schema ?? { type: 'object' })));
     else {
       const lead = afterToolResult(body) ? 'Simulated reply using tool result:' : 'Simulated reply to:';

@@ -39,6 +39,8 @@ export interface Knobs {
   completionTokens?: number;
   /** Fixed reply text instead of generated text. */
   content?: string;
+  /** With `content`: stream it in chunks of this many characters (instead of word by word), e.g. to split a marker. */
+  chunkChars?: number;
   /** Force (true) or forbid (false) a tool call when the request has tools; absent = automatic. */
   toolCall?: boolean;
   /** The tool a call picks when the request has it (default: the one `tool_choice` names, else the first tool). */
@@ -83,6 +85,7 @@ const SPEC: { readonly [K in KnobName]-?: Kind } = {
   hugeBytes: 'count',
   completionTokens: 'count',
   content: 'string',
+  chunkChars: 'count',
   toolCall: 'bool',
   toolName: 'string',
   cachedTokens: 'count',

@@ -7,7 +7,7 @@
  *
  * Routes:
  *   POST /v1/chat/completions, GET /v1/models          provider `default`
- *   POST /v1/embeddings (embeddings.ts), /v1/audio/speech (tts.ts), video jobs (video.ts)
+ *   POST /v1/moderations (moderation.ts), /v1/embeddings (embeddings.ts), /v1/audio/speech (tts.ts), video jobs (video.ts)
  *   GET  /search?q=…&format=json   a SearXNG search API (search.ts), for the web search server tool
  *   POST /<provider>/v1/chat/completions, GET .../models  provider `<provider>`
  *   POST   /_sim/knobs/<provider>   merge JSON knobs (null removes one)
@@ -34,6 +34,7 @@ import { responsesEndpoints } from './responses.js';
 import { isAudioReply, ttsEndpoints, writeAudio } from './tts.js';
 import { parseMultipart, sttEndpoints } from './stt.js';
 import { rerankEndpoints } from './rerank.js';
+import { moderationEndpoints } from './moderation.js';
 import { searchEndpoints } from './search.js';
 import { videoEndpoints } from './video.js';
 
@@ -106,6 +107,8 @@ const ENDPOINTS: Endpoint[] = [...openaiEndpoints, ...anthropicEndpoints, ...res
 ENDPOINTS.push(...videoEndpoints);
 // Embeddings (embeddings.ts), transcriptions (stt.ts), rerank (rerank.ts: /v1/rerank Jina-style, /v2/rerank Cohere).
 ENDPOINTS.push(...embeddingEndpoints, ...sttEndpoints, ...rerankEndpoints);
+// OpenAI's moderation API, for the gateway's moderation plugin (moderation.ts).
+ENDPOINTS.push(...moderationEndpoints);
 // A SearXNG search API for the web search server tool (search.ts).
 ENDPOINTS.push(...searchEndpoints);
 // Text-to-speech (tts.ts): OpenAI /v1/audio/speech and Gemini TTS models, first because the Gemini chat pattern also

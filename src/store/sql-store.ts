@@ -14,6 +14,7 @@ import { runMigrations, type MigrateMode } from './migrate.js';
 import { selectGenerationPage, type GenerationLogQuery } from './generation-log.js';
 import { runAnalytics, type AnalyticsQuery } from './analytics.js';
 import { insertFeedback, selectFeedback, type GenerationFeedbackRow } from './feedback.js';
+import { deleteFileRow, insertFile, selectFile, selectFiles, selectParse, upsertParse, workspaceFileBytes, type FileParseRow, type FileRow } from './files.js';
 import {
   ConflictError,
   type ActivityRow,
@@ -72,7 +73,7 @@ const BOOL_COLUMNS = new Set([
   'enable_free_model_training',
   'enable_paid_model_training',
 ]);
-const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'model_aliases']);
+const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'pipeline', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'model_aliases']);
 // Video jobs (docs/videos.md): `error` is shared with generations (a JSON value: here a string).
 for (const c of ['request_body', 'content_refs']) JSON_COLUMNS.add(c);
 // Guardrail content filters (docs/guardrails.md).
@@ -123,6 +124,7 @@ const GENERATION_COLUMNS = [
   'native_tokens_cached', 'native_tokens_cache_write', 'total_cost', 'upstream_inference_cost', 'is_byok', 'latency_ms', 'ttft_ms',
   'generation_time_ms', 'attempts', 'error', 'preset_id', 'session_id', 'created_at',
   'total_cost_nano', 'upstream_inference_cost_nano',
+  'pipeline',
 ] as const;
 /**
  * USD columns (rows carry USD numbers), each with its exact twin `<column>_nano` in integer nano-dollars
@@ -541,6 +543,35 @@ export class SqlStore implements Store {
   /** The request log (store/generation-log.ts). */
   async listGenerations(q: GenerationLogQuery): Promise<GenerationRow[]> {
     return this.decAll<GenerationRow>(await selectGenerationPage(this.db, q));
+  }
+
+  /** Files (store/files.ts). */
+  insertFile(row: FileRow): Promise<void> {
+    return insertFile(this.db, row);
+  }
+
+  getFile(workspace_id: string, id: string): Promise<FileRow | null> {
+    return selectFile(this.db, workspace_id, id);
+  }
+
+  listFiles(workspace_id: string, after: string | null, limit: number): Promise<FileRow[]> {
+    return selectFiles(this.db, workspace_id, after, limit);
+  }
+
+  workspaceFileBytes(workspace_id: string): Promise<number> {
+    return workspaceFileBytes(this.db, workspace_id);
+  }
+
+  deleteFile(workspace_id: string, id: string): Promise<boolean> {
+    return deleteFileRow(this.db, workspace_id, id);
+  }
+
+  getFileParse(sha256: string, engine: string): Promise<FileParseRow | null> {
+    return selectParse(this.db, sha256, engine);
+  }
+
+  putFileParse(row: FileParseRow): Promise<void> {
+    return upsertParse(this.db, row);
   }
 
   /** Feedback on generations (store/feedback.ts). */

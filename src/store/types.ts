@@ -181,6 +181,8 @@ export interface GenerationRow {
   generation_time_ms: number | null;
   /** Every attempt: provider, model, status, error message. */
   attempts: Array<{ provider: string; model: string; status: number; message?: string }>;
+  /** gateway_metadata.pipeline of the request: what content guardrails and plugins did (null/absent: nothing). */
+  pipeline?: Array<Record<string, unknown>> | null;
   error: { status: number; message: string } | null;
   preset_id: string | null;
   session_id: string | null;
@@ -364,6 +366,15 @@ export interface Store {
   getGeneration(id: string): Promise<GenerationRow | null>;
   /** One page of the request log, newest first (store/generation-log.ts). */
   listGenerations(q: import('./generation-log.js').GenerationLogQuery): Promise<GenerationRow[]>;
+  /** Files (store/files.ts): rows of a workspace's files; the bytes are in the blob storage. */
+  insertFile(row: import('./files.js').FileRow): Promise<void>;
+  getFile(workspace_id: string, id: string): Promise<import('./files.js').FileRow | null>;
+  /** Oldest first, after an id; at most limit + 1 rows. */
+  listFiles(workspace_id: string, after: string | null, limit: number): Promise<Array<import('./files.js').FileRow>>;
+  workspaceFileBytes(workspace_id: string): Promise<number>;
+  deleteFile(workspace_id: string, id: string): Promise<boolean>;
+  getFileParse(sha256: string, engine: string): Promise<import('./files.js').FileParseRow | null>;
+  putFileParse(row: import('./files.js').FileParseRow): Promise<void>;
   /** Feedback on generations (store/feedback.ts): one row per submission. */
   addGenerationFeedback(row: import('./feedback.js').GenerationFeedbackRow): Promise<void>;
   listGenerationFeedback(generationId: string): Promise<Array<import('./feedback.js').GenerationFeedbackRow>>;

@@ -105,6 +105,17 @@ describe('loadConfig: defaults', () => {
   });
 });
 
+describe('loadConfig: the web console (GATEWAY_CONSOLE)', () => {
+  it('is on by default, off with off or false (environment or file), and names a bad value', () => {
+    expect(loadConfig({}).console).toBe(true);
+    expect(loadConfig({ GATEWAY_CONSOLE: 'off' }).console).toBe(false);
+    expect(loadConfig({ GATEWAY_CONSOLE: 'ON' }).console).toBe(true);
+    expect(loadConfig({ GATEWAY_CONFIG: file('yaml', 'console: false\n') }).console).toBe(false);
+    expect(loadConfig({ GATEWAY_CONFIG: file('yaml', 'console: off\n') }).console).toBe(false);
+    expect(problems({ GATEWAY_CONSOLE: 'maybe' })).toEqual(['GATEWAY_CONSOLE must be on or off (got "maybe")']);
+  });
+});
+
 describe('loadConfig: every mistake reported by name', () => {
   it('bad PORT', () => {
     for (const port of ['abc', '-1', '65536', '80.5']) {

@@ -3,6 +3,7 @@
  * to the inference service, shape the reply (JSON or the API's event stream). Each API answers errors in its own
  * envelope (the Messages API in Anthropic's), including authentication and validation errors.
  */
+import { withWebPlugin } from '../../services/plugins/index.js';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../../core/errors.js';
@@ -200,6 +201,8 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
             cancel,
           };
           // Server tools (gateway:web_search, …): the model/tool loop, run on chat bodies (docs/server-tools.md).
+          // The `web` plugin is the web search server tool (docs/plugins.md).
+          req.body = withWebPlugin(req.body);
           const server = svc.serverTools.find(r.api, req.body);
           if (server) return serveServerTools(svc, r.api, req, reply, call, server);
           // The response cache (docs/cache.md): what the headers ask, with the body as sent (its key).

@@ -495,6 +495,43 @@ function guardrailContentFilters(t: ColumnTypes): Migration {
   };
 }
 
+/**
+ * Files (docs/files.md): workspace-scoped uploads (bytes on local disk or in S3-compatible storage, named by
+ * storage_key), and the file-parser plugin's cache of PDF text by content hash. Also generations.pipeline: the
+ * content guardrails' and plugins' actions on a request (JSON, null = none).
+ */
+function files(t: ColumnTypes): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema
+        .createTable('files')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull())
+        .addColumn('filename', 'text', (c) => c.notNull())
+        .addColumn('mime_type', 'text', (c) => c.notNull())
+        .addColumn('size_bytes', 'bigint', (c) => c.notNull())
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addColumn('storage', 'text', (c) => c.notNull())
+        .addColumn('storage_key', 'text', (c) => c.notNull())
+        .addColumn('purpose', 'text')
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('files_workspace_idx').on('files').columns(['workspace_id', 'id']).execute();
+      await db.schema
+        .createTable('file_parses')
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addColumn('engine', 'text', (c) => c.notNull())
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addColumn('pages', 'integer', (c) => c.notNull())
+        .addColumn('created_at', t.ts, (c) => c.notNull())
+        .addPrimaryKeyConstraint('file_parses_pk', ['sha256', 'engine'])
+        .execute();
+      // What content guardrails and plugins did to a request (gateway_metadata.pipeline), kept on its generation.
+      await db.schema.alterTable('generations').addColumn('pipeline', t.json).execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -512,5 +549,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0011_server_secrets': serverSecrets(),
     '0012_observe_generation_feedback': observeGenerationFeedback(t),
     '0013_guardrail_content_filters': guardrailContentFilters(t),
+    '0018_files_and_generation_pipeline': files(t),
   };
 }
