@@ -27,6 +27,8 @@ export interface GatewayConfig {
   streamKeepaliveMs: number;
   /** How long a `session_id` stays on its endpoint (ms). */
   sessionTtlMs: number;
+  /** The most a whole (non-streamed) upstream answer may weigh; also bounds one stream event (with 32 MiB). */
+  upstreamMaxBytes: number;
   /** Generation records are written at least this often (the most a kill -9 can lose is about this much). */
   recordFlushMs: number;
   /** Whether the shipped catalog of public providers and models is loaded. */
@@ -178,6 +180,7 @@ const FILE_KEYS: Record<string, string> = {
   stream_keepalive_ms: 'GATEWAY_STREAM_KEEPALIVE_MS',
   session_ttl_ms: 'GATEWAY_SESSION_TTL_MS',
   record_flush_ms: 'GATEWAY_RECORD_FLUSH_MS',
+  upstream_max_bytes: 'GATEWAY_UPSTREAM_MAX_BYTES',
   default_catalog: 'GATEWAY_DEFAULT_CATALOG',
   unknown_model_fallback: 'GATEWAY_UNKNOWN_MODEL_FALLBACK',
   reasoning_secret: 'GATEWAY_REASONING_SECRET',
@@ -333,6 +336,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const streamKeepaliveMs = intSetting('GATEWAY_STREAM_KEEPALIVE_MS', merged.GATEWAY_STREAM_KEEPALIVE_MS, 3_000, 100, 60_000, problems);
   const sessionTtlMs = intSetting('GATEWAY_SESSION_TTL_MS', merged.GATEWAY_SESSION_TTL_MS, 30 * 60_000, 0, 24 * 3_600_000, problems);
   const recordFlushMs = intSetting('GATEWAY_RECORD_FLUSH_MS', merged.GATEWAY_RECORD_FLUSH_MS, 500, 10, 60_000, problems);
+  const upstreamMaxBytes = intSetting('GATEWAY_UPSTREAM_MAX_BYTES', merged.GATEWAY_UPSTREAM_MAX_BYTES, 128 * 1024 * 1024, 1024, 1024 * 1024 * 1024, problems);
   const dc = (merged.GATEWAY_DEFAULT_CATALOG ?? 'true').toLowerCase();
   if (!['true', 'false', '1', '0'].includes(dc)) problems.push(`GATEWAY_DEFAULT_CATALOG must be true or false (got "${merged.GATEWAY_DEFAULT_CATALOG}")`);
   const defaultCatalog = dc === 'true' || dc === '1';
@@ -436,6 +440,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   return {
     files, moderation, console: consoleOn, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs,
     shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file,
-    video, metrics, webSearch, webFetch, migrate, spend, upstream, workers, encryption, observability,
+    video, metrics, webSearch, webFetch, migrate, spend, upstream, workers, encryption, observability, upstreamMaxBytes,
   };
 }

@@ -45,6 +45,7 @@ import { RateLimiter } from './services/rate-limits.js';
 import { HealthTracker } from './services/health.js';
 import { GuardrailService, orgSettingsFromConfig } from './services/guardrails.js';
 import { UpstreamHttp } from './providers/http.js';
+import { DEFAULT_SSE_EVENT_CHARS, sseLimits } from './providers/sse.js';
 import { shippedCatalog } from './services/shipped-catalog.js';
 import { SpeechService } from './services/speech.js';
 import { GatewayMetrics } from './services/metrics.js';
@@ -151,8 +152,10 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const presets = new PresetService(store, now, bus, config.keyCacheTtlMs);
   const health = new HealthTracker(now);
   // Each provider origin's pool: bounded by the provider's max_connections (or GATEWAY_UPSTREAM_CONNECTIONS), read once
-  // when the pool is first used.
-  const http = new UpstreamHttp((origin) => catalog.originLimits(origin, config.upstream));
+  // when the pool is first used; a whole answer is bounded by GATEWAY_UPSTREAM_MAX_BYTES.
+  const http = new UpstreamHttp((origin) => catalog.originLimits(origin, config.upstream), config.upstreamMaxBytes);
+  // One stream event is bounded too (process-wide: the smaller of the setting and the parser's own 32 MiB default).
+  sseLimits.eventChars = Math.min(DEFAULT_SSE_EVENT_CHARS, config.upstreamMaxBytes);
   // With Redis, every instance counts the others' not-yet-written spend in limits and budgets.
   const sharedSpend = config.redisUrl ? new SharedSpend(config.redisUrl, logger) : null;
   const recorder = new GenerationRecorder(store, logger, opts.recorder ?? { intervalMs: config.recordFlushMs, batchSize: 500 }, sharedSpend);

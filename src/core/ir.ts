@@ -55,6 +55,12 @@ export interface IrReasoning {
   type: 'reasoning';
   text: string;
   signature?: string;
+  /**
+   * The protocol whose signature it is (`anthropic`, `google`), when known: an upstream adapter sends back only
+   * signatures of its own protocol or of unknown origin (another provider's would be refused), and the Messages API
+   * re-signs a foreign one with the gateway's signature (core/reasoning-signature.ts).
+   */
+  origin?: string;
   /** Summaries (OpenAI Responses) are marked so that they are not mistaken for full reasoning. */
   summary?: boolean;
 }
@@ -179,7 +185,7 @@ export type IrStreamEvent =
   | { type: 'start'; id: string | null; model: string | null }
   | { type: 'text_delta'; index: number; text: string }
   | { type: 'reasoning_delta'; index: number; text: string }
-  | { type: 'reasoning_signature'; index: number; signature: string }
+  | { type: 'reasoning_signature'; index: number; signature: string; origin?: string }
   | { type: 'redacted_reasoning'; index: number; data: string }
   | { type: 'refusal_delta'; index: number; text: string }
   | { type: 'tool_call_start'; index: number; id: string; name: string }

@@ -13,9 +13,37 @@ export const GATEWAY_SIGNATURE_PREFIX = 'gwsig1.';
 
 const mac = (key: Buffer, text: string): Buffer => createHmac('sha256', key).update('thinking\n').update(text).digest();
 
-/** The gateway's signature of a thinking text. */
-export function signReasoning(key: Buffer, text: string): string {
-  return GATEWAY_SIGNATURE_PREFIX + mac(key, text).toString('base64url');
+/** Another provider's signature carried inside the gateway's (a Gemini thoughtSignature on the Messages API). */
+export interface CarriedSignature {
+  origin: string;
+  signature: string;
+}
+
+const carriedMac = (key: Buffer, text: string, c: CarriedSignature): Buffer =>
+  createHmac('sha256', key).update('thinking+carried\n').update(c.origin).update('\n').update(c.signature).update('\n').update(text).digest();
+
+/**
+ * The gateway's signature of a thinking text: `gwsig1.<mac>`; with `carried`, another provider's signature rides
+ * inside, covered by the MAC: `gwsig1.<mac>.<origin>.<signature>` (re-signed like any foreign thinking, so that the
+ * client can send it back, and the signature goes on to its own provider only).
+ */
+export function signReasoning(key: Buffer, text: string, carried?: CarriedSignature): string {
+  if (!carried) return GATEWAY_SIGNATURE_PREFIX + mac(key, text).toString('base64url');
+  return `${GATEWAY_SIGNATURE_PREFIX}${carriedMac(key, text, carried).toString('base64url')}.${carried.origin}.${carried.signature}`;
+}
+
+/** A gateway signature checked (constant time): whether it is valid for `text`, and the signature it carries, if any. */
+export function openReasoning(key: Buffer, text: string, signature: string): { valid: boolean; carried?: CarriedSignature } {
+  if (!isGatewaySignature(signature)) return { valid: false };
+  const rest = signature.slice(GATEWAY_SIGNATURE_PREFIX.length);
+  const dot = rest.indexOf('.');
+  if (dot === -1) return { valid: verifyReasoning(key, text, signature) };
+  const dot2 = rest.indexOf('.', dot + 1);
+  if (dot2 === -1) return { valid: false };
+  const carried = { origin: rest.slice(dot + 1, dot2), signature: rest.slice(dot2 + 1) };
+  const given = Buffer.from(rest.slice(0, dot), 'base64url');
+  const want = carriedMac(key, text, carried);
+  return given.length === want.length && timingSafeEqual(given, want) ? { valid: true, carried } : { valid: false };
 }
 
 /** Whether a signature is the gateway's own (else it is the upstream's, passed untouched). */

@@ -113,3 +113,37 @@ export function datetimeResult(now: number, timezone: unknown): Record<string, u
   }
   return { iso: new Date(now).toISOString(), timezone: tz, local, unix: Math.floor(now / 1000) };
 }
+
+const CONTEXT_SIZE_RESULTS: Record<string, number> = { low: 3, medium: 5, high: 10 };
+const domainList = (v: unknown): string[] | undefined =>
+  Array.isArray(v) ? v.filter((d): d is string => typeof d === 'string' && d !== '').map((d) => d.toLowerCase().replace(/^https?:\/\//, '').replace(/\/.*$/, '').replace(/^\*?\./, '')) : undefined;
+
+/**
+ * The web search options a client gives on the tool itself, as the gateway's web search parameters: OpenAI's
+ * `filters.allowed_domains` and `search_context_size` (low 3, medium 5, high 10 results), Anthropic's
+ * `allowed_domains` / `blocked_domains`. (`user_location` has no equivalent in a plain search engine query.)
+ */
+export function webSearchOptions(tool: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const filters = tool.filters && typeof tool.filters === 'object' ? (tool.filters as Record<string, unknown>) : {};
+  const allowed = domainList(tool.allowed_domains) ?? domainList(filters.allowed_domains);
+  const blocked = domainList(tool.blocked_domains) ?? domainList(filters.blocked_domains);
+  if (allowed && allowed.length > 0) out.allowed_domains = allowed;
+  if (blocked && blocked.length > 0) out.blocked_domains = blocked;
+  const size = typeof tool.search_context_size === 'string' ? CONTEXT_SIZE_RESULTS[tool.search_context_size] : undefined;
+  if (size !== undefined) out.max_results = size;
+  return out;
+}
+
+/** Whether a result's URL passes the domain lists (a domain covers its subdomains). */
+export function domainAllowed(url: string, allowed: readonly string[] | undefined, blocked: readonly string[] | undefined): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  const under = (d: string) => host === d || host.endsWith(`.${d}`);
+  if (blocked?.some(under)) return false;
+  return !allowed || allowed.length === 0 || allowed.some(under);
+}

@@ -22,6 +22,14 @@ import { parseArguments, type Json } from './common.js';
 
 /** Signature prefix of redacted (encrypted) reasoning handed to Gemini clients as a thought part. */
 export const REDACTED_PREFIX = 'gateway-redacted:';
+/**
+ * An Anthropic signature handed to a Gemini client is tagged with its origin, so that coming back it goes to Anthropic
+ * upstreams only (and a Google signature, untagged, to Google upstreams only): see gemini.ts.
+ */
+export const ANTHROPIC_SIGNATURE_PREFIX = 'gateway-anthropic:';
+
+/** A reasoning signature as a Gemini client gets it (tagged when Anthropic made it). */
+const tagged = (signature: string, origin: string | undefined) => (origin === 'anthropic' ? ANTHROPIC_SIGNATURE_PREFIX + signature : signature);
 const REDACTED = REDACTED_PREFIX;
 
 const GEMINI_FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION', 'LANGUAGE']);
@@ -68,8 +76,8 @@ export function partsOut(content: IrPart[]): Json[] {
       case 'reasoning':
         if (p.text === '' && p.signature) {
           if (pending !== undefined) out.push({ text: '', thoughtSignature: pending });
-          pending = p.signature;
-        } else if (p.text !== '') out.push(p.signature ? { text: p.text, thought: true, thoughtSignature: p.signature } : { text: p.text, thought: true });
+          pending = tagged(p.signature, p.origin);
+        } else if (p.text !== '') out.push(p.signature ? { text: p.text, thought: true, thoughtSignature: tagged(p.signature, p.origin) } : { text: p.text, thought: true });
         break;
       case 'redacted_reasoning':
         out.push({ text: '', thought: true, thoughtSignature: `${REDACTED}${p.data}` });
@@ -200,10 +208,10 @@ export class GeminiStreamEncoder implements StreamEncoder {
         this.thoughtText.add(ev.index);
         return this.chunk([{ text: ev.text, thought: true }]);
       case 'reasoning_signature':
-        if (this.thoughtText.has(ev.index)) return this.chunk([{ text: '', thought: true, thoughtSignature: ev.signature }]);
+        if (this.thoughtText.has(ev.index)) return this.chunk([{ text: '', thought: true, thoughtSignature: tagged(ev.signature, ev.origin) }]);
         {
           const before = this.pending !== undefined ? this.chunk([{ text: '', thoughtSignature: this.pending }]) : '';
-          this.pending = ev.signature;
+          this.pending = tagged(ev.signature, ev.origin);
           return before;
         }
       case 'redacted_reasoning':

@@ -24,15 +24,17 @@
  *   `allowedFunctionNames` names exactly one; with several names, the declared tools are narrowed to them.
  * - Thinking: `thinkingBudget` 0 → effort none, -1 → dynamic (enabled), N → a budget of N; `thinkingLevel` → effort;
  *   `includeThoughts: true` asks for the thought text.
+ * - Built-in tools: `googleSearch` (or `google_search`) is the gateway's web search server tool, run in its own loop
+ *   (`geminiServerTools`, docs/server-tools.md) for any upstream; it is left out of the IR's tools.
  * - Refused with a 400 naming the field: `candidateCount` > 1, `cachedContent` (a cache on Google's side that other
- *   upstreams cannot read), built-in tools (`googleSearch`, `codeExecution`, `urlContext`, …), response MIME types other
+ *   upstreams cannot read), the other built-in tools (`codeExecution`, `urlContext`, …), response MIME types other
  *   than text/plain and application/json. Ignored: `safetySettings`, `labels`, `responseModalities` of text only,
  *   `mediaResolution` and other knobs that no other protocol has.
  */
 import type { IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrResponseFormat, IrText, IrTool, IrToolChoice } from '../core/ir.js';
 import type { InboundAdapter } from '../core/adapters.js';
 import { invalid, isObject, num, str, type Json } from './common.js';
-import { geminiErrorBody, geminiFromIr, GeminiStreamEncoder, REDACTED_PREFIX } from './gemini-output.js';
+import { ANTHROPIC_SIGNATURE_PREFIX, geminiErrorBody, geminiFromIr, GeminiStreamEncoder, REDACTED_PREFIX } from './gemini-output.js';
 
 
 // ---- model ids ---------------------------------------------------------------------------------------------------
@@ -140,9 +142,17 @@ function signatureOf(p: Json): string | undefined {
   return typeof p.thoughtSignature === 'string' && p.thoughtSignature !== '' ? p.thoughtSignature : undefined;
 }
 
+/**
+ * A signature a Gemini client sent back, with its origin: Anthropic's when the gateway tagged it so (gemini-output.ts),
+ * else Google's. Upstream adapters send only their own protocol's (another's would be refused).
+ */
+function signed(sig: string): { signature: string; origin: string } {
+  return sig.startsWith(ANTHROPIC_SIGNATURE_PREFIX) ? { signature: sig.slice(ANTHROPIC_SIGNATURE_PREFIX.length), origin: 'anthropic' } : { signature: sig, origin: 'google' };
+}
+
 function modelParts(parts: unknown[], where: string, book: CallBook): IrPart[] {
   const out: IrPart[] = [];
-  let thought: { type: 'reasoning'; text: string; signature?: string } | null = null;
+  let thought: { type: 'reasoning'; text: string; signature?: string; origin?: string } | null = null;
   parts.forEach((p, j) => {
     const w = `${where}.parts[${j}]`;
     if (!isObject(p)) throw invalid(`${w} must be an object`);
@@ -158,13 +168,13 @@ function modelParts(parts: unknown[], where: string, book: CallBook): IrPart[] {
       if (!thought) out.push((thought = { type: 'reasoning', text: '' }));
       thought.text += text;
       if (sig) {
-        thought.signature = sig;
+        Object.assign(thought, signed(sig));
         thought = null;
       }
       return;
     }
     thought = null;
-    if (sig) out.push({ type: 'reasoning', text: '', signature: sig });
+    if (sig) out.push({ type: 'reasoning', text: '', ...signed(sig) });
     if (isObject(p.functionCall)) {
       const fc = p.functionCall;
       if (typeof fc.name !== 'string' || fc.name === '') throw invalid(`${w}.functionCall.name is required`);
@@ -217,6 +227,27 @@ function systemInstruction(v: unknown): IrText[] {
 
 // ---- tools -------------------------------------------------------------------------------------------------------
 
+/** Gemini's built-in Google Search tool, under its two spellings: the gateway's web search (a server tool). */
+const GOOGLE_SEARCH = new Set(['googleSearch', 'google_search']);
+
+/** A server tool a Gemini request names: the web search for a `googleSearch` tool (its index in `tools`). */
+export interface GeminiServerTool {
+  index: number;
+  type: string;
+  parameters: Record<string, unknown>;
+  raw: Record<string, unknown>;
+}
+
+/** The server tools of a Gemini request (`googleSearch` → `gateway:web_search`), or null when it names none. */
+export function geminiServerTools(body: Json): GeminiServerTool[] | null {
+  if (!Array.isArray(body.tools)) return null;
+  let out: GeminiServerTool[] | null = null;
+  body.tools.forEach((t, index) => {
+    if (isObject(t) && Object.keys(t).some((k) => GOOGLE_SEARCH.has(k))) (out ??= []).push({ index, type: 'gateway:web_search', parameters: {}, raw: t });
+  });
+  return out;
+}
+
 function tools(v: unknown): IrTool[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw invalid('tools must be an array');
@@ -224,8 +255,9 @@ function tools(v: unknown): IrTool[] | undefined {
   v.forEach((t, i) => {
     const where = `tools[${i}]`;
     if (!isObject(t)) throw invalid(`${where} must be an object`);
-    const other = Object.keys(t).filter((k) => k !== 'functionDeclarations');
-    if (other.length > 0) throw invalid(`${where}.${other[0]} is not supported: the gateway serves function declarations only (tools[].functionDeclarations)`);
+    const other = Object.keys(t).filter((k) => k !== 'functionDeclarations' && !GOOGLE_SEARCH.has(k));
+    if (other.length > 0) throw invalid(`${where}.${other[0]} is not supported: the gateway serves function declarations and googleSearch only (tools[].functionDeclarations, tools[].googleSearch)`);
+    if (t.functionDeclarations === undefined && Object.keys(t).some((k) => GOOGLE_SEARCH.has(k))) return; // the gateway's loop runs it
     if (!Array.isArray(t.functionDeclarations)) throw invalid(`${where}.functionDeclarations must be an array`);
     t.functionDeclarations.forEach((d, j) => {
       const w = `${where}.functionDeclarations[${j}]`;

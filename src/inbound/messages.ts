@@ -8,7 +8,7 @@
  */
 import { isServerToolType } from '../core/server-tools.js';
 import { GATEWAY_FIELDS } from '../core/params.js';
-import { isGatewaySignature, signReasoning, verifyReasoning } from '../core/reasoning-signature.js';
+import { isGatewaySignature, openReasoning, signReasoning } from '../core/reasoning-signature.js';
 import type {
   IrFinishReason,
   IrImage,
@@ -48,10 +48,19 @@ export function useReasoningKey(key: Buffer): void {
   signingKey = key;
 }
 
-/** A thinking block's signature: the upstream's, else the gateway's own (empty only before start-up set a key). */
-function signatureOf(text: string, signature: string | undefined): string {
-  if (signature) return signature;
-  return signingKey ? signReasoning(signingKey, text) : '';
+/** Whether a signature is one Anthropic can verify: Anthropic's own, or of unknown origin (passed as it came). */
+const anthropicSigned = (signature: string | undefined, origin: string | undefined): signature is string => !!signature && (origin === undefined || origin === 'anthropic');
+
+/**
+ * A thinking block's signature: the upstream's when Anthropic can verify it, else the gateway's own — for thinking no
+ * upstream signed and for another provider's signed thinking (a Gemini thoughtSignature), which Claude Code would
+ * otherwise send on to Anthropic (empty only before start-up set a key).
+ */
+function signatureOf(text: string, signature: string | undefined, origin?: string): string {
+  if (anthropicSigned(signature, origin)) return signature;
+  if (!signingKey) return '';
+  // Another provider's signature rides inside the gateway's, for that provider only.
+  return signature && origin ? signReasoning(signingKey, text, { origin, signature }) : signReasoning(signingKey, text);
 }
 
 // ---- request validation ------------------------------------------------------------------------------------------
@@ -158,8 +167,11 @@ function contentBlock(b: unknown, role: 'user' | 'assistant', where: string, dro
       if (typeof b.thinking !== 'string') throw invalid(`${where}.thinking must be a string`);
       const part: IrPart = { type: 'reasoning', text: b.thinking };
       if (isGatewaySignature(b.signature)) {
-        // The gateway signed this thinking (no upstream had): checked, then carried unsigned.
-        if (!signingKey || !verifyReasoning(signingKey, b.thinking, b.signature)) throw invalid(`${where}.signature is not a valid signature of this thinking block`);
+        // The gateway signed this thinking: checked, then carried unsigned — or with the other provider's signature it
+        // carries, for that provider only (core/reasoning-signature.ts).
+        const opened = signingKey ? openReasoning(signingKey, b.thinking, b.signature) : { valid: false };
+        if (!opened.valid) throw invalid(`${where}.signature is not a valid signature of this thinking block`);
+        if (opened.carried) Object.assign(part, { signature: opened.carried.signature, origin: opened.carried.origin });
       } else if (typeof b.signature === 'string' && b.signature !== '') part.signature = b.signature;
       return part;
     }
@@ -393,7 +405,7 @@ function contentOut(parts: IrPart[]): Json[] {
   for (const p of parts) {
     switch (p.type) {
       case 'reasoning':
-        out.push({ type: 'thinking', thinking: p.text, signature: signatureOf(p.text, p.signature) });
+        out.push({ type: 'thinking', thinking: p.text, signature: signatureOf(p.text, p.signature, p.origin) });
         break;
       case 'redacted_reasoning':
         out.push({ type: 'redacted_thinking', data: p.data });
@@ -601,13 +613,17 @@ class MessagesStreamEncoder implements StreamEncoder {
         return b.out + this.delta(b.index, { type: 'thinking_delta', thinking: ev.text });
       }
       case 'reasoning_signature': {
-        // A signature that arrives after its thinking block was closed still belongs to that block.
+        // A signature that arrives after its thinking block was closed still belongs to that block. Another provider's
+        // (a Gemini thoughtSignature) rides inside the gateway's signature of the block's text (signatureOf).
         const known = this.blocks.get(ev.index);
-        if (known?.kind === 'thinking' && this.open?.index !== known.index) return this.delta(known.index, { type: 'signature_delta', signature: ev.signature });
+        if (known?.kind === 'thinking' && this.open?.index !== known.index) {
+          return this.delta(known.index, { type: 'signature_delta', signature: signatureOf(this.thinking.get(known.index)?.text ?? '', ev.signature, ev.origin) });
+        }
         const b = this.ensure(ev.index, 'thinking', () => ({ type: 'thinking', thinking: '', signature: '' }));
         // The upstream signed this block: no gateway signature when it closes.
-        this.thinking.set(b.index, { text: this.thinking.get(b.index)?.text ?? '', signed: true });
-        return b.out + this.delta(b.index, { type: 'signature_delta', signature: ev.signature });
+        const text = this.thinking.get(b.index)?.text ?? '';
+        this.thinking.set(b.index, { text, signed: true });
+        return b.out + this.delta(b.index, { type: 'signature_delta', signature: signatureOf(text, ev.signature, ev.origin) });
       }
       case 'redacted_reasoning': {
         // A redacted block carries its data on content_block_start and has no deltas.

@@ -18,7 +18,7 @@ import { finishStatus, itemId, responseErrorCode, responseObject } from './respo
 import { callItem, customInput, type ResponsesToolMap } from './responses-tools.js';
 
 /** `custom_tool_call`: a call to a free-form tool, whose input is sent whole when the call ends (responses-tools.ts). */
-type ItemKind = 'message' | 'reasoning' | 'function_call' | 'custom_tool_call';
+type ItemKind = 'message' | 'reasoning' | 'function_call' | 'custom_tool_call' | 'local_shell_call' | 'apply_patch_call';
 
 interface OpenItem {
   kind: ItemKind;
@@ -46,6 +46,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
 
   /** Arguments of open custom tool calls (JSON `{input}`), by IR index. */
   private readonly customArgs = new Map<number, string>();
+  /** The upstream function name of open calls whose arguments are collected, by IR index. */
+  private readonly toolFlat = new Map<number, string>();
 
   constructor(
     private readonly meta: AnswerMeta,
@@ -115,6 +117,13 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       out += this.emit('response.custom_tool_call_input.done', { ...ids, input: o.item.input });
       o.item.status = 'completed';
       this.closed.set(o.irIndex, { kind: 'custom_tool_call', outputIndex: o.outputIndex });
+    } else if (o.kind === 'local_shell_call' || o.kind === 'apply_patch_call') {
+      // A client-run tool's call has no argument events: the item is whole in output_item.done (responses-tools.ts).
+      const whole = callItem(this.tools, o.item.id as string, o.item.call_id as string, this.toolFlat.get(o.irIndex) ?? '', this.customArgs.get(o.irIndex) ?? '', 'completed');
+      for (const k of Object.keys(o.item)) delete o.item[k];
+      Object.assign(o.item, whole);
+      this.customArgs.delete(o.irIndex);
+      this.closed.set(o.irIndex, { kind: o.kind, outputIndex: o.outputIndex });
     } else {
       out += this.emit('response.function_call_arguments.done', { ...ids, name: o.item.name, arguments: o.item.arguments });
       o.item.status = 'completed';
@@ -150,9 +159,10 @@ export class ResponsesStreamEncoder implements StreamEncoder {
 
   private toolItem(irIndex: number, id: string, name: string): string {
     const item = callItem(this.tools, itemId('fc', this.meta, this.output.length), id, name, '', 'in_progress');
-    if (item.type === 'custom_tool_call') {
+    if (item.type === 'custom_tool_call' || item.type === 'local_shell_call' || item.type === 'apply_patch_call') {
       this.customArgs.set(irIndex, '');
-      return this.openItem('custom_tool_call', irIndex, item);
+      this.toolFlat.set(irIndex, name);
+      return this.openItem(item.type, irIndex, item);
     }
     return this.openItem('function_call', irIndex, item);
   }
@@ -222,7 +232,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       }
       case 'tool_call_start':
         this.sawTool = true;
-        if ((this.open?.kind === 'function_call' || this.open?.kind === 'custom_tool_call') && this.open.irIndex === ev.index) return '';
+        if ((this.open?.kind === 'function_call' || this.open?.kind === 'custom_tool_call' || this.open?.kind === 'local_shell_call' || this.open?.kind === 'apply_patch_call') && this.open.irIndex === ev.index) return '';
         return this.toolItem(ev.index, ev.id, ev.name);
       case 'tool_call_delta': {
         this.sawTool = true;

@@ -6,9 +6,13 @@
  * - `custom` (free-form) tools become a function with one string argument, `input`; a call to one comes back as a
  *   `custom_tool_call` item whose `input` is that string (its grammar, when given, is described to the model);
  * - `additional_tools` input items add their tools to the request's;
- * - other hosted tool kinds (`local_shell`, `apply_patch`, `file_search`, …) and gateway server tools are not
- *   function tools: the former reach a Responses upstream (the body passes through) and are listed as dropped for
- *   the others, the latter run in the gateway's loop.
+ * - `local_shell` and `apply_patch` (tools the client runs) become function tools of the same name whose arguments are
+ *   the call's `action` (`{command, working_directory?, timeout_ms?, env?, user?}`) resp. `operation`
+ *   (`{type: create_file|update_file|delete_file, path, diff?}`); a call comes back as a `local_shell_call` /
+ *   `apply_patch_call` item, and those items and their `*_output` items sent back become the IR call and result;
+ * - other hosted tool kinds (`file_search`, `computer_use_preview`, …) and gateway server tools are not function
+ *   tools: the former reach a Responses upstream (the body passes through) and are listed as dropped for the others,
+ *   the latter run in the gateway's loop.
  * The mapping is a pure function of the request body, so the answer (JSON or stream) maps names back from it.
  */
 import type { IrTool } from '../core/ir.js';
@@ -21,8 +25,39 @@ export interface MappedTool {
   /** The tool's own name, and its namespace when it has one. */
   name: string;
   namespace?: string;
-  kind: 'function' | 'custom';
+  kind: 'function' | 'custom' | 'local_shell' | 'apply_patch';
 }
+
+/** The client-run hosted tools translated to function tools, with the arguments the function takes. */
+export const CLIENT_TOOLS: Record<'local_shell' | 'apply_patch', { description: string; parameters: Record<string, unknown> }> = {
+  local_shell: {
+    description: 'Run a command in a local shell on the user\'s machine and get its output.',
+    parameters: {
+      type: 'object',
+      properties: {
+        command: { type: 'array', items: { type: 'string' }, description: 'The program and its arguments, e.g. ["ls", "-la"].' },
+        working_directory: { type: 'string' },
+        timeout_ms: { type: 'integer' },
+        env: { type: 'object', additionalProperties: { type: 'string' } },
+        user: { type: 'string' },
+      },
+      required: ['command'],
+    },
+  },
+  apply_patch: {
+    description: 'Create, update or delete a file in the user\'s workspace. For update_file, diff is a V4A diff of the changes; for create_file, the diff holds the whole content as added lines.',
+    parameters: {
+      type: 'object',
+      properties: {
+        type: { type: 'string', enum: ['create_file', 'update_file', 'delete_file'] },
+        path: { type: 'string' },
+        diff: { type: 'string' },
+      },
+      required: ['type', 'path'],
+    },
+  },
+};
+const isClientTool = (type: unknown): type is keyof typeof CLIENT_TOOLS => type === 'local_shell' || type === 'apply_patch';
 
 export interface ResponsesToolMap {
   /** Upstream function name → the client's tool. */
@@ -67,6 +102,14 @@ export function responsesTools(body: Json): ResponsesTools {
       if (typeof t.name !== 'string' || t.name === '') throw invalid(`${where}.name is required`);
       if (!Array.isArray(t.tools)) throw invalid(`${where}.tools must be an array`);
       t.tools.forEach((inner, j) => add(inner as Json, `${where}.tools[${j}]`, t.name as string));
+      return;
+    }
+    if (isClientTool(t.type) && namespace === undefined) {
+      if (out.map.byName.has(t.type)) return;
+      const flat = flatName(t.type, undefined, taken);
+      out.map.byFlat.set(flat, { flat, name: t.type, kind: t.type });
+      out.map.byName.set(t.type, flat);
+      out.tools.push({ name: flat, ...CLIENT_TOOLS[t.type] });
       return;
     }
     if (t.type !== 'function' && t.type !== 'custom') {
@@ -116,9 +159,30 @@ export function customInput(args: string): string {
   return args;
 }
 
-/** The output item of a call to `flat`: a function_call (named back) or a custom_tool_call. */
+/** The JSON object of a call's arguments ({} when they are not one). */
+function argsObject(args: string): Json {
+  try {
+    const v: unknown = JSON.parse(args);
+    return isObject(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Whether calls to `flat` come back whole (custom, local_shell, apply_patch), not as streamed function arguments. */
+export const collectsArguments = (map: ResponsesToolMap | null, flat: string): boolean => {
+  const kind = map?.byFlat.get(flat)?.kind;
+  return kind !== undefined && kind !== 'function';
+};
+
+/**
+ * The output item of a call to `flat`: a function_call (named back), a custom_tool_call, a local_shell_call (its
+ * `action` an `exec` of the arguments) or an apply_patch_call (its `operation` the arguments).
+ */
 export function callItem(map: ResponsesToolMap | null, id: string, callId: string, flat: string, args: string, status: string): Json {
   const t = map?.byFlat.get(flat);
+  if (t?.kind === 'local_shell') return { id, type: 'local_shell_call', call_id: callId, action: { ...argsObject(args), type: 'exec' }, status };
+  if (t?.kind === 'apply_patch') return { id, type: 'apply_patch_call', call_id: callId, operation: argsObject(args), status };
   if (t?.kind === 'custom') return { id, type: 'custom_tool_call', call_id: callId, name: t.name, ...(t.namespace ? { namespace: t.namespace } : {}), input: customInput(args), status };
   return { id, type: 'function_call', call_id: callId, name: t?.name ?? flat, ...(t?.namespace ? { namespace: t.namespace } : {}), arguments: args, status };
 }

@@ -181,6 +181,25 @@ function inputItems(input: unknown[], conv: Conversation, map: ResponsesToolMap,
         conv.assistant([{ type: 'tool_call', id: raw.call_id, name: flatOf(map, raw.name, raw.namespace), arguments: JSON.stringify({ input: raw.input }) }]);
         break;
       }
+      case 'local_shell_call':
+      case 'apply_patch_call': {
+        // A call to a client-run tool: the function of the same name the upstream saw (responses-tools.ts).
+        const local = type === 'local_shell_call';
+        const payload = local ? raw.action : raw.operation;
+        if (typeof raw.call_id !== 'string') throw invalid(`${where}.call_id is required`);
+        if (!isObject(payload)) throw invalid(`${where}.${local ? 'action' : 'operation'} must be an object`);
+        const args = local ? Object.fromEntries(Object.entries(payload).filter(([k]) => k !== 'type')) : payload;
+        conv.assistant([{ type: 'tool_call', id: raw.call_id, name: flatOf(map, local ? 'local_shell' : 'apply_patch', undefined), arguments: JSON.stringify(args) }]);
+        break;
+      }
+      case 'local_shell_call_output':
+      case 'apply_patch_call_output': {
+        if (typeof raw.call_id !== 'string') throw invalid(`${where}.call_id is required`);
+        const part: IrPart = { type: 'tool_result', tool_call_id: raw.call_id, content: raw.output === undefined || raw.output === null ? '' : functionOutput(raw.output, where) };
+        if (raw.status === 'failed' || raw.status === 'incomplete') part.is_error = true;
+        conv.toolResult(part);
+        break;
+      }
       case 'additional_tools':
         break; // its tools joined the request's (responses-tools.ts)
       case 'custom_tool_call_output':

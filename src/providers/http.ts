@@ -31,6 +31,10 @@ export interface PoolCall {
 
 /** The client went away (499) / the provider did not finish within the total timeout (524). */
 const clientGone = () => new UpstreamError(499, 'Request cancelled by the client', 'cancelled', null, null);
+/** A whole (non-streamed) answer beyond the gateway's bound (`GATEWAY_UPSTREAM_MAX_BYTES`): refused, never buffered. */
+export const tooLarge = (max: number) => new UpstreamError(502, `Provider returned a response larger than ${max} bytes`, 'provider_unavailable', 200, null);
+/** Default bound of a whole upstream answer read into memory (128 MiB). */
+export const DEFAULT_UPSTREAM_MAX_BYTES = 128 * 1024 * 1024;
 const totalTimeout = () => new UpstreamError(524, 'Provider did not finish within the total timeout', 'timeout', null, null);
 
 /** Upstream URLs are built once per provider and reused: their origin and path are read once too. */
@@ -185,12 +189,16 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   private failedToStart: ((e: UpstreamError) => void) | null;
   private readonly timer: NodeJS.Timeout;
   private readonly onCancel = () => this.abort(clientGone());
+  /** Body bytes received so far. */
+  private received = 0;
 
   constructor(
     private readonly cancel: Cancellation,
     totalMs: number,
     resolve: (x: UpstreamExchange) => void,
     reject: (e: UpstreamError) => void,
+    /** The most `text()` reads into memory (a stream read with `read()` is bounded per event by its parser). */
+    private readonly maxBytes = DEFAULT_UPSTREAM_MAX_BYTES,
   ) {
     this.started = resolve;
     this.failedToStart = reject;
@@ -228,6 +236,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   /** The whole body as UTF-8 text. */
   async text(): Promise<string> {
     this.whole = true;
+    if (this.received > this.maxBytes) this.abort(tooLarge(this.maxBytes));
     if (this.controller?.paused) this.controller.resume();
     while (!this.ended && !this.error) await new Promise<void>((wake) => (this.waiter = wake));
     if (this.error) throw this.error;
@@ -266,6 +275,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.queue.push(chunk);
     this.queued += chunk.length;
+    this.received += chunk.length;
+    if (this.whole && this.received > this.maxBytes) return void this.abort(tooLarge(this.maxBytes));
     if (this.queued > HIGH_WATER && !this.whole) controller.pause();
     this.wake();
   }
@@ -289,8 +300,14 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 export class UpstreamHttp {
   private readonly pools: OriginPools;
 
-  /** `limits`: each provider origin's connection bound and HTTP/2 setting (default: 16,384 HTTP/1.1 connections). */
-  constructor(limits: ((origin: string) => OriginLimits) | null = null) {
+  /**
+   * `limits`: each provider origin's connection bound and HTTP/2 setting (default: 16,384 HTTP/1.1 connections).
+   * `maxBodyBytes`: the most a whole (non-streamed) answer may weigh (`GATEWAY_UPSTREAM_MAX_BYTES`).
+   */
+  constructor(
+    limits: ((origin: string) => OriginLimits) | null = null,
+    private readonly maxBodyBytes = DEFAULT_UPSTREAM_MAX_BYTES,
+  ) {
     this.pools = new OriginPools({ connections: 16_384, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000 }, limits);
   }
 
@@ -301,10 +318,16 @@ export class UpstreamHttp {
   post(call: UpstreamCall): Promise<UpstreamExchange> {
     if (call.cancel.aborted) return Promise.reject(clientGone());
     return new Promise<UpstreamExchange>((resolve, reject) => {
-      const exchange = new UpstreamExchange(call.cancel, call.timeouts.totalMs, resolve, (e) => {
-        exchange.close();
-        reject(e);
-      });
+      const exchange = new UpstreamExchange(
+        call.cancel,
+        call.timeouts.totalMs,
+        resolve,
+        (e) => {
+          exchange.close();
+          reject(e);
+        },
+        this.maxBodyBytes,
+      );
       this.pools.dispatch(call, exchange);
     });
   }

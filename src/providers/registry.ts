@@ -40,6 +40,7 @@ export type { Embedding, EmbeddingFormat } from './openai/embeddings.js';
 export type { AudioFile, TranscriptionFormat, TranscriptionUsage } from './openai/transcriptions.js';
 export type { RerankDocument } from './rerank/index.js';
 export type { SpeechAdapter } from './speech.js';
+export { SseEventBound } from './sse.js';
 export type { VideoAdapter, VideoCallContext, VideoSubmitRequest } from './video-types.js';
 export { VideoHttp } from './video-types.js';
 export { rerankProtocolOf } from './rerank/index.js';

@@ -13,6 +13,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { AudioFormat, SpeechProtocol } from '../core/catalog-types.js';
 import type { TokenUsage } from '../core/pricing.js';
 import { UpstreamError } from '../core/provider-errors.js';
+import { SseEventBound } from './sse.js';
 import type { UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
 
 export type Headers = Record<string, string | string[] | undefined>;
@@ -160,9 +161,12 @@ export function sseJsonEvents(onEvent: (json: unknown, ev: EventSourceMessage) =
   const events: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (ev) => events.push(ev) });
   const text = new TextDecoder();
+  const bound = new SseEventBound();
   return {
     push(chunk) {
-      parser.feed(text.decode(chunk, { stream: true }));
+      const piece = text.decode(chunk, { stream: true });
+      parser.feed(piece);
+      bound.fed(piece.length, events.length);
       const out: Buffer[] = [];
       try {
         for (const ev of events) {

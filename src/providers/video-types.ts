@@ -8,7 +8,7 @@ import type { Dispatcher } from 'undici';
 import type { EndpointDef, ProviderDef, Timeouts, VideoProtocol } from '../core/catalog-types.js';
 import type { VideoContentRef } from '../store/types.js';
 import { UpstreamError } from '../core/provider-errors.js';
-import { networkError, OriginPools } from './http.js';
+import { networkError, OriginPools, tooLarge } from './http.js';
 
 /** One video to generate, as sent upstream (already checked against the endpoint's capabilities). */
 export interface VideoSubmitRequest {
@@ -63,6 +63,24 @@ export interface VideoHttpCall {
   signal?: AbortSignal;
 }
 
+/** A video API's JSON answers are small objects: more than this is refused (502) rather than buffered. */
+const VIDEO_JSON_MAX_BYTES = 4 * 1024 * 1024;
+
+/** A body read as UTF-8 text, refused (502) beyond `max` bytes. */
+async function readCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) {
+      body.destroy();
+      throw tooLarge(max);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 export class VideoHttp {
   private readonly pools = new OriginPools({ connections: 64, pipelining: 1, keepAliveTimeout: 30_000 });
 
@@ -81,7 +99,7 @@ export class VideoHttp {
     const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
     try {
       const res = await this.request({ ...call, signal });
-      const text = await res.body.text();
+      const text = await readCapped(res.body, VIDEO_JSON_MAX_BYTES);
       if (res.statusCode < 200 || res.statusCode >= 300) throw parseError(res.statusCode, text, res.headers);
       try {
         return JSON.parse(text);

@@ -8,6 +8,7 @@
  *   request body still passes through untouched except for what routing changes.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { SseEventBound } from '../providers/registry.js';
 import type { EndpointDef, Protocol } from '../core/catalog-types.js';
 import { carriesOutput, normalizeChoices } from '../core/chat-shape.js';
 import type { IrPart, IrRequest, IrResponse, IrStreamEvent, IrUsage } from '../core/ir.js';
@@ -221,6 +222,7 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
     openStream(meta) {
       const events: EventSourceMessage[] = [];
       const parser = createParser({ onEvent: (ev) => events.push(ev) });
+      const bound = new SseEventBound();
       let done = false;
       let raw: OpenAIUsage | null = null;
       // Chunks without output (the opening role-only one) are held until output flows: a failure before then may
@@ -239,10 +241,12 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
         native: null as string | null,
         upstreamId: null as string | null,
         push(input: string | Uint8Array): string {
-          parser.feed(typeof input === 'string' ? input : Buffer.from(input).toString('utf8'));
+          const text = typeof input === 'string' ? input : Buffer.from(input).toString('utf8');
+          parser.feed(text);
           // One write per upstream read: every event decoded from it, in order.
           let out = '';
           try {
+            bound.fed(text.length, events.length);
             for (const ev of events) {
               if (done) break;
               if (ev.data === '[DONE]') {

@@ -157,8 +157,11 @@ export class MemoryStore implements Store {
 class RedisStore implements Store {
   private readonly redis: Redis;
 
-  constructor(url: string) {
+  constructor(url: string, log: Logger) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, keyPrefix: 'gw:cache:' });
+    // Without a listener ioredis reports every failed reconnection as an "Unhandled error event" on stderr; the cache
+    // treats Redis failures as misses, so a warning is all they need.
+    this.redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis response cache error'));
   }
 
   async get(key: string): Promise<CachedAnswer | null> {
@@ -187,7 +190,7 @@ export class ResponseCache {
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
   ) {
-    this.store = redisUrl ? new RedisStore(redisUrl) : new MemoryStore(now);
+    this.store = redisUrl ? new RedisStore(redisUrl, log) : new MemoryStore(now);
   }
 
   /** The stored answer, or null (a miss, also when the store fails). */

@@ -21,6 +21,7 @@
 import type { ServerResponse } from 'node:http';
 import {
   callBudget,
+  domainAllowed,
   datetimeResult,
   isServerToolType,
   serverToolFunctions,
@@ -29,6 +30,7 @@ import {
   type LoopState,
   type ServerTool,
   type StopCondition,
+  webSearchOptions,
 } from '../core/server-tools.js';
 import { badRequest, HttpError } from '../core/errors.js';
 import type { WebFetcher } from '../providers/web/fetch.js';
@@ -54,7 +56,10 @@ export function serverToolsOf(body: Json): FoundServerTool[] | null {
   let out: FoundServerTool[] | null = null;
   for (let i = 0; i < tools.length; i++) {
     const t = tools[i] as Json;
-    if (t && isServerToolType(t.type)) (out ??= []).push({ index: i, type: t.type as string, parameters: (t.parameters as Json | undefined) ?? {}, raw: t });
+    if (!t || !isServerToolType(t.type)) continue;
+    // Web search options on the tool itself (OpenAI's, Anthropic's) count as parameters; `parameters` wins.
+    const options = serverToolName(t.type) === 'web_search' ? webSearchOptions(t) : {};
+    (out ??= []).push({ index: i, type: t.type, parameters: { ...options, ...((t.parameters as Json | undefined) ?? {}) }, raw: t });
   }
   return out;
 }
@@ -156,8 +161,16 @@ export class ServerToolService {
     const query = typeof input.query === 'string' ? input.query.trim() : '';
     if (!query) return JSON.stringify({ error: 'query is required' });
     const max = Math.min(Math.max(Math.trunc(num(tool.parameters.max_results)) || 5, 1), 20);
+    const allowed = tool.parameters.allowed_domains as string[] | undefined;
+    const blocked = tool.parameters.blocked_domains as string[] | undefined;
+    const filtered = (Array.isArray(allowed) && allowed.length > 0) || (Array.isArray(blocked) && blocked.length > 0);
     details.web_search_requests++;
-    return this.cancellable(call, 'Web search failed', async (signal) => JSON.stringify({ query, results: await this.deps.search!.search(query, max, signal) }));
+    return this.cancellable(call, 'Web search failed', async (signal) => {
+      // With domain lists, the most results are asked for and those outside the lists dropped (any engine).
+      const found = await this.deps.search!.search(query, filtered ? 20 : max, signal);
+      const results = filtered ? found.filter((r) => domainAllowed(r.url, allowed, blocked)).slice(0, max) : found;
+      return JSON.stringify({ query, results });
+    });
   }
 
   /** Runs a tool's I/O, aborted when the client goes away (499); any other failure is the tool's `{error}` for the model. */

@@ -5,6 +5,7 @@
  * "no added delay, success".
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { MALFORMED_KINDS, type Malformed } from './corrupt.js';
 
 export interface Knobs {
   /** Delay (ms) before the response headers are sent. */
@@ -27,8 +28,13 @@ export interface Knobs {
   hang?: boolean;
   /** Destroy the socket after N content chunks (no terminator). */
   disconnectAfterChunks?: number;
-  /** `json`: 200 with a broken body / a broken chunk; `empty`: 200 with an empty body. */
-  malformed?: 'json' | 'empty';
+  /**
+   * A 200 whose body (or first content event) is broken (corrupt.ts): `json` cut in half, `empty` nothing, `types`
+   * every value of the wrong JSON type, `garbage` an HTML page, `huge` padded by `hugeBytes`.
+   */
+  malformed?: Malformed;
+  /** Size of the padding of `malformed: "huge"` (default 4 MiB). */
+  hugeBytes?: number;
   /** Number of content tokens (= chunks) of generated replies; default 12. */
   completionTokens?: number;
   /** Fixed reply text instead of generated text. */
@@ -80,6 +86,7 @@ const SPEC: { readonly [K in KnobName]-?: Kind } = {
   hang: 'bool',
   disconnectAfterChunks: 'count',
   malformed: 'malformed',
+  hugeBytes: 'count',
   completionTokens: 'count',
   content: 'string',
   chunkChars: 'count',
@@ -127,7 +134,7 @@ function checkValue(name: KnobName, v: unknown): unknown {
     case 'string':
       return typeof v === 'string' ? v : bad('a string');
     case 'malformed':
-      return v === 'json' || v === 'empty' ? v : bad('"json" or "empty"');
+      return (MALFORMED_KINDS as readonly unknown[]).includes(v) ? v : bad(MALFORMED_KINDS.map((k) => `"${k}"`).join(', '));
     case 'list':
       return Array.isArray(v) && v.every((s) => typeof s === 'string') ? v : bad('an array of strings');
   }

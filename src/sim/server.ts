@@ -29,6 +29,7 @@ import { performance } from 'node:perf_hooks';
 import { anthropicEndpoints } from './anthropic.js';
 import { embeddingEndpoints } from './embeddings.js';
 import { geminiEndpoints } from './gemini.js';
+import { corrupt, type Malformed } from './corrupt.js';
 import { applyPatch, headerKnobs, KnobError, parseKnobs, type KnobPatch, type Knobs } from './knobs.js';
 import { openaiEndpoints, openaiProtocol } from './openai.js';
 import { sseText, type Endpoint, type EndpointContext, type JsonReply, type SseEvent, type SseReply } from './protocol.js';
@@ -262,7 +263,8 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
       return writeAudio(res, reply, k, { errorAfter, disconnectAfter, malformed }, io, ctx.rid);
     }
 
-    if (reply.status !== 200 || reply.chunks === undefined) return send(res, reply, ctx, st);
+    const body = reply.status === 200 && malformed ? corrupt(reply.body, malformed, k.hugeBytes) : reply.body;
+    if (reply.status !== 200 || reply.chunks === undefined) return send(res, reply, ctx, st, body);
     // A complete response stands for `chunks` generated chunks: take the time to "generate" them.
     const gap = chunkGap(k);
     const fault = Math.min(errorAfter ?? Infinity, disconnectAfter ?? Infinity);
@@ -273,9 +275,7 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
       if (fault === errorAfter) return send(res, ep.protocol.error(500, ctx), ctx, st);
       return disconnect(res, st);
     }
-    if (malformed === 'empty') return send(res, reply, ctx, st, '');
-    if (malformed === 'json') return send(res, reply, ctx, st, reply.body.slice(0, Math.ceil(reply.body.length / 2)));
-    send(res, reply, ctx, st);
+    send(res, reply, ctx, st, body);
   }
 
   /** Write an SSE reply, pacing content events and injecting chunk faults. */
@@ -287,7 +287,7 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
     st: ReqState,
     errorAfter: number | undefined,
     disconnectAfter: number | undefined,
-    malformed: 'json' | 'empty' | undefined,
+    malformed: Malformed | undefined,
   ): Promise<void> {
     if (st.closed) return;
     if (st.entry) st.entry.status = 200;
@@ -316,7 +316,7 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
     const faultAt = (n: number | undefined) => (n === undefined ? -1 : n < contentIdx.length ? contentIdx[n] : lastContent + 1);
     const errorIdx = faultAt(errorAfter);
     const disconnectIdx = faultAt(disconnectAfter);
-    const brokenIdx = malformed === 'json' ? Math.max(0, firstContent) : -1;
+    const brokenIdx = malformed ? Math.max(0, firstContent) : -1;
 
     const ttft = ctx.knobs.ttftMs ?? 0;
     const gap = chunkGap(ctx.knobs);
@@ -340,7 +340,7 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
         if (!(await sleep(wait, st))) return;
       }
       if (ev.content && sent++ === 0) t0 = performance.now();
-      buf = join(buf, i === brokenIdx ? enc({ ...ev, data: ev.data.slice(0, Math.ceil(ev.data.length / 2)) }) : enc(ev));
+      buf = join(buf, i === brokenIdx ? enc({ ...ev, data: corrupt(ev.data, malformed!, ctx.knobs.hugeBytes) }) : enc(ev));
     }
     res.end(buf);
   }

@@ -15,7 +15,8 @@
  * Chunks: the audio is split into `completionTokens` (default 12) near-equal chunks of whole samples; the usual knobs
  * pace and cut them (`ttftMs` before the first, `chunkGapMs` / `tokensPerSecond` between them,
  * `disconnectAfterChunks` and — raw audio having no error event — `errorAfterChunks` cut the connection after N
- * chunks; `malformed: "empty"` answers 200 with no bytes). `latencyMs`, `hang`, `errorStatus`, `failTimes` and
+ * chunks; `malformed: "empty"` answers 200 with no bytes, `huge` appends `hugeBytes` zero bytes, any other kind an
+ * HTML page under the audio Content-Type; SSE answers are broken as any stream, see corrupt.ts). `latencyMs`, `hang`, `errorStatus`, `failTimes` and
  * `retryAfter` work as everywhere (errors in OpenAI's, resp. Google's, envelope).
  * Usage (SSE and Gemini): text tokens = ceil(characters / 4); audio tokens = ceil(audio seconds × 25).
  * The request header `x-sim-tts-format` (also settable as a provider header in a catalog) forces the produced format
@@ -27,6 +28,7 @@
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { geminiProtocol } from './gemini.js';
+import { corrupt, DEFAULT_HUGE_BYTES, type Malformed } from './corrupt.js';
 import type { Knobs } from './knobs.js';
 import { openaiProtocol } from './openai.js';
 import type { Endpoint, EndpointContext, JsonReply, Reply, SseEvent } from './protocol.js';
@@ -238,22 +240,28 @@ export async function writeAudio(
   res: ServerResponse,
   reply: AudioReply,
   knobs: Knobs,
-  faults: { errorAfter?: number; disconnectAfter?: number; malformed?: 'json' | 'empty' },
+  faults: { errorAfter?: number; disconnectAfter?: number; malformed?: Malformed },
   io: AudioWriterIo,
   rid: string,
 ): Promise<void> {
   io.status(200);
   res.writeHead(200, { ...reply.headers, 'x-request-id': `req_${rid}` });
   if (faults.malformed === 'empty') return void res.end();
+  // Raw audio has no JSON to break: any other kind answers an HTML page under the audio Content-Type, `huge` adds
+  // `hugeBytes` of zero bytes after the audio (streamed on as they come: only a JSON answer or one event is bounded).
+  if (faults.malformed && faults.malformed !== 'huge') return void res.end(corrupt('', 'garbage'));
   res.flushHeaders();
   const cut = Math.min(faults.errorAfter ?? Infinity, faults.disconnectAfter ?? Infinity);
   const gap = knobs.chunkGapMs ?? (knobs.tokensPerSecond ? 1000 / knobs.tokensPerSecond : 0);
+  // The cut comes after what was written has left (a destroyed socket may drop unflushed writes).
+  const cutNow = () => void res.write(Buffer.alloc(0), () => io.disconnect());
   for (let i = 0; i < reply.audio.length; i++) {
-    if (i === cut) return io.disconnect();
+    if (i === cut) return cutNow();
     const wait = i === 0 ? (knobs.ttftMs ?? 0) : gap;
     if (wait >= 1 && !(await io.sleep(wait))) return;
     res.write(reply.audio[i]);
   }
-  if (cut !== Infinity && cut >= reply.audio.length) return io.disconnect();
+  if (cut !== Infinity && cut >= reply.audio.length) return cutNow();
+  if (faults.malformed === 'huge') res.write(Buffer.alloc(knobs.hugeBytes ?? DEFAULT_HUGE_BYTES));
   res.end();
 }

@@ -56,7 +56,9 @@ export const CONNECTION_PRAGMAS = ['busy_timeout = 5000', 'foreign_keys = ON', '
  * outside its body — because the writer thread runs it from its source text.
  */
 export function makeBatchWriter(sqlite: Database.Database, columns: readonly string[]): BatchWrite {
-  const insert = sqlite.prepare(`insert or ignore into generations (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`);
+  // `on conflict (id) do nothing`, not `insert or ignore`: the latter also skips a NOT NULL or CHECK violation without a
+  // word, so a refused row would vanish instead of failing the batch and reaching the dead-letter table.
+  const insert = sqlite.prepare(`insert into generations (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')}) on conflict (id) do nothing`);
   const upsert = sqlite.prepare(
     'insert into key_usage_daily (key_hash, day, usage, usage_nano, byok_usage, byok_usage_nano, requests) ' +
       'values (@key_hash, @day, @usage, @usage_nano, @byok_usage, @byok_usage_nano, @requests) ' +

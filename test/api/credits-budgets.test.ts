@@ -44,6 +44,8 @@ describe.each(BACKENDS)('credits and workspace budgets (%s)', (backend) => {
     expectError(await t.call('POST', '/credits/adjustments', { body: { amount_usd: -1 } }), 400, { field: 'amount_usd' });
     expectError(await t.call('POST', '/credits/adjustments', { body: { amount_usd: -1000, kind: 'adjustment' } }), 400, { field: 'amount_usd' });
     expectError(await t.call('POST', '/credits/adjustments', { body: { amount_usd: 'ten' } }), 400, { field: 'amount_usd' });
+    // Found by the fuzzer (seed 77, PostgreSQL answered 500): an amount beyond exact nano-dollars is a 400.
+    expectError(await t.call('POST', '/credits/adjustments', { raw: '{"amount_usd":123456789012345678901234567890}' }), 400, { field: 'amount_usd' });
     expectError(await t.call('POST', '/credits/adjustments', { body: { amount_usd: 1, kind: 'gift' } }), 400, { field: 'kind' });
     expectError(await t.call('POST', '/credits/adjustments', { body: {} }), 400, { field: 'amount_usd' });
     expectError(await t.call('GET', '/credits/adjustments?limit=0'), 400, { field: 'limit' });

@@ -118,9 +118,9 @@ describe('gemini: request → IR', () => {
       ],
     });
     expect(ir.messages[1].content).toEqual([
-      { type: 'reasoning', text: 'think more', signature: 'sigA' },
+      { type: 'reasoning', text: 'think more', signature: 'sigA', origin: 'google' },
       { type: 'redacted_reasoning', data: 'ENC' },
-      { type: 'reasoning', text: '', signature: 'sigB' },
+      { type: 'reasoning', text: '', signature: 'sigB', origin: 'google' },
       { type: 'tool_call', id: 'call_0', name: 'f', arguments: '{}' },
     ]);
   });

@@ -39,11 +39,12 @@ describe.each(BACKENDS)('record batches with a refused row (%s)', (backend) => {
       await store.migrate();
       const recorder = new GenerationRecorder(store, pino({ level: 'silent' }), { intervalMs: 10_000, batchSize: 10_000 });
       const metrics = new GatewayMetrics(recorder);
-      // SQLite refuses a value it cannot bind; PostgreSQL a NOT NULL column left null, a NUL byte in text and a lone
-      // surrogate in JSON (the record's error message quotes the requested model).
+      // SQLite refuses a value it cannot bind and a NOT NULL column left null (once skipped in silence by `insert or
+      // ignore`); PostgreSQL a NOT NULL column left null, a NUL byte in text and a lone surrogate in JSON (the record's
+      // error message quotes the requested model).
       const bad =
         backend === 'sqlite'
-          ? [row({ model: {} as never })]
+          ? [row({ model: {} as never }), row({ api_type: null as never })]
           : [row({ api_type: null as never }), row({ session_id: 'a\u0000b' }), row({ status: 404, error: { status: 404, message: 'No model x\uD800y' } })];
       const good = [row(), row(), row()];
       for (const r of [good[0], ...bad, good[1], good[2]]) recorder.record(r);

@@ -7,6 +7,7 @@
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ResponseCache } from '../../src/services/response-cache.js';
 import { createInferenceKey, REDIS_URL, startGateway, type TestGateway } from '../helpers.js';
 
 async function freePort(): Promise<number> {
@@ -84,5 +85,31 @@ describe('Redis unreachable at start-up', () => {
       other.disconnect();
     }
     expect(unhandled).toEqual([]);
+  });
+});
+
+describe('the response cache with Redis unreachable', () => {
+  it('has an error listener: misses and skipped stores, warnings logged, no "Unhandled error event", no crash', { timeout: 20_000 }, async () => {
+    const port = await freePort();
+    const warnings: string[] = [];
+    const log = { warn: (o: { err?: unknown }, msg: string) => warnings.push(`${msg}: ${String(o.err)}`) } as unknown as import('pino').Logger;
+    const printed: string[] = [];
+    const origError = console.error;
+    console.error = (...args: unknown[]) => void printed.push(args.map(String).join(' '));
+    const cache = new ResponseCache(`redis://127.0.0.1:${port}`, log);
+    try {
+      // Several reconnection attempts fail while the cache is in use.
+      const end = Date.now() + 1_500;
+      while (Date.now() < end) {
+        expect(await cache.get('k')).toBeNull();
+        await cache.set('k', { body: '{}', contentType: 'application/json', generationId: 'gen-1', ttl: 60 });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      await cache.close();
+      console.error = origError;
+    }
+    expect(warnings.some((w) => w.startsWith('redis response cache error: ') && /ECONNREFUSED/.test(w))).toBe(true);
+    expect(printed.filter((p) => p.includes('Unhandled error event'))).toEqual([]);
   });
 });

@@ -126,3 +126,83 @@ describe('Responses tool kinds through the IR', () => {
     expect(ir.system).toEqual([{ type: 'text', text: 'You are Codex.' }]);
   });
 });
+
+/** The client-run hosted tools: `local_shell` and `apply_patch`, as a Responses client declares them. */
+const HOSTED = {
+  model: 'test/alpha',
+  tools: [{ type: 'local_shell' }, { type: 'apply_patch' }, { type: 'function', name: 'wait', parameters: { type: 'object', properties: {} } }],
+  input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'list the files, then fix README.md' }] }],
+};
+
+describe('local_shell and apply_patch for upstreams without them', () => {
+  it('become function tools of the same name (nothing dropped)', () => {
+    const ir = responsesInbound.toIr(HOSTED);
+    expect(ir.tools!.map((t) => t.name)).toEqual(['local_shell', 'apply_patch', 'wait']);
+    expect((ir.tools![0].parameters as any).required).toEqual(['command']);
+    expect((ir.tools![1].parameters as any).properties.type.enum).toEqual(['create_file', 'update_file', 'delete_file']);
+    expect(ir.dropped_fields).toBeUndefined();
+  });
+
+  it('calls come back as local_shell_call / apply_patch_call items in the JSON answer', () => {
+    const res = {
+      id: 'u1',
+      model: 'x',
+      finish_reason: 'tool_calls' as const,
+      native_finish_reason: 'tool_calls',
+      usage: null,
+      content: [
+        { type: 'tool_call' as const, id: 'call_1', name: 'local_shell', arguments: '{"command":["ls","-la"],"working_directory":"/repo"}' },
+        { type: 'tool_call' as const, id: 'call_2', name: 'apply_patch', arguments: '{"type":"update_file","path":"README.md","diff":"@@\\n-a\\n+b"}' },
+      ],
+    };
+    const out = responsesInbound.fromIr(res, META, HOSTED).output as any[];
+    expect(out[0]).toMatchObject({ type: 'local_shell_call', call_id: 'call_1', action: { type: 'exec', command: ['ls', '-la'], working_directory: '/repo' }, status: 'completed' });
+    expect(out[1]).toMatchObject({ type: 'apply_patch_call', call_id: 'call_2', operation: { type: 'update_file', path: 'README.md', diff: '@@\n-a\n+b' }, status: 'completed' });
+  });
+
+  it('in a stream, each call is one item, whole at output_item.done (no argument deltas)', () => {
+    const enc = responsesInbound.createStreamEncoder(META, HOSTED);
+    const events: IrStreamEvent[] = [
+      { type: 'start', id: 'u', model: 'x' },
+      { type: 'tool_call_start', index: 0, id: 'call_1', name: 'local_shell' },
+      { type: 'tool_call_delta', index: 0, arguments: '{"command":["l' },
+      { type: 'tool_call_delta', index: 0, arguments: 's"]}' },
+      { type: 'part_end', index: 0 },
+      { type: 'tool_call_start', index: 1, id: 'call_2', name: 'apply_patch' },
+      { type: 'tool_call_delta', index: 1, arguments: '{"type":"delete_file","path":"old.txt"}' },
+      { type: 'finish', finish_reason: 'tool_calls', native_finish_reason: null },
+    ];
+    let text = enc.start();
+    for (const e of events) text += enc.event(e);
+    text += enc.finish(null, META);
+    const data = text.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)));
+    expect(data.filter((d) => d.type === 'response.output_item.added').map((d) => d.item.type)).toEqual(['local_shell_call', 'apply_patch_call']);
+    expect(data.some((d) => d.type === 'response.function_call_arguments.delta')).toBe(false);
+    const done = data.filter((d) => d.type === 'response.output_item.done').map((d) => d.item);
+    expect(done[0]).toMatchObject({ type: 'local_shell_call', call_id: 'call_1', action: { type: 'exec', command: ['ls'] }, status: 'completed' });
+    expect(done[1]).toMatchObject({ type: 'apply_patch_call', call_id: 'call_2', operation: { type: 'delete_file', path: 'old.txt' }, status: 'completed' });
+    const final = data.find((d) => d.type === 'response.completed').response;
+    expect(final.output.map((o: any) => o.type)).toEqual(['local_shell_call', 'apply_patch_call']);
+  });
+
+  it('the calls and their outputs sent back become the IR call and result', () => {
+    const ir = responsesInbound.toIr({
+      ...HOSTED,
+      input: [
+        ...HOSTED.input,
+        { type: 'local_shell_call', id: 'lsh_1', call_id: 'call_1', status: 'completed', action: { type: 'exec', command: ['ls'], env: {} } },
+        { type: 'local_shell_call_output', call_id: 'call_1', output: 'README.md\n' },
+        { type: 'apply_patch_call', id: 'apc_1', call_id: 'call_2', status: 'completed', operation: { type: 'delete_file', path: 'old.txt' } },
+        { type: 'apply_patch_call_output', call_id: 'call_2', status: 'failed', output: 'no such file' },
+      ],
+    });
+    const calls = ir.messages.flatMap((m) => m.content).filter((p) => p.type === 'tool_call' || p.type === 'tool_result');
+    expect(calls).toEqual([
+      { type: 'tool_call', id: 'call_1', name: 'local_shell', arguments: '{"command":["ls"],"env":{}}' },
+      { type: 'tool_result', tool_call_id: 'call_1', content: 'README.md\n' },
+      { type: 'tool_call', id: 'call_2', name: 'apply_patch', arguments: '{"type":"delete_file","path":"old.txt"}' },
+      { type: 'tool_result', tool_call_id: 'call_2', content: 'no such file', is_error: true },
+    ]);
+    expect(ir.dropped_fields).toBeUndefined();
+  });
+});

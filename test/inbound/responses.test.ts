@@ -177,10 +177,11 @@ describe('responses: request → IR (docs fixtures)', () => {
   });
 
   it('hosted tools and items the IR cannot carry are listed as dropped, not refused (they reach Responses upstreams)', () => {
-    // Deliberate change (issue 15): these were 400s.
-    const ir = responsesInbound.toIr({ input: [{ role: 'user', content: 'x' }, { type: 'web_search_call', id: 'ws_1' }], tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }, { type: 'local_shell' }] });
+    // Deliberate change (issue 15): these were 400s. (`local_shell` and `apply_patch` were listed here too; they are now
+    // translated to function tools: responses-tools.test.ts.)
+    const ir = responsesInbound.toIr({ input: [{ role: 'user', content: 'x' }, { type: 'web_search_call', id: 'ws_1' }], tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }, { type: 'computer_use_preview' }] });
     expect(ir.tools).toEqual([]);
-    expect(ir.dropped_fields).toEqual(['tools[0] (file_search)', 'tools[1] (local_shell)', 'input[1] (web_search_call)']);
+    expect(ir.dropped_fields).toEqual(['tools[0] (file_search)', 'tools[1] (computer_use_preview)', 'input[1] (web_search_call)']);
   });
 
   it('refuses what a stateless gateway / the IR cannot carry with a 400', () => {

@@ -86,11 +86,11 @@ export const FAST_ENV: Record<string, string> = {
   GATEWAY_WEBHOOK_RETRY_MS: '50',
 };
 
-export async function startVideoEnv(backend: Backend, opts: { env?: Record<string, string> } = {}): Promise<VideoEnv> {
+export async function startVideoEnv(backend: Backend, opts: { env?: Record<string, string>; catalog?: (simUrl: string) => unknown } = {}): Promise<VideoEnv> {
   const sim = await createSimulator();
   const dir = mkdtempSync(join(tmpdir(), 'gw-video-'));
   const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, stringify(videoCatalog(sim.url)));
+  writeFileSync(file, stringify((opts.catalog ?? videoCatalog)(sim.url)));
   const db = await freshDatabase(backend);
   const baseEnv = { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', ...FAST_ENV, ...opts.env };
   const t = await startGateway(backend, { env: baseEnv, databaseUrl: db.url, dropDatabase: db.drop });

@@ -30,7 +30,8 @@ const Entry = Type.Object(
 
 const AdjustBody = Type.Object(
   {
-    amount_usd: Type.Number({ description: 'USD to add (a top_up: positive) or to add or take away (an adjustment: either sign, not zero)' }),
+    // Bounded so that the amount stays an exact integer of nano-dollars (2^53 nano-dollars is about $9 million).
+    amount_usd: Type.Number({ minimum: -1_000_000, maximum: 1_000_000, description: 'USD to add (a top_up: positive) or to add or take away (an adjustment: either sign, not zero), at most 1,000,000 either way' }),
     kind: Type.Optional(StringEnum(['top_up', 'adjustment'] as const, { default: 'top_up' })),
     note: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
   },

@@ -18,7 +18,9 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, notFound } from '../../core/errors.js';
 import type { EndpointDef, ModelDef } from '../../core/catalog-types.js';
-import { geminiModelId } from '../../inbound/gemini.js';
+import { geminiModelId, geminiServerTools, type GeminiServerTool } from '../../inbound/gemini.js';
+import { answerBodyOf, chatBodyOf, encoderOf } from '../../services/server-tools-apis.js';
+import type { ChatCall } from '../../services/chat.js';
 import { geminiCountBody } from '../../inbound/gemini-count.js';
 import { geminiErrorBody } from '../../inbound/gemini-output.js';
 import { Cancellation } from '../../providers/http.js';
@@ -153,6 +155,8 @@ async function generate(svc: Services, modelId: ModelIdOf, req: GeminiRequest, r
     // A client that goes away aborts the upstream request at once.
     cancel: Cancellation.of(reply.raw),
   };
+  const server = geminiServerTools(req.body);
+  if (server) return searchLoop(svc, { ...req.body, model: modelId(req.params) }, req, reply, stream, call, server);
   const prepared = await svc.chat.prepare('gemini', { ...req.body, model: modelId(req.params), stream }, call);
   if (!stream) {
     try {
@@ -170,6 +174,32 @@ async function generate(svc: Services, modelId: ModelIdOf, req: GeminiRequest, r
     failStream(req, reply, err);
   } finally {
     prepared.release(null);
+  }
+  return reply;
+}
+
+/** A request with `googleSearch`: the gateway's web search loop (docs/server-tools.md), answered in Gemini's shape. */
+async function searchLoop(svc: Services, body: Record<string, unknown>, req: GeminiRequest, reply: FastifyReply, stream: boolean, call: ChatCall, server: GeminiServerTool[]) {
+  const chatBody = chatBodyOf('gemini', body, server);
+  let tools: ReturnType<Services['serverTools']['tools']>;
+  try {
+    tools = svc.serverTools.tools(server, chatBody);
+  } catch (err) {
+    // Name the Gemini field (`tools[i].googleSearch`), not the chat body's.
+    if (!(err instanceof HttpError)) throw err;
+    const i = server[0].index;
+    throw new HttpError(err.status, err.message.replace(`tools[${i}].type`, `tools[${i}].googleSearch`), { ...err.metadata, field: `tools[${i}].googleSearch` });
+  }
+  if (!stream) {
+    const { id, body: answer, details } = await svc.serverTools.run(chatBody, tools, call);
+    reply.header('x-generation-id', id);
+    return answerBodyOf('gemini', answer, details);
+  }
+  reply.hijack();
+  try {
+    await svc.serverTools.stream(chatBody, tools, call, req.query.alt === 'sse' ? reply.raw : jsonArrayResponse(reply.raw), req.id, encoderOf('gemini'));
+  } catch (err) {
+    failStream(req, reply, err);
   }
   return reply;
 }

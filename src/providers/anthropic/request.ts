@@ -115,7 +115,9 @@ function block(p: IrPart): Obj | null {
       return withCache(b, p.cache_control);
     }
     case 'reasoning':
-      return p.signature && !p.summary ? { type: 'thinking', thinking: p.text, signature: p.signature } : null;
+      // Only Anthropic's own signatures (or of unknown origin) pass: another provider's thinking is left out, as the
+      // gateway's own signed thinking is (Anthropic verifies its own signatures only, and accepts earlier turns without).
+      return p.signature && !p.summary && (p.origin === undefined || p.origin === 'anthropic') ? { type: 'thinking', thinking: p.text, signature: p.signature } : null;
     case 'redacted_reasoning':
       return { type: 'redacted_thinking', data: p.data };
     case 'refusal':

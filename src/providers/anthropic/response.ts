@@ -20,7 +20,7 @@ function part(b: Obj): IrPart | null {
       return { type: 'text', text: str(b.text) };
     case 'thinking': {
       const p: IrPart = { type: 'reasoning', text: str(b.thinking) };
-      if (typeof b.signature === 'string' && b.signature !== '') p.signature = b.signature;
+      if (typeof b.signature === 'string' && b.signature !== '') Object.assign(p, { signature: b.signature, origin: 'anthropic' });
       return p;
     }
     case 'redacted_thinking':

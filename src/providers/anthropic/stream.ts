@@ -138,7 +138,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       case 'thinking':
         this.blocks.set(index, 'reasoning');
         if (typeof cb.thinking === 'string' && cb.thinking !== '') out.push({ type: 'reasoning_delta', index, text: cb.thinking });
-        if (typeof cb.signature === 'string' && cb.signature !== '') out.push({ type: 'reasoning_signature', index, signature: cb.signature });
+        if (typeof cb.signature === 'string' && cb.signature !== '') out.push({ type: 'reasoning_signature', index, signature: cb.signature, origin: 'anthropic' });
         return;
       case 'redacted_thinking':
         this.blocks.set(index, 'reasoning');
@@ -178,7 +178,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         if (typeof d.thinking === 'string' && d.thinking !== '') out.push({ type: 'reasoning_delta', index, text: d.thinking });
         return;
       case 'signature_delta':
-        if (typeof d.signature === 'string' && d.signature !== '') out.push({ type: 'reasoning_signature', index, signature: d.signature });
+        if (typeof d.signature === 'string' && d.signature !== '') out.push({ type: 'reasoning_signature', index, signature: d.signature, origin: 'anthropic' });
         return;
       case 'input_json_delta':
         if (typeof d.partial_json !== 'string' || d.partial_json === '') return;

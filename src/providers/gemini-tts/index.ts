@@ -16,10 +16,12 @@
  * Errors: Google's envelope, mapped as for Gemini chat (429 + RetryInfo, 503 "overloaded" → 529, …); a blocked prompt
  * is a 400; a stream that ends without a finishReason, or finishes without audio, is a 502.
  */
+import { Type } from '@sinclair/typebox';
 import type { TokenUsage } from '../../core/pricing.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import { mapGoogleError, parseGoogleError } from '../google/errors.js';
 import { geminiHeaders, geminiUrl } from '../google/request.js';
+import { Count, Opt, wireCheck } from '../wire-schema.js';
 import { AudioGate, decodeBase64, fillFrom, invalidAudio, isObj, sseJsonEvents, type AudioDecoder, type SpeechAdapter } from '../speech.js';
 
 /** PCM as Gemini labels it; the sample rate, when given, must be 24 kHz. */
@@ -30,6 +32,24 @@ function checkMime(mime: unknown): void {
   const rate = params.find((p) => p.startsWith('rate='));
   if (rate && rate !== 'rate=24000') throw invalidAudio(`Provider returned PCM at ${rate.slice(5)} Hz; the gateway serves 24000 Hz`);
 }
+
+/** A speech stream event as the decoder reads it: candidates with inline audio parts, feedback, usage. */
+const checkSpeechEvent = wireCheck(
+  Type.Object({
+    responseId: Opt(Type.String()),
+    promptFeedback: Opt(Type.Object({ blockReason: Opt(Type.String()) })),
+    usageMetadata: Opt(Type.Object({ promptTokenCount: Count, candidatesTokenCount: Count })),
+    candidates: Opt(
+      Type.Array(
+        Type.Object({
+          finishReason: Opt(Type.String()),
+          content: Opt(Type.Object({ parts: Opt(Type.Array(Type.Object({ inlineData: Opt(Type.Object({ mimeType: Opt(Type.String()), data: Type.String() })) }))) })),
+        }),
+      ),
+    ),
+  }),
+  'stream event',
+);
 
 const FINISHED_WITH_AUDIO = new Set(['STOP', 'MAX_TOKENS']);
 
@@ -54,6 +74,7 @@ function geminiDecoder(): AudioDecoder {
       const err = json.error;
       throw mapGoogleError(typeof err.code === 'number' ? err.code : 500, err, json, null);
     }
+    checkSpeechEvent(json);
     if (typeof json.responseId === 'string') d.upstreamId = json.responseId;
     if (isObj(json.promptFeedback) && typeof json.promptFeedback.blockReason === 'string') {
       throw new UpstreamError(400, `Provider blocked the input (${json.promptFeedback.blockReason})`, 'invalid_request', 200, json);

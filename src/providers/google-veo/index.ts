@@ -11,7 +11,9 @@
  * Cloud Storage and Files API URIs). The API key is sent only to the provider's own origin: a download redirect to
  * another host (Google's storage) is followed without it. Errors use Google's envelope (`parseGoogleError`).
  */
+import { Type } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
+import { Opt, wireCheck } from '../wire-schema.js';
 import { parseGoogleError } from '../google/errors.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import type { VideoContentRef } from '../../store/types.js';
@@ -56,9 +58,28 @@ export function veoBody(req: VideoSubmitRequest): Obj {
   return Object.keys(parameters).length > 0 ? { instances: [instance], parameters } : { instances: [instance] };
 }
 
+const Samples = Opt(Type.Array(Type.Object({ video: Opt(Type.Object({ uri: Opt(Type.String()) })) })));
+/** A long-running operation as the adapter reads it (unknown fields pass). */
+const checkOperation = wireCheck(
+  Type.Object({
+    name: Opt(Type.String()),
+    done: Opt(Type.Boolean()),
+    metadata: Opt(Type.Object({ progressPercent: Opt(Type.Number()) })),
+    error: Opt(Type.Object({ message: Opt(Type.String()) })),
+    response: Opt(
+      Type.Object({
+        generateVideoResponse: Opt(Type.Object({ generatedSamples: Samples, raiMediaFilteredReasons: Opt(Type.Array(Type.Unknown())) })),
+        generatedVideos: Samples,
+      }),
+    ),
+  }),
+  'operation',
+);
+const checkSubmitted = wireCheck(Type.Object({ name: Type.String() }), 'operation');
+
 /** An operation → the job's state. */
-export function veoOperationState(op: unknown): VideoPoll {
-  if (!isObj(op)) throw new UpstreamError(502, 'Provider returned an invalid operation', 'provider_unavailable', null, op);
+export function veoOperationState(raw: unknown): VideoPoll {
+  const op = checkOperation(raw);
   if (op.done !== true) {
     const md = isObj(op.metadata) ? op.metadata : {};
     return { state: 'running', progress: typeof md.progressPercent === 'number' ? md.progressPercent : null };
@@ -88,8 +109,9 @@ export const googleVeoAdapter: VideoAdapter = {
     const model = ctx.endpoint.upstreamModel.replace(/^models\//, '');
     const url = new URL(`${ctx.provider.baseUrl}/models/${encodeURIComponent(model)}:predictLongRunning`);
     const res = await ctx.http.json({ method: 'POST', url, headers: headers(ctx, true, true), body: JSON.stringify(veoBody(req)), timeouts: ctx.timeouts, signal: ctx.signal }, parseGoogleError);
-    if (!isObj(res) || typeof res.name !== 'string' || !OPERATION_NAME.test(res.name)) throw new UpstreamError(502, 'Provider returned an invalid operation (no name)', 'provider_unavailable', null, res);
-    return res.name;
+    const { name } = checkSubmitted(res);
+    if (!OPERATION_NAME.test(name)) throw new UpstreamError(502, 'Provider returned an invalid operation: name is not an operation path', 'provider_unavailable', null, res);
+    return name;
   },
 
   async poll(ctx, name) {

@@ -156,6 +156,8 @@ function toParts(content: IrPart[], role: 'user' | 'model', names: Map<string, s
         break;
       case 'reasoning':
         if (role !== 'model') break;
+        // Another provider's signature (an Anthropic one) would be refused: such reasoning is dropped like unsigned.
+        if (part.origin !== undefined && part.origin !== 'google') break;
         if (part.text !== '') {
           // Unsigned thought text carries nothing Gemini can use; a signed one goes back as the thought part it was.
           if (part.signature) push({ text: part.text, thought: true, thoughtSignature: part.signature });

@@ -93,14 +93,14 @@ export function partsToIr(parts: GeminiPart[], ids: CallIds): IrPart[] {
       if (thought) thought.text += t;
       else out.push((thought = { type: 'reasoning', text: t }));
       if (sig) {
-        thought.signature = sig;
+        Object.assign(thought, { signature: sig, origin: 'google' });
         thought = null;
       }
       continue;
     }
     thought = null;
     if (sig) {
-      out.push({ type: 'reasoning', text: '', signature: sig });
+      out.push({ type: 'reasoning', text: '', signature: sig, origin: 'google' });
       text = null;
     }
     if (isObj(p.functionCall)) {

@@ -130,7 +130,7 @@ class GeminiStreamDecoder implements StreamDecoder {
   private signature(sig: string, out: IrStreamEvent[]): void {
     this.close(out);
     const index = this.next++;
-    out.push({ type: 'reasoning_signature', index, signature: sig }, { type: 'part_end', index });
+    out.push({ type: 'reasoning_signature', index, signature: sig, origin: 'google' }, { type: 'part_end', index });
   }
 
   private part(p: GeminiPart, out: IrStreamEvent[]): void {
@@ -141,7 +141,7 @@ class GeminiStreamDecoder implements StreamDecoder {
       const index = this.ensure('reasoning', out);
       if (text !== '') out.push({ type: 'reasoning_delta', index, text });
       if (sig) {
-        out.push({ type: 'reasoning_signature', index, signature: sig });
+        out.push({ type: 'reasoning_signature', index, signature: sig, origin: 'google' });
         this.close(out);
       }
       return;

@@ -16,6 +16,8 @@
 import type { AudioFormat } from '../../core/catalog-types.js';
 import type { TokenUsage } from '../../core/pricing.js';
 import { openaiError, streamError } from '../openai/chat.js';
+import { Type } from '@sinclair/typebox';
+import { Count, Opt, wireCheck } from '../wire-schema.js';
 import { AudioGate, decodeBase64, fillFrom, invalidAudio, isObj, rawAudioDecoder, sseJsonEvents, type AudioDecoder, type Headers, type SpeechAdapter } from '../speech.js';
 
 function isSse(headers: Headers): boolean {
@@ -23,6 +25,12 @@ function isSse(headers: Headers): boolean {
   const s = Array.isArray(v) ? v[0] : v;
   return typeof s === 'string' && s.toLowerCase().startsWith('text/event-stream');
 }
+
+/** A speech SSE event as the decoder reads it (unknown fields and event types pass). */
+const checkSpeechEvent = wireCheck(
+  Type.Object({ type: Opt(Type.String()), audio: Opt(Type.String()), usage: Opt(Type.Object({ input_tokens: Count, output_tokens: Count })) }),
+  'stream event',
+);
 
 function sseDecoder(format: AudioFormat): AudioDecoder {
   const gate = new AudioGate(format);
@@ -42,6 +50,7 @@ function sseDecoder(format: AudioFormat): AudioDecoder {
   const events = sseJsonEvents((json) => {
     if (done || !isObj(json)) return [];
     if (isObj(json.error)) throw streamError(json as { error?: { message?: string } });
+    checkSpeechEvent(json);
     if (json.type === 'speech.audio.delta') return gate.pass(decodeBase64(json.audio));
     if (json.type === 'speech.audio.done') {
       done = true;

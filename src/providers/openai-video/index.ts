@@ -8,7 +8,9 @@
  * (a URL or a data URL). `seconds` is a string; a size is required by the API's enum, so the gateway derives one from
  * resolution and aspect ratio when the request gives no size. Errors use OpenAI's envelope (mapped by `openaiError`).
  */
+import { Type } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
+import { Opt, wireCheck } from '../wire-schema.js';
 import { openaiError } from '../openai/chat.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import type { VideoContentRef } from '../../store/types.js';
@@ -46,21 +48,30 @@ export function openaiVideoBody(model: string, req: VideoSubmitRequest): Obj {
   return body;
 }
 
+/** A video object as the adapter reads it (unknown fields pass); `id` is required when it is created. */
+const VideoFields = {
+  status: Type.String(),
+  progress: Opt(Type.Number()),
+  seconds: Opt(Type.Union([Type.String(), Type.Number()])),
+  error: Opt(Type.Object({ message: Opt(Type.String()) })),
+};
+const checkVideo = wireCheck(Type.Object({ id: Opt(Type.String()), ...VideoFields }), 'video object');
+const checkCreated = wireCheck(Type.Object({ id: Type.String(), status: Opt(Type.String()) }), 'video object');
+
 /** A video object → the job's state. */
-export function openaiVideoState(v: unknown): VideoPoll {
-  if (!isObj(v) || typeof v.status !== 'string') throw new UpstreamError(502, 'Provider returned an invalid video object', 'provider_unavailable', null, v);
+export function openaiVideoState(raw: unknown): VideoPoll {
+  const v = checkVideo(raw);
   switch (v.status) {
     case 'queued':
     case 'in_progress':
       return { state: 'running', progress: typeof v.progress === 'number' ? v.progress : null };
     case 'completed': {
-      const id = typeof v.id === 'string' ? v.id : '';
+      const id = v.id ?? '';
       const seconds = Number(v.seconds);
       return { state: 'completed', content: [{ kind: 'openai-video', video_id: id }], seconds: Number.isFinite(seconds) && seconds > 0 ? seconds : null };
     }
     case 'failed': {
-      const e = isObj(v.error) ? v.error : {};
-      return { state: 'failed', message: typeof e.message === 'string' && e.message ? e.message : 'The provider failed to generate the video' };
+      return { state: 'failed', message: v.error?.message || 'The provider failed to generate the video' };
     }
     default:
       return { state: 'failed', message: `The provider reported the video as ${v.status}` };
@@ -73,8 +84,9 @@ export const openaiVideoAdapter: VideoAdapter = {
   async submit(ctx, req) {
     const body = openaiVideoBody(ctx.endpoint.upstreamModel, req);
     const res = await ctx.http.json({ method: 'POST', url: videoUrl(ctx), headers: headers(ctx, true), body: JSON.stringify(body), timeouts: ctx.timeouts, signal: ctx.signal }, openaiError);
-    if (!isObj(res) || typeof res.id !== 'string' || !SAFE_ID.test(res.id)) throw new UpstreamError(502, 'Provider returned an invalid video object (no id)', 'provider_unavailable', null, res);
-    return res.id;
+    const { id } = checkCreated(res);
+    if (!SAFE_ID.test(id)) throw new UpstreamError(502, 'Provider returned an invalid video object: id has characters outside [A-Za-z0-9_.:-] or is too long', 'provider_unavailable', null, res);
+    return id;
   },
 
   async poll(ctx, id) {

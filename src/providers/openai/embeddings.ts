@@ -16,6 +16,7 @@ import { endianness } from 'node:os';
 import type { EndpointDef, ProviderDef } from '../../core/catalog-types.js';
 import { chatHeaders, openaiError, providerUrl } from './chat.js';
 import { invalidResponse, parseJsonObject, tokenCount } from './ir-upstream.js';
+import { checkEmbeddingsResponse } from './schemas.js';
 
 export type EmbeddingFormat = 'float' | 'base64';
 export type Embedding = number[] | string;
@@ -99,12 +100,12 @@ const invalid = (message: string, raw: unknown) => invalidResponse(`Provider ret
 export function parseEmbeddings(text: string, want: { inputs: number; format: EmbeddingFormat; dimensions: number | null }): ParsedEmbeddings {
   const o = parseJsonObject(text) as { data?: unknown; usage?: unknown; id?: unknown; error?: unknown };
   if (o.error && !Array.isArray(o.data)) throw openaiError(502, text, {});
-  if (!Array.isArray(o.data)) throw invalid('no data', o);
-  if (o.data.length !== want.inputs) throw invalid(`${o.data.length} embeddings for ${want.inputs} inputs`, null);
+  const data = checkEmbeddingsResponse(o).data;
+  if (data.length !== want.inputs) throw invalid(`${data.length} embeddings for ${want.inputs} inputs`, null);
   const vectors = new Array<Embedding>(want.inputs);
   let seen = 0;
-  for (let i = 0; i < o.data.length; i++) {
-    const item = o.data[i] as { index?: unknown; embedding?: unknown } | null;
+  for (let i = 0; i < data.length; i++) {
+    const item = data[i] as { index?: unknown; embedding?: unknown } | null;
     const index = typeof item?.index === 'number' ? item.index : i;
     if (!Number.isInteger(index) || index < 0 || index >= want.inputs || vectors[index] !== undefined) throw invalid(`embedding index ${String(item?.index)}`, null);
     let e = item?.embedding as unknown;
@@ -114,9 +115,10 @@ export function parseEmbeddings(text: string, want: { inputs: number; format: Em
         if (!decoded) throw invalid('an embedding is not base64 float32', null);
         e = decoded;
       }
-    } else if (Array.isArray(e) && e.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+    } else {
+      // Numbers (the schema checked the types); JSON has no Infinity or NaN.
       if (want.format === 'base64') e = encodeBase64(e as number[]);
-    } else throw invalid('an embedding is neither a list of numbers nor base64', null);
+    }
     const v = e as Embedding;
     if (lengthOf(v) === 0) throw invalid('an empty embedding', null);
     if (want.dimensions !== null && lengthOf(v) !== want.dimensions) throw invalid(`${lengthOf(v)} dimensions where ${want.dimensions} were asked for`, null);

@@ -61,3 +61,23 @@ export const checkChatChunk = wireCheck(
   }),
   'stream event',
 );
+
+/** An embeddings answer (embeddings.ts): one item per input, a vector of numbers or OpenAI's base64 form. */
+export const checkEmbeddingsResponse = wireCheck(
+  Type.Object({
+    id: Opt(Type.String()),
+    data: Type.Array(Type.Object({ index: Opt(Type.Integer()), embedding: Type.Union([Type.Array(Type.Number()), Type.String()]) })),
+    usage: Opt(Type.Object({ prompt_tokens: Count, total_tokens: Count })),
+  }),
+  'response',
+);
+
+/** A transcription answer (transcriptions.ts): the text, and the usage or duration it is billed by. */
+export const checkTranscription = wireCheck(
+  Type.Object({
+    text: Type.String(),
+    duration: Opt(Type.Number()),
+    usage: Opt(Type.Object({ input_tokens: Count, output_tokens: Count, seconds: Count, input_token_details: Opt(Type.Object({ audio_tokens: Count, text_tokens: Count })) })),
+  }),
+  'response',
+);

@@ -10,7 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import type { EndpointDef, ProviderDef } from '../../core/catalog-types.js';
 import { chatHeaders, openaiError, providerUrl } from './chat.js';
-import { invalidResponse, parseJsonObject } from './ir-upstream.js';
+import { parseJsonObject } from './ir-upstream.js';
+import { checkTranscription } from './schemas.js';
 
 export type TranscriptionFormat = 'json' | 'verbose_json';
 
@@ -114,10 +115,8 @@ const nonNegative = (v: unknown): number | null => (typeof v === 'number' && Num
 
 export function parseTranscription(text: string): ParsedTranscription {
   const o = parseJsonObject(text);
-  if (typeof o.text !== 'string') {
-    if (o.error) throw openaiError(502, text, {});
-    throw invalidResponse('Provider returned an invalid response (no text)', o);
-  }
+  if (o.text === undefined && o.error) throw openaiError(502, text, {});
+  checkTranscription(o);
   const u = (o.usage && typeof o.usage === 'object' ? o.usage : {}) as Record<string, unknown>;
   const details = (u.input_token_details && typeof u.input_token_details === 'object' ? u.input_token_details : {}) as Record<string, unknown>;
   const input = nonNegative(u.input_tokens);
@@ -132,5 +131,5 @@ export function parseTranscription(text: string): ParsedTranscription {
     seconds: nonNegative(u.seconds) ?? nonNegative(o.duration),
     tokens,
   };
-  return { text: o.text, body: o, usage };
+  return { text: o.text as string, body: o, usage };
 }

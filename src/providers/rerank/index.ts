@@ -15,6 +15,7 @@
 import type { EndpointDef, ProviderDef, RerankProtocol } from '../../core/catalog-types.js';
 import { chatHeaders, openaiError, providerUrl } from '../openai/chat.js';
 import { invalidResponse, parseJsonObject, tokenCount } from '../openai/ir-upstream.js';
+import { checkCohereRerank, checkJinaRerank, checkVoyageRerank } from './schemas.js';
 
 /** A document as the caller sent it: text, or a structured `{text?, image?}`. */
 export type RerankDocument = string | { text?: string; image?: string };
@@ -45,17 +46,13 @@ const rerankUrl = providerUrl('rerank');
 const headers = (provider: ProviderDef, apiKey: string | null) => chatHeaders(provider, apiKey, false);
 const invalid = (what: string, raw: unknown) => invalidResponse(`Provider returned an invalid response (${what})`, raw);
 
-/** `[{index, relevance_score}]` checked against the number of documents. */
-function results(list: unknown, documents: number, raw: unknown): ParsedRerank['results'] {
-  if (!Array.isArray(list)) throw invalid('no results', raw);
+/** `[{index, relevance_score}]` (types checked by the schema) checked against the number of documents. */
+function results(list: Array<{ index: number; relevance_score: number }>, documents: number, raw: unknown): ParsedRerank['results'] {
   const seen = new Set<number>();
-  return list.map((r) => {
-    const index = (r as { index?: unknown })?.index;
-    const score = (r as { relevance_score?: unknown })?.relevance_score;
-    if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= documents || seen.has(index as number)) throw invalid(`result index ${String(index)}`, raw);
-    if (typeof score !== 'number' || !Number.isFinite(score)) throw invalid('a result without a relevance_score', raw);
-    seen.add(index as number);
-    return { index: index as number, score };
+  return list.map(({ index, relevance_score: score }) => {
+    if (index < 0 || index >= documents || seen.has(index)) throw invalid(`result index ${index}`, raw);
+    seen.add(index);
+    return { index, score };
   });
 }
 
@@ -68,9 +65,9 @@ const jina: RerankAdapter = {
     return { url: rerankUrl(provider), headers: headers(provider, apiKey), body: JSON.stringify(body), dropped: input.top_n !== undefined && !supported ? ['top_n'] : [] };
   },
   parse(text, documents) {
-    const o = parseJsonObject(text);
-    const usage = (o.usage ?? {}) as Record<string, unknown>;
-    return { results: results(o.results, documents, o), totalTokens: tokenCount(usage.total_tokens) ?? tokenCount(usage.prompt_tokens), searchUnits: null, upstreamId: typeof o.id === 'string' ? o.id : null };
+    const o = checkJinaRerank(parseJsonObject(text));
+    const usage = o.usage ?? {};
+    return { results: results(o.results, documents, o), totalTokens: tokenCount(usage.total_tokens) ?? tokenCount(usage.prompt_tokens), searchUnits: null, upstreamId: o.id ?? null };
   },
   parseError: openaiError,
 };
@@ -89,9 +86,8 @@ const cohere: RerankAdapter = {
   accepts: textOnly,
   build: textOnlyBuild('top_n'),
   parse(text, documents) {
-    const o = parseJsonObject(text);
-    const meta = (o.meta ?? {}) as { billed_units?: Record<string, unknown> };
-    return { results: results(o.results, documents, o), totalTokens: null, searchUnits: tokenCount(meta.billed_units?.search_units), upstreamId: typeof o.id === 'string' ? o.id : null };
+    const o = checkCohereRerank(parseJsonObject(text));
+    return { results: results(o.results, documents, o), totalTokens: null, searchUnits: tokenCount(o.meta?.billed_units?.search_units), upstreamId: o.id ?? null };
   },
   parseError: openaiError,
 };
@@ -100,9 +96,8 @@ const voyage: RerankAdapter = {
   accepts: textOnly,
   build: textOnlyBuild('top_k'),
   parse(text, documents) {
-    const o = parseJsonObject(text);
-    const usage = (o.usage ?? {}) as Record<string, unknown>;
-    return { results: results(o.data, documents, o), totalTokens: tokenCount(usage.total_tokens), searchUnits: null, upstreamId: null };
+    const o = checkVoyageRerank(parseJsonObject(text));
+    return { results: results(o.data, documents, o), totalTokens: tokenCount(o.usage?.total_tokens), searchUnits: null, upstreamId: null };
   },
   parseError: openaiError,
 };

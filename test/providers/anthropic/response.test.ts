@@ -46,6 +46,7 @@ describe('parseResponse', () => {
         type: 'reasoning',
         text: 'Let me analyze this step by step...',
         signature: 'WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve/op91XWHOEBLLqIOMfFG/UvLEczmEsUjavL....',
+        origin: 'anthropic',
       },
       { type: 'text', text: 'Based on my analysis...' },
     ]);

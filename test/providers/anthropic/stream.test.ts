@@ -70,7 +70,7 @@ describe('documented streams', () => {
     expect(text(events, 'reasoning_delta', 0)).toBe(
       'Let me solve this step by step:\n\n1. First break down 27 * 453\n2. 453 = 400 + 50 + 3\n3. 27 * 400 = 10,800\n4. 27 * 50 = 1,350\n5. 27 * 3 = 81\n6. 10,800 + 1,350 + 81 = 12,231',
     );
-    expect(events).toContainEqual({ type: 'reasoning_signature', index: 0, signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds...' });
+    expect(events).toContainEqual({ type: 'reasoning_signature', index: 0, signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds...', origin: 'anthropic' });
     expect(text(events, 'text_delta', 1)).toBe('27 * 453 = 12,231');
     const sigAt = events.findIndex((e) => e.type === 'reasoning_signature');
     expect(events[sigAt + 1]).toEqual({ type: 'part_end', index: 0 });

@@ -33,7 +33,7 @@ describe('parseResponse', () => {
   it('parallel calls: ids from the response id, the signature on the first call kept before it', () => {
     const r = parse('parallel-calls-response.json');
     expect(r.content).toEqual([
-      { type: 'reasoning', text: '', signature: '<Signature_A>' },
+      { type: 'reasoning', text: '', signature: '<Signature_A>', origin: 'google' },
       { type: 'tool_call', id: 'call_Xk0pabCDEfGh_0', name: 'get_current_temperature', arguments: '{"location":"Paris"}' },
       { type: 'tool_call', id: 'call_Xk0pabCDEfGh_1', name: 'get_current_temperature', arguments: '{"location":"London"}' },
     ]);
@@ -49,7 +49,7 @@ describe('parseResponse', () => {
     const parts = fixtureJson('thinking-response.json').candidates[0].content.parts;
     expect(r.content).toEqual([
       { type: 'reasoning', text: parts[0].text },
-      { type: 'reasoning', text: '', signature: parts[1].thoughtSignature },
+      { type: 'reasoning', text: '', signature: parts[1].thoughtSignature, origin: 'google' },
       { type: 'text', text: parts[1].text },
     ]);
     expect(r.usage).toEqual({ input: 271, output: 154 + 968, cache_read: 0, cache_write: 0, reasoning: 968 });
@@ -99,10 +99,10 @@ describe('parseResponse', () => {
       }),
     );
     expect(r.content).toEqual([
-      { type: 'reasoning', text: 'th1 th2', signature: 'S1' },
+      { type: 'reasoning', text: 'th1 th2', signature: 'S1', origin: 'google' },
       { type: 'reasoning', text: 'th3' },
       { type: 'text', text: 'ab' },
-      { type: 'reasoning', text: '', signature: 'S2' },
+      { type: 'reasoning', text: '', signature: 'S2', origin: 'google' },
       { type: 'text', text: 'c' },
       { type: 'tool_call', id: 'upstream-id', name: 'f', arguments: '{"x":1}' },
       { type: 'text', text: 'd' },

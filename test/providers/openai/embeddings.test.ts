@@ -69,11 +69,12 @@ describe('parseEmbeddings', () => {
 
   it.each([
     ['not JSON', '{"data": [', /non-JSON/],
-    ['no data', JSON.stringify({ object: 'list' }), /no data/],
+    ['no data', JSON.stringify({ object: 'list' }), /invalid response: data is missing/],
     ['too few vectors', answer([{ index: 0, embedding: [1] }]), /1 embeddings for 2 inputs/],
     ['a repeated index', answer([{ index: 0, embedding: [1] }, { index: 0, embedding: [2] }]), /index 0/],
     ['an index out of range', answer([{ index: 0, embedding: [1] }, { index: 5, embedding: [2] }]), /index 5/],
-    ['a vector of strings', answer([{ index: 0, embedding: ['a'] }, { index: 1, embedding: [2] }]), /neither/],
+    ['a vector of strings', answer([{ index: 0, embedding: ['a'] }, { index: 1, embedding: [2] }]), /invalid response: data\[0\]\.embedding\[0\] must be a number \(got "a"\)/],
+    ['usage of the wrong type', JSON.stringify({ data: [{ embedding: [1] }, { embedding: [2] }], usage: { prompt_tokens: 'ten' } }), /invalid response: usage\.prompt_tokens must be a number or null \(got "ten"\)/],
     ['an empty vector', answer([{ index: 0, embedding: [] }, { index: 1, embedding: [2] }]), /empty/],
     ['bad base64', answer([{ index: 0, embedding: '!!' }, { index: 1, embedding: [2] }]), /not base64/],
   ])('%s → 502', (_label, text, message) => {
