@@ -94,7 +94,7 @@ function expectFaithful(api: Api, up: Upstream, r: { client: ClientResult; upstr
   // gateway, and a signature alone (Gemini's on a function call) is left out.
   // On the Gemini API an Anthropic signature is tagged with its origin (`gateway-anthropic:`, inbound/gemini-output.ts).
   const own = c.signatures.filter((x) => x.startsWith('gwsig1.'));
-  const foreign = api === 'messages' && up === 'google';
+  const foreign = api === 'messages' && (up === 'google' || up === 'vertex');
   if (api === 'gemini' && up === 'anthropic') for (const x of c.signatures) expect(x).toMatch(/^gateway-anthropic:/);
   const untagged = c.signatures.map((x) => (api === 'gemini' ? x.replace(/^gateway-anthropic:/, '') : x));
   expect(untagged.filter((x) => !x.startsWith('gwsig1.'))).toEqual(foreign ? [] : p.signatures);
