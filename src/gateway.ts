@@ -44,6 +44,7 @@ import { GatewayMetrics } from './services/metrics.js';
 import { CountTokensService } from './services/count-tokens.js';
 import { TranscriptionService } from './services/transcriptions.js';
 import { RerankService } from './services/rerank.js';
+import { ImagesService } from './services/images.js';
 import { EmbeddingsService } from './services/embeddings.js';
 import { VideoService } from './services/videos.js';
 import { isoTime } from './core/time.js';
@@ -197,6 +198,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now }),
     transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep }),
+    images: new ImagesService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     guardrails,
     spend,
     credits,

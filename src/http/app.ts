@@ -38,6 +38,7 @@ import embeddingRoutes from './routes/embeddings.js';
 import countTokensRoutes from './routes/count-tokens.js';
 import transcriptionRoutes from './routes/transcriptions.js';
 import rerankRoutes from './routes/rerank.js';
+import imageRoutes from './routes/images.js';
 import videoRoutes from './routes/videos.js';
 import geminiRoutes, { GEMINI_BASE } from './routes/gemini.js';
 import { GEMINI_SHARED_SCHEMAS } from './schemas/gemini.js';
@@ -126,6 +127,7 @@ export const API_ROUTES: readonly RoutePlugin[] = [
   countTokensRoutes, // /messages/count_tokens
   transcriptionRoutes, // /audio/transcriptions
   rerankRoutes, // /rerank
+  imageRoutes, // /images, /images/models, /images/models/:author/:slug/endpoints
   videoRoutes, // /videos
 ];
 

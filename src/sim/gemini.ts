@@ -375,7 +375,7 @@ const SAFETY_RATINGS = (blocked: boolean): Obj[] => [
   { category: 'HARM_CATEGORY_DANGEROUS_CONTENT', probability: 'NEGLIGIBLE' },
 ];
 
-function generateContent(ctx: EndpointContext): Reply {
+export function generateContent(ctx: EndpointContext): Reply {
   const m = PATH.exec(ctx.path);
   if (!m) return geminiProtocol.error(404, ctx);
   const model = decodeURIComponent(m[1]);
