@@ -30,7 +30,7 @@ function catalog(simUrl: string) {
       { model: 'test/dalle', provider: 'sim-img', upstream_model: 'dall-e-3', pricing: PER_IMAGE, supported_parameters: ['size', 'quality'] },
       { model: 'test/both', provider: 'sim-img', upstream_model: 'gpt-image-1', pricing: TOKEN_PRICE, supported_parameters: all },
       { model: 'test/both', provider: 'sim-img2', upstream_model: 'gpt-image-1', pricing: { prompt: '0.00001', completion: '0.00008' }, supported_parameters: all },
-      { model: 'test/gemini-image', provider: 'sim-gimg', upstream_model: 'gemini-2.5-flash-image', pricing: GEMINI_PRICE, supported_parameters: ['aspect_ratio', 'seed', 'input_references', 'max_tokens', 'temperature'] },
+      { model: 'test/gemini-image', provider: 'sim-gimg', upstream_model: 'gemini-2.5-flash-image', pricing: GEMINI_PRICE, supported_parameters: ['modalities', 'aspect_ratio', 'seed', 'input_references', 'max_tokens', 'temperature'] },
     ],
   };
 }
