@@ -51,7 +51,8 @@ export const openaiImagesAdapter: ImageAdapter = {
     };
     if (req.n > 1) set('n', 'n', req.n);
     const { size, droppedRatio } = upstreamSize(req);
-    if (size) set(req.size ? 'size' : 'aspect_ratio', 'size', size);
+    // An aspect ratio travels as a size: it needs an endpoint that takes `size` (or lists `aspect_ratio`).
+    if (size) set(req.size || params.includes('size') ? 'size' : 'aspect_ratio', 'size', size);
     if (droppedRatio) dropped.push('aspect_ratio');
     set('quality', 'quality', req.quality === undefined || !dalle ? req.quality : req.quality === 'high' ? 'hd' : 'standard');
     set('background', 'background', req.background);
