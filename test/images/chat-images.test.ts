@@ -43,7 +43,7 @@ describe('chat completions with image output', () => {
     const out = IMAGE_OUTPUT_TOKENS + tokensOfChars(GEMINI_IMAGE_TEXT.length);
     expect(res.usage?.completion_tokens).toBe(out);
     const input = res.usage!.prompt_tokens;
-    const cost = (input * 3 + out * 300_000) / 1e10; // exact in 1e-10 units
+    const cost = (input * 3_000 + out * 300_000) / 1e10; // $0.0000003 and $0.00003 per token, in 1e-10 units
     expect((res.usage as unknown as { cost: number }).cost).toBe(cost);
     expect((await generation(env, res.id)).total_cost).toBe(cost);
   });
