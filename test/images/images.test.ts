@@ -191,4 +191,17 @@ describe('POST /images', () => {
     const models = await sdk.images.listModels();
     expect(models.data.some((m) => m.id === 'test/dalle')).toBe(true);
   });
+
+  it('the OpenAPI document describes every image route with real schemas', async () => {
+    const doc = (await (await fetch(`${env.t.api}/openapi.json`)).json()) as { paths: Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+    for (const path of ['/images', '/images/generations']) {
+      const op = doc.paths[path].post;
+      const body = op.requestBody.content['application/json'].schema;
+      expect(body.required).toEqual(['model', 'prompt']);
+      expect(Object.keys(body.properties)).toEqual(expect.arrayContaining(['n', 'size', 'aspect_ratio', 'quality', 'background', 'output_format', 'seed', 'input_references']));
+      expect(Object.keys(op.responses['200'].content['application/json'].schema.properties)).toEqual(expect.arrayContaining(['data', 'usage', 'created']));
+    }
+    expect(doc.paths['/images/models'].get.responses['200'].content['application/json'].schema.properties.data.items.required).toContain('supported_parameters');
+    expect(doc.paths['/images/models/{author}/{slug}/endpoints'].get.responses['200'].content['application/json'].schema.properties.endpoints.items.required).toContain('pricing');
+  });
 });
