@@ -18,13 +18,15 @@ import { computeCost, formatPrice, type CostResult } from '../core/pricing.js';
 import type { EndpointDef, Pricing } from '../core/catalog-types.js';
 import type { ProviderPreferences } from '../core/provider-prefs.js';
 import type { Attempt, RouteCatalog, RoutePlan } from '../core/routing.js';
-import { badRequest } from '../core/errors.js';
 import type { PlannedMaxCost } from '../core/spend.js';
 import { formatNano, usdToNano } from '../core/money.js';
 import { imageAdapter, type ImageAnswer, type ImageReference } from '../providers/registry.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { imageProtocolOf } from './catalog.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
+import { answerRecord } from './generations.js';
+import { newGenerationId } from './generation-id.js';
+import { badRequest, HttpError } from '../core/errors.js';
 import { optionsFor } from './speech.js';
 import type { JsonReply } from './attempts/cache-step.js';
 
@@ -72,8 +74,11 @@ function routingPrefs(provider: ImagesBody['provider']): ProviderPreferences {
   return prefs;
 }
 
-/** 400 for a size that contradicts the aspect ratio or resolution given beside it (the reference's rule). */
+/** 400 for a size that contradicts the aspect ratio or resolution given beside it (the reference's rule), or a transparent background in a format without alpha. */
 function checkSize(body: ImagesBody): void {
+  if (body.background === 'transparent' && (body.output_format === 'jpeg' || body.output_format === 'svg')) {
+    throw badRequest(`background "transparent" needs an output_format with alpha (png or webp), not ${body.output_format}`, { field: 'background', error_type: 'invalid_request' });
+  }
   const px = body.size ? PIXELS.exec(body.size) : null;
   if (!px) return;
   const [w, h] = [Number(px[1]), Number(px[2])];
@@ -150,7 +155,28 @@ export class ImagesService {
     const params = (['size', 'aspect_ratio', 'quality', 'background', 'output_format', 'output_compression', 'seed'] as const).filter((k) => body[k] !== undefined) as string[];
     if (n > 1) params.push('n');
     if (references.length > 0) params.push('input_references');
-    const { plan, release } = await planRequest(this.deps, {
+    const { plan, release } = await this.plan(body, call, n, references, params);
+    return { body, n, references, plan, release };
+  }
+
+  /** The route and the reservation; a 402 refusal is recorded (status 402, no attempt, no cost) for the request log. */
+  private async plan(body: ImagesBody, call: ApiCall, n: number, references: ImageReference[], params: string[]) {
+    const model = body.model;
+    try {
+      return await this.planRoute(body, call, n, references, params);
+    } catch (err) {
+      if (err instanceof HttpError && err.status === 402) {
+        const now = this.deps.now ? this.deps.now() : Date.now();
+        const error = { status: 402, message: err.message };
+        this.deps.recorder.record(answerRecord({ id: newGenerationId(), requestId: call.requestId, key: call.key, apiType: 'image', requestedModel: model, promptTokens: 0, completionTokens: 0, cost: null, upstreamId: null, started: now, end: now, attempts: [], attempt: null, status: 402, error, cancelled: false }));
+      }
+      throw err;
+    }
+  }
+
+  private planRoute(body: ImagesBody, call: ApiCall, n: number, references: ImageReference[], params: string[]) {
+    const model = body.model;
+    return planRequest(this.deps, {
       key: call.key,
       route: this.route,
       model,
@@ -170,7 +196,6 @@ export class ImagesService {
       },
       maxCost: (p) => imagesMaxCost(p, body.prompt, n),
     });
-    return { body, n, references, plan, release };
   }
 
   async generate(p: PreparedImages, call: ApiCall): Promise<JsonReply> {

@@ -115,12 +115,18 @@ describe('POST /images', () => {
 
   it('402 when the key limit cannot cover the images; nothing sent upstream', async () => {
     // Room for one gpt-image image at most (6240 tokens × $0.00004 ≈ $0.25 each), not for four.
-    const { key } = await createInferenceKey(env.t, { name: 'img-limited', limit: 0.5 });
+    const { key, hash } = await createInferenceKey(env.t, { name: 'img-limited', limit: 0.5 });
     const before = env.sim.stats('sim-img').requests;
     const r = await images({ n: 4 }, { key });
     expect(r.status).toBe(402);
     expect(r.body.error.message).toContain('4 images of test/gpt-image');
     expect(env.sim.stats('sim-img').requests).toBe(before);
+    // The refusal is in the request log: status 402, no cost.
+    await env.t.gw.svc.recorder.flush();
+    const log = await env.t.call('GET', `/generations?api_key_hash=${hash}&limit=5`);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const refusal = (log.body.data as any[]).find((g) => g.api_type === 'image');
+    expect(refusal).toMatchObject({ status: 402, total_cost: 0 });
     const ok = await images({ n: 1 }, { key });
     expect(ok.status).toBe(200);
   });
@@ -137,6 +143,10 @@ describe('POST /images', () => {
       [{ output_format: 'bmp' }, 'output_format'],
       [{ input_references: [{ type: 'image_url', image_url: { url: 'ftp://x' } }] }, 'input_references'],
       [{ size: '1024x1024', aspect_ratio: '16:9' }, 'aspect_ratio'],
+      [{ size: '1024x1024', resolution: '2K' }, 'resolution'],
+      [{ background: 'transparent', output_format: 'jpeg' }, 'background'],
+      [{ seed: 1.5 }, 'seed'],
+      [{ unknown_field: 1 }, 'unknown_field'],
       [{ model: 'test/alpha' }, 'model'],
     ];
     for (const [body, field] of cases) {
