@@ -165,7 +165,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Server tools; web search over the operator's engine (SearXNG or Tavily) when one is configured.
   const search = config.webSearch ? new WebSearch(config.webSearch) : null;
   const fetcher = config.webFetch === 'off' ? null : new WebFetcher(config.webFetch === 'private');
-  const serverTools = new ServerToolService({ chat, search, fetcher, keepaliveMs: config.streamKeepaliveMs, now });
+  const images = new ImagesService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now });
+  const serverTools = new ServerToolService({ chat, search, fetcher, keepaliveMs: config.streamKeepaliveMs, now, images });
   // Video jobs: durable, driven by a background worker (started below, stopped first at shutdown).
   const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, log: logger, now, options: config.video });
   const rateLimits = new RateLimiter(config.redisUrl ?? null, logger, now);
@@ -198,7 +199,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now }),
     transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
     rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep }),
-    images: new ImagesService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
+    images,
     guardrails,
     spend,
     credits,

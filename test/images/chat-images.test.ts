@@ -15,7 +15,7 @@ function catalog(simUrl: string) {
   return {
     providers: [{ slug: 'sim-gimg', name: 'Sim gimg', protocol: 'google', base_url: `${simUrl}/sim-gimg/v1beta`, no_auth: true, data_policy: zdr }],
     models: [{ id: 'test/gemini-image', name: 'Gemini image', context_length: 32768, input_modalities: ['text', 'image'], output_modalities: ['image', 'text'] }],
-    endpoints: [{ model: 'test/gemini-image', provider: 'sim-gimg', upstream_model: 'gemini-2.5-flash-image', pricing: { prompt: '0.0000003', completion: '0.00003' }, supported_parameters: ['modalities', 'max_tokens', 'temperature'] }],
+    endpoints: [{ model: 'test/gemini-image', provider: 'sim-gimg', upstream_model: 'gemini-2.5-flash-image', pricing: { prompt: '0.0000003', completion: '0.00003' }, supported_parameters: ['modalities', 'aspect_ratio', 'max_tokens', 'temperature'] }],
   };
 }
 
@@ -68,5 +68,37 @@ describe('chat completions with image output', () => {
     const res = await client.chat.completions.create({ model: 'test/gemini-image', messages: [{ role: 'user', content: prompt }] });
     expect((res.choices[0].message as WithImages).images).toBeUndefined();
     expect(received(env, 'sim-gimg').at(-1).generationConfig?.responseModalities).toBeUndefined();
+  });
+
+  it('the gateway:image_generation server tool: the image joins message.images, its cost the usage', async () => {
+    env.sim.setKnobs('sim-a', { toolCall: true, toolName: 'image_generation' });
+    const res = await fetch(`${env.t.api}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${env.key}` },
+      body: JSON.stringify({ model: 'test/alpha', messages: [{ role: 'user', content: 'draw me a cat' }], tools: [{ type: 'gateway:image_generation', parameters: { model: 'test/gemini-image', aspect_ratio: '1:1' } }], stop_server_tools_when: [{ type: 'step_count_is', step_count: 1 }] }),
+    });
+    const body = (await res.json()) as { choices: Array<{ message: WithImages & { content: string } }>; usage: { cost: number; server_tool_use_details: Record<string, number> } };
+    expect(res.status).toBe(200);
+    const images = body.choices[0].message.images ?? [];
+    expect(images).toHaveLength(1);
+    expect(images[0].image_url.url).toMatch(/^data:image\/png;base64,iVBORw0KGgo/);
+    expect(body.usage.server_tool_use_details).toMatchObject({ tool_calls_requested: 1, tool_calls_executed: 1 });
+    // The Gemini image call went out with the tool's settings, and its cost is in the total.
+    const sent = received(env, 'sim-gimg').at(-1);
+    expect(sent.generationConfig).toMatchObject({ responseModalities: ['TEXT', 'IMAGE'], imageConfig: { aspectRatio: '1:1' } });
+    const turns = received(env, 'sim-a');
+    expect(JSON.parse(turns.at(-1).messages.at(-1).content)).toMatchObject({ images_generated: 1 });
+    expect(body.usage.cost).toBeGreaterThan(IMAGE_OUTPUT_TOKENS * 0.00003);
+  });
+
+  it('gateway:image_generation with an unknown image model: the tool error is for the model to read', async () => {
+    env.sim.setKnobs('sim-a', { toolCall: true, toolName: 'image_generation' });
+    const res = await fetch(`${env.t.api}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${env.key}` },
+      body: JSON.stringify({ model: 'test/alpha', messages: [{ role: 'user', content: 'draw' }], tools: [{ type: 'gateway:image_generation', parameters: { model: 'test/nope' } }], stop_server_tools_when: [{ type: 'step_count_is', step_count: 1 }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(received(env, 'sim-a').at(-1).messages.at(-1).content).error).toMatch(/^Image generation failed/);
   });
 });
