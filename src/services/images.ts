@@ -8,7 +8,7 @@
  *   Other parameters an endpoint does not list are dropped (named in gateway_metadata), as on the other APIs.
  * - Price: `pricing.image_output` × images returned, plus the tokens the provider reports at the token prices, plus
  *   `pricing.request`; exact decimal arithmetic (core/pricing.ts). For ranking, a per-image price counts as a
- *   request price.
+ *   request price; `provider.max_price.image` bounds it.
  * - Reservation (docs/spend.md): the maximum cost at the plan's first priced endpoint — `image_output` × n, plus
  *   `IMAGE_TOKENS_MAX` output tokens per image and the prompt's estimated tokens at the token prices — is held in
  *   every limit before any upstream call (402 when one has no room) and settled at the real cost.
@@ -117,7 +117,7 @@ export class ImagesService {
   private readonly original = new Map<EndpointDef, EndpointDef>();
 
   constructor(private readonly deps: ApiServiceDeps) {
-    // For ranking and max_price, a per-image price counts as a request price.
+    // For ranking and max_price, a per-image price counts as a request price…
     const src = deps.catalog.imageRoute;
     const endpointsByModel = new Map<string, EndpointDef[]>();
     for (const [model, list] of src.endpointsByModel) {
@@ -125,7 +125,8 @@ export class ImagesService {
         model,
         list.map((e) => {
           const p = e.pricing;
-          const view = p?.image_output ? { ...e, pricing: { ...p, request: formatPrice(Number(p.request ?? 0) + Number(p.image_output)) } } : { ...e };
+          // …and is what `max_price.image` bounds (the input-image price of chat means nothing here).
+          const view = p?.image_output ? { ...e, pricing: { ...p, request: formatPrice(Number(p.request ?? 0) + Number(p.image_output)), image: p.image_output } } : { ...e };
           this.original.set(view, e);
           return view;
         }),

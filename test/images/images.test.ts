@@ -60,6 +60,11 @@ describe('POST /images', () => {
     expect(r.body.usage.cost).toBe(0.04);
     expect(r.body.gateway_metadata.dropped_parameters ?? r.body.gateway_metadata.routing?.dropped_parameters ?? JSON.stringify(r.body.gateway_metadata)).toContain('background');
     expect((await generation(env, r.body.id)).total_cost).toBe(0.04);
+    // provider.max_price.image bounds the per-image price.
+    expect((await images({ model: 'test/dalle', provider: { max_price: { image: 0.05 } } })).status).toBe(200);
+    const tooDear = await images({ model: 'test/dalle', provider: { max_price: { image: 0.01 } } });
+    expect(tooDear.status).toBe(404);
+    expect(tooDear.body.error.message).toContain('max_price');
   });
 
   it('edits: input_references go to /images/edits', async () => {
