@@ -21,6 +21,7 @@ const UNIT_FILES = [
   'test/cli/cli.test.ts',
   'test/services/activity-lookup.test.ts',
   'test/services/memory-caches.test.ts',
+  'test/services/secrets-crypto.test.ts',
 ];
 const UNIT = [...UNIT_DIRS.map((d) => `test/${d}/**/*.test.ts`), ...UNIT_FILES];
 

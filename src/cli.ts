@@ -4,7 +4,9 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, type GatewayConfig } from './config.js';
-import { bootstrap, createGateway } from './gateway.js';
+import cluster from 'node:cluster';
+import { bootstrap, createGateway, createLogger } from './gateway.js';
+import { runPrimary } from './cluster.js';
 import { openStore } from './store/sql-store.js';
 import { KeyService } from './services/keys.js';
 import { MemberService } from './services/members.js';
@@ -43,6 +45,8 @@ const COMMANDS: Record<string, Command> = {
     usage: 'serve',
     help: 'Run the gateway (PORT, HOST, GATEWAY_DATABASE_URL, GATEWAY_CONFIG, … from the environment). SIGTERM/SIGINT stop it gracefully.',
     async run(config) {
+      // GATEWAY_WORKERS > 1: this process is the primary of N workers sharing the port (src/cluster.ts).
+      if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, createLogger(config), out);
       const gw = await createGateway(config);
       if (gw.bootstrapSecret) out(`\nFirst start: your management key (shown once, store it now):\n\n  ${gw.bootstrapSecret}\n`);
       const address = await gw.listen();
@@ -62,6 +66,8 @@ const COMMANDS: Record<string, Command> = {
       };
       process.on('SIGTERM', () => stop('SIGTERM'));
       process.on('SIGINT', () => stop('SIGINT'));
+      // A worker whose primary is gone stops too (nobody would restart or stop it).
+      if (cluster.isWorker) process.on('disconnect', () => stop('primary gone'));
     },
   },
   migrate: {

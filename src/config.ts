@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { Type } from '@sinclair/typebox';
 import { parse as parseYaml } from 'yaml';
 import { RULE, schemaProblems } from './core/catalog-schema.js';
@@ -48,8 +49,81 @@ export interface GatewayConfig {
   migrate: 'auto' | 'off';
   /** Spend control (docs/spend.md): the organization's credit balance, and what limited requests get without Redis. */
   spend: SpendConfig;
+  /** Secrets at rest (BYOK credentials; docs/byok.md): the current key and older ones still accepted for reading. */
+  encryption: { key: string | null; previous: string[] };
+  /** I/O logging, tracing and broadcast (docs/observability.md). */
+  observability: ObservabilityConfig;
   /** The web console at `/console` (docs/console.md): served (default) or not (`GATEWAY_CONSOLE=off`). */
   console: boolean;
+  /** Files (docs/files.md): where uploads are stored, and each workspace's quota. */
+  files: FilesConfig;
+  /** The `moderation` plugin's endpoint, in OpenAI's moderation API shape (docs/plugins.md); null = not configured. */
+  moderation: { url: string; apiKey: string | null; model: string } | null;
+  /** Upstream connections: the default bound per provider origin and HTTP/2 (a provider's `max_connections`/`http2` win). */
+  upstream: { connections: number; http2: boolean };
+  /** Processes serving the port (node:cluster; docs/operations.md#workers): more than 1 needs PostgreSQL and Redis. */
+  workers: number;
+}
+
+export interface FilesConfig {
+  /** Local storage directory (GATEWAY_FILES_DIR; also where uploads are spooled before going to S3). */
+  dir: string;
+  /** Total bytes of files one workspace may store (GATEWAY_FILES_QUOTA_BYTES). */
+  quotaBytes: number;
+  /** S3-compatible object storage (GATEWAY_FILES_S3_BUCKET and friends); null = the local directory. */
+  s3: { bucket: string; endpoint: string | null; region: string; prefix: string; forcePathStyle: boolean } | null;
+}
+
+export interface ObservabilityConfig {
+  /** Logged content is deleted after this many days (GATEWAY_IO_LOG_RETENTION_DAYS). */
+  ioLogRetentionDays: number;
+  /** The most bytes one request's logged content keeps (GATEWAY_IO_LOG_MAX_BYTES); longer strings are cut. */
+  ioLogMaxBytes: number;
+  /** Trace export (OTEL_EXPORTER_OTLP_ENDPOINT and the other standard variables); null = tracing off. */
+  otlp: OtlpConfig | null;
+  /** Broadcast destinations' delivery (GATEWAY_BROADCAST_*). */
+  broadcast: { allowLoopback: boolean; maxAttempts: number; retryMs: number; timeoutMs: number; queueLimit: number };
+}
+
+/** Where traces go over OTLP/HTTP. */
+export interface OtlpConfig {
+  /** The traces URL (`…/v1/traces`). */
+  url: string;
+  headers: Record<string, string>;
+  serviceName: string;
+}
+
+/** `k1=v1,k2=v2` (values URL-encoded), as OTEL_EXPORTER_OTLP_HEADERS holds them. */
+export function parseOtlpHeaders(s: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of s.split(',')) {
+    const i = part.indexOf('=');
+    if (i <= 0) continue;
+    const raw = part.slice(i + 1).trim();
+    let value = raw;
+    try {
+      value = decodeURIComponent(raw);
+    } catch {
+      // kept as written
+    }
+    out[part.slice(0, i).trim()] = value;
+  }
+  return out;
+}
+
+/** Tracing from the standard variables: on when an OTLP endpoint is set, unless the SDK or the traces exporter is off. */
+function otlpFrom(env: Record<string, string | undefined>, problems: string[]): OtlpConfig | null {
+  if ((env.OTEL_SDK_DISABLED ?? '').toLowerCase() === 'true') return null;
+  if ((env.OTEL_TRACES_EXPORTER ?? 'otlp').toLowerCase() === 'none') return null;
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!traces && !base) return null;
+  const url = traces || `${base!.replace(/\/+$/, '')}/v1/traces`;
+  if (!/^https?:\/\/[^/]/.test(url)) {
+    problems.push(`${traces ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'} must be an http:// or https:// URL (got "${traces || base}")`);
+    return null;
+  }
+  return { url, headers: parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? env.OTEL_EXPORTER_OTLP_HEADERS ?? ''), serviceName: env.OTEL_SERVICE_NAME || 'model-gateway' };
 }
 
 export interface SpendConfig {
@@ -126,6 +200,27 @@ const FILE_KEYS: Record<string, string> = {
   credits: 'GATEWAY_CREDITS',
   spend_redis_down: 'GATEWAY_SPEND_REDIS_DOWN',
   spend_heartbeat_ttl_ms: 'GATEWAY_SPEND_HEARTBEAT_TTL_MS',
+  encryption_key: 'GATEWAY_ENCRYPTION_KEY',
+  encryption_key_previous: 'GATEWAY_ENCRYPTION_KEY_PREVIOUS',
+  files_dir: 'GATEWAY_FILES_DIR',
+  files_quota_bytes: 'GATEWAY_FILES_QUOTA_BYTES',
+  files_s3_bucket: 'GATEWAY_FILES_S3_BUCKET',
+  files_s3_endpoint: 'GATEWAY_FILES_S3_ENDPOINT',
+  files_s3_region: 'GATEWAY_FILES_S3_REGION',
+  files_s3_prefix: 'GATEWAY_FILES_S3_PREFIX',
+  files_s3_force_path_style: 'GATEWAY_FILES_S3_FORCE_PATH_STYLE',
+  moderation_url: 'GATEWAY_MODERATION_URL',
+  moderation_api_key: 'GATEWAY_MODERATION_API_KEY',
+  moderation_model: 'GATEWAY_MODERATION_MODEL',
+  upstream_connections: 'GATEWAY_UPSTREAM_CONNECTIONS',
+  upstream_http2: 'GATEWAY_UPSTREAM_HTTP2',
+  workers: 'GATEWAY_WORKERS',
+  io_log_retention_days: 'GATEWAY_IO_LOG_RETENTION_DAYS',
+  io_log_max_bytes: 'GATEWAY_IO_LOG_MAX_BYTES',
+  broadcast_allow_loopback: 'GATEWAY_BROADCAST_ALLOW_LOOPBACK',
+  broadcast_max_attempts: 'GATEWAY_BROADCAST_MAX_ATTEMPTS',
+  broadcast_retry_ms: 'GATEWAY_BROADCAST_RETRY_MS',
+  broadcast_timeout_ms: 'GATEWAY_BROADCAST_TIMEOUT_MS',
 };
 /**
  * Sections of the file read by other modules, which validate them: `providers`, `models` and `endpoints` against the
@@ -170,6 +265,24 @@ function intSetting(name: string, raw: string | undefined, def: number, min: num
   if (!Number.isInteger(n) || n < min || n > max) {
     problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
     return def;
+  }
+  return n;
+}
+
+/** Connections per provider origin unless configured: room for thousands of concurrent streams (docs/operations.md#sizing). */
+export const DEFAULT_UPSTREAM_CONNECTIONS = 16_384;
+
+/**
+ * GATEWAY_WORKERS: `auto` (the default) is one process per core when the store is shared (PostgreSQL and Redis), else 1.
+ * Several workers need both: limits, rate counters, caches and key invalidations cross processes only through Redis,
+ * and SQLite is one process's file.
+ */
+function workerCount(raw: string | undefined, databaseUrl: string, redisUrl: string | null, problems: string[]): number {
+  const shared = redisUrl !== null && /^postgres(ql)?:\/\//.test(databaseUrl);
+  if (raw === undefined || raw === '' || raw.toLowerCase() === 'auto') return shared ? Math.max(1, availableParallelism()) : 1;
+  const n = intSetting('GATEWAY_WORKERS', raw, 1, 1, 1024, problems);
+  if (n > 1 && !shared) {
+    problems.push(`GATEWAY_WORKERS=${n} needs a shared store: GATEWAY_REDIS_URL and a postgres:// GATEWAY_DATABASE_URL (limits, caches and key invalidations cross worker processes through Redis); use 1 without them`);
   }
   return n;
 }
@@ -269,10 +382,60 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     heartbeatTtlMs: intSetting('GATEWAY_SPEND_HEARTBEAT_TTL_MS', merged.GATEWAY_SPEND_HEARTBEAT_TTL_MS, 10_000, 300, 600_000, problems),
   };
 
+  const encryptionKey = merged.GATEWAY_ENCRYPTION_KEY || null;
+  const previousKeys = (merged.GATEWAY_ENCRYPTION_KEY_PREVIOUS || '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const [name, k] of [...(encryptionKey ? [['GATEWAY_ENCRYPTION_KEY', encryptionKey]] : []), ...previousKeys.map((k) => ['GATEWAY_ENCRYPTION_KEY_PREVIOUS', k])]) {
+    if (k.length < 32 || /\s/.test(k)) problems.push(`${name} must be at least 32 characters without spaces (use a random secret, e.g. openssl rand -base64 32)`);
+  }
+  if (previousKeys.length > 0 && !encryptionKey) problems.push('GATEWAY_ENCRYPTION_KEY_PREVIOUS needs GATEWAY_ENCRYPTION_KEY (the key new secrets are sealed with)');
+  const encryption = { key: encryptionKey, previous: previousKeys };
+  const observability: ObservabilityConfig = {
+    ioLogRetentionDays: intSetting('GATEWAY_IO_LOG_RETENTION_DAYS', merged.GATEWAY_IO_LOG_RETENTION_DAYS, 30, 1, 3650, problems),
+    ioLogMaxBytes: intSetting('GATEWAY_IO_LOG_MAX_BYTES', merged.GATEWAY_IO_LOG_MAX_BYTES, 256 * 1024, 1024, 16 * 1024 * 1024, problems),
+    otlp: otlpFrom(merged, problems),
+    broadcast: {
+      allowLoopback: boolSetting('GATEWAY_BROADCAST_ALLOW_LOOPBACK', false),
+      maxAttempts: intSetting('GATEWAY_BROADCAST_MAX_ATTEMPTS', merged.GATEWAY_BROADCAST_MAX_ATTEMPTS, 5, 1, 50, problems),
+      retryMs: intSetting('GATEWAY_BROADCAST_RETRY_MS', merged.GATEWAY_BROADCAST_RETRY_MS, 1000, 10, 600_000, problems),
+      timeoutMs: intSetting('GATEWAY_BROADCAST_TIMEOUT_MS', merged.GATEWAY_BROADCAST_TIMEOUT_MS, 10_000, 100, 120_000, problems),
+      queueLimit: 10_000,
+    },
+  };
+
   const consoleSetting = (merged.GATEWAY_CONSOLE || 'on').toLowerCase();
   if (!['on', 'off', 'true', 'false', '1', '0'].includes(consoleSetting)) problems.push(`GATEWAY_CONSOLE must be on or off (got "${merged.GATEWAY_CONSOLE}")`);
   const consoleOn = consoleSetting === 'on' || consoleSetting === 'true' || consoleSetting === '1';
 
+  const s3Endpoint = merged.GATEWAY_FILES_S3_ENDPOINT || null;
+  if (s3Endpoint !== null && !/^https?:\/\/[^/]/.test(s3Endpoint)) problems.push(`GATEWAY_FILES_S3_ENDPOINT must be an http:// or https:// URL (got "${s3Endpoint}")`);
+  const files: FilesConfig = {
+    dir: merged.GATEWAY_FILES_DIR || 'data/files',
+    quotaBytes: intSetting('GATEWAY_FILES_QUOTA_BYTES', merged.GATEWAY_FILES_QUOTA_BYTES, 1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER, problems),
+    s3: merged.GATEWAY_FILES_S3_BUCKET
+      ? {
+          bucket: merged.GATEWAY_FILES_S3_BUCKET,
+          endpoint: s3Endpoint,
+          region: merged.GATEWAY_FILES_S3_REGION || 'us-east-1',
+          prefix: merged.GATEWAY_FILES_S3_PREFIX ?? '',
+          forcePathStyle: boolSetting('GATEWAY_FILES_S3_FORCE_PATH_STYLE', s3Endpoint !== null),
+        }
+      : null,
+  };
+
+  const moderationUrl = merged.GATEWAY_MODERATION_URL || null;
+  if (moderationUrl !== null && !/^https?:\/\/[^/]/.test(moderationUrl)) problems.push(`GATEWAY_MODERATION_URL must be an http:// or https:// URL (got "${moderationUrl}")`);
+  const moderation = moderationUrl ? { url: moderationUrl, apiKey: merged.GATEWAY_MODERATION_API_KEY || null, model: merged.GATEWAY_MODERATION_MODEL || 'omni-moderation-latest' } : null;
+
+  const upstream = {
+    connections: intSetting('GATEWAY_UPSTREAM_CONNECTIONS', merged.GATEWAY_UPSTREAM_CONNECTIONS, DEFAULT_UPSTREAM_CONNECTIONS, 1, 1_000_000, problems),
+    http2: boolSetting('GATEWAY_UPSTREAM_HTTP2', false),
+  };
+  const workers = workerCount(merged.GATEWAY_WORKERS, databaseUrl, redisUrl, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file, video, metrics, webSearch, webFetch, migrate, spend, console: consoleOn };
+  return {
+    files, moderation, console: consoleOn, port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs,
+    shutdownGraceMs, streamKeepaliveMs, sessionTtlMs, recordFlushMs, defaultCatalog, unknownModelFallback, reasoningSecret, file,
+    video, metrics, webSearch, webFetch, migrate, spend, upstream, workers, encryption, observability,
+  };
 }

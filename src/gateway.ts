@@ -11,6 +11,8 @@ import type { GatewayConfig } from './config.js';
 import { buildApp, type RoutePlugin } from './http/app.js';
 import { openStore } from './store/sql-store.js';
 import type { Store } from './store/types.js';
+import { ByokService } from './services/byok.js';
+import { configureSecrets, SecretKeyring } from './services/secrets-crypto.js';
 import { LocalBus, RedisBus } from './services/invalidation.js';
 import { KeyService } from './services/keys.js';
 import { MemberService, newMemberId } from './services/members.js';
@@ -18,6 +20,11 @@ import { GenerationLookup } from './services/generation-lookup.js';
 import { ActivityService } from './services/activity.js';
 import { PresetService } from './services/presets.js';
 import { newWorkspace, WorkspaceService } from './services/workspaces.js';
+import { FileService } from './services/files/index.js';
+import { PluginSteps } from './services/plugins/index.js';
+import { FileInputs } from './services/plugins/file-inputs.js';
+import { Moderation } from './services/plugins/moderation.js';
+import { blobStorage, S3Storage } from './services/files/storage.js';
 import type { Services } from './services/index.js';
 import { buildCatalog, CatalogService } from './services/catalog.js';
 import { ChatService } from './services/chat.js';
@@ -41,6 +48,7 @@ import { UpstreamHttp } from './providers/http.js';
 import { shippedCatalog } from './services/shipped-catalog.js';
 import { SpeechService } from './services/speech.js';
 import { GatewayMetrics } from './services/metrics.js';
+import { clusterMetricsOf, isClusterWorker } from './services/cluster-metrics.js';
 import { CountTokensService } from './services/count-tokens.js';
 import { TranscriptionService } from './services/transcriptions.js';
 import { RerankService } from './services/rerank.js';
@@ -48,6 +56,9 @@ import { ImagesService } from './services/images.js';
 import { EmbeddingsService } from './services/embeddings.js';
 import { VideoService } from './services/videos.js';
 import { isoTime } from './core/time.js';
+import { IoLogging } from './services/observability/io-logging.js';
+import { Broadcast } from './services/observability/broadcast.js';
+import { DestinationService } from './services/observability/destinations.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -113,6 +124,8 @@ export interface CreateGatewayOptions {
   recorder?: { intervalMs: number; batchSize: number };
   /** A fixed Redis reconnection delay for the invalidation channel (tests). */
   redisRetryMs?: number;
+  /** The randomness of I/O logging's sampling (tests fix a seed); default Math.random. */
+  ioRng?: () => number;
 }
 
 export async function createGateway(config: GatewayConfig, opts: CreateGatewayOptions = {}): Promise<Gateway> {
@@ -132,12 +145,38 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
 
   const bus = config.redisUrl ? new RedisBus(config.redisUrl, logger, opts.redisRetryMs) : new LocalBus();
   const workspaces = new WorkspaceService(store, now, bus, config.keyCacheTtlMs);
+  // Files (docs/files.md): on local disk or in S3-compatible storage; a deleted workspace's files go with it.
+  const fileStorage = blobStorage(config.files);
+  const files = new FileService({ store, storage: fileStorage, dir: config.files.dir, quotaBytes: config.files.quotaBytes, now });
+  workspaces.onDelete = (id) => files.deleteWorkspace(id);
   const presets = new PresetService(store, now, bus, config.keyCacheTtlMs);
   const health = new HealthTracker(now);
-  const http = new UpstreamHttp();
+  // Each provider origin's pool: bounded by the provider's max_connections (or GATEWAY_UPSTREAM_CONNECTIONS), read once
+  // when the pool is first used.
+  const http = new UpstreamHttp((origin) => catalog.originLimits(origin, config.upstream));
   // With Redis, every instance counts the others' not-yet-written spend in limits and budgets.
   const sharedSpend = config.redisUrl ? new SharedSpend(config.redisUrl, logger) : null;
   const recorder = new GenerationRecorder(store, logger, opts.recorder ?? { intervalMs: config.recordFlushMs, batchSize: 500 }, sharedSpend);
+  // BYOK credentials (docs/byok.md): sealed with GATEWAY_ENCRYPTION_KEY; routed from an in-memory table.
+  const keyring = new SecretKeyring(config.encryption.key, config.encryption.previous);
+  configureSecrets(keyring);
+  const byok = new ByokService({ store, bus, keyring, catalog, workspaces, log: logger, ttlMs: config.keyCacheTtlMs, now });
+  await byok.refresh();
+  recorder.ioMaxBytes = config.observability.ioLogMaxBytes;
+  // Tracing (docs/observability.md): the SDK is loaded only when an OTLP endpoint is configured.
+  const otlp = config.observability.otlp;
+  const tracing = otlp ? new (await import('./services/observability/tracing.js')).Tracing(otlp) : null;
+  // Broadcast destinations: each written generation to its workspace's destinations, after the flush.
+  const broadcast = new Broadcast({ store, workspaces, log: logger, now, options: { ...config.observability.broadcast, webhookSecret: config.video.webhookSecret } });
+  recorder.written = broadcast.written;
+  const destinations = new DestinationService({
+    store,
+    workspaces,
+    now,
+    options: { allowLoopback: config.observability.broadcast.allowLoopback, webhookSecret: config.video.webhookSecret },
+    changed: () => broadcast.invalidate(),
+  });
+  const io = new IoLogging({ store, log: logger, now, options: { retentionDays: config.observability.ioLogRetentionDays }, rng: opts.ioRng });
   const guardrails = new GuardrailService({ store, bus, catalog, workspaces, recorder, ttlMs: config.keyCacheTtlMs, now, log: logger, seed: orgSeed });
   // The response cache: in memory, or shared in Redis; a step around the attempts of the APIs that offer it.
   const cache = new ResponseCache(config.redisUrl, logger, now);
@@ -161,11 +200,15 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     now,
     options: { keepaliveMs: config.streamKeepaliveMs, sessionTtlMs: config.sessionTtlMs, unknownModelFallback: config.unknownModelFallback },
     cache: cacheStep,
+    byok,
+    // Request plugins (docs/plugins.md): file inputs and file-parser, middle-out, moderation, response-healing.
+    plugins: new PluginSteps({ catalog, fileInputs: new FileInputs({ files, store, now }), moderation: new Moderation(config.moderation), now }),
+    io,
   });
   // Server tools; web search over the operator's engine (SearXNG or Tavily) when one is configured.
   const search = config.webSearch ? new WebSearch(config.webSearch) : null;
   const fetcher = config.webFetch === 'off' ? null : new WebFetcher(config.webFetch === 'private');
-  const images = new ImagesService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now });
+  const images = new ImagesService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, byok });
   const serverTools = new ServerToolService({ chat, search, fetcher, keepaliveMs: config.streamKeepaliveMs, now, images });
   // Video jobs: durable, driven by a background worker (started below, stopped first at shutdown).
   const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, log: logger, now, options: config.video });
@@ -175,6 +218,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Metrics are taken from the generation records (one per request of every API); none when GATEWAY_METRICS=off.
   const metrics = config.metrics === 'off' ? null : new GatewayMetrics(recorder, () => bus.redisUp());
   if (metrics) recorder.observer = metrics.observe;
+  // One of GATEWAY_WORKERS' processes: /metrics shows every worker's series, summed by the primary.
+  if (metrics && isClusterWorker()) metrics.joinCluster(clusterMetricsOf(metrics.registries));
 
   const svc: Services = {
     config,
@@ -190,21 +235,27 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     health,
     recorder,
     generations: new GenerationLookup(store, recorder),
+    io,
+    tracing,
+    destinations,
+    broadcast,
     activity: new ActivityService({ store, workspaces, catalog: () => catalog.route, now }),
     chat,
     cache,
     serverTools,
-    speech: new SpeechService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
-    embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep }),
-    countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now }),
-    transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now }),
-    rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep }),
+    speech: new SpeechService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, byok }),
+    embeddings: new EmbeddingsService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep, byok, io }),
+    countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now, byok }),
+    transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, byok }),
+    rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep, byok, io }),
     images,
     guardrails,
     spend,
     credits,
     budgets,
+    byok,
     videos,
+    files,
     readiness: new Map([
       ['store', () => store.ping()],
       ['videos', async () => videos.healthy()],
@@ -212,7 +263,10 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     // After the server stopped and in-flight requests ended: write every pending record, then drop upstream pools.
     onShutdown: [
       () => videos.stop({ waitMs: config.shutdownGraceMs }),
+      async () => io.stop(),
       () => recorder.close(),
+      async () => tracing?.shutdown(),
+      () => broadcast.close(),
       async () => sharedSpend?.close(),
       async () => {
         await spend.close();
@@ -224,6 +278,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
       () => cache.close(),
       async () => fetcher?.close(),
       () => videos.http.close(),
+      async () => (fileStorage instanceof S3Storage ? fileStorage.close() : undefined),
     ],
   };
 
@@ -237,13 +292,16 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
 
   const app = await buildApp({ svc, logger, extraRoutes: opts.extraRoutes });
   videos.start();
+  io.start();
   let closed: Promise<void> | null = null;
 
   return {
     app,
     svc,
     bootstrapSecret: bootstrapSecret && !config.adminKey ? bootstrapSecret : null,
-    listen: () => app.listen({ port: config.port, host: config.host }),
+    // A burst of connections (thousands of clients reconnecting at once) queues in the kernel rather than being
+    // dropped at Node's default backlog of 511 (the kernel caps it at net.core.somaxconn).
+    listen: () => app.listen({ port: config.port, host: config.host, backlog: 4096 }),
     close() {
       closed ??= (async () => {
         const grace = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());

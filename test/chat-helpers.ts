@@ -70,12 +70,12 @@ export function simCatalog(simUrl: string, extra: { providers?: object[]; models
 
 export async function startChatEnv(
   backend: Backend = 'sqlite',
-  opts: { env?: Record<string, string>; catalog?: Parameters<typeof simCatalog>[1]; recorder?: { intervalMs: number; batchSize: number } } = {},
+  opts: { env?: Record<string, string>; catalog?: Parameters<typeof simCatalog>[1] | ((simUrl: string) => Parameters<typeof simCatalog>[1]); recorder?: { intervalMs: number; batchSize: number } } = {},
 ): Promise<ChatEnv> {
   const sim = await createSimulator();
   const dir = mkdtempSync(join(tmpdir(), 'gw-chat-'));
   const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, stringify(simCatalog(sim.url, opts.catalog)));
+  writeFileSync(file, stringify(simCatalog(sim.url, typeof opts.catalog === 'function' ? opts.catalog(sim.url) : opts.catalog)));
   const t = await startGateway(backend, {
     env: { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', ...opts.env },
     gateway: { recorder: opts.recorder },

@@ -28,6 +28,11 @@ export interface StreamDecoder {
   /** Feeds the next piece of the body (any boundary: half an event, several events); returns the events completed. */
   push(text: string): IrStreamEvent[];
   /**
+   * Binary streams (AWS event-stream framing): the raw bytes of the next read. When a decoder has it, the caller
+   * feeds bytes here instead of text to `push`.
+   */
+  pushBytes?(bytes: Uint8Array): IrStreamEvent[];
+  /**
    * Called when the body ended. Returns any final events; throws UpstreamError when the stream ended before the
    * protocol's terminal marker (e.g. no `[DONE]`, no `message_stop`, no finishReason).
    */
@@ -42,6 +47,11 @@ export interface UpstreamAdapter {
   /** Maps a non-2xx answer to the gateway's error (status mapping: 400, 429 + Retry-After, 502, 524, 529). */
   parseError(status: number, text: string, headers: Record<string, string | string[] | undefined>): UpstreamError;
   createStreamDecoder(): StreamDecoder;
+  /**
+   * The last step before sending, for protocols whose credentials sign or are exchanged (SigV4, OAuth tokens): the
+   * built request with its authentication added. Absent: `buildRequest` set the credentials already.
+   */
+  authorize?(req: UpstreamHttpRequest, ctx: UpstreamContext): Promise<UpstreamHttpRequest>;
 }
 
 /** What the gateway adds to an answer: its ids, the model that served, usage with cost, optional metadata. */
@@ -57,6 +67,8 @@ export interface AnswerMeta {
   /** USD, null when the endpoint's price is unknown. */
   cost: number | null;
   cost_details: { upstream_inference_prompt_cost: number | null; upstream_inference_completions_cost: number | null; upstream_inference_cost: number | null };
+  /** Served on a BYOK credential (docs/byok.md): `usage.is_byok`. */
+  is_byok?: boolean;
   gateway_metadata?: Record<string, unknown>;
   /** What a server-tool loop ran (services/server-tools.ts), reported in the answer's usage. */
   server_tools?: { tool_calls_requested: number; tool_calls_executed: number; web_search_requests: number };

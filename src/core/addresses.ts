@@ -3,6 +3,7 @@
  * video webhooks (`callback_url`) and the `gateway:web_fetch` server tool. Pure.
  */
 import { BlockList, isIP } from 'node:net';
+import { badRequest } from './errors.js';
 
 /** A loopback host: `localhost` (and `*.localhost`), 127.0.0.0/8, ::1. */
 export function isLoopback(host: string): boolean {
@@ -60,3 +61,26 @@ export function isPrivateAddress(host: string): boolean {
  * (`localhost.` and `127.0.0.1.` resolve like `localhost` and `127.0.0.1`).
  */
 export const hostOf = (u: URL): string => u.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
+
+/**
+ * Checks a URL the gateway will call on a caller's say-so (video `callback_url`, broadcast destinations): https to a
+ * public host; a loopback host (http or https) only when `allowLoopback`; no credentials in it. 400 naming `field`.
+ */
+export function checkOutboundUrl(raw: string, allowLoopback: boolean, field: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw badRequest(`${field} must be an absolute URL`, { field });
+  }
+  if (u.username || u.password) throw badRequest(`${field} must not carry credentials`, { field });
+  const host = hostOf(u);
+  if (isLoopback(host)) {
+    if (!allowLoopback) throw badRequest(`${field} must not point at a loopback address`, { field });
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') throw badRequest(`${field} must be an http(s) URL`, { field });
+    return u.toString();
+  }
+  if (u.protocol !== 'https:') throw badRequest(`${field} must use https`, { field });
+  if (isPrivateAddress(host)) throw badRequest(`${field} must not point at a private address`, { field });
+  return u.toString();
+}

@@ -166,12 +166,52 @@ function providerFrom(p: Obj, prev: ProviderDef | undefined, where: string, prob
     headers: isObj(p.headers) ? { ...(p.headers as Record<string, string>) } : prev?.headers,
     dataPolicy,
     timeouts: timeoutsFrom(p.timeouts) ?? prev?.timeouts,
+    maxConnections: typeof p.max_connections === 'number' ? p.max_connections : prev?.maxConnections,
+    http2: bool(p, 'http2') ?? prev?.http2,
     tokenCounting: p.token_counting === 'openai-responses' ? 'openai-responses' : p.token_counting === null ? undefined : prev?.tokenCounting,
+    cloud: isObj(p.cloud) ? { ...(p.cloud as Record<string, string>) } : prev?.cloud,
   };
+  for (const problem of cloudProblems(protocol, out.cloud)) problems.push(`${where}.cloud${problem}`);
   const meta: Array<['privacyPolicyUrl' | 'termsOfServiceUrl' | 'statusPageUrl' | 'headquarters', string]> = [['privacyPolicyUrl', 'privacy_policy_url'], ['termsOfServiceUrl', 'terms_of_service_url'], ['statusPageUrl', 'status_page_url'], ['headquarters', 'headquarters']];
   for (const [key, name] of meta) if (p[name] !== undefined) out[key] = str(p, name) ?? null;
   if (p.datacenters !== undefined) out.datacenters = strings(p.datacenters) ?? null;
   return defined(out);
+}
+
+/** The settings each cloud protocol accepts (docs/clouds.md): name → a check of its value (a rule, or null when fine). */
+const CLOUD_SETTINGS: Partial<Record<Protocol, Record<string, (v: string) => string | null>>> = {
+  'azure-openai': {
+    api_version: (v) => (/^\d{4}-\d{2}-\d{2}(-preview)?$|^(v1|preview|latest)$/.test(v) ? null : 'must be an Azure api-version such as 2024-10-21 or 2025-04-01-preview'),
+    auth: (v) => (v === 'api-key' || v === 'entra' ? null : 'must be api-key or entra'),
+  },
+};
+CLOUD_SETTINGS['azure-openai-responses'] = CLOUD_SETTINGS['azure-openai'];
+CLOUD_SETTINGS.bedrock = {
+  region: (v) => (/^[a-z]{2}(-gov)?-[a-z]+-\d$/.test(v) ? null : 'must be an AWS region such as us-east-1'),
+  auth: (v) => (v === 'sigv4' || v === 'api-key' ? null : 'must be sigv4 (an AWS key pair) or api-key (a Bedrock API key)'),
+};
+CLOUD_SETTINGS.vertex = {
+  project: (v) => (/^[a-z][a-z0-9-]{4,28}[a-z0-9]$/.test(v) ? null : 'must be a Google Cloud project id'),
+  location: (v) => (/^(global|[a-z]+-[a-z]+\d+)$/.test(v) ? null : 'must be a Vertex AI location such as us-east5 or global'),
+  token_url: (v) => (/^https?:\/\/[^/]+/.test(v) ? null : 'must be an http(s) URL'),
+};
+CLOUD_SETTINGS['vertex-anthropic'] = CLOUD_SETTINGS.vertex;
+
+function cloudProblems(protocol: Protocol, cloud: Record<string, string> | undefined): string[] {
+  if (!cloud) return [];
+  const known = CLOUD_SETTINGS[protocol];
+  if (!known) return [` is for the cloud protocols (${Object.keys(CLOUD_SETTINGS).join(', ')}), not ${protocol}`];
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(cloud)) {
+    const check = known[k];
+    if (!check) out.push(`.${k} is not a ${protocol} setting (${Object.keys(known).join(', ')})`);
+    else if (typeof v !== 'string') out.push(`.${k} must be a string`);
+    else {
+      const bad = check(v);
+      if (bad) out.push(`.${k} ${bad}`);
+    }
+  }
+  return out;
 }
 
 function reasoningFrom(v: unknown, prev: ModelDef['reasoning'] | undefined): ModelDef['reasoning'] {

@@ -25,7 +25,7 @@ const str = (text = 'must be a string') => opt(Type.String(rule(text)));
 const bool = (text = 'must be true or false') => opt(Type.Boolean(rule(text)));
 const strings = (text = 'must be a list of strings') => Type.Array(Type.String(), rule(text));
 
-export const PROTOCOLS = ['openai', 'anthropic', 'google', 'openai-responses'] as const;
+export const PROTOCOLS = ['openai', 'anthropic', 'google', 'openai-responses', 'azure-openai', 'azure-openai-responses', 'bedrock', 'vertex', 'vertex-anthropic'] as const;
 export const SPEECH_PROTOCOL_NAMES = ['openai-tts', 'gemini-tts'] as const;
 export const AUDIO_FORMAT_NAMES = ['mp3', 'pcm'] as const;
 export const RERANK_PROTOCOL_NAMES = ['jina', 'cohere', 'voyage'] as const;
@@ -55,6 +55,9 @@ export const ProviderEntry = Type.Object(
     headers: opt(Type.Record(Type.String(), Type.String(), rule('must map header names to strings'))),
     data_policy: opt(DataPolicy),
     timeouts: opt(Timeouts),
+    max_connections: opt(Type.Integer({ minimum: 1, maximum: 1_000_000, [RULE]: 'must be an integer from 1 to 1000000 (connections to the provider at once)' })),
+    http2: bool(),
+    cloud: opt(Type.Record(Type.String(), Type.String(), rule('must map cloud settings to strings (docs/clouds.md)'))),
     token_counting: nullable(Type.Literal('openai-responses'), "must be openai-responses (OpenAI's /responses/input_tokens) or null"),
     privacy_policy_url: nullable(Type.String(), 'must be a URL or null'),
     terms_of_service_url: nullable(Type.String(), 'must be a URL or null'),

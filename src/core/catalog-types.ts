@@ -4,7 +4,7 @@
  */
 
 /** Upstream wire protocols the gateway can speak. */
-export type Protocol = 'openai' | 'anthropic' | 'google' | 'openai-responses';
+export type Protocol = 'openai' | 'anthropic' | 'google' | 'openai-responses' | 'azure-openai' | 'azure-openai-responses' | 'bedrock' | 'vertex' | 'vertex-anthropic';
 
 /**
  * Upstream text-to-speech APIs (docs/speech.md). Kept apart from `Protocol` on purpose: a provider's `protocol` is its
@@ -63,11 +63,20 @@ export interface ProviderDef {
   datacenters?: string[] | null;
   /** Timeouts in milliseconds; unset fields take the gateway defaults. */
   timeouts?: Partial<Timeouts>;
+  /** Most connections open to the provider's origin at once (HTTP/1.1: one request each); unset = GATEWAY_UPSTREAM_CONNECTIONS. */
+  maxConnections?: number;
+  /** Negotiate HTTP/2 with the provider (TLS ALPN), many streams per connection; unset = GATEWAY_UPSTREAM_HTTP2. */
+  http2?: boolean;
   /**
    * A token-counting API beyond the protocol's own (Anthropic and Gemini have theirs; OpenAI Responses endpoints use
    * `/responses/input_tokens`): `openai-responses` for an OpenAI chat-protocol provider that also serves that one.
    */
   tokenCounting?: 'openai-responses';
+  /**
+   * Settings of a cloud protocol (docs/clouds.md), validated per protocol when the catalog is built: Azure
+   * `api_version`, `auth` (`api-key` | `entra`); Bedrock `region`, `auth` (`sigv4` | `api-key`); Vertex `project`, `location`, `token_url`.
+   */
+  cloud?: Record<string, string>;
 }
 
 export interface Timeouts {

@@ -26,6 +26,8 @@
  *     `unhealthyWindowMs`). Each tier is ordered by the strategy (see `orderTier`).
  *  6. Sticky endpoint (session affinity) moves to the front of its model's list.
  *  7. `allow_fallbacks: false` without `order`: only the first endpoint per model is kept.
+ *  8. BYOK: each planned endpoint on the request's own credentials — prioritized ones first, the shared key, then
+ *     fallback ones (`input.byok`); a provider is available when it has a shared key or a credential.
  * Models are concatenated in request order (fallback models stay fallbacks) unless the
  * sort partition is `none` or soft preferences promote a fallback model.
  *
@@ -35,8 +37,10 @@
  *   filters.ts      hardExclusion and its groups (step 2), softParameterFilter (3), orderOnlyFilter (4)
  *   sort.ts         splitTiers, orderTier, orderUnhealthy, orderTiers (step 5)
  *   partition.ts    partitionBlocks, promoteSticky (6), onePerModel (7), strategyLabel
+ *   byok.ts         withByok (8)
  *   errors.ts       noEndpointsError, allUnhealthyError
  */
+import { withByok } from './routing/byok.js';
 import { modelCandidates, requestedModels } from './routing/candidates.js';
 import { allUnhealthyError, noEndpointsError } from './routing/errors.js';
 import { orderOnlyFilter, softParameterFilter } from './routing/filters.js';
@@ -47,6 +51,8 @@ import type { ConsideredEndpoint, RouteError, RouteInput, RoutePlan } from './ro
 
 export type {
   Attempt,
+  ByokRef,
+  ByokRouting,
   ConsideredEndpoint,
   EndpointHealth,
   ExclusionReason,
@@ -64,7 +70,10 @@ function failed(error: RouteError, considered: ConsideredEndpoint[]): RoutePlan 
   return { attempts: [], strategy: 'none', considered, error };
 }
 
-export function planRoute(input: RouteInput): RoutePlan {
+export function planRoute(routeInput: RouteInput): RoutePlan {
+  const byok = routeInput.byok;
+  const shared = routeInput.hasCredentials;
+  const input: RouteInput = byok ? { ...routeInput, hasCredentials: (p) => shared(p) || byok.has(p) } : routeInput;
   const considered: ConsideredEndpoint[] = [];
   const prefs = resolvePreferences(input);
   if ('code' in prefs) return failed(prefs, considered);
@@ -86,8 +95,11 @@ export function planRoute(input: RouteInput): RoutePlan {
 
   if (list.length === 0) return failed(noEndpointsError(states, considered, prefs, missingParams), considered);
   if (list.every((c) => c.unhealthy)) return failed(allUnhealthyError(list, states, considered, input.now, prefs.windowMs), considered);
+  const attempts = withByok(list.map((c) => ({ model: c.model, endpoint: c.endpoint, provider: c.provider })), byok, shared);
+  // The only credentials of a provider exclude this model (`allowed_models`): nothing left to try.
+  if (attempts.length === 0) return failed(noEndpointsError(states, considered, prefs, missingParams), considered);
   return {
-    attempts: list.map((c) => ({ model: c.model, endpoint: c.endpoint, provider: c.provider })),
+    attempts,
     strategy: strategyLabel(list, sticky, prefs, requested[0]),
     considered,
   };

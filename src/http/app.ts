@@ -30,6 +30,8 @@ import inferenceRoutes from './routes/inference.js';
 import generationRoutes from './routes/generation.js';
 import generationsLogRoutes from './routes/generations-log.js';
 import generationFeedbackRoutes from './routes/generation-feedback.js';
+import generationContentRoutes from './routes/generation-content.js';
+import observabilityRoutes from './routes/observability.js';
 import analyticsRoutes from './routes/analytics.js';
 import activityRoutes from './routes/activity.js';
 import modelRoutes from './routes/models.js';
@@ -40,10 +42,12 @@ import transcriptionRoutes from './routes/transcriptions.js';
 import rerankRoutes from './routes/rerank.js';
 import imageRoutes from './routes/images.js';
 import videoRoutes from './routes/videos.js';
+import fileRoutes from './routes/files.js';
 import geminiRoutes, { GEMINI_BASE } from './routes/gemini.js';
 import { GEMINI_SHARED_SCHEMAS } from './schemas/gemini.js';
 import creditRoutes from './routes/credits.js';
 import workspaceBudgetRoutes, { WorkspaceBudgetView } from './routes/workspace-budgets.js';
+import byokRoutes, { ByokView } from './routes/byok.js';
 import type { Services } from '../services/index.js';
 
 /** A request's child logger, created by pino only when first used (most requests log only their access line). */
@@ -115,10 +119,13 @@ export const API_ROUTES: readonly RoutePlugin[] = [
   guardrailRoutes, // /guardrails
   creditRoutes, // /credits, /credits/adjustments
   workspaceBudgetRoutes, // /workspaces/:id/budgets
+  byokRoutes, // /byok, /byok/:id
   inferenceRoutes, // /chat/completions, /responses, /messages
   generationRoutes, // /generation
   generationsLogRoutes, // /generations
   generationFeedbackRoutes, // /generation/feedback
+  generationContentRoutes, // /generation/content
+  observabilityRoutes, // /observability/destinations
   analyticsRoutes, // /analytics/meta, /analytics/query
   activityRoutes, // /activity
   modelRoutes, // /models, /models/count, /models/user, /model/:author/:slug, /models/:author/:slug/endpoints, /embeddings/models, /endpoints/zdr, /providers
@@ -129,6 +136,7 @@ export const API_ROUTES: readonly RoutePlugin[] = [
   rerankRoutes, // /rerank
   imageRoutes, // /images, /images/models, /images/models/:author/:slug/endpoints
   videoRoutes, // /videos
+  fileRoutes, // /files, /files/:file_id, /files/:file_id/content
 ];
 
 export interface AppOptions {
@@ -237,7 +245,7 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
 
   // Shared schemas live on the root instance only: a plugin that calls addSchema gets a schema controller of its own,
   // which drops the validator compiler set above (its bodies would be coerced by Fastify's default Ajv).
-  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView, MemberView, VideoJob, WorkspaceBudgetView, ...GEMINI_SHARED_SCHEMAS]) app.addSchema(s);
+  for (const s of [ErrorEnvelope, KeyView, WorkspaceView, VersionView, PresetView, MemberView, VideoJob, WorkspaceBudgetView, ByokView, ...GEMINI_SHARED_SCHEMAS]) app.addSchema(s);
 
   await app.register(swagger, {
     openapi: {

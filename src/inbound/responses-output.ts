@@ -53,6 +53,7 @@ export function usageBody(u: IrUsage, meta: AnswerMeta): Json {
     output_tokens_details: { reasoning_tokens: u.reasoning },
     total_tokens: u.input + u.output,
     cost: meta.cost,
+    is_byok: meta.is_byok === true,
     cost_details: {
       upstream_inference_cost: meta.cost_details.upstream_inference_cost,
       upstream_inference_input_cost: meta.cost_details.upstream_inference_prompt_cost,

@@ -1,9 +1,12 @@
 /**
  * Upstream HTTP: one keep-alive undici pool per provider origin, with separate connect, first-byte (headers),
  * idle-between-chunks (body) and total timeouts. Only URLs built from configured provider base URLs are ever called.
+ * Each origin's pool is bounded by its provider's `max_connections` (GATEWAY_UPSTREAM_CONNECTIONS by default) and may
+ * speak HTTP/2 (`http2`); past the bound, requests wait in the pool's queue.
  */
 import type { ServerResponse } from 'node:http';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
+import { FlatPool } from './pool.js';
 import type { Timeouts } from '../core/catalog-types.js';
 import { UpstreamError } from '../core/provider-errors.js';
 
@@ -41,18 +44,39 @@ function targetOf(url: URL): { origin: string; path: string } {
   return t;
 }
 
-/** Keep-alive undici pools, one per origin and connect timeout, created on first use with the given options. */
+/** Streams per HTTP/2 connection (what most servers allow, and undici's default). */
+const H2_STREAMS = 100;
+
+/** How many connections an origin's pool may open, and whether it negotiates HTTP/2. */
+export interface OriginLimits {
+  connections: number;
+  http2: boolean;
+}
+
+/**
+ * Keep-alive undici pools, one per origin and connect timeout, created on first use with the given options (and the
+ * origin's limits, when a resolver is given: they override `connections`).
+ */
 export class OriginPools {
   private readonly pools = new Map<string, Pool>();
+  /** Pools that negotiate HTTP/2. */
+  private readonly h2 = new Set<Pool>();
 
-  constructor(private readonly options: Omit<Pool.Options, 'connect'>) {}
+  constructor(
+    private readonly options: Omit<Pool.Options, 'connect'>,
+    private readonly limits: ((origin: string) => OriginLimits) | null = null,
+  ) {}
 
   private pool(origin: string, connectMs: number): Pool {
     const id = `${origin}|${connectMs}`;
     let p = this.pools.get(id);
     if (!p) {
-      p = new Pool(origin, { ...this.options, connect: { timeout: connectMs } });
+      const l = this.limits?.(origin);
+      // HTTP/2: up to H2_STREAMS requests share a connection (undici counts them as pipelined requests).
+      const h2 = l?.http2 ? { allowH2: true, pipelining: H2_STREAMS, maxConcurrentStreams: H2_STREAMS } : {};
+      p = new FlatPool(origin, { ...this.options, ...(l ? { connections: l.connections } : {}), ...h2, connect: { timeout: connectMs } });
       this.pools.set(id, p);
+      if (l?.http2) this.h2.add(p);
     }
     return p;
   }
@@ -78,7 +102,8 @@ export class OriginPools {
   /** Dispatches a POST with a raw undici handler (the hot path: no Readable, no AbortSignal). */
   dispatch(call: UpstreamCall, handler: Dispatcher.DispatchHandler): void {
     const target = targetOf(call.url);
-    this.pool(target.origin, call.timeouts.connectMs).dispatch(
+    const pool = this.pool(target.origin, call.timeouts.connectMs);
+    pool.dispatch(
       {
         method: 'POST',
         path: target.path,
@@ -86,6 +111,9 @@ export class OriginPools {
         body: call.body,
         headersTimeout: call.timeouts.firstByteMs,
         bodyTimeout: call.timeouts.idleMs,
+        // Over HTTP/2 undici sends a non-idempotent request only when its session has nothing else in flight: POSTs
+        // would take turns on each connection. Marked idempotent they share it (undici never retries them itself).
+        ...(this.h2.has(pool) ? { idempotent: true } : {}),
       },
       handler,
     );
@@ -259,7 +287,12 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
 }
 
 export class UpstreamHttp {
-  private readonly pools = new OriginPools({ connections: 256, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000 });
+  private readonly pools: OriginPools;
+
+  /** `limits`: each provider origin's connection bound and HTTP/2 setting (default: 16,384 HTTP/1.1 connections). */
+  constructor(limits: ((origin: string) => OriginLimits) | null = null) {
+    this.pools = new OriginPools({ connections: 16_384, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000 }, limits);
+  }
 
   /**
    * Sends a POST; resolves with the exchange when the response headers arrive (any status). Network failures and

@@ -15,6 +15,9 @@ import type { EndpointDef, ImageProtocol, Protocol, ProviderDef, RerankProtocol,
 import type { TokenUsage } from '../core/pricing.js';
 import type { UpstreamError } from '../core/provider-errors.js';
 import { anthropicAdapter } from './anthropic/index.js';
+import { azureBuilder, azureError, onAzure } from './azure/index.js';
+import { awsCredentialProblem, bedrockAdapter } from './bedrock/index.js';
+import { onVertex, serviceAccountProblem } from './vertex/index.js';
 import { anthropicCounter } from './anthropic/count-tokens.js';
 import { geminiImageAdapter } from './gemini-image/index.js';
 import { geminiTtsAdapter } from './gemini-tts/index.js';
@@ -96,6 +99,17 @@ export const PROTOCOLS = {
     transcription: { build: buildTranscriptionRequest, parse: parseTranscription, parseError: parseTranscriptionError },
   },
   'openai-responses': { chat: openaiResponsesAdapter, countTokens: responsesCounter },
+  // Azure OpenAI (docs/clouds.md): OpenAI's bodies on Azure's deployment URLs, api-version and api-key/Entra auth.
+  'azure-openai': {
+    chat: onAzure(openaiChatAdapter, 'azure-openai'),
+    embeddings: { build: azureBuilder(buildEmbeddingsRequest, 'embeddings'), parse: parseEmbeddings, parseError: azureError },
+  },
+  'azure-openai-responses': { chat: onAzure(openaiResponsesAdapter, 'azure-openai-responses') },
+  // Amazon Bedrock's Converse API (docs/clouds.md): SigV4-signed, AWS event-stream framing.
+  bedrock: { chat: bedrockAdapter },
+  // Google Vertex AI (docs/clouds.md): Gemini and Anthropic bodies on Vertex URLs, service-account OAuth tokens.
+  vertex: { chat: onVertex(googleAdapter, 'vertex') },
+  'vertex-anthropic': { chat: onVertex(anthropicAdapter, 'vertex-anthropic') },
   anthropic: { chat: anthropicAdapter, countTokens: anthropicCounter },
   google: { chat: googleAdapter, countTokens: googleCounter },
   'openai-tts': { speech: openaiTtsAdapter },
@@ -108,6 +122,16 @@ export const PROTOCOLS = {
   'openai-images': { images: openaiImagesAdapter },
   'gemini-image': { images: geminiImageAdapter },
 } satisfies Record<Protocol | SpeechProtocol | RerankProtocol | VideoProtocol | ImageProtocol, ProtocolEntry>;
+
+/**
+ * Why a key cannot authenticate against a provider (null when its shape is right): the clouds' structured
+ * credentials (an AWS key pair, a Google service account) are checked when a BYOK credential is stored.
+ */
+export function keyProblem(p: ProviderDef, key: string): string | null {
+  if (p.protocol === 'bedrock' && p.cloud?.auth !== 'api-key') return awsCredentialProblem(key);
+  if (p.protocol === 'vertex' || p.protocol === 'vertex-anthropic') return serviceAccountProblem(key);
+  return null;
+}
 
 /** The chat adapter of a provider protocol (every provider protocol has one). */
 export const chatAdapter = (protocol: Protocol): UpstreamAdapter => PROTOCOLS[protocol].chat;
@@ -122,7 +146,7 @@ export function tokenCounterOf(p: ProviderDef): TokenCounter | undefined {
 }
 
 /** The embeddings wire of a provider (OpenAI's `/embeddings`, which every embeddings provider in the catalog speaks). */
-export const embeddingsWire = (_p: ProviderDef): EmbeddingsWire => PROTOCOLS.openai.embeddings;
+export const embeddingsWire = (p: ProviderDef): EmbeddingsWire => (PROTOCOLS[p.protocol] as ProtocolEntry).embeddings ?? PROTOCOLS.openai.embeddings;
 
 /** The transcription wire of a provider (OpenAI's `/audio/transcriptions`, multipart). */
 export const transcriptionWire = (_p: ProviderDef): TranscriptionWire => PROTOCOLS.openai.transcription;

@@ -9,6 +9,9 @@ import type { HealthTracker } from './health.js';
 import type { WorkspaceService } from './workspaces.js';
 import type { CacheAsk, CacheStep } from './attempts/cache-step.js';
 import type { AttemptHooks } from './attempts/runner.js';
+import type { ByokService } from './byok.js';
+import type { IoLogging } from './observability/io-logging.js';
+import type { RequestTrace } from './observability/tracing.js';
 
 export interface ApiServiceDeps {
   catalog: CatalogService;
@@ -27,6 +30,10 @@ export interface ApiServiceDeps {
   cache?: CacheStep;
   /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
   attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
+  /** BYOK credentials (docs/byok.md): absent = the operator's keys only. */
+  byok?: ByokService;
+  /** I/O logging (docs/observability.md); absent = never. */
+  io?: IoLogging;
 }
 
 /** One request to such a service: who asks, and how the reply is shaped. */
@@ -39,4 +46,6 @@ export interface ApiCall {
   cancel: Cancellation;
   /** What the client asked of the response cache (APIs that offer it). */
   cache?: CacheAsk;
+  /** The request's trace when tracing is on (docs/observability.md); absent = off. */
+  trace?: RequestTrace;
 }

@@ -13,6 +13,14 @@ import { buildAliasIndex, resolveModelId, type AliasIndex, type Resolution } fro
 // Where the services and the start-up import them from.
 export { buildCatalog, CatalogError, imageProtocolOf, isEmbeddingModel, isImageModel, isRerankModel, isTranscriptionModel, videoProtocolOf } from '../core/catalog-build.js';
 
+function originOf(url: string): string | null {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+}
+
 export const DEFAULT_TIMEOUTS: Timeouts = {
   connectMs: 10_000,
   firstByteMs: 120_000,
@@ -22,7 +30,7 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
 };
 
 /** Wire protocols with an embeddings adapter (OpenAI's `/embeddings`); other endpoints of embedding models are not routed. */
-export const EMBEDDING_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai']);
+export const EMBEDDING_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'azure-openai']);
 
 /** Wire protocols with a transcription adapter (OpenAI's `/audio/transcriptions`). */
 export const TRANSCRIPTION_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai']);
@@ -41,7 +49,7 @@ export interface OtherApi {
 }
 
 /** Wire protocols with an adapter; endpoints of other protocols stay listed but are not routed. */
-export const ROUTABLE_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'anthropic', 'google', 'openai-responses']);
+export const ROUTABLE_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'anthropic', 'google', 'openai-responses', 'azure-openai', 'azure-openai-responses', 'bedrock', 'vertex', 'vertex-anthropic']);
 
 export class CatalogService {
   /** What the chat APIs route: every endpoint of a routable protocol except the speech endpoints. */
@@ -164,5 +172,20 @@ export class CatalogService {
 
   timeouts(p: ProviderDef): Timeouts {
     return { ...DEFAULT_TIMEOUTS, ...p.timeouts };
+  }
+
+  /**
+   * Connection limits of an upstream origin: its providers' `max_connections` (the largest, when several providers
+   * share an origin) and `http2` (any), else the defaults.
+   */
+  originLimits(origin: string, defaults: { connections: number; http2: boolean }): { connections: number; http2: boolean } {
+    let connections: number | undefined;
+    let http2: boolean | undefined;
+    for (const p of this.catalog.providers) {
+      if (originOf(p.baseUrl) !== origin) continue;
+      if (p.maxConnections !== undefined) connections = Math.max(connections ?? 0, p.maxConnections);
+      if (p.http2 !== undefined) http2 = (http2 ?? false) || p.http2;
+    }
+    return { connections: connections ?? defaults.connections, http2: http2 ?? defaults.http2 };
   }
 }

@@ -20,7 +20,10 @@ import type { Cancellation, UpstreamExchange, UpstreamHttp } from '../providers/
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { IrRequest } from '../core/ir.js';
 import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
-import type { PipelineEntry } from '../core/content-filters/index.js';
+import type { CompiledFilter } from '../core/content-filters/index.js';
+import { NO_PLUGINS, type AnyPipelineEntry as PipelineEntry, type PluginSettings } from '../core/plugins.js';
+import type { PluginSteps } from './plugins/index.js';
+import { streamBlockedError } from './content-guardrails.js';
 import { codecFor, droppedFieldsHeader, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
 import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
 import { checkStateless } from '../inbound/responses.js';
@@ -37,6 +40,11 @@ import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import { StreamOut } from './reply-stream.js';
 import { cachedJson, cachedStream, type CacheAsk, type CacheStep, type JsonReply } from './attempts/cache-step.js';
+import { attemptKey, type ByokService } from './byok.js';
+import type { IoCapture } from '../core/io-log.js';
+import { ioObserver, type IoLogging } from './observability/io-logging.js';
+import type { RequestTrace } from './observability/tracing.js';
+import { watchAttempts } from './observability/watch.js';
 
 export interface ChatOptions {
   /** Interval of `: GATEWAY PROCESSING` comments while a stream waits (ms). */
@@ -58,6 +66,8 @@ export interface ChatCall {
   cancel: Cancellation;
   /** What the client asked of the response cache. */
   cache?: CacheAsk;
+  /** The request's trace when tracing is on (docs/observability.md); absent = off. */
+  trace?: RequestTrace;
 }
 
 interface Prepared {
@@ -74,9 +84,15 @@ interface Prepared {
   sessionId: string | null;
   dropped: Map<string, string[]>;
   /** Ends the request's in-flight count against the key's limit (idempotent; called by record and by the route). */
-  release: (cost: number | null) => void;
+  release: (cost: number | null, byok?: boolean) => void;
   /** `gateway_metadata.pipeline` entries (content guardrails). */
   pipeline?: PipelineEntry[];
+  /** Content guardrails on a streamed reply (null: none apply, or the reply is not streamed). */
+  outputFilters?: CompiledFilter[] | null;
+  /** The request's plugins (docs/plugins.md). */
+  plugins: PluginSettings;
+  /** I/O logging: what this request keeps of its content; null when its workspace does not log it. */
+  io: IoCapture | null;
 }
 
 
@@ -84,6 +100,8 @@ interface Prepared {
 interface Relay {
   session: StreamSession | null;
   held: string;
+  /** I/O logging's copy of the client-bound text (references to the same strings); null when not logged. */
+  tap: string[] | null;
 }
 
 interface Outcome {
@@ -99,6 +117,8 @@ interface Outcome {
   cancelled: boolean;
   started: number;
   firstTokenAt: number | null;
+  /** What content guardrails did to a streamed reply (gateway_metadata.pipeline, after the input's entries). */
+  outputPipeline?: PipelineEntry[];
 }
 
 export class ChatService {
@@ -118,8 +138,14 @@ export class ChatService {
       options: ChatOptions;
       /** The response cache step (services/attempts/cache-step.ts); absent = no cache. */
       cache?: CacheStep;
+      /** Request plugins as preparation and reply steps (services/plugins); absent = none run. */
+      plugins?: PluginSteps;
+      /** I/O logging (docs/observability.md); absent = never. */
+      io?: IoLogging;
       /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
       attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
+      /** BYOK credentials (docs/byok.md): absent = the operator's keys only. */
+      byok?: ByokService;
       now?: () => number;
       rng?: () => number;
     },
@@ -193,9 +219,17 @@ export class ChatService {
       throw badRequest(`${models.join(', ')} ${models.length > 1 ? `are ${other.kind} models` : `is ${other.article} ${other.kind} model`}: use ${other.path}`, { field: 'model', error_type: 'invalid_request' });
     }
 
+    // Plugins on the input (docs/plugins.md): file inputs and file-parser, middle-out — before the guardrails screen it.
+    const plugins = this.deps.plugins?.settings(body) ?? NO_PLUGINS;
+    const steps = this.deps.plugins?.needsInput(api, body, plugins) ? await this.deps.plugins.input(api, body, { workspaceId: call.key.workspace_id, models, plugins, maxTokens: maxTokensOf(body) }) : null;
+    if (steps) body = steps.body;
     // Content guardrails (docs/guardrails.md): a blocking filter → 403; redactions go into the body sent upstream.
     const screened = this.deps.guardrails ? await this.deps.guardrails.screenInput(call.key, api, body) : null;
     if (screened) body = screened.body;
+    const pipeline: PipelineEntry[] = [...(steps?.pipeline ?? []), ...(screened?.pipeline ?? [])];
+    // The moderation plugin: the text as it would be sent, before any upstream call (403 when flagged).
+    if (plugins.moderation && this.deps.plugins) pipeline.push(await this.deps.plugins.moderate(api, body));
+    if (plugins.responseHealing && body.stream === true && this.deps.plugins) pipeline.push(this.deps.plugins.heal(api, body, null)!);
     // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.
     const ir = api === 'chat' ? undefined : INBOUND[api].toIr(body);
     if (ir && call.anthropicBeta?.length) ir.anthropic_beta = call.anthropicBeta;
@@ -215,6 +249,7 @@ export class ChatService {
       endpointPolicy: policy?.endpointPolicy,
       catalog: this.deps.catalog.route,
       hasCredentials: this.deps.catalog.hasCredentials,
+      byok: this.deps.byok?.routing(call.key),
       health: this.deps.health.health,
       params: ir ? irParams(ir) : requestParams(body),
       provider,
@@ -226,8 +261,11 @@ export class ChatService {
     // An id that resolved to no model: the 404 names the candidates or the closest ids (docs/agents.md).
     if (resolved.problem && plan.error?.code === 'model_not_found') plan.error = { ...plan.error, message: resolved.problem.message, suggestions: resolved.problem.suggestions, ambiguous: resolved.problem.ambiguous } as typeof plan.error;
     const protocols = new Set<'translated'>();
-    if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline: screened?.pipeline };
+    // A streamed reply screened by content guardrails goes through the IR, where its deltas are redacted as they pass.
+    const outputFilters = body.stream === true ? (screened?.filters ?? null) : null;
+    if (outputFilters || plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
+    const io = this.deps.io ? this.deps.io.capture(workspace, call.key.hash, api, body) : null;
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline, outputFilters, plugins, io };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
     // Last, with nothing left to throw: every spending limit of the key holds the request's maximum cost (docs/spend.md;
@@ -260,7 +298,7 @@ export class ChatService {
       strategy: o.attempt && o.attempt.model !== p.plan.attempts[0]?.model ? 'fallback' : p.plan.strategy,
       summary,
       region: 'self-hosted',
-      is_byok: false,
+      is_byok: o.attempt?.byok !== undefined,
       endpoints: {
         total: p.plan.considered.filter((c) => c.provider).length,
         available: available.map((c) => ({ model: c.model, provider: c.provider, selected: `${c.model}|${c.tag}` === selected })),
@@ -268,7 +306,7 @@ export class ChatService {
       attempts,
       excluded,
       ...(dropped && dropped.length > 0 ? { dropped_parameters: dropped } : {}),
-      ...(p.pipeline && p.pipeline.length > 0 ? { pipeline: p.pipeline } : {}),
+      ...pipelineField([...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]),
       ...(o.attempt && !o.attempt.endpoint.pricing ? { pricing: 'unknown' } : {}),
     };
   }
@@ -299,19 +337,22 @@ export class ChatService {
       native_tokens_cache_write: u?.cacheWriteTokens ?? 0,
       total_cost: cost,
       upstream_inference_cost: cost,
-      is_byok: false,
+      is_byok: o.attempt?.byok !== undefined,
       latency_ms: Math.round(end - o.started),
       ttft_ms: o.ttftMs,
       generation_time_ms: o.firstTokenAt !== null ? Math.round(end - o.firstTokenAt) : null,
       attempts,
+      // What content guardrails and plugins did (also in gateway_metadata.pipeline), kept on the record.
+      pipeline: recordedPipeline([...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]),
       error: o.error ? { status: o.error instanceof HttpError ? o.error.status : o.error.status, message: o.error.message } : null,
       preset_id: p.presetId,
       session_id: p.sessionId,
       created_at: isoTime(end),
     };
-    this.deps.recorder.record(row);
+    this.deps.recorder.record(row, p.io);
+    call.trace?.record(row, p.io);
     // After the record: its spend is counted (and, with Redis, sent) before the request stops counting as in flight.
-    p.release(cost);
+    p.release(cost, o.attempt?.byok !== undefined);
     if (o.attempt && o.status === 200 && p.sessionId) {
       if (this.sessions.size > 50_000) this.sessions.clear();
       this.sessions.set(`${call.key.workspace_id}|${p.sessionId}`, { model: o.attempt.model, tag: o.attempt.endpoint.tag, at: end });
@@ -322,13 +363,18 @@ export class ChatService {
 
   /** Sends one attempt; resolves with the 2xx exchange (the caller closes it), or throws the mapped UpstreamError. */
   private send(p: Prepared, a: Attempt, call: ChatCall, codec: AttemptCodec, stream: boolean): Promise<UpstreamExchange> {
-    const { req, dropped } = codec.request({ provider: a.provider, endpoint: a.endpoint, apiKey: this.deps.catalog.apiKey(a.provider) }, stream);
+    const ctx = { provider: a.provider, endpoint: a.endpoint, apiKey: attemptKey(this.deps, a) };
+    const { req, dropped } = codec.request(ctx, stream);
     if (dropped.length > 0) p.dropped.set(`${a.model}|${a.endpoint.tag}`, dropped);
-    return sendAttempt(this.deps.http, req, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel);
+    // Tracing on: the attempt span's context goes upstream (a copy of the headers; the built ones may be shared).
+    const sent = call.trace ? { ...req, headers: call.trace.headers(req.headers) } : req;
+    // Signed or token-authenticated protocols (SigV4, OAuth) finish the request here.
+    if (codec.authorize) return codec.authorize(sent, ctx).then((signed) => sendAttempt(this.deps.http, signed, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel));
+    return sendAttempt(this.deps.http, sent, codec.parseError, this.deps.catalog.timeouts(a.provider), call.cancel);
   }
 
   private codec(p: Prepared, a: Attempt): AttemptCodec {
-    return codecFor(p.api, p.body, p.protocols.has('translated') ? this.ir(p) : null, a.endpoint, a.provider.protocol);
+    return codecFor(p.api, p.body, p.protocols.has('translated') ? this.ir(p) : null, a.endpoint, a.provider.protocol, p.outputFilters);
   }
 
   /** The IR of the request, built once (throws HttpError 400 for what the IR cannot carry). */
@@ -354,6 +400,7 @@ export class ChatService {
         upstream_inference_cost: cost ? cost.cost : null,
       },
     };
+    if (a.byok) meta.is_byok = true;
     if (withCost && call.wantMetadata) meta.gateway_metadata = this.metadata(p, o, attempts);
     return meta;
   }
@@ -365,6 +412,7 @@ export class ChatService {
   private generation(p: Prepared, call: ChatCall, id: string, o: Outcome) {
     return {
       ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks: this.deps.attemptHooks?.(call.key) }),
+      observer: watchAttempts<Attempt>(p.io, call.trace, o),
       recordUnserved: (u: Unserved<Attempt>, attempts: AttemptLog[]) => {
         o.cancelled = u.cancelled;
         this.record(p, call, id, { ...o, status: u.status, error: u.error }, attempts, null);
@@ -425,10 +473,14 @@ export class ChatService {
         o.usage = parsed.usage;
         const meta = this.answerMeta(p, o, attempts, id, created, call, true);
         const body = parsed.render(meta);
+        if (p.io) p.io.answer = body;
         this.record(p, call, id, o, attempts, meta.cost);
         return { result: { id, body, headers: droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`)) }, cost: meta.cost };
       },
     });
+    // response-healing (docs/plugins.md): invalid JSON repaired in place and checked, before the guardrails read it.
+    const healed = p.plugins.responseHealing ? this.deps.plugins?.heal(p.api, p.body, answer.body) : null;
+    if (healed) withPipelineEntry(p, answer.body, healed);
     // Content guardrails on the reply (docs/guardrails.md): redacted in place; a blocking filter → 403 (the answer is
     // recorded and billed all the same).
     const blocked = this.deps.guardrails ? await this.deps.guardrails.screenOutput(call.key, p.api, answer.body, p.pipeline) : null;
@@ -459,7 +511,7 @@ export class ChatService {
     }, Math.max(50, Math.floor(this.deps.options.keepaliveMs / 2)));
     // The current attempt's stream, and the output of its last read once the upstream body is complete (written with
     // the final event, in one write).
-    const cur: Relay = { session: null, held: '' };
+    const cur: Relay = { session: null, held: '', tap: p.io ? p.io.chunks : null };
     try {
       return await runGeneration<Attempt, StreamSession, { id: string } | null>({
         ...this.generation(p, call, id, o),
@@ -490,6 +542,8 @@ export class ChatService {
           return { ttftMs: o.ttftMs ?? 0, tokensPerSecond: o.usage && genMs > 0 ? (o.usage.completionTokens * 1000) / genMs : null };
         },
         served: (_a, s, _i, attempts) => {
+          o.outputPipeline = s.outputPipeline?.();
+          if (s.blocked) return this.blockedStream(p, call, id, created, o, s, attempts, out, raw, cur);
           // Usage (with cost) and metadata on the API's final event, then its terminator.
           const meta = this.answerMeta(p, o, attempts, id, created, call, true);
           out.commit();
@@ -532,18 +586,34 @@ export class ChatService {
   }
 
   /**
+   * A streamed reply that a content guardrail blocked (the upstream was left at the block): what was sent stays sent,
+   * the stream ends with the API's error event (403, naming the guardrail), and the generation is recorded as blocked
+   * with the usage reported so far.
+   */
+  private blockedStream(p: Prepared, call: ChatCall, id: string, created: number, o: Outcome, s: StreamSession, attempts: AttemptLog[], out: StreamOut, raw: ServerResponse, cur: Relay) {
+    const err = streamBlockedError(s.blocked!, [...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]);
+    Object.assign(o, { status: err.status, error: err, finish: 'content_filter' });
+    const meta = this.answerMeta(p, o, attempts, id, created, call, true);
+    out.commit();
+    raw.end(cur.held + s.errorOut(err.status, err.message, 'content_filter', meta));
+    this.record(p, call, id, o, attempts, meta.cost);
+    return { result: null, cost: meta.cost };
+  }
+
+  /**
    * Relays an upstream stream to the client until it ends; the output of its last read is held back in `cur.held`, to
    * go out with the final event. Throws the stream's failure once what came before it was written (or held).
    */
   private async pipe(cur: Relay, session: StreamSession, res: UpstreamExchange, out: StreamOut, o: Outcome, t0: number): Promise<void> {
     const decoder = new StringDecoder('utf8'); // keeps characters split across reads; cheaper than TextDecoder
     for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) {
-      const text = session.push(decoder.write(chunk));
+      const text = session.push(session.binary ? chunk : decoder.write(chunk));
       if (session.contentStarted && o.firstTokenAt === null) {
         o.firstTokenAt = this.now();
         o.ttftMs = Math.round(o.firstTokenAt - t0);
       }
       if (text) {
+        if (cur.tap) cur.tap.push(text);
         out.commit();
         if (res.finished) cur.held += text;
         else {
@@ -552,12 +622,37 @@ export class ChatService {
         }
       }
       if (session.failure) throw session.failure;
+      if (session.blocked) return; // a content guardrail stopped the reply: nothing more is read
     }
     const tail = session.end();
     if (tail) {
+      if (cur.tap) cur.tap.push(tail);
       out.commit();
       cur.held += tail;
     }
     if (session.failure) throw session.failure;
   }
+}
+
+/** `gateway_metadata.pipeline` when something acted (content guardrails on the input and the output). */
+function pipelineField(pipeline: PipelineEntry[]): { pipeline?: PipelineEntry[] } {
+  return pipeline.length > 0 ? { pipeline } : {};
+}
+
+/** The output limit a body asks for, in any API's field (for middle-out's budget). */
+function maxTokensOf(body: Record<string, unknown>): number | null {
+  const gen = body.generationConfig as { maxOutputTokens?: unknown } | undefined;
+  const v = body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens ?? gen?.maxOutputTokens;
+  return typeof v === 'number' ? v : null;
+}
+
+/** Adds a pipeline entry after the reply was rendered: to the request's list and to the body's gateway_metadata. */
+function withPipelineEntry(p: Prepared, body: Record<string, unknown>, entry: PipelineEntry): void {
+  p.pipeline = [...(p.pipeline ?? []), entry];
+  const meta = body.gateway_metadata as Record<string, unknown> | undefined;
+  if (meta && typeof meta === 'object') meta.pipeline = p.pipeline;
+}
+
+function recordedPipeline(entries: PipelineEntry[]): Array<Record<string, unknown>> | null {
+  return entries.length > 0 ? (entries as unknown as Array<Record<string, unknown>>) : null;
 }

@@ -20,6 +20,7 @@ import { messagesInbound } from '../inbound/messages.js';
 import { responsesInbound } from '../inbound/responses.js';
 import { UpstreamError } from '../core/provider-errors.js';
 import { chatAdapter, openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
+import { IrStreamGuard, type CompiledFilter, type PipelineEntry } from '../core/content-filters/index.js';
 import type { AnswerMeta, InboundAdapter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
 
 export type InboundApi = 'chat' | 'responses' | 'messages' | 'gemini';
@@ -43,7 +44,9 @@ export interface StreamSession {
    * Client bytes for the next upstream text. An upstream error is thrown — unless output was produced earlier in the
    * same text: then that output is returned and the error is left in `failure` for the caller to raise after writing.
    */
-  push(text: string): string;
+  push(text: string | Uint8Array): string;
+  /** The upstream stream is binary (AWS event stream): `push` takes the raw bytes of each read. */
+  readonly binary: boolean;
   readonly failure: UpstreamError | null;
   /** True once content (a token, a tool call, reasoning) has been produced for the client. */
   readonly contentStarted: boolean;
@@ -55,10 +58,16 @@ export interface StreamSession {
   readonly finish: string | null;
   readonly native: string | null;
   readonly upstreamId: string | null;
+  /** Content guardrails on the output (streams opened with filters): the filter that blocked it, once one did. */
+  readonly blocked?: CompiledFilter | null;
+  /** Content guardrails on the output: what the filters did, as `gateway_metadata.pipeline` entries. */
+  outputPipeline?(): PipelineEntry[];
 }
 
 export interface AttemptCodec {
   request(ctx: UpstreamContext, stream: boolean): { req: UpstreamHttpRequest; dropped: string[] };
+  /** The upstream protocol's last step before sending (signing, OAuth tokens); absent when `request` is final. */
+  authorize?(req: UpstreamHttpRequest, ctx: UpstreamContext): Promise<UpstreamHttpRequest>;
   parseError(status: number, text: string, headers: Record<string, string | string[] | undefined>): UpstreamError;
   parse(text: string): ParsedAnswer;
   openStream(meta: AnswerMeta): StreamSession;
@@ -87,7 +96,7 @@ export function chatUsageView(u: TokenUsage | null, raw: OpenAIUsage | null, met
   completion.reasoning_tokens = t.reasoningTokens ?? 0;
   out.completion_tokens_details = completion;
   out.cost = meta.cost;
-  out.is_byok = false;
+  out.is_byok = meta.is_byok === true;
   out.cost_details = meta.cost_details;
   return out;
 }
@@ -223,13 +232,14 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
       const ourPrefix = chunkPrefix(meta.id, meta.created, meta.model, meta.provider);
       let upstreamPrefix: string | null = null;
       const s = {
+        binary: false,
         contentStarted: false,
         failure: null as UpstreamError | null,
         finish: null as string | null,
         native: null as string | null,
         upstreamId: null as string | null,
-        push(text: string): string {
-          parser.feed(text);
+        push(input: string | Uint8Array): string {
+          parser.feed(typeof input === 'string' ? input : Buffer.from(input).toString('utf8'));
           // One write per upstream read: every event decoded from it, in order.
           let out = '';
           try {
@@ -391,7 +401,7 @@ export function withoutGatewayThinking(messages: unknown[]): unknown[] {
   return messages.map((m) => (has(m) ? { ...(m as object), content: (m as { content: unknown[] }).content.filter((b) => !signed(b)) } : m));
 }
 
-function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'>, endpoint: EndpointDef, upstream: UpstreamAdapter): AttemptCodec {
+function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'>, endpoint: EndpointDef, upstream: UpstreamAdapter, filters: CompiledFilter[] | null): AttemptCodec {
   const inbound = INBOUND[api];
   const exclude = ir.reasoning?.exclude === true;
   const request = api === 'responses' ? body : undefined;
@@ -406,6 +416,7 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
       else if (ir.dropped_fields) dropped.push(...ir.dropped_fields);
       return { req, dropped };
     },
+    ...(upstream.authorize ? { authorize: upstream.authorize.bind(upstream) } : {}),
     parseError: (status, text, headers) => upstream.parseError(status, text, headers),
     parse(text) {
       let res = upstream.parseResponse(text);
@@ -423,7 +434,14 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
       const encoder = api === 'responses' ? responsesInbound.createStreamEncoder(meta, request) : inbound.createStreamEncoder(meta);
       let usage: IrUsage | null = null;
       let pending: IrStreamEvent[] = [];
+      // Content guardrails on the output (core/content-filters/ir-stream.ts): deltas redacted as they pass.
+      const guard = filters ? new IrStreamGuard(filters) : null;
       const s = {
+        binary: decoder.pushBytes !== undefined,
+        get blocked() {
+          return guard?.blocked ?? null;
+        },
+        outputPipeline: () => guard?.pipeline() ?? [],
         contentStarted: false,
         failure: null as UpstreamError | null,
         finish: null as string | null,
@@ -465,17 +483,18 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
           }
           return out;
         },
-        push(text: string): string {
+        push(input: string | Uint8Array): string {
           let events: IrStreamEvent[];
           try {
-            events = decoder.push(text);
+            events = typeof input === 'string' ? decoder.push(input) : decoder.pushBytes!(input);
           } catch (err) {
             throw err instanceof UpstreamError ? err : new UpstreamError(502, 'Provider sent an invalid stream', 'provider_unavailable', 200, String(err));
           }
-          return s.handle(events);
+          return s.handle(guard ? guard.events(events) : events);
         },
         end(): string {
-          return s.handle(decoder.end());
+          const events = decoder.end();
+          return s.handle(guard ? [...guard.events(events), ...guard.end()] : events);
         },
         finishOut(m: AnswerMeta): string {
           let out = '';
@@ -502,8 +521,12 @@ export function droppedFieldsHeader(dropped: string[] | undefined): Record<strin
   return dropped && dropped.length > 0 ? { 'x-gateway-dropped-fields': dropped.join(', ').replace(/[^\x20-\x7e]/g, '?').slice(0, 4000) } : {};
 }
 
-export function codecFor(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'> | null, endpoint: EndpointDef, protocol: Protocol): AttemptCodec {
-  if (api === 'chat' && protocol === 'openai') return openaiPassthrough(body, endpoint);
+/**
+ * `outputFilters`: content guardrails on a streamed reply — the stream then goes through the IR (also chat → OpenAI
+ * protocol), where text deltas are redacted as they pass.
+ */
+export function codecFor(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'> | null, endpoint: EndpointDef, protocol: Protocol, outputFilters: CompiledFilter[] | null = null): AttemptCodec {
+  if (api === 'chat' && protocol === 'openai' && !outputFilters) return openaiPassthrough(body, endpoint);
   if (!ir) throw new Error('IR request missing for a translated attempt');
-  return irCodec(api, body, ir, endpoint, chatAdapter(protocol));
+  return irCodec(api, body, ir, endpoint, chatAdapter(protocol), outputFilters);
 }

@@ -6,6 +6,7 @@
 import { builtinLabel, checkPattern, compileFilters, requestTexts, responseTexts, screenRequest, type GuardrailFilters, type PipelineEntry } from '../core/content-filters/index.js';
 import type { BuiltinFilterEntry, BuiltinSlug, CompiledFilter, ContentFilterAction, ContentFilterEntry, ScanScope } from '../core/content-filters/types.js';
 import { badRequest, forbidden, type HttpError } from '../core/errors.js';
+import type { AnyPipelineEntry } from '../core/plugins.js';
 import type { GuardrailRow } from '../store/types.js';
 
 /** Custom filters as stored: each pattern checked (400 `invalid_regex_pattern`); an empty list is stored as null. */
@@ -51,12 +52,17 @@ export function filtersOf(guardrails: Array<{ row: GuardrailRow; scope: 'key' | 
  * (a copy with the redactions written in, since parts of a body may be shared with a cached preset) and the pipeline
  * entries (empty when nothing matched). Without filters, the body itself.
  */
-export function screenInput(filters: CompiledFilter[] | null, api: string, body: Record<string, unknown>): { body: Record<string, unknown>; pipeline: PipelineEntry[] } {
-  if (!filters) return { body, pipeline: [] };
+export function screenInput(filters: CompiledFilter[] | null, api: string, body: Record<string, unknown>): { body: Record<string, unknown>; pipeline: PipelineEntry[]; filters: CompiledFilter[] | null } {
+  if (!filters) return { body, pipeline: [], filters: null };
   const copy = structuredClone(body);
   const out = screenRequest(filters, requestTexts(api, copy));
   if (out.block) throw blocked(out.block, out.pipeline);
-  return { body: copy, pipeline: out.pipeline };
+  return { body: copy, pipeline: out.pipeline, filters };
+}
+
+/** The error of a streamed reply that a `block` filter stopped (sent as the client API's error event). */
+export function streamBlockedError(f: CompiledFilter, pipeline: AnyPipelineEntry[]): HttpError {
+  return blocked({ source: f.source, filter: f.name, kind: f.kind }, pipeline, 'reply');
 }
 
 /**
@@ -64,7 +70,7 @@ export function screenInput(filters: CompiledFilter[] | null, api: string, body:
  * the body's `gateway_metadata.pipeline` when it has one (after the input's entries). A `block` match returns the 403
  * to answer instead (the generation is still recorded and billed: the upstream did the work).
  */
-export function screenOutput(filters: CompiledFilter[] | null, api: string, body: Record<string, unknown>, inputPipeline: PipelineEntry[] | undefined): HttpError | null {
+export function screenOutput(filters: CompiledFilter[] | null, api: string, body: Record<string, unknown>, inputPipeline: readonly AnyPipelineEntry[] | undefined): HttpError | null {
   if (!filters) return null;
   const out = screenRequest(filters, responseTexts(api, body), 'output');
   const meta = body.gateway_metadata as Record<string, unknown> | undefined;
@@ -73,7 +79,7 @@ export function screenOutput(filters: CompiledFilter[] | null, api: string, body
   return out.block ? blocked(out.block, pipeline, 'reply') : null;
 }
 
-function blocked(b: NonNullable<ReturnType<typeof screenRequest>['block']>, pipeline: PipelineEntry[], what_ = 'request'): HttpError {
+function blocked(b: NonNullable<ReturnType<typeof screenRequest>['block']>, pipeline: AnyPipelineEntry[], what_ = 'request'): HttpError {
   const what = b.kind === 'builtin' ? `the ${b.filter} content filter` : `the custom content filter ${b.filter}`;
   return forbidden(`Blocked by guardrail "${b.source.name}": the ${what_} matched ${what}`, {
     error_type: 'permission_denied',

@@ -17,6 +17,7 @@
  * - An upstream failure moves on to the next countable endpoint; the last one is answered like a `/messages` error.
  *   Endpoint health is left alone: a counting failure says nothing sure about generation.
  */
+import { attemptKey, type ByokService } from './byok.js';
 import type { ProviderDef } from '../core/catalog-types.js';
 import type { ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute } from '../core/routing.js';
@@ -53,6 +54,8 @@ export class CountTokensService {
       http: UpstreamHttp;
       workspaces: WorkspaceService;
       guardrails?: GuardrailService;
+      /** BYOK credentials (docs/byok.md): a workspace's own keys count its tokens too. */
+      byok?: ByokService;
       now?: () => number;
     },
   ) {}
@@ -71,6 +74,7 @@ export class CountTokensService {
       models: decision?.models ?? [model],
       catalog: this.deps.catalog.route,
       hasCredentials: this.deps.catalog.hasCredentials,
+      byok: this.deps.byok?.routing(call.key),
       health: this.deps.health.health,
       endpointPolicy: decision?.endpointPolicy,
       params: [],
@@ -96,7 +100,7 @@ export class CountTokensService {
       health: null,
       now: this.deps.now ?? Date.now,
       attempt: async (a) => {
-        const c = tokenCounterOf(a.provider)!(input, { provider: a.provider, endpoint: a.endpoint, apiKey: this.deps.catalog.apiKey(a.provider) });
+        const c = tokenCounterOf(a.provider)!(input, { provider: a.provider, endpoint: a.endpoint, apiKey: attemptKey(this.deps, a) });
         return c.parse(await sendForText(this.deps.http, c, c.parseError, this.deps.catalog.timeouts(a.provider), call.cancel));
       },
       served: (_a, n) => ({ result: { input_tokens: n }, cost: null }),

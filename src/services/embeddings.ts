@@ -25,6 +25,7 @@ import { badRequest, HttpError } from '../core/errors.js';
 import { embeddingsWire, type Embedding, type EmbeddingFormat } from '../providers/registry.js';
 import { isEmbeddingModel } from './catalog.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
+import { attemptKey } from './byok.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
 import type { JsonReply } from './attempts/cache-step.js';
 
@@ -49,7 +50,7 @@ export interface PreparedEmbeddings {
   estimatedTokens: number;
   plan: RoutePlan;
   /** Ends the request's in-flight count against the key's limit (idempotent; called by the record and the route). */
-  release: (cost: number | null) => void;
+  release: (cost: number | null, byok?: boolean) => void;
 }
 
 /**
@@ -133,9 +134,10 @@ export class EmbeddingsService {
       call,
       prepared: p,
       cacheAs: 'embeddings',
+      input: { api: 'embeddings', body: p.body },
       request: (a) => {
         const wire = embeddingsWire(a.provider);
-        const built = wire.build(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
+        const built = wire.build(p.body, a.endpoint, a.provider, attemptKey(this.deps, a));
         return { ...built.req, dropped: built.dropped, parseError: wire.parseError, parse: (text) => wire.parse(text, { inputs: p.inputs, format: p.format, dimensions }) };
       },
       served: (id, a, parsed) => {
@@ -153,7 +155,7 @@ export class EmbeddingsService {
       prompt_tokens: tokens,
       total_tokens: tokens,
       cost: cost.cost,
-      is_byok: false,
+      is_byok: a.byok !== undefined,
       cost_details: {
         upstream_inference_prompt_cost: cost.priced ? cost.promptCost : null,
         upstream_inference_completions_cost: cost.priced ? 0 : null,

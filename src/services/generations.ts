@@ -10,6 +10,8 @@ import { utcDay } from '../core/limits.js';
 import { nanoToUsd, usdToNano } from '../core/money.js';
 import type { DeadLetter, GenerationRow, KeyUsageDelta, Store } from '../store/types.js';
 import type { SharedSpend } from './shared-spend.js';
+import { buildContent, type IoCapture } from '../core/io-log.js';
+import type { GenerationContentRow } from '../store/generation-content.js';
 
 /**
  * The key usage a batch adds, one delta per key and UTC day (a batch is mostly one key's requests: one upsert instead
@@ -33,6 +35,14 @@ export function keyUsage(batch: readonly GenerationRow[]): KeyUsageDelta[] {
   return [...byKeyDay.values()];
 }
 
+/**
+ * The id under which a key's BYOK spend is counted while not yet written (`unflushedSpend`, the shared pending
+ * counters): apart from its other spend, which is all that a limit without `include_byok_*` counts (docs/byok.md).
+ */
+export function byokSpendId(hash: string): string {
+  return `${hash}+byok`;
+}
+
 /** What a non-streamed, single-answer request (embeddings, transcriptions) records; the other fields take their defaults. */
 export interface AnswerOutcome {
   id: string;
@@ -41,7 +51,7 @@ export interface AnswerOutcome {
   apiType: string;
   requestedModel: string;
   /** The endpoint that served (or failed last, for an error after it), or null. */
-  attempt: { model: string; provider: { slug: string }; endpoint: { tag: string } } | null;
+  attempt: { model: string; provider: { slug: string }; endpoint: { tag: string }; byok?: unknown } | null;
   status: number;
   error: { status: number; message: string } | null;
   promptTokens: number;
@@ -79,7 +89,7 @@ export function answerRecord(o: AnswerOutcome): GenerationRow {
     native_tokens_cache_write: 0,
     total_cost: o.cost,
     upstream_inference_cost: o.cost,
-    is_byok: false,
+    is_byok: o.attempt?.byok !== undefined,
     latency_ms: Math.round(o.end - o.started),
     ttft_ms: null,
     generation_time_ms: o.status === 200 ? Math.round(o.end - o.started) : null,
@@ -93,11 +103,17 @@ export function answerRecord(o: AnswerOutcome): GenerationRow {
 
 export class GenerationRecorder {
   private queue: GenerationRow[] = [];
+  /** Logged requests' captures, written after their records (I/O logging). */
+  private contents: Array<{ row: GenerationRow; cap: IoCapture }> = [];
+  /** The most bytes one logged request's content is stored with (GATEWAY_IO_LOG_MAX_BYTES). */
+  ioMaxBytes = 256 * 1024;
+  /** Called with every written record and its content (null: not logged), off the request path (broadcast). */
+  written: ((rows: Array<{ row: GenerationRow; content: GenerationContentRow | null }>) => void) | null = null;
   private readonly pending = new Map<string, GenerationRow>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   private closed = false;
-  /** Spend recorded by this instance but not yet flushed, per key (read by limit checks). */
+  /** Spend recorded by this instance but not yet flushed, per key (read by limit checks); BYOK spend under `byokSpendId`. */
   readonly unflushedSpend = new Map<string, number>();
   /** Successful flushes so far: a cached database total plus `unflushedSpend` is exact while this is unchanged. */
   flushes = 0;
@@ -116,13 +132,16 @@ export class GenerationRecorder {
     readonly shared: SharedSpend | null = null,
   ) {}
 
-  record(row: GenerationRow): void {
+  /** Queues a record, and (I/O logging on for this request) what it captured, assembled and stored at flush time. */
+  record(row: GenerationRow, io?: IoCapture | null): void {
     this.observer?.(row);
     this.queue.push(row);
+    if (io) this.contents.push({ row, cap: io });
     this.pending.set(row.id, row);
     if (row.total_cost) {
-      this.unflushedSpend.set(row.key_hash, nanoToUsd(usdToNano(this.unflushedSpend.get(row.key_hash) ?? 0) + usdToNano(row.total_cost)));
-      this.shared?.add(row.key_hash, row.total_cost);
+      const id = row.is_byok ? byokSpendId(row.key_hash) : row.key_hash;
+      this.unflushedSpend.set(id, nanoToUsd(usdToNano(this.unflushedSpend.get(id) ?? 0) + usdToNano(row.total_cost)));
+      this.shared?.add(id, row.total_cost);
     }
     if (this.queue.length >= this.opts.batchSize) this.flush().catch(() => undefined);
     else if (!this.timer && !this.closed) {
@@ -149,18 +168,25 @@ export class GenerationRecorder {
     if (this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
+    const contents = this.contents;
+    this.contents = [];
     this.flushing = (async () => {
       try {
         await this.store.recordGenerations(batch, keyUsage(batch));
         await this.settled(batch);
         this.flushes++;
+        await this.writeContents(batch, contents);
       } catch (err) {
+        this.contents = contents.concat(this.contents);
         this.flushFailures++;
         // A batch the database refuses while it answers holds a row it cannot store: write the rows one by one, so
         // that one refused row never blocks the others; the refused ones go to the dead-letter table.
         const left = await this.salvage(batch).catch(() => batch);
         if (left.length === 0) {
           this.log.warn({ err, records: batch.length }, 'a generation batch was refused; written row by row');
+          const held = this.contents;
+          this.contents = [];
+          await this.writeContents(batch, held);
           return;
         }
         this.log.error({ err, records: left.length }, 'writing generation records failed; will retry');
@@ -182,21 +208,55 @@ export class GenerationRecorder {
     }
   }
 
+  /**
+   * The logged content of a written batch (assembled here, off the request path), then the broadcast hand-off. A
+   * content write that fails is logged and dropped: it never holds the records back.
+   */
+  private async writeContents(batch: GenerationRow[], contents: Array<{ row: GenerationRow; cap: IoCapture }>): Promise<void> {
+    const byId = new Map<string, GenerationContentRow>();
+    if (contents.length > 0) {
+      const rows: GenerationContentRow[] = [];
+      for (const { row, cap } of contents) {
+        try {
+          const content = JSON.stringify(buildContent(cap, row.error, row.provider_name, this.ioMaxBytes));
+          rows.push({ generation_id: row.id, workspace_id: row.workspace_id, key_hash: row.key_hash, created_at: row.created_at, content });
+        } catch (err) {
+          this.log.warn({ err, id: row.id }, 'assembling logged content failed');
+        }
+      }
+      try {
+        await this.store.recordGenerationContent(rows);
+        for (const r of rows) byId.set(r.generation_id, r);
+      } catch (err) {
+        this.log.error({ err, records: rows.length }, 'writing logged content failed; dropped');
+      }
+    }
+    if (this.written) {
+      try {
+        this.written(batch.map((row) => ({ row, content: byId.get(row.id) ?? null })));
+      } catch (err) {
+        this.log.warn({ err }, 'the written-records hook failed');
+      }
+    }
+  }
+
   /** Bookkeeping once rows are in the store (written or dead-lettered): no longer pending nor unflushed spend. */
   private async settled(rows: GenerationRow[]): Promise<void> {
     if (rows.length === 0) return;
     if (this.shared) {
       const byKey = new Map<string, number>();
-      for (const d of keyUsage(rows)) byKey.set(d.key_hash, (byKey.get(d.key_hash) ?? 0) + d.usage + d.byok_usage);
+      const add = (id: string, usd: number) => usd > 0 && byKey.set(id, (byKey.get(id) ?? 0) + usd);
+      for (const d of keyUsage(rows)) (add(d.key_hash, d.usage), add(byokSpendId(d.key_hash), d.byok_usage));
       // Never throws into the flush: the rows are written, and a retry would add their usage twice.
       await this.shared.settle(byKey).catch((err: unknown) => this.log.warn({ err }, 'settling shared spend failed'));
     }
     for (const r of rows) {
       this.pending.delete(r.id);
       if (r.total_cost) {
-        const left = usdToNano(this.unflushedSpend.get(r.key_hash) ?? 0) - usdToNano(r.total_cost);
-        if (left <= 0) this.unflushedSpend.delete(r.key_hash);
-        else this.unflushedSpend.set(r.key_hash, nanoToUsd(left));
+        const id = r.is_byok ? byokSpendId(r.key_hash) : r.key_hash;
+        const left = usdToNano(this.unflushedSpend.get(id) ?? 0) - usdToNano(r.total_cost);
+        if (left <= 0) this.unflushedSpend.delete(id);
+        else this.unflushedSpend.set(id, nanoToUsd(left));
       }
     }
   }

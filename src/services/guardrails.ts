@@ -37,6 +37,7 @@ import {
 import type { ProviderSortBy } from '../core/provider-prefs.js';
 import { contentFiltersView, filtersOf, screenInput, screenOutput, validContentFilters, validBuiltinFilters } from './content-guardrails.js';
 import type { CompiledFilter, PipelineEntry } from '../core/content-filters/index.js';
+import type { AnyPipelineEntry } from '../core/plugins.js';
 import type { BuiltinSlug, ContentFilterAction, ScanScope } from '../core/content-filters/types.js';
 import type { ExclusionReason, RouteCatalog } from '../core/routing.js';
 import { badRequest, HttpError, notFound } from '../core/errors.js';
@@ -53,7 +54,7 @@ import {
 } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
 import { unresolvedMessage } from '../core/model-aliases.js';
-import type { GenerationRecorder } from './generations.js';
+import { byokSpendId, type GenerationRecorder } from './generations.js';
 import type { InvalidationBus } from './invalidation.js';
 import type { SpendGate } from './spend/gate.js';
 import type { PlannedMaxCost } from '../core/spend.js';
@@ -610,13 +611,13 @@ export class GuardrailService {
    * Content guardrails on a request's inputs, before any upstream call: a `block` match → 403 naming the guardrail;
    * `redact` matches are replaced in a copy of `body`; returns it and the `gateway_metadata.pipeline` entries.
    */
-  async screenInput(key: KeyRow, api: string, body: Record<string, unknown>): Promise<{ body: Record<string, unknown>; pipeline: PipelineEntry[] }> {
+  async screenInput(key: KeyRow, api: string, body: Record<string, unknown>): Promise<{ body: Record<string, unknown>; pipeline: PipelineEntry[]; filters: CompiledFilter[] | null }> {
     const policy = await this.policyFor(key);
     return screenInput(this.filters.get(policy) ?? null, api, body);
   }
 
   /** Content guardrails on a non-streamed reply (client shape, in place): redactions, pipeline; a block → the 403 to answer. */
-  async screenOutput(key: KeyRow, api: string, body: Record<string, unknown>, inputPipeline?: PipelineEntry[]): Promise<HttpError | null> {
+  async screenOutput(key: KeyRow, api: string, body: Record<string, unknown>, inputPipeline?: readonly AnyPipelineEntry[]): Promise<HttpError | null> {
     return screenOutput(this.filters.get(await this.policyFor(key)) ?? null, api, body, inputPipeline);
   }
 
@@ -680,9 +681,11 @@ export class GuardrailService {
     // A reserved video cost lands in the current window when the job completes (BYOK is not known before then).
     let spent = usdToNano(usageInWindow(e.totals, b.resetInterval, b.includeByok)) + usdToNano(e.reserved);
     if (!withPending) return nanoToUsd(spent);
-    const pending = shared ? await shared.pending(e.hashes).catch(() => null) : null;
+    // Not yet written: BYOK spend (kept apart, `byokSpendId`) only in budgets that count it.
+    const ids = b.includeByok ? [...e.hashes, ...e.hashes.map(byokSpendId)] : e.hashes;
+    const pending = shared ? await shared.pending(ids).catch(() => null) : null;
     if (pending !== null) spent += usdToNano(pending);
-    else for (const h of e.hashes) spent += usdToNano(this.deps.recorder.unflushedSpend.get(h) ?? 0);
+    else for (const h of ids) spent += usdToNano(this.deps.recorder.unflushedSpend.get(h) ?? 0);
     return nanoToUsd(spent);
   }
 
@@ -732,7 +735,7 @@ export class GuardrailService {
    * are ignored), or throws 402. On one instance the check and the count are one synchronous step after the spend is
    * read; with Redis, one atomic script over every instance's in-flight requests and not-yet-written spend.
    */
-  async admitWithinLimit(key: KeyRow, max?: PlannedMaxCost | null): Promise<(cost: number | null) => void> {
+  async admitWithinLimit(key: KeyRow, max?: PlannedMaxCost | null): Promise<(cost: number | null, byok?: boolean) => void> {
     // With spend control attached (docs/spend.md): the request's maximum cost reserved in every limit.
     if (this.gate && max !== undefined) {
       // Video jobs hold against the key's limit outside spend control (yet): a limit they fill refuses here.

@@ -24,6 +24,7 @@ import { imageAdapter, type ImageAnswer, type ImageReference } from '../provider
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { imageProtocolOf } from './catalog.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
+import { attemptKey } from './byok.js';
 import { answerRecord } from './generations.js';
 import { newGenerationId } from './generation-id.js';
 import { badRequest, HttpError } from '../core/errors.js';
@@ -56,7 +57,7 @@ export interface PreparedImages {
   n: number;
   references: ImageReference[];
   plan: RoutePlan;
-  release: (cost: number | null) => void;
+  release: (cost: number | null, byok?: boolean) => void;
 }
 
 /** Cost of one answer: images at `image_output` (the per-unit slot), reported tokens at the token prices, `request`. */
@@ -207,6 +208,8 @@ export class ImagesService {
       requested: b.model,
       call,
       prepared: p,
+      // Logged (when the workspace logs content) without the reference images' bytes.
+      input: { api: 'other', body: { ...b, ...(b.input_references ? { input_references: b.input_references.length } : {}) } as unknown as Record<string, unknown> },
       request: (a) => {
         const endpoint = this.endpoint(a);
         const adapter = imageAdapter(imageProtocolOf(endpoint, a.provider)!);
@@ -225,7 +228,7 @@ export class ImagesService {
             references: p.references,
             options: optionsFor(b.provider?.options, a.provider.slug, endpoint.tag),
           },
-          { provider: a.provider, endpoint, apiKey: this.deps.catalog.apiKey(a.provider) },
+          { provider: a.provider, endpoint, apiKey: attemptKey(this.deps, a) },
         );
         return { ...built.req, dropped: built.dropped, parseError: adapter.parseError, parse: (text: string) => adapter.parse(text) };
       },
@@ -248,7 +251,7 @@ export class ImagesService {
             total_tokens: promptTokens + completionTokens,
             completion_tokens_details: { image_tokens: completionTokens },
             cost: cost.cost,
-            is_byok: false,
+            is_byok: a.byok !== undefined,
           },
         };
         return { body, promptTokens, completionTokens, cost: cost.cost, upstreamId: answer.upstreamId };

@@ -27,6 +27,13 @@ import type { VideoService } from './videos.js';
 import type { SpendService } from './spend/index.js';
 import type { CreditService } from './spend/credits.js';
 import type { WorkspaceBudgetService } from './spend/budgets.js';
+import type { ByokService } from './byok.js';
+import type { FileService } from './files/index.js';
+
+import type { IoLogging } from './observability/io-logging.js';
+import type { Tracing } from './observability/tracing.js';
+import type { DestinationService } from './observability/destinations.js';
+import type { Broadcast } from './observability/broadcast.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -45,6 +52,13 @@ export interface Services {
   recorder: GenerationRecorder;
   /** GET /generation: a record, for its own key or a management key. */
   generations: GenerationLookup;
+  /** I/O logging: which requests keep their content, GET /generation/content, the retention job (docs/observability.md). */
+  io: IoLogging;
+  /** OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT); null when off — then no span is ever created. */
+  tracing: Tracing | null;
+  /** Broadcast destinations: their management (/observability/destinations) and their delivery. */
+  destinations: DestinationService;
+  broadcast: Broadcast;
   /** GET /activity: the organization's usage per day, model and endpoint. */
   activity: ActivityService;
   chat: ChatService;
@@ -74,6 +88,10 @@ export interface Services {
   credits: CreditService;
   /** Workspace budgets (/workspaces/{id}/budgets). */
   budgets: WorkspaceBudgetService;
+  /** BYOK credentials (/byok; docs/byok.md): management and the credentials each request may route on. */
+  byok: ByokService;
+  /** Files (/files; docs/files.md). */
+  files: FileService;
   /** Readiness checks (name → check) of GET /ready: the store first, then the subsystems that register one. */
   readiness: Map<string, () => Promise<boolean>>;
   /** Work to finish at shutdown after the server stopped accepting (flush usage, stop workers). */

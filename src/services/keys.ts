@@ -2,6 +2,7 @@
  * API keys: creation (secret shown once), management, and authentication from an in-memory cache.
  * Only SHA-256 hashes are stored. A change to a key invalidates every instance's cached copy at once.
  */
+import { keyNumericId } from '../core/io-log.js';
 import { LRUCache } from 'lru-cache';
 import { generateSecret, hashSecret, hashesEqual, labelFor } from '../core/keys.js';
 import { limitRemaining, usageInWindow, windowStarts } from '../core/limits.js';
@@ -176,6 +177,8 @@ export class KeyService {
     const u = usage ?? { usage: 0, usage_daily: 0, usage_weekly: 0, usage_monthly: 0, byok_usage: 0, byok_usage_daily: 0, byok_usage_weekly: 0, byok_usage_monthly: 0 };
     return {
       hash: row.hash,
+      // The key's numeric id: what a workspace's `io_logging_api_key_ids` lists (core/io-log.ts).
+      id: keyNumericId(row.hash),
       name: row.name,
       label: row.label,
       disabled: row.disabled,

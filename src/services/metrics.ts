@@ -58,12 +58,13 @@ interface Sample {
 type Values = Sample[];
 
 /** A prom-client metric whose values are built when scraped. */
-function scraped(name: string, help: string, type: 'counter' | 'gauge' | 'histogram', values: () => Values) {
+function scraped(name: string, help: string, type: 'counter' | 'gauge' | 'histogram', values: () => Values, aggregator: 'sum' | 'min' = 'sum') {
   return {
     name,
     help,
     type,
-    get: async () => ({ name, help, type, values: values(), aggregator: 'sum' }),
+    // How the workers' values add up in /metrics under GATEWAY_WORKERS (services/cluster-metrics.ts).
+    get: async () => ({ name, help, type, values: values(), aggregator }),
   };
 }
 
@@ -128,7 +129,7 @@ export class GatewayMetrics {
       ) as never,
     );
     if (redisUp && redisUp() !== null) {
-      r.registerMetric(scraped('gateway_redis_up', 'Whether Redis (GATEWAY_REDIS_URL) is connected: 0 while this instance runs in the degraded mode (its own counters and caches).', 'gauge', () => [{ labels: {}, value: redisUp() ? 1 : 0 }]) as never);
+      r.registerMetric(scraped('gateway_redis_up', 'Whether Redis (GATEWAY_REDIS_URL) is connected: 0 while this instance runs in the degraded mode (its own counters and caches).', 'gauge', () => [{ labels: {}, value: redisUp() ? 1 : 0 }], 'min') as never);
     }
     if (recorder) {
       r.registerMetric(scraped('gateway_generation_records_queued', 'Generation records accepted but not yet written to the store.', 'gauge', () => [{ labels: {}, value: recorder.queued }]) as never);
@@ -196,8 +197,23 @@ export class GatewayMetrics {
     else this.cacheIndex.set(id, { labels: { api, result: hit ? 'hit' : 'miss' }, count: 1 });
   }
 
-  /** The exposition text (Prometheus text format 0.0.4): the gateway's metrics, then the process's. */
+  /** Under GATEWAY_WORKERS: the whole cluster's text, from the primary (services/cluster-metrics.ts). */
+  cluster: (() => Promise<string>) | null = null;
+
+  /** This process's registries: the gateway's metrics and Node's process metrics. */
+  get registries(): Registry[] {
+    return [this.registry, processMetrics()];
+  }
+
+  /** One of GATEWAY_WORKERS' processes: `text()` is the cluster's, and `gateway_workers` counts the workers reporting. */
+  joinCluster(clusterText: () => Promise<string>): void {
+    this.cluster = clusterText;
+    this.registry.registerMetric(scraped('gateway_workers', 'Worker processes serving this port that answered this scrape (GATEWAY_WORKERS).', 'gauge', () => [{ labels: {}, value: 1 }]) as never);
+  }
+
+  /** The exposition text (Prometheus text format 0.0.4): the gateway's metrics, then the process's (every worker's). */
   async text(): Promise<string> {
+    if (this.cluster) return this.cluster();
     const [own, proc] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
     return `${own}\n${proc}`;
   }

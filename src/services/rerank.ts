@@ -18,6 +18,7 @@ import { badRequest } from '../core/errors.js';
 import { rerankAdapter, type RerankDocument } from '../providers/registry.js';
 import type { Pricing } from '../core/catalog-types.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
+import { attemptKey } from './byok.js';
 import { isRerankModel } from './catalog.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
 import type { JsonReply } from './attempts/cache-step.js';
@@ -34,7 +35,7 @@ export interface PreparedRerank {
   body: RerankBody;
   plan: RoutePlan;
   estimatedTokens: number;
-  release: (cost: number | null) => void;
+  release: (cost: number | null, byok?: boolean) => void;
 }
 
 /** Tokens of a rerank request, estimated: 4 characters per token over the query and the documents' text. */
@@ -79,9 +80,10 @@ export class RerankService {
       call,
       prepared: p,
       cacheAs: 'rerank',
+      input: { api: 'rerank', body: p.body as unknown as Record<string, unknown> },
       request: (a) => {
         const adapter = rerankAdapter(a.endpoint);
-        const built = adapter.build(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));
+        const built = adapter.build(p.body, a.endpoint, a.provider, attemptKey(this.deps, a));
         return { ...built, parseError: adapter.parseError, parse: (text: string) => adapter.parse(text, p.body.documents.length) };
       },
       served: (id, a, parsed) => {
@@ -96,7 +98,7 @@ export class RerankService {
         if (perUnit || parsed.searchUnits !== null) usage.search_units = units;
         usage.total_tokens = tokens;
         usage.cost = cost.cost;
-        usage.is_byok = false;
+        usage.is_byok = a.byok !== undefined;
         if (estimated) usage.estimated = true;
         const body = {
           id,

@@ -12,7 +12,7 @@ export function routeMetadata(plan: RoutePlan, requested: string, attempts: Atte
     strategy: plan.strategy,
     summary: selected ? `${selected.model} via ${selected.provider.slug}` : 'no endpoint served the request',
     region: 'self-hosted',
-    is_byok: false,
+    is_byok: selected?.byok !== undefined,
     endpoints: {
       total: plan.considered.filter((c) => c.provider).length,
       available: plan.considered

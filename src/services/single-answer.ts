@@ -19,6 +19,8 @@ import { planned, runGeneration } from './attempts/runner.js';
 import { cachedJson, type JsonReply } from './attempts/cache-step.js';
 import { sendForText } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
+import type { IoApi, IoCapture } from '../core/io-log.js';
+import { watchAttempts } from './observability/watch.js';
 import { routeMetadata } from './route-metadata.js';
 
 /** One attempt's upstream request, and how to read its answer. */
@@ -51,12 +53,14 @@ export interface SingleAnswerRun<R> {
   /** The model as requested. */
   requested: string;
   call: ApiCall;
-  prepared: { plan: RoutePlan; release: (cost: number | null) => void };
+  prepared: { plan: RoutePlan; release: (cost: number | null, byok?: boolean) => void };
   request(a: Attempt): AttemptRequest<R>;
   /** A valid answer from `a`: what it bills and what the caller gets. */
   served(id: string, a: Attempt, parsed: R): ServedAnswer;
   /** The API's name in the response cache's keys, for the APIs that offer the cache (when the client asks for it). */
   cacheAs?: string;
+  /** The request body, kept as its input when the workspace logs content (I/O logging); absent = never logged. */
+  input?: { api: IoApi; body: Record<string, unknown> };
 }
 
 export interface PlanRequest {
@@ -83,7 +87,7 @@ export interface PlanRequest {
  * policy functions as chat), the workspace's default sort, then the key's own spending limit (402) — last, with
  * nothing left to throw — whose release ends the request's in-flight count against it.
  */
-export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise<{ plan: RoutePlan; release: (cost: number | null) => void }> {
+export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise<{ plan: RoutePlan; release: (cost: number | null, byok?: boolean) => void }> {
   const g = deps.guardrails;
   const { endpointPolicy, defaultSort } = g ? await g.admitModel(r.key, r.route, r.model) : { endpointPolicy: undefined, defaultSort: null };
   const workspace = deps.workspaces ? await deps.workspaces.cached(r.key.workspace_id) : null;
@@ -94,6 +98,7 @@ export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise
     models: [r.model],
     catalog: r.route,
     hasCredentials: deps.catalog.hasCredentials,
+    byok: deps.byok?.routing(r.key),
     health: deps.health.health,
     // The policy's reason first, then the API's own.
     endpointPolicy: endpointPolicy || filter ? (ep, p) => endpointPolicy?.(ep, p) ?? filter?.(ep, p) : undefined,
@@ -124,38 +129,42 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
   const started = now();
   const id = newGenerationId();
   let dropped: string[] = [];
+  const io = await capture(run);
   const metadata = (attempts: AttemptLog[], selected: Attempt | null) => routeMetadata(plan, run.requested, attempts, dropped, selected);
   const record = (attempts: AttemptLog[], o: Pick<AnswerOutcome, 'attempt' | 'status' | 'error' | 'cancelled'> & Partial<Omit<ServedAnswer, 'body'>>) => {
     const cost = o.cost ?? null;
-    deps.recorder.record(
-      answerRecord({
-        ...o,
-        id,
-        requestId: call.requestId,
-        key: call.key,
-        apiType: run.apiType,
-        requestedModel: run.requested,
-        promptTokens: o.promptTokens ?? 0,
-        completionTokens: o.completionTokens ?? 0,
-        cost,
-        upstreamId: o.upstreamId ?? null,
-        started,
-        end: now(),
-        attempts,
-      }),
-    );
-    run.prepared.release(cost);
+    const row = answerRecord({
+      ...o,
+      id,
+      requestId: call.requestId,
+      key: call.key,
+      apiType: run.apiType,
+      requestedModel: run.requested,
+      promptTokens: o.promptTokens ?? 0,
+      completionTokens: o.completionTokens ?? 0,
+      cost,
+      upstreamId: o.upstreamId ?? null,
+      started,
+      end: now(),
+      attempts,
+    });
+    deps.recorder.record(row, io);
+    call.trace?.record(row, io);
+    run.prepared.release(cost, o.attempt?.byok !== undefined);
   };
   return runGeneration({
     ...planned(plan, call.cancel, { health: deps.health, now, hooks: deps.attemptHooks?.(call.key) }),
+    observer: watchAttempts<Attempt>(io, call.trace, null),
     errorHeaders: { 'x-generation-id': id },
     attempt: async (a) => {
       const req = run.request(a);
       dropped = req.dropped;
-      return req.parse(await sendForText(deps.http, req, req.parseError, deps.catalog.timeouts(a.provider), call.cancel));
+      const sent = call.trace ? { ...req, headers: call.trace.headers(req.headers) } : req;
+      return req.parse(await sendForText(deps.http, sent, req.parseError, deps.catalog.timeouts(a.provider), call.cancel));
     },
     served: (a, parsed, _i, attempts) => {
       const { body, ...billed } = run.served(id, a, parsed);
+      if (io) io.answer = body;
       record(attempts, { ...billed, attempt: a, status: 200, error: null, cancelled: false });
       if (call.wantMetadata) body.gateway_metadata = metadata(attempts, a);
       return { result: { id, body }, cost: billed.cost };
@@ -163,4 +172,12 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
     recordUnserved: (u, attempts) => record(attempts, { attempt: null, status: u.status, error: { status: u.error.status, message: u.error.message }, cancelled: u.cancelled }),
     errorMetadata: (attempts) => (call.wantMetadata ? metadata(attempts, null) : undefined),
   });
+}
+
+/** I/O logging's capture of the request, when its workspace logs it (the workspace from its cache). */
+async function capture<R>(run: SingleAnswerRun<R>): Promise<IoCapture | null> {
+  const io = run.deps.io;
+  if (!io || !run.input) return null;
+  const ws = run.deps.workspaces ? await run.deps.workspaces.cached(run.call.key.workspace_id) : null;
+  return io.capture(ws, run.call.key.hash, run.input.api, run.input.body);
 }

@@ -29,6 +29,7 @@ import { UpstreamError } from '../core/provider-errors.js';
 import { speechAdapter, type SpeechAdapter } from '../providers/registry.js';
 import type { GenerationRow } from '../store/types.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
+import { attemptKey } from './byok.js';
 import { answerRecord } from './generations.js';
 import type { AttemptLog } from './attempts/errors.js';
 import { planned, runGeneration } from './attempts/runner.js';
@@ -54,7 +55,7 @@ export interface PreparedSpeech {
   characters: number;
   plan: RoutePlan;
   /** Ends the request's in-flight count against the key's limit (idempotent; called by the record and the route). */
-  release: (cost: number | null) => void;
+  release: (cost: number | null, byok?: boolean) => void;
 }
 
 /** The formats an endpoint produces natively. */
@@ -146,6 +147,7 @@ export class SpeechService {
       models: [model],
       catalog: this.route,
       hasCredentials: this.deps.catalog.hasCredentials,
+      byok: this.deps.byok?.routing(call.key),
       health: this.deps.health.health,
       // Policy first (its own reason), then the format: endpoints that cannot produce it are skipped.
       endpointPolicy: (ep, p) => endpointPolicy?.(ep, p) ?? (audioFormatsOf(ep).includes(format) ? undefined : 'unsupported_parameter'),
@@ -214,7 +216,7 @@ export class SpeechService {
       generation_time_ms: o.firstByteAt !== null ? Math.round(end - o.firstByteAt) : null,
     };
     this.deps.recorder.record(row);
-    p.release(o.cost);
+    p.release(o.cost, o.attempt?.byok !== undefined);
   }
 
   // ---- the call ----------------------------------------------------------------------------------
@@ -253,7 +255,7 @@ export class SpeechService {
         const options = optionsFor(p.body.provider?.options, a.provider.slug, endpoint.tag);
         const built = adapter.buildRequest(
           { input: p.body.input, voice: p.body.voice, format: p.format, speed: p.body.speed, options },
-          { provider: a.provider, endpoint, apiKey: this.deps.catalog.apiKey(a.provider) },
+          { provider: a.provider, endpoint, apiKey: attemptKey(this.deps, a) },
         );
         dropped.splice(0, dropped.length, ...built.dropped);
         const res = await sendAttempt(this.deps.http, built.req, adapter.parseError, this.deps.catalog.timeouts(a.provider), call.cancel);

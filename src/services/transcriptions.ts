@@ -27,6 +27,7 @@ import { transcriptionWire, type AudioFile, type TranscriptionFormat, type Trans
 import type { TextTranscriptFormat } from '../core/transcript-formats.js';
 import { isTranscriptionModel } from './catalog.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
+import { attemptKey } from './byok.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
 import type { JsonReply } from './attempts/cache-step.js';
 import { optionsFor } from './speech.js';
@@ -46,7 +47,7 @@ export interface TranscriptionRequest {
 export interface PreparedTranscription {
   req: TranscriptionRequest;
   plan: RoutePlan;
-  release: (cost: number | null) => void;
+  release: (cost: number | null, byok?: boolean) => void;
 }
 
 /** Seconds of audio in a WAV (RIFF/WAVE PCM) file, from its header: the data chunk's size ÷ the byte rate; else null. */
@@ -124,7 +125,7 @@ export class TranscriptionService {
         const options = optionsFor((p.req.provider as { options?: Record<string, unknown> } | null | undefined)?.options, a.provider.slug, a.endpoint.tag);
         const params = { ...p.req, response_format: ask, timestamp_granularities: subtitles ? undefined : p.req.timestamp_granularities };
         const wire = transcriptionWire(a.provider);
-        const built = wire.build(p.req.audio, params, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider), options);
+        const built = wire.build(p.req.audio, params, a.endpoint, a.provider, attemptKey(this.deps, a), options);
         return { ...built.req, dropped: built.dropped, parseError: wire.parseError, parse: wire.parse };
       },
       served: (_id, a, parsed) => {
@@ -142,7 +143,7 @@ export class TranscriptionService {
         u.output_tokens = usage.outputTokens;
         u.total_tokens = input + usage.outputTokens;
         u.cost = cost.cost;
-        u.is_byok = false;
+        u.is_byok = a.byok !== undefined;
         body.usage = u;
         return { body, promptTokens: input, completionTokens: usage.outputTokens, cost: cost.cost, upstreamId: null };
       },

@@ -11,12 +11,12 @@
  * submitted again. (A crash between the provider accepting a job and the database recording it — milliseconds — can
  * submit it twice.)
  */
+import { checkOutboundUrl } from '../core/addresses.js';
 import { createHmac, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { EndpointDef, ModelDef, ProviderDef, VideoCapabilities } from '../core/catalog-types.js';
-import { hostOf, isLoopback, isPrivateAddress } from '../core/addresses.js';
 import { computeCost } from '../core/pricing.js';
 import { budgetRefusal, endpointVerdict, modelAccess, refusal } from '../core/policy.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
@@ -162,22 +162,7 @@ export function unsupported(caps: VideoCapabilities, r: VideoJobRequest): [strin
 
 /** Checks a `callback_url`: https to a public host; a loopback host (http or https) only when the config allows it. */
 export function checkCallbackUrl(raw: string, allowLoopback: boolean): string {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw badRequest('callback_url must be an absolute URL', { field: 'callback_url' });
-  }
-  if (u.username || u.password) throw badRequest('callback_url must not carry credentials', { field: 'callback_url' });
-  const host = hostOf(u);
-  if (isLoopback(host)) {
-    if (!allowLoopback) throw badRequest('callback_url must not point at a loopback address', { field: 'callback_url' });
-    if (u.protocol !== 'https:' && u.protocol !== 'http:') throw badRequest('callback_url must be an http(s) URL', { field: 'callback_url' });
-    return u.toString();
-  }
-  if (u.protocol !== 'https:') throw badRequest('callback_url must use https', { field: 'callback_url' });
-  if (isPrivateAddress(host)) throw badRequest('callback_url must not point at a private address', { field: 'callback_url' });
-  return u.toString();
+  return checkOutboundUrl(raw, allowLoopback, 'callback_url');
 }
 
 /** `X-Gateway-Signature` value: `t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>,<raw body>")>`. */

@@ -214,12 +214,16 @@ export class WorkspaceService {
     return row;
   }
 
+  /** Runs after a workspace was deleted (its files: services/files). */
+  onDelete?: (id: string) => Promise<unknown>;
+
   async delete(idOrSlug: string): Promise<void> {
     const current = await this.get(idOrSlug);
     if (current.is_default) throw forbidden('The default workspace cannot be deleted');
     const deleted = await mapWorkspaceConflict(this.store.deleteWorkspace(current.id));
     this.bus?.publish('workspace', current.id);
     if (!deleted) throw notFound(`Workspace ${idOrSlug} not found`);
+    await this.onDelete?.(current.id);
   }
 }
 

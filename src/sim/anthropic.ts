@@ -13,7 +13,7 @@
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { Endpoint, EndpointContext, JsonReply, Protocol, Reply, SseEvent } from './protocol.js';
-import { applyStop, hash32, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars } from './text.js';
+import { applyStop, hash32, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars, contentPieces } from './text.js';
 
 const DEFAULT_MODEL = 'claude-sim';
 const DEFAULT_COMPLETION_TOKENS = 12;
@@ -246,7 +246,7 @@ function firstStop(text: string, stops: string[]): string | null {
 
 type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use';
 
-interface Generation {
+export interface Generation {
   thinking?: { pieces: string[]; signature: string };
   /** Text pieces (the answer, or a short lead before a tool call). */
   text: string[];
@@ -257,7 +257,7 @@ interface Generation {
   chunks: number;
 }
 
-function generate(ctx: EndpointContext, body: Obj): Generation {
+export function generate(ctx: EndpointContext, body: Obj): Generation {
   const k = ctx.knobs;
   const messages = body.messages as Obj[];
   let budget = body.max_tokens as number;
@@ -287,7 +287,7 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
   } else {
     const oc = isObj(body.output_config) && isObj(body.output_config.format) ? body.output_config.format : undefined;
     let pieces: string[];
-    if (k.content !== undefined) pieces = splitWords(k.content);
+    if (k.content !== undefined) pieces = contentPieces(k.content, k.chunkChars);
     else if (oc?.type === 'json_schema') pieces = splitFixed(JSON.stringify(sampleFromSchema(oc.schema ?? { type: 'object' })));
     else {
       const lead = afterToolResult(body) ? 'Simulated reply using tool result:' : 'Simulated reply to:';
@@ -311,7 +311,7 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
   return gen;
 }
 
-interface Usage {
+export interface Usage {
   input_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
@@ -319,7 +319,7 @@ interface Usage {
   service_tier: 'standard';
 }
 
-function usageOf(ctx: EndpointContext, body: Obj, gen: Generation): Usage {
+export function usageOf(ctx: EndpointContext, body: Obj, gen: Generation): Usage {
   const prompt = promptTokens(body);
   const read = Math.min(ctx.knobs.cachedTokens ?? 0, prompt);
   const write = Math.min(ctx.knobs.cacheWriteTokens ?? 0, prompt - read);
@@ -400,7 +400,7 @@ function streamEvents(id: string, model: string, gen: Generation, usage: Usage):
   return events;
 }
 
-function messages(ctx: EndpointContext): Reply {
+export function messages(ctx: EndpointContext): Reply {
   const err = validate(ctx);
   if (err) return err;
   const body = ctx.body as Obj;

@@ -78,7 +78,7 @@ function inputsOf(input: unknown): Array<string | number[]> | string {
   return "'$.input' is invalid: expected a string, a list of strings, a list of token ids or a list of lists of token ids.";
 }
 
-function embeddings(ctx: EndpointContext): Reply {
+export function embeddings(ctx: EndpointContext): Reply {
   const b = ctx.body;
   if (!isObj(b)) return invalid(ctx, 'We could not parse the JSON body of your request.', null, null);
   if (typeof b.model !== 'string' || b.model === '') return invalid(ctx, "Missing required parameter: 'model'.", 'model', 'missing_required_parameter');

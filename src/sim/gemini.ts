@@ -35,7 +35,7 @@
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { Endpoint, EndpointContext, ErrorInfo, JsonReply, Protocol, Reply, SseEvent } from './protocol.js';
-import { applyStop, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars } from './text.js';
+import { applyStop, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars, contentPieces } from './text.js';
 
 const DEFAULT_MODEL = 'gemini-sim';
 const DEFAULT_COMPLETION_TOKENS = 12;
@@ -290,7 +290,7 @@ function generate(ctx: EndpointContext, body: Obj, contents: Parsed['contents'])
   }
 
   let pieces: string[];
-  if (k.content !== undefined) pieces = splitWords(k.content);
+  if (k.content !== undefined) pieces = contentPieces(k.content, k.chunkChars);
   else if (gc.responseMimeType === 'application/json') {
     const schema = gc.responseJsonSchema ?? gc.responseSchema;
     pieces = schema !== undefined

@@ -33,6 +33,8 @@ export interface Knobs {
   completionTokens?: number;
   /** Fixed reply text instead of generated text. */
   content?: string;
+  /** With `content`: stream it in chunks of this many characters (instead of word by word), e.g. to split a marker. */
+  chunkChars?: number;
   /** Force (true) or forbid (false) a tool call when the request has tools; absent = automatic. */
   toolCall?: boolean;
   /** The tool a call picks when the request has it (default: the one `tool_choice` names, else the first tool). */
@@ -53,6 +55,10 @@ export interface Knobs {
   videoFail?: string;
   /** Video jobs: size in bytes of the generated (fake MP4) video; default 2048. */
   videoBytes?: number;
+  /** API keys (Bearer, `x-api-key`, `x-goog-api-key`, `api-key`) this provider refuses with 401, as a revoked key is. */
+  rejectKeys?: string[];
+  /** Vertex AI's token endpoint (`/token`): lifetime, in seconds, of the access tokens it issues (default 3599). */
+  tokenExpiresIn?: number;
 }
 
 export type KnobName = keyof Knobs;
@@ -76,6 +82,7 @@ const SPEC: { readonly [K in KnobName]-?: Kind } = {
   malformed: 'malformed',
   completionTokens: 'count',
   content: 'string',
+  chunkChars: 'count',
   toolCall: 'bool',
   toolName: 'string',
   cachedTokens: 'count',
@@ -86,6 +93,8 @@ const SPEC: { readonly [K in KnobName]-?: Kind } = {
   videoJobMs: 'ms',
   videoFail: 'string',
   videoBytes: 'count',
+  rejectKeys: 'list',
+  tokenExpiresIn: 'count',
 };
 
 export const KNOB_NAMES = Object.keys(SPEC) as KnobName[];

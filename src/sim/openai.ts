@@ -10,7 +10,7 @@
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { Endpoint, EndpointContext, ErrorInfo, JsonReply, Protocol, Reply, SseEvent } from './protocol.js';
-import { applyStop, partsText, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars } from './text.js';
+import { applyStop, partsText, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars, contentPieces } from './text.js';
 
 /** Reasoning pieces when the request asks for reasoning (see the file comment). */
 const THOUGHT_PIECES = 6;
@@ -246,7 +246,7 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
 
   let pieces: string[];
   const rf = isObj(body.response_format) ? body.response_format : undefined;
-  if (k.content !== undefined) pieces = splitWords(k.content);
+  if (k.content !== undefined) pieces = contentPieces(k.content, k.chunkChars);
   else if (rf?.type === 'json_schema') {
     const js = isObj(rf.json_schema) ? rf.json_schema : {};
     pieces = splitFixed(JSON.stringify(sampleFromSchema(js.schema ?? { type: 'object' })));
@@ -340,7 +340,7 @@ function streamEvents(id: string, created: number, model: string, gen: Generatio
   return events;
 }
 
-function chatCompletions(ctx: EndpointContext): Reply {
+export function chatCompletions(ctx: EndpointContext): Reply {
   const err = validate(ctx);
   if (err) return err;
   const body = ctx.body as Obj;

@@ -21,6 +21,10 @@ export interface EndpointContext {
   knobs: Knobs;
   /** Unique request id within this simulator (base 36), for response ids. */
   rid: string;
+  /** The request body as received (signature checks hash it). */
+  rawBody?: string;
+  /** The request path as received, provider prefix included, without the query string. */
+  fullPath?: string;
 }
 
 /** A complete (non-streamed) response. */
@@ -52,6 +56,11 @@ export interface SseReply {
   kind: 'sse';
   events: SseEvent[];
   headers?: OutgoingHttpHeaders;
+  /**
+   * How an event goes on the wire when it is not SSE text (AWS event-stream messages): with it the reply's own
+   * `content-type` header is sent, and the protocol's `streamError` event is framed the same way.
+   */
+  frame?: (ev: SseEvent) => Uint8Array;
 }
 
 export type Reply = JsonReply | SseReply;

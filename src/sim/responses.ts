@@ -25,7 +25,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { openaiProtocol } from './openai.js';
 import type { Endpoint, EndpointContext, JsonReply, Protocol, Reply, SseEvent } from './protocol.js';
-import { leadingWords, partsText, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars } from './text.js';
+import { leadingWords, partsText, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars, contentPieces } from './text.js';
 
 const DEFAULT_COMPLETION_TOKENS = 12;
 const JSON_HEADERS: OutgoingHttpHeaders = { 'content-type': 'application/json' };
@@ -179,7 +179,7 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
   let pieces: string[];
   const text = isObj(body.text) ? body.text : undefined;
   const format = text && isObj(text.format) ? text.format : undefined;
-  if (k.content !== undefined) pieces = splitWords(k.content);
+  if (k.content !== undefined) pieces = contentPieces(k.content, k.chunkChars);
   else if (format?.type === 'json_schema') pieces = splitFixed(JSON.stringify(sampleFromSchema(format.schema ?? { type: 'object' })));
   else {
     const lead = afterTool ? 'Simulated reply using tool result:' : 'Simulated reply to:';
@@ -316,7 +316,7 @@ function streamEvents(ids: Ids, body: Obj, gen: Generation, usage: Obj): SseEven
   return events;
 }
 
-function createResponse(ctx: EndpointContext): Reply {
+export function createResponse(ctx: EndpointContext): Reply {
   const err = validate(ctx);
   if (err) return err;
   const body = ctx.body as Obj;

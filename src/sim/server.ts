@@ -7,7 +7,7 @@
  *
  * Routes:
  *   POST /v1/chat/completions, GET /v1/models          provider `default`
- *   POST /v1/embeddings (embeddings.ts), /v1/audio/speech (tts.ts), video jobs (video.ts), /v1/images/* (images.ts)
+ *   POST /v1/moderations (moderation.ts), /v1/embeddings (embeddings.ts), /v1/audio/speech (tts.ts), video jobs (video.ts), /v1/images/* (images.ts)
  *   GET  /search?q=…&format=json   a SearXNG search API (search.ts), for the web search server tool
  *   POST /<provider>/v1/chat/completions, GET .../models  provider `<provider>`
  *   POST   /_sim/knobs/<provider>   merge JSON knobs (null removes one)
@@ -20,6 +20,9 @@
  * Fast path: with no delay knobs a request is answered synchronously after its
  * body is read, with one write and no timers.
  */
+import { azureEndpoints } from './azure.js';
+import { bedrockEndpoints } from './bedrock.js';
+import { vertexEndpoints } from './vertex.js';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -28,11 +31,12 @@ import { embeddingEndpoints } from './embeddings.js';
 import { geminiEndpoints } from './gemini.js';
 import { applyPatch, headerKnobs, KnobError, parseKnobs, type KnobPatch, type Knobs } from './knobs.js';
 import { openaiEndpoints, openaiProtocol } from './openai.js';
-import { sseText, type Endpoint, type EndpointContext, type JsonReply, type SseReply } from './protocol.js';
+import { sseText, type Endpoint, type EndpointContext, type JsonReply, type SseEvent, type SseReply } from './protocol.js';
 import { responsesEndpoints } from './responses.js';
 import { isAudioReply, ttsEndpoints, writeAudio } from './tts.js';
 import { parseMultipart, sttEndpoints } from './stt.js';
 import { rerankEndpoints } from './rerank.js';
+import { moderationEndpoints } from './moderation.js';
 import { searchEndpoints } from './search.js';
 import { videoEndpoints } from './video.js';
 import { imageEndpoints } from './images.js';
@@ -101,11 +105,13 @@ export interface Simulator {
 }
 
 /** Endpoints served for every provider (other protocols get appended here). */
-const ENDPOINTS: Endpoint[] = [...openaiEndpoints, ...anthropicEndpoints, ...responsesEndpoints, ...geminiEndpoints];
+const ENDPOINTS: Endpoint[] = [...openaiEndpoints, ...anthropicEndpoints, ...responsesEndpoints, ...geminiEndpoints, ...azureEndpoints, ...bedrockEndpoints, ...vertexEndpoints];
 // Video generation jobs: OpenAI Videos API and Google Veo long-running operations (video.ts).
 ENDPOINTS.push(...videoEndpoints);
 // Embeddings (embeddings.ts), transcriptions (stt.ts), rerank (rerank.ts: /v1/rerank Jina-style, /v2/rerank Cohere).
 ENDPOINTS.push(...embeddingEndpoints, ...sttEndpoints, ...rerankEndpoints);
+// OpenAI's moderation API, for the gateway's moderation plugin (moderation.ts).
+ENDPOINTS.push(...moderationEndpoints);
 // A SearXNG search API for the web search server tool (search.ts).
 ENDPOINTS.push(...searchEndpoints);
 // Text-to-speech (tts.ts): OpenAI /v1/audio/speech and Gemini TTS models, first because the Gemini chat pattern also
@@ -201,7 +207,14 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
   };
 
   const authorized = (h: IncomingHttpHeaders): boolean =>
-    auth === undefined || h.authorization === `Bearer ${auth}` || h['x-api-key'] === auth || h['x-goog-api-key'] === auth;
+    auth === undefined || h.authorization === `Bearer ${auth}` || h['x-api-key'] === auth || h['x-goog-api-key'] === auth || h['api-key'] === auth;
+
+  /** The presented key is one the provider's `rejectKeys` knob refuses. */
+  const revoked = (k: Knobs, h: IncomingHttpHeaders): boolean => {
+    if (!k.rejectKeys || k.rejectKeys.length === 0) return false;
+    const bearer = typeof h.authorization === 'string' ? h.authorization.replace(/^Bearer /, '') : undefined;
+    return [bearer, h['x-api-key'], h['x-goog-api-key'], h['api-key']].some((v) => typeof v === 'string' && k.rejectKeys!.includes(v));
+  };
 
   /** Write a complete JSON reply. */
   function send(res: ServerResponse, reply: JsonReply, ctx: EndpointContext, st?: ReqState, body = reply.body): void {
@@ -214,7 +227,7 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
   }
 
   /** Destroy the connection on purpose (`disconnectAfterChunks`), after `data` (if any) is flushed. */
-  function disconnect(res: ServerResponse, st: ReqState, data?: string): void {
+  function disconnect(res: ServerResponse, st: ReqState, data?: string | Uint8Array): void {
     st.destroyedByUs = true;
     if (data) res.write(data, () => res.destroy());
     else res.destroy();
@@ -283,6 +296,12 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
     if (st.entry) st.entry.status = 200;
     res.writeHead(200, { ...SSE_HEADERS, 'x-request-id': `req_${ctx.rid}`, ...reply.headers });
     if (malformed === 'empty') return void res.end();
+    // SSE text, or the reply's own framing (binary event streams): `buf` holds what is not written yet.
+    const frame = reply.frame;
+    const enc = (ev: SseEvent): string | Uint8Array => (frame ? frame(ev) : sseText(ev));
+    const join = (a: string | Uint8Array, b: string | Uint8Array): string | Uint8Array =>
+      typeof a === 'string' && typeof b === 'string' ? a + b : Buffer.concat([Buffer.from(a), Buffer.from(b)]);
+    const empty = (b: string | Uint8Array) => b.length === 0;
 
     const events = reply.events;
     // Index of the event before which a chunk fault fires: the N-th content event,
@@ -305,26 +324,26 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
     const ttft = ctx.knobs.ttftMs ?? 0;
     const gap = chunkGap(ctx.knobs);
     if (ttft > 0 || gap > 0) res.flushHeaders();
-    let buf = '';
+    let buf: string | Uint8Array = '';
     let sent = 0; // content events written
     let t0 = 0; // time of the first content event (pacing reference, no drift)
     for (let i = 0; i <= events.length; i++) {
       if (i === errorIdx && (disconnectIdx === -1 || errorIdx <= disconnectIdx)) {
-        return void res.end(buf + sseText(ep.protocol.streamError(ctx)));
+        return void res.end(join(buf, enc(ep.protocol.streamError(ctx))));
       }
-      if (i === disconnectIdx) return disconnect(res, st, buf || ': sim\n\n');
+      if (i === disconnectIdx) return disconnect(res, st, empty(buf) ? (frame ? undefined : ': sim\n\n') : buf);
       if (i === events.length) break;
       const ev = events[i];
       // ttft before the first event; then content events every `gap` ms from the first one.
       let wait = i === 0 ? ttft : 0;
       if (ev.content && sent > 0 && gap > 0) wait = t0 + sent * gap - performance.now();
       if (wait >= 1) {
-        if (buf !== '') res.write(buf);
+        if (!empty(buf)) res.write(buf);
         buf = '';
         if (!(await sleep(wait, st))) return;
       }
       if (ev.content && sent++ === 0) t0 = performance.now();
-      buf += i === brokenIdx ? sseText({ ...ev, data: ev.data.slice(0, Math.ceil(ev.data.length / 2)) }) : sseText(ev);
+      buf = join(buf, i === brokenIdx ? enc({ ...ev, data: ev.data.slice(0, Math.ceil(ev.data.length / 2)) }) : enc(ev));
     }
     res.end(buf);
   }
@@ -340,6 +359,9 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
       // Uploads (transcriptions): fields as strings, files as { filename, contentType, data: Buffer }.
       body = parseMultipart(raw, headers['content-type']!);
       badJson = body === null;
+    } else if (text !== undefined && /^application\/x-www-form-urlencoded/i.test(headers['content-type'] ?? '')) {
+      // Form posts (OAuth token endpoints): the endpoint reads `rawBody`.
+      body = undefined;
     } else if (text !== undefined) {
       try {
         body = JSON.parse(text);
@@ -348,7 +370,8 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
       }
     }
     const base = knobsBy.get(provider) ?? EMPTY_KNOBS;
-    const ctx: EndpointContext = { provider, path, query, body, headers, knobs: base, rid };
+    const fullPath = provider === 'default' ? path : `/${provider}${path}`;
+    const ctx: EndpointContext = { provider, path, query, body, headers, knobs: base, rid, rawBody: text, fullPath };
 
     let st: ReqState | undefined;
     if (ep.modelCall) {
@@ -374,7 +397,7 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
       });
     }
 
-    if (!authorized(headers)) {
+    if (!authorized(headers) || revoked(base, headers)) {
       const message = headers.authorization || headers['x-api-key'] ? 'Incorrect API key provided.' : "You didn't provide an API key.";
       return send(res, ep.protocol.error(401, ctx, { message, type: 'invalid_request_error', code: 'invalid_api_key' }), ctx, st);
     }

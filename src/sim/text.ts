@@ -83,6 +83,11 @@ export function splitWords(text: string): string[] {
 }
 
 /** Split a text into pieces of `size` characters (used for JSON output and tool arguments). */
+/** The chunks of a fixed reply (`content` knob): word by word, or `chunkChars` characters each when set. */
+export function contentPieces(content: string, chunkChars: number | undefined): string[] {
+  return chunkChars && chunkChars > 0 ? splitFixed(content, chunkChars) : splitWords(content);
+}
+
 export function splitFixed(text: string, size = 4): string[] {
   const out: string[] = [];
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));

@@ -1,20 +1,26 @@
 /**
- * Analytics (POST /analytics/query, docs/observability.md) answered from the generation records with one grouped,
- * indexed query over the time range. The metric and dimension names are the API's; their SQL lives here.
+ * Analytics (POST /analytics/query, docs/observability.md) answered from the rollups (store/rollups.ts): one grouped
+ * query over the coarsest grain that covers the range exactly, then metrics computed from exact integer sums and
+ * ordered here. The metric and dimension names are the API's.
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Dialect } from './migrations/index.js';
+import { grainFor } from '../core/rollups.js';
+import { bucketExpr, metricValue, sumSelections, sumsOf } from './rollups.js';
 
 export const ANALYTICS_METRICS = {
-  request_count: { label: 'Request Count', format: 'number', rate: false },
-  prompt_tokens: { label: 'Prompt Tokens', format: 'number', rate: false },
-  completion_tokens: { label: 'Completion Tokens', format: 'number', rate: false },
-  reasoning_tokens: { label: 'Reasoning Tokens', format: 'number', rate: false },
-  total_tokens: { label: 'Total Tokens', format: 'number', rate: false },
-  total_cost: { label: 'Total Cost (USD)', format: 'currency', rate: false },
-  error_count: { label: 'Error Count', format: 'number', rate: false },
-  error_rate: { label: 'Error Rate', format: 'percent', rate: true },
-  avg_latency_ms: { label: 'Average Latency', format: 'latency', rate: true },
+  request_count: { label: 'Request Count', format: 'number', rate: false, percentile: false },
+  prompt_tokens: { label: 'Prompt Tokens', format: 'number', rate: false, percentile: false },
+  completion_tokens: { label: 'Completion Tokens', format: 'number', rate: false, percentile: false },
+  reasoning_tokens: { label: 'Reasoning Tokens', format: 'number', rate: false, percentile: false },
+  total_tokens: { label: 'Total Tokens', format: 'number', rate: false, percentile: false },
+  total_cost: { label: 'Total Cost (USD)', format: 'currency', rate: false, percentile: false },
+  error_count: { label: 'Error Count', format: 'number', rate: false, percentile: false },
+  error_rate: { label: 'Error Rate', format: 'percent', rate: true, percentile: false },
+  avg_latency_ms: { label: 'Average Latency', format: 'latency', rate: true, percentile: false },
+  p50_latency_ms: { label: 'Latency p50', format: 'latency', rate: true, percentile: true },
+  p95_latency_ms: { label: 'Latency p95', format: 'latency', rate: true, percentile: true },
+  p99_latency_ms: { label: 'Latency p99', format: 'latency', rate: true, percentile: true },
 } as const;
 export type AnalyticsMetric = keyof typeof ANALYTICS_METRICS;
 
@@ -26,20 +32,21 @@ export const ANALYTICS_DIMENSIONS = {
   workspace_id: { label: 'Workspace', column: 'workspace_id' },
   api_type: { label: 'API', column: 'api_type' },
   finish_reason: { label: 'Finish Reason', column: 'finish_reason' },
+  status: { label: 'HTTP Status', column: 'status' },
 } as const;
 export type AnalyticsDimension = keyof typeof ANALYTICS_DIMENSIONS;
 
-export const ANALYTICS_GRANULARITIES = { minute: 'Minute', hour: 'Hour', day: 'Day' } as const;
+export const ANALYTICS_GRANULARITIES = { minute: 'Minute', hour: 'Hour', day: 'Day', week: 'Week', month: 'Month' } as const;
 export type Granularity = keyof typeof ANALYTICS_GRANULARITIES;
 
-export const ANALYTICS_OPERATORS = { eq: 'scalar', neq: 'scalar', in: 'array', not_in: 'array' } as const;
+export const ANALYTICS_OPERATORS = { eq: 'scalar', neq: 'scalar', in: 'array', not_in: 'array', gt: 'scalar', gte: 'scalar', lt: 'scalar', lte: 'scalar' } as const;
 export type AnalyticsOperator = keyof typeof ANALYTICS_OPERATORS;
 
 export interface AnalyticsFilter {
   field: AnalyticsDimension;
   operator: AnalyticsOperator;
-  /** A string for eq/neq; a list for in/not_in. */
-  value: string | string[];
+  /** A scalar for eq/neq/gt/gte/lt/lte; a list for in/not_in. */
+  value: string | number | Array<string | number>;
 }
 
 export interface AnalyticsQuery {
@@ -55,44 +62,21 @@ export interface AnalyticsQuery {
   limit: number;
 }
 
-const METRIC_SQL: Record<AnalyticsMetric, RawBuilder<unknown>> = {
-  request_count: sql`count(*)`,
-  prompt_tokens: sql`sum(tokens_prompt)`,
-  completion_tokens: sql`sum(tokens_completion)`,
-  reasoning_tokens: sql`sum(native_tokens_reasoning)`,
-  total_tokens: sql`sum(tokens_prompt + tokens_completion)`,
-  total_cost: sql`sum(coalesce(total_cost, 0))`,
-  error_count: sql`sum(case when status >= 400 then 1 else 0 end)`,
-  error_rate: sql`sum(case when status >= 400 then 1.0 else 0.0 end) / count(*)`,
-  avg_latency_ms: sql`avg(latency_ms)`,
-};
-
-/** The start of the record's minute, hour or day (UTC) as an ISO timestamp. */
-function bucket(kind: Dialect, g: Granularity): RawBuilder<string> {
-  if (kind === 'sqlite') {
-    const [len, tail] = g === 'minute' ? [16, ':00.000Z'] : g === 'hour' ? [13, ':00:00.000Z'] : [10, 'T00:00:00.000Z'];
-    return sql<string>`substr(created_at, 1, ${sql.lit(len)}) || ${sql.lit(tail)}`;
-  }
-  return sql<string>`to_char(date_trunc(${sql.lit(g)}, created_at at time zone 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-}
-
 export const dateKey = (g: Granularity) => `date__${g}`;
 
-/** Rows of metric and dimension values (`date__<granularity>` for the time bucket); at most `limit` + 1. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function runAnalytics(db: Kysely<any>, kind: Dialect, q: AnalyticsQuery): Promise<Record<string, string | number | null>[]> {
-  let query = db.selectFrom('generations').where('created_at', '>=', q.start).where('created_at', '<', q.end);
-  for (const f of q.filters) {
-    const col = ANALYTICS_DIMENSIONS[f.field].column;
-    const values = Array.isArray(f.value) ? f.value : [f.value];
-    if (f.operator === 'eq' || f.operator === 'in') query = query.where(col, 'in', values);
-    else query = query.where((eb) => eb.or([eb(col, 'is', null), eb(col, 'not in', values)]));
-  }
+/** Rows of metric and dimension values (`date__<granularity>` for the time bucket), ordered; at most `limit` + 1. */
+export async function runAnalytics(db: Kysely<any>, kind: Dialect, q: AnalyticsQuery): Promise<Record<string, string | number | null>[]> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const startMs = Date.parse(q.start);
+  const endMs = Date.parse(q.end);
+  const grain = grainFor(startMs, endMs, q.granularity) ?? 'minute';
+  let query = db.selectFrom('generation_rollups').where('grain', '=', grain).where('bucket', '>=', q.start).where('bucket', '<', q.end);
+  for (const f of q.filters) query = query.where(filterSql(f));
+  const withHist = q.metrics.some((m) => ANALYTICS_METRICS[m].percentile) || PERCENTILE_METRICS.has(q.orderBy.field);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  let sel: any = query;
+  let sel: any = query.select(sumSelections(withHist) as any);
   const groups: RawBuilder<unknown>[] = [];
   if (q.granularity) {
-    const b = bucket(kind, q.granularity);
+    const b = bucketExpr(kind, q.granularity);
     sel = sel.select(b.as(dateKey(q.granularity)));
     groups.push(b);
   }
@@ -101,17 +85,58 @@ export async function runAnalytics(db: Kysely<any>, kind: Dialect, q: AnalyticsQ
     sel = sel.select(col.as(d));
     groups.push(col);
   }
-  const metrics = new Set<AnalyticsMetric>([...q.metrics, ...(q.orderBy.field === 'request_count' ? ['request_count' as const] : [])]);
-  for (const m of metrics) sel = sel.select(METRIC_SQL[m].as(m));
   if (groups.length) sel = sel.groupBy(groups);
-  const orderKey = q.orderBy.field === 'date' && q.granularity ? dateKey(q.granularity) : q.orderBy.field;
-  sel = sel.orderBy(sql.ref(orderKey), q.orderBy.direction);
-  // A stable order among equal values: the groups themselves.
-  for (const g of groups) sel = sel.orderBy(g);
-  const rows: Record<string, unknown>[] = await sel.limit(q.limit + 1).execute();
-  return rows.map((r) => {
+  const raw: Record<string, unknown>[] = await sel.execute();
+  const rows: Record<string, string | number | null>[] = [];
+  for (const r of raw) {
+    const sums = sumsOf(r, withHist);
+    if (sums.requests === 0) continue; // no records in the range (an ungrouped sum over nothing)
     const out: Record<string, string | number | null> = {};
-    for (const [k, v] of Object.entries(r)) out[k] = k in ANALYTICS_METRICS ? (v === null ? 0 : Number(v)) : (v as string | null);
-    return out;
-  });
+    if (q.granularity) out[dateKey(q.granularity)] = r[dateKey(q.granularity)] as string;
+    for (const d of q.dimensions) out[d] = dimValue(d, r[d]);
+    for (const m of new Set([...q.metrics, 'request_count'])) out[m] = metricValue(m, sums);
+    if (PERCENTILE_METRICS.has(q.orderBy.field)) out[q.orderBy.field] = metricValue(q.orderBy.field, sums);
+    rows.push(out);
+  }
+  const orderKey = q.orderBy.field === 'date' && q.granularity ? dateKey(q.granularity) : q.orderBy.field;
+  const tie = [...(q.granularity ? [dateKey(q.granularity)] : []), ...q.dimensions];
+  const dir = q.orderBy.direction === 'asc' ? 1 : -1;
+  rows.sort((a, b) => dir * compare(a[orderKey], b[orderKey]) || tie.reduce((c, k) => c || compare(a[k], b[k]), 0));
+  return rows.slice(0, q.limit + 1);
+}
+
+const PERCENTILE_METRICS = new Set<string>(Object.entries(ANALYTICS_METRICS).filter(([, m]) => m.percentile).map(([k]) => k));
+
+/** Nulls first, numbers numerically, strings by code point. */
+function compare(a: unknown, b: unknown): number {
+  if (a === b) return 0;
+  if (a === null || a === undefined) return -1;
+  if (b === null || b === undefined) return 1;
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  return String(a) < String(b) ? -1 : 1;
+}
+
+/** A dimension value as the API shows it: none ('' in the rollups) is null; status a number. */
+function dimValue(d: AnalyticsDimension, v: unknown): string | number | null {
+  if (d === 'status') return v === null || v === undefined ? null : Number(v);
+  return v === '' || v === null || v === undefined ? null : String(v);
+}
+
+/**
+ * A filter over the rollups. eq/in: the value is set and listed; neq/not_in: unset or not listed; gt/gte/lt/lte:
+ * set and ordered against the value (numerically for `status`, as text otherwise).
+ */
+function filterSql(f: AnalyticsFilter) {
+  const col = ANALYTICS_DIMENSIONS[f.field].column;
+  const numeric = f.field === 'status';
+  const conv = (v: string | number) => (numeric ? Number(v) : String(v));
+  const values = (Array.isArray(f.value) ? f.value : [f.value]).map(conv);
+  const cmp = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return (eb: any) => {
+    if (f.operator === 'eq' || f.operator === 'in') return numeric ? eb(col, 'in', values) : eb.and([eb(col, '<>', ''), eb(col, 'in', values)]);
+    if (f.operator === 'neq' || f.operator === 'not_in') return eb(col, 'not in', values);
+    const op = cmp[f.operator];
+    return numeric ? eb(col, op, values[0]) : eb.and([eb(col, '<>', ''), eb(col, op, values[0])]);
+  };
 }

@@ -14,6 +14,11 @@ import { runMigrations, type MigrateMode } from './migrate.js';
 import { selectGenerationPage, type GenerationLogQuery } from './generation-log.js';
 import { runAnalytics, type AnalyticsQuery } from './analytics.js';
 import { insertFeedback, selectFeedback, type GenerationFeedbackRow } from './feedback.js';
+import { insertByok, nextByokSortOrder, selectActiveByok, selectByok, updateByok, type ByokCredentialPatch, type ByokCredentialRow } from './byok.js';
+import { deleteFileRow, insertFile, selectFile, selectFiles, selectParse, upsertParse, workspaceFileBytes, type FileParseRow, type FileRow } from './files.js';
+import { addRollups, rollupActivity } from './rollups.js';
+import { addDestinationStats, insertDestination, selectDestination, selectDestinations, updateDestinationRow, type DestinationRow, type DestinationStats } from './destinations.js';
+import { deleteContentBefore, insertContent, selectContent, selectContentIds, type GenerationContentRow } from './generation-content.js';
 import {
   ConflictError,
   type ActivityRow,
@@ -72,7 +77,7 @@ const BOOL_COLUMNS = new Set([
   'enable_free_model_training',
   'enable_paid_model_training',
 ]);
-const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'model_aliases']);
+const JSON_COLUMNS = new Set(['io_logging_api_key_ids', 'config', 'attempts', 'pipeline', 'error', 'allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'model_aliases']);
 // Video jobs (docs/videos.md): `error` is shared with generations (a JSON value: here a string).
 for (const c of ['request_body', 'content_refs']) JSON_COLUMNS.add(c);
 // Guardrail content filters (docs/guardrails.md).
@@ -123,6 +128,7 @@ const GENERATION_COLUMNS = [
   'native_tokens_cached', 'native_tokens_cache_write', 'total_cost', 'upstream_inference_cost', 'is_byok', 'latency_ms', 'ttft_ms',
   'generation_time_ms', 'attempts', 'error', 'preset_id', 'session_id', 'created_at',
   'total_cost_nano', 'upstream_inference_cost_nano',
+  'pipeline',
 ] as const;
 /**
  * USD columns (rows carry USD numbers), each with its exact twin `<column>_nano` in integer nano-dollars
@@ -489,6 +495,7 @@ export class SqlStore implements Store {
     if (thread && values) {
       try {
         await (await thread).write(values, merged);
+        await this.rollupsAfter(rows);
         return;
       } catch (err) {
         if (!(err instanceof WriterGone)) throw err;
@@ -499,19 +506,40 @@ export class SqlStore implements Store {
     if (writer && values) {
       // Holding Kysely's connection guarantees no Kysely transaction is open while the prepared batch runs.
       await this.db.connection().execute(async () => writer(values, merged));
+      await this.rollupsAfter(rows);
       return;
     }
     await this.db.transaction().execute(async (trx) => {
       // Batches of 50 rows keep each statement well under the databases' parameter limits.
+      const inserted = new Set<string>();
       for (let i = 0; i < rows.length; i += 50) {
-        await trx
+        const ids = await trx
           .insertInto('generations')
           .values(rows.slice(i, i + 50).map((r) => this.enc({ ...r })))
           .onConflict((oc) => oc.column('id').doNothing())
+          .returning('id')
           .execute();
+        for (const r of ids) inserted.add(r.id as string);
       }
       await this.addNanoUsageIn(trx, merged);
+      // The analytics rollups, in the same transaction as the records (of the rows actually inserted: a batch sent
+      // again after an unclear commit adds nothing twice).
+      await addRollups(trx, this.kind, inserted.size === rows.length ? rows : rows.filter((r) => inserted.has(r.id)));
     });
+  }
+
+  /** SQLite's prepared batch paths: records written, rows whose rollups could not be added yet (retried next batch). */
+  private rollupBacklog: GenerationRow[] = [];
+
+  /** Adds the rollups of records the SQLite writer just wrote; a failure keeps them for the next batch (never throws). */
+  private async rollupsAfter(rows: GenerationRow[]): Promise<void> {
+    const all = this.rollupBacklog.length > 0 ? this.rollupBacklog.concat(rows) : rows;
+    try {
+      await this.db.transaction().execute((trx) => addRollups(trx, this.kind, all));
+      this.rollupBacklog = [];
+    } catch {
+      this.rollupBacklog = all.slice(-100_000);
+    }
   }
 
   async deadLetterGenerations(entries: DeadLetter[], usage: KeyUsageDelta[]): Promise<void> {
@@ -543,6 +571,56 @@ export class SqlStore implements Store {
     return this.decAll<GenerationRow>(await selectGenerationPage(this.db, q));
   }
 
+  /** BYOK credentials (store/byok.ts). */
+  async insertByokCredential(row: ByokCredentialRow): Promise<void> {
+    await insertByok(this.db, this.kind, row);
+  }
+
+  listActiveByokCredentials(): Promise<ByokCredentialRow[]> {
+    return selectActiveByok(this.db);
+  }
+
+  getByokCredential(id: string): Promise<ByokCredentialRow | null> {
+    return selectByok(this.db, id);
+  }
+
+  updateByokCredential(id: string, patch: ByokCredentialPatch): Promise<boolean> {
+    return updateByok(this.db, this.kind, id, patch);
+  }
+
+  nextByokSortOrder(provider: string, workspaceId: string | null): Promise<number> {
+    return nextByokSortOrder(this.db, provider, workspaceId);
+  }
+
+  /** Files (store/files.ts). */
+  insertFile(row: FileRow): Promise<void> {
+    return insertFile(this.db, row);
+  }
+
+  getFile(workspace_id: string, id: string): Promise<FileRow | null> {
+    return selectFile(this.db, workspace_id, id);
+  }
+
+  listFiles(workspace_id: string, after: string | null, limit: number): Promise<FileRow[]> {
+    return selectFiles(this.db, workspace_id, after, limit);
+  }
+
+  workspaceFileBytes(workspace_id: string): Promise<number> {
+    return workspaceFileBytes(this.db, workspace_id);
+  }
+
+  deleteFile(workspace_id: string, id: string): Promise<boolean> {
+    return deleteFileRow(this.db, workspace_id, id);
+  }
+
+  getFileParse(sha256: string, engine: string): Promise<FileParseRow | null> {
+    return selectParse(this.db, sha256, engine);
+  }
+
+  putFileParse(row: FileParseRow): Promise<void> {
+    return upsertParse(this.db, row);
+  }
+
   /** Feedback on generations (store/feedback.ts). */
   async addGenerationFeedback(row: GenerationFeedbackRow): Promise<void> {
     await insertFeedback(this.db, row);
@@ -550,6 +628,44 @@ export class SqlStore implements Store {
 
   async listGenerationFeedback(generationId: string): Promise<GenerationFeedbackRow[]> {
     return selectFeedback(this.db, generationId);
+  }
+
+  /** Logged content (store/generation-content.ts). */
+  async recordGenerationContent(rows: GenerationContentRow[]): Promise<void> {
+    if (rows.length > 0) await insertContent(this.db, rows);
+  }
+
+  async getGenerationContent(id: string): Promise<GenerationContentRow | null> {
+    return selectContent(this.db, id);
+  }
+
+  async generationContentIds(ids: string[]): Promise<Set<string>> {
+    return selectContentIds(this.db, ids);
+  }
+
+  async deleteGenerationContentBefore(before: string, limit: number): Promise<number> {
+    return deleteContentBefore(this.db, before, limit);
+  }
+
+  /** Broadcast destinations (store/destinations.ts). */
+  async insertDestination(row: DestinationRow): Promise<void> {
+    await insertDestination(this.db, this.kind, row);
+  }
+
+  async getDestination(id: string): Promise<DestinationRow | null> {
+    return selectDestination(this.db, id);
+  }
+
+  async listDestinations(workspaceId: string | null): Promise<DestinationRow[]> {
+    return selectDestinations(this.db, workspaceId);
+  }
+
+  async updateDestination(id: string, patch: Partial<DestinationRow>): Promise<DestinationRow | null> {
+    return updateDestinationRow(this.db, this.kind, id, patch);
+  }
+
+  async addDestinationStats(id: string, stats: DestinationStats): Promise<void> {
+    await addDestinationStats(this.db, id, stats);
   }
 
   /** Analytics over the generation records (store/analytics.ts). */
@@ -855,50 +971,9 @@ export class SqlStore implements Store {
     };
   }
 
+  /** GET /activity, from the day rollups (store/rollups.ts). */
   async activity(q: { from: string; to: string; keyHashes: string[] | null; workspaceId: string | null; byWorkspace: boolean }): Promise<ActivityRow[]> {
-    if (q.keyHashes && q.keyHashes.length === 0) return [];
-    const day = this.kind === 'sqlite' ? sql<string>`substr(created_at, 1, 10)` : sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
-    const byok = this.bool(true);
-    let query = this.db
-      .selectFrom('generations')
-      .select([
-        day.as('date'),
-        'model',
-        'provider_name',
-        'endpoint_tag',
-        sql<number>`sum(case when is_byok = ${byok} then 0 else coalesce(${this.nanoOf('total_cost')}, 0) end)`.as('usage'),
-        sql<number>`sum(case when is_byok = ${byok} then coalesce(${this.nanoOf('upstream_inference_cost')}, 0) else 0 end)`.as('byok_usage_inference'),
-        sql<number>`count(*)`.as('requests'),
-        sql<number>`sum(tokens_prompt)`.as('prompt_tokens'),
-        sql<number>`sum(tokens_completion)`.as('completion_tokens'),
-        sql<number>`sum(native_tokens_reasoning)`.as('reasoning_tokens'),
-      ])
-      .where('created_at', '>=', q.from)
-      .where('created_at', '<', q.to)
-      .where('model', 'is not', null)
-      .where('provider_name', 'is not', null)
-      .where((eb) => eb.or([eb('status', '=', 200), eb(this.nanoOf('total_cost'), '>', 0)]));
-    if (q.keyHashes) query = query.where('key_hash', 'in', q.keyHashes);
-    if (q.workspaceId) query = query.where('workspace_id', '=', q.workspaceId);
-    let grouped = query.groupBy([day, 'model', 'provider_name', 'endpoint_tag']);
-    if (q.byWorkspace) grouped = grouped.select('workspace_id').groupBy('workspace_id');
-    const rows = await grouped.orderBy(day).orderBy('model').orderBy('provider_name').orderBy('endpoint_tag').execute();
-    return rows.map((r) => {
-      const out: ActivityRow = {
-        date: r.date as string,
-        model: r.model as string,
-        provider_name: r.provider_name as string,
-        endpoint_tag: (r.endpoint_tag as string | null) ?? '',
-        usage: nanoToUsd(Number(r.usage)),
-        byok_usage_inference: nanoToUsd(Number(r.byok_usage_inference)),
-        requests: Number(r.requests),
-        prompt_tokens: Number(r.prompt_tokens),
-        completion_tokens: Number(r.completion_tokens),
-        reasoning_tokens: Number(r.reasoning_tokens),
-      };
-      if (q.byWorkspace) out.workspace_id = (r as unknown as { workspace_id: string }).workspace_id;
-      return out;
-    });
+    return rollupActivity(this.db, this.kind, q);
   }
 
   async listKeyHashes(q: { creator_user_id?: string; workspace_id?: string }): Promise<string[]> {

@@ -14,10 +14,27 @@ function prng(seed: number) {
   };
 }
 const HOUR = 3600_000;
-const METRICS = ['request_count', 'prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'total_tokens', 'total_cost', 'error_count', 'error_rate', 'avg_latency_ms'];
-const DIMS: Record<string, keyof GenerationRow> = { model: 'model', provider: 'provider_name', api_key_id: 'key_hash', workspace_id: 'workspace_id', api_type: 'api_type', finish_reason: 'finish_reason' };
+const SUM_METRICS = ['request_count', 'prompt_tokens', 'completion_tokens', 'reasoning_tokens', 'total_tokens', 'total_cost', 'error_count', 'error_rate', 'avg_latency_ms'];
+const PCT: Record<string, number> = { p50_latency_ms: 0.5, p95_latency_ms: 0.95, p99_latency_ms: 0.99 };
+const METRICS = [...SUM_METRICS, ...Object.keys(PCT)];
+const DIMS: Record<string, keyof GenerationRow> = { model: 'model', provider: 'provider_name', api_key_id: 'key_hash', workspace_id: 'workspace_id', api_type: 'api_type', finish_reason: 'finish_reason', status: 'status' };
 const CUT: Record<string, number> = { minute: 16, hour: 13, day: 10 };
 const TAIL: Record<string, string> = { minute: ':00.000Z', hour: ':00:00.000Z', day: 'T00:00:00.000Z' };
+/** The record's time bucket: minute/hour/day cut from the ISO time; week from Monday; month from the 1st (UTC). */
+function bucketOf(iso: string, g: string): string {
+  if (g === 'month') return `${iso.slice(0, 7)}-01T00:00:00.000Z`;
+  if (g === 'week') {
+    const d = new Date(`${iso.slice(0, 10)}T00:00:00.000Z`);
+    d.setUTCDate(d.getUTCDate() - ((d.getUTCDay() + 6) % 7));
+    return d.toISOString();
+  }
+  return iso.slice(0, CUT[g]) + TAIL[g];
+}
+/** Nearest-rank quantile of the raw latencies. */
+function quantile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.max(1, Math.ceil(p * s.length)) - 1]!;
+}
 
 describe.each(BACKENDS)('analytics (%s)', (backend) => {
   let t: TestGateway;
@@ -48,25 +65,31 @@ describe.each(BACKENDS)('analytics (%s)', (backend) => {
 
   /** The answer, computed from the raw records. */
   function expected(q: any): Map<string, Record<string, number>> {
-    const out = new Map<string, { n: number; sums: Record<string, number> }>();
+    const out = new Map<string, { n: number; sums: Record<string, number>; lats: number[] }>();
     const s = q.time_range.start, e = q.time_range.end;
     for (const r of rows) {
       if (r.created_at < s || r.created_at >= e) continue;
       const ok = (q.filters ?? []).every((f: any) => {
-        const v = r[DIMS[f.field]!] as string | null;
+        const v = r[DIMS[f.field]!] as string | number | null;
         const vals = Array.isArray(f.value) ? f.value : [f.value];
+        if (f.operator === 'gt') return v !== null && v > f.value;
+        if (f.operator === 'gte') return v !== null && v >= f.value;
+        if (f.operator === 'lt') return v !== null && v < f.value;
+        if (f.operator === 'lte') return v !== null && v <= f.value;
         return f.operator === 'eq' || f.operator === 'in' ? v !== null && vals.includes(v) : v === null || !vals.includes(v);
       });
       if (!ok) continue;
-      const key = JSON.stringify([q.granularity ? r.created_at.slice(0, CUT[q.granularity]) + TAIL[q.granularity] : null, ...(q.dimensions ?? []).map((d: string) => r[DIMS[d]!] ?? null)]);
-      const g = out.get(key) ?? { n: 0, sums: { p: 0, c: 0, rs: 0, cost: 0, err: 0, lat: 0 } };
+      const key = JSON.stringify([q.granularity ? bucketOf(r.created_at, q.granularity) : null, ...(q.dimensions ?? []).map((d: string) => r[DIMS[d]!] ?? null)]);
+      const g = out.get(key) ?? { n: 0, sums: { p: 0, c: 0, rs: 0, cost: 0, err: 0, lat: 0 }, lats: [] as number[] };
       g.n++;
+      g.lats.push(r.latency_ms);
       g.sums.p! += r.tokens_prompt; g.sums.c! += r.tokens_completion; g.sums.rs! += r.native_tokens_reasoning; g.sums.cost! += r.total_cost ?? 0; g.sums.err! += r.status >= 400 ? 1 : 0; g.sums.lat! += r.latency_ms;
       out.set(key, g);
     }
     const res = new Map<string, Record<string, number>>();
-    for (const [k, { n, sums }] of out) {
-      const all: Record<string, number> = { request_count: n, prompt_tokens: sums.p!, completion_tokens: sums.c!, reasoning_tokens: sums.rs!, total_tokens: sums.p! + sums.c!, total_cost: sums.cost!, error_count: sums.err!, error_rate: sums.err! / n, avg_latency_ms: sums.lat! / n };
+    for (const [k, { n, sums, lats }] of out) {
+      const all: Record<string, number> = {
+        ...Object.fromEntries(Object.entries(PCT).map(([m, p]) => [m, quantile(lats, p)])), request_count: n, prompt_tokens: sums.p!, completion_tokens: sums.c!, reasoning_tokens: sums.rs!, total_tokens: sums.p! + sums.c!, total_cost: sums.cost!, error_count: sums.err!, error_rate: sums.err! / n, avg_latency_ms: sums.lat! / n };
       res.set(k, Object.fromEntries(q.metrics.map((m: string) => [m, all[m]])));
     }
     return res;
@@ -76,21 +99,21 @@ describe.each(BACKENDS)('analytics (%s)', (backend) => {
     const metrics = METRICS.filter(() => rnd() < 0.4);
     if (metrics.length === 0) metrics.push(pick(METRICS));
     const dimensions = Object.keys(DIMS).filter(() => rnd() < 0.25).slice(0, 2);
-    const granularity = pick([undefined, 'minute', 'hour', 'day']);
+    const granularity = pick([undefined, 'minute', 'hour', 'day', 'week', 'month']);
     const filters = rnd() < 0.6 ? [(() => {
       const field = pick(Object.keys(DIMS).filter((d) => d !== 'api_key_id' && d !== 'workspace_id'));
       const values = [...new Set(rows.map((r) => r[DIMS[field]!]).filter((v) => v !== null))] as string[];
-      const operator = pick(['eq', 'neq', 'in', 'not_in']);
-      return { field, operator, value: operator === 'eq' || operator === 'neq' ? pick(values) : values.filter(() => rnd() < 0.5).concat(values[0]!) };
+      const operator = pick(['eq', 'neq', 'in', 'not_in', 'gt', 'gte', 'lt', 'lte']);
+      return { field, operator, value: ['in', 'not_in'].includes(operator) ? values.filter(() => rnd() < 0.5).concat(values[0]!) : pick(values) };
     })()] : [];
     const a = start + Math.floor(rnd() * 48) * HOUR + Math.floor(rnd() * 60) * 60_000;
     const b = a + (1 + Math.floor(rnd() * 40)) * HOUR;
     return { metrics, dimensions, ...(granularity ? { granularity } : {}), filters, time_range: { start: new Date(a).toISOString(), end: new Date(b).toISOString() }, limit: 10000 };
   }
 
-  it('answers 40 random queries with the sums of the raw records', async () => {
+  it('answers 80 random queries with the sums of the raw records (percentiles within a histogram bin)', async () => {
     let compared = 0;
-    for (let i = 0; i < 40; i++) {
+    for (let i = 0; i < 80; i++) {
       const q = randomQuery();
       const res = await t.call('POST', '/analytics/query', { body: q });
       expectStatus(res, 200);
@@ -101,7 +124,14 @@ describe.each(BACKENDS)('analytics (%s)', (backend) => {
         got.set(key, Object.fromEntries(q.metrics.map((m) => [m, r[m]])));
       }
       expect([...got.keys()].sort(), JSON.stringify(q)).toEqual([...want.keys()].sort());
-      for (const [k, w] of want) for (const m of q.metrics) expect(got.get(k)![m], `${JSON.stringify(q)} ${k} ${m}`).toBeCloseTo(w[m]!, 6);
+      for (const [k, w] of want) {
+        for (const m of q.metrics) {
+          const g = got.get(k)![m]!;
+          // Sums exact; percentiles from the bounded histogram: within one bin (a factor 1.3) of the exact value.
+          if (m in PCT) expect(g >= w[m]! / 1.3 - 1 && g <= w[m]! * 1.3 + 1, `${JSON.stringify(q)} ${k} ${m}: ${g} vs ${w[m]}`).toBe(true);
+          else expect(g, `${JSON.stringify(q)} ${k} ${m}`).toBeCloseTo(w[m]!, 6);
+        }
+      }
       expect(res.body.data.metadata).toMatchObject({ row_count: want.size, truncated: false });
       compared += want.size;
     }
@@ -128,7 +158,8 @@ describe.each(BACKENDS)('analytics (%s)', (backend) => {
     expectStatus(meta, 200);
     expect(meta.body.data.metrics.map((m: any) => m.name)).toEqual(METRICS);
     expect(meta.body.data.dimensions.map((d: any) => d.name)).toEqual(Object.keys(DIMS));
-    expect(meta.body.data.granularities.map((g: any) => g.name)).toEqual(['minute', 'hour', 'day']);
+    expect(meta.body.data.granularities.map((g: any) => g.name)).toEqual(['minute', 'hour', 'day', 'week', 'month']);
+    expect(meta.body.data.operators).toContainEqual({ name: 'gte', value_type: 'scalar' });
     expect(meta.body.data.operators).toContainEqual({ name: 'in', value_type: 'array' });
     const bad: Array<[unknown, string]> = [
       [{}, 'metrics'],
@@ -136,7 +167,8 @@ describe.each(BACKENDS)('analytics (%s)', (backend) => {
       [{ metrics: ['vibes'] }, 'metrics'],
       [{ metrics: ['request_count'], dimensions: ['colour'] }, 'dimensions'],
       [{ metrics: ['request_count'], dimensions: ['model', 'provider', 'api_type'] }, 'dimensions'],
-      [{ metrics: ['request_count'], granularity: 'week' }, 'granularity'],
+      [{ metrics: ['request_count'], granularity: 'fortnight' }, 'granularity'],
+      [{ metrics: ['request_count'], filters: [{ field: 'status', operator: 'gt', value: ['400'] }] }, 'filters[0].value'],
       [{ metrics: ['request_count'], filters: [{ field: 'model', operator: 'like', value: 'x' }] }, 'operator'],
       [{ metrics: ['request_count'], filters: [{ field: 'model', operator: 'in', value: 'x' }] }, 'filters[0].value'],
       [{ metrics: ['request_count'], filters: [{ field: 'model', operator: 'eq', value: ['x'] }] }, 'filters[0].value'],

@@ -47,7 +47,7 @@ describe('shipped catalog files', () => {
 describe('catalog sections of the config file', () => {
   it('reports every mistake of every entry with its path and the rule it breaks', () => {
     const p = problems({
-      providers: [{ slug: 'Bad Slug', protocol: 'grpc', base_url: 'ftp://x', timeouts: { connect_ms: -1 }, headers: { a: 1 } }, { ...provider, data_policy: { zdr: 'yes' } }],
+      providers: [{ slug: 'Bad Slug', protocol: 'grpc', base_url: 'ftp://x', timeouts: { connect_ms: -1 }, headers: { a: 1 } }, { ...provider, data_policy: { zdr: 'yes' }, max_connections: 0, http2: 'yes' }],
       models: [{ id: 'no-slash' }, { ...model, context_length: 'big', reasoning: { mandatory: 'no' }, aliases: ['has space'] }],
       endpoints: [
         { model: 'acme/chat-1', provider: 'local', pricing: { prompt: '-1', completion: 1e-7 }, max_completion_tokens: 0, supported_parameters: 'all' },
@@ -57,11 +57,13 @@ describe('catalog sections of the config file', () => {
     expect(p).toEqual(
       expect.arrayContaining([
         'providers[0].slug must be a lowercase slug',
-        'providers[0].protocol must be one of openai, anthropic, google, openai-responses',
+        'providers[0].protocol must be one of openai, anthropic, google, openai-responses, azure-openai, azure-openai-responses, bedrock, vertex, vertex-anthropic',
         'providers[0].base_url must be an http(s) URL',
         'providers[0].timeouts.connect_ms must be a positive integer (milliseconds)',
         'providers[0].headers must map header names to strings',
         'providers[1].data_policy.zdr must be true or false',
+        'providers[1].max_connections must be an integer from 1 to 1000000 (connections to the provider at once)',
+        'providers[1].http2 must be true or false',
         'models[0].id must look like author/slug',
         'models[1].context_length must be a non-negative integer (tokens)',
         'models[1].reasoning.mandatory must be true or false',
@@ -75,14 +77,14 @@ describe('catalog sections of the config file', () => {
       ]),
     );
     expect(p.some((x) => x.startsWith('endpoints[1].pricing.bananas is not a known field; known: prompt, completion,'))).toBe(true);
-    expect(p).toHaveLength(17);
+    expect(p).toHaveLength(19);
   });
 
   it('names unknown fields (a typo is an error, not a silently ignored key) and sections that are not lists', () => {
     expect(problems({ providers: [{ ...provider, base_ulr: 'http://x' }] })).toEqual([expect.stringMatching(/^providers\[0\]\.base_ulr is not a known field; known: slug, name, protocol, base_url, /)]);
     expect(problems({ models: { id: 'a/b' } })).toEqual(['models must be a list of mappings']);
     expect(problems({ endpoints: ['x'] })).toEqual(['endpoints must be a list of mappings']);
-    expect(problems({ providers: [{ slug: 'new' }] })).toEqual(['providers[0].protocol must be one of openai, anthropic, google, openai-responses', 'providers[0].base_url must be an http(s) URL']);
+    expect(problems({ providers: [{ slug: 'new' }] })).toEqual(['providers[0].protocol must be one of openai, anthropic, google, openai-responses, azure-openai, azure-openai-responses, bedrock, vertex, vertex-anthropic', 'providers[0].base_url must be an http(s) URL']);
   });
 
   it('accepts a plain number where it prints as a plain decimal, and keeps it as a string', () => {

@@ -256,3 +256,32 @@ describe('loadConfig: config file (GATEWAY_CONFIG)', () => {
     expect(loadConfig({ GATEWAY_CONFIG: file('yaml', '') }).port).toBe(8080);
   });
 });
+
+describe('workers and upstream connections', () => {
+  const shared = { GATEWAY_DATABASE_URL: 'postgres://u@db:5432/gw', GATEWAY_REDIS_URL: 'redis://r:6379' };
+
+  it('GATEWAY_WORKERS defaults to the number of cores with PostgreSQL and Redis, else 1', async () => {
+    const { availableParallelism } = await import('node:os');
+    expect(loadConfig({}).workers).toBe(1);
+    expect(loadConfig({ GATEWAY_REDIS_URL: 'redis://r:6379' }).workers).toBe(1);
+    expect(loadConfig({ GATEWAY_DATABASE_URL: 'postgres://u@db:5432/gw' }).workers).toBe(1);
+    expect(loadConfig(shared).workers).toBe(availableParallelism());
+    expect(loadConfig({ ...shared, GATEWAY_WORKERS: 'auto' }).workers).toBe(availableParallelism());
+    expect(loadConfig({ ...shared, GATEWAY_WORKERS: '3' }).workers).toBe(3);
+    expect(loadConfig({ GATEWAY_WORKERS: '1' }).workers).toBe(1);
+  });
+
+  it('more than one worker without PostgreSQL and Redis stops the start, saying what is missing', () => {
+    const [p] = problems({ GATEWAY_WORKERS: '2', GATEWAY_REDIS_URL: 'redis://r:6379' });
+    expect(p).toMatch(/^GATEWAY_WORKERS=2 needs a shared store: GATEWAY_REDIS_URL and a postgres:\/\/ GATEWAY_DATABASE_URL/);
+    expect(problems({ GATEWAY_WORKERS: '4' })[0]).toMatch(/^GATEWAY_WORKERS=4 needs a shared store/);
+    expect(problems({ GATEWAY_WORKERS: '0' })[0]).toMatch(/^GATEWAY_WORKERS must be an integer from 1 to 1024/);
+  });
+
+  it('GATEWAY_UPSTREAM_CONNECTIONS and GATEWAY_UPSTREAM_HTTP2, from the environment or the file', () => {
+    expect(loadConfig({}).upstream).toEqual({ connections: 16_384, http2: false });
+    expect(loadConfig({ GATEWAY_UPSTREAM_CONNECTIONS: '500', GATEWAY_UPSTREAM_HTTP2: 'true' }).upstream).toEqual({ connections: 500, http2: true });
+    expect(loadConfig({ GATEWAY_CONFIG: file('yaml', 'upstream_connections: 64\nworkers: 1\n') }).upstream.connections).toBe(64);
+    expect(problems({ GATEWAY_UPSTREAM_CONNECTIONS: '0' })[0]).toMatch(/^GATEWAY_UPSTREAM_CONNECTIONS must be an integer from 1 to 1000000/);
+  });
+});

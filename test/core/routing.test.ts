@@ -718,3 +718,41 @@ describe('provider preference helpers', () => {
     expect(validateProviderPreferences({ data_collection: 'maybe', zdr: 'yes' })).toHaveLength(2);
   });
 });
+
+// ---------------------------------------------------------------------------
+// BYOK (stage 8, core/routing/byok.ts; docs/byok.md)
+// ---------------------------------------------------------------------------
+
+describe('BYOK credentials', () => {
+  type Cred = { id: string; provider: string; isFallback?: boolean; alwaysUse?: boolean; models?: string[] };
+  const byok = (creds: Cred[]) => ({
+    has: (p: ProviderDef) => creds.some((c) => c.provider === p.slug),
+    credentials: (p: ProviderDef, m: string) =>
+      creds.filter((c) => c.provider === p.slug && (!c.models || c.models.includes(m))).map((c) => ({ id: c.id, provider: c.provider, isFallback: c.isFallback ?? false, alwaysUse: c.alwaysUse ?? false })),
+  });
+  const labels = (p: RoutePlan) => p.attempts.map((a) => (a.byok ? `${a.endpoint.tag}@${a.byok.id}` : a.endpoint.tag));
+
+  it('prioritized credentials first (plan order, then their order), the shared endpoints, then fallback credentials', () => {
+    const p = route({ provider: { only: ['openai', 'azure'] }, byok: byok([{ id: 'az1', provider: 'azure' }, { id: 'oa-fb', provider: 'openai', isFallback: true }, { id: 'az2', provider: 'azure' }]) });
+    expect(labels(p)).toEqual(['azure@az1', 'azure@az2', 'openai', 'azure', 'openai@oa-fb']);
+  });
+
+  it('always_use drops the shared endpoint of that provider only', () => {
+    const p = route({ provider: { only: ['openai', 'azure'] }, byok: byok([{ id: 'az', provider: 'azure', alwaysUse: true }]) });
+    expect(labels(p)).toEqual(['azure@az', 'openai']);
+  });
+
+  it("a credential makes a provider without the operator's key available, for its allowed models only", () => {
+    const p = route({ models: [LLAMA], provider: { only: ['nokey'] }, byok: byok([{ id: 'mine', provider: 'nokey' }]) });
+    expect(labels(p)).toEqual(['nokey@mine']);
+    expect(route({ models: [LLAMA], provider: { only: ['nokey'] } }).error).toMatchObject({ status: 404 });
+    const other = route({ models: [LLAMA], provider: { only: ['nokey'] }, byok: byok([{ id: 'mine', provider: 'nokey', models: [GPT] }]) });
+    expect(other.attempts).toEqual([]);
+    expect(other.error).toMatchObject({ status: 404 });
+  });
+
+  it('data-policy filters run first: a credential never brings back an excluded endpoint', () => {
+    const p = route({ provider: { zdr: true }, byok: byok([{ id: 'oa', provider: 'openai' }, { id: 'az', provider: 'azure' }]) });
+    expect(labels(p)).toEqual(['azure@az', 'azure']);
+  });
+});

@@ -17,24 +17,50 @@ import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { ResponseStream } from 'openai/lib/responses/ResponseStream';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
+import { generateKeyPairSync } from 'node:crypto';
+import { trustServiceAccount } from '../../src/sim/index.js';
 import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
 import { geminiFinish } from './gemini-client.js';
 
 export type Json = Record<string, any>;
 export type Api = 'chat' | 'responses' | 'messages' | 'gemini';
-export type Upstream = 'openai' | 'anthropic' | 'google' | 'openai-responses';
+/** The text (SSE or JSON) upstream wire formats. */
+export type TextWire = 'openai' | 'anthropic' | 'google' | 'openai-responses';
+/** Every upstream wire format (what the answers and requests look like): Bedrock's Converse is binary when streamed. */
+export type Wire = TextWire | 'bedrock';
+/** The upstream protocols: every wire, and the clouds that speak one of them on their own URLs and auth. */
+export type Upstream = Wire | 'azure-openai' | 'azure-openai-responses' | 'vertex' | 'vertex-anthropic';
 export const APIS: Api[] = ['chat', 'responses', 'messages', 'gemini'];
-export const UPSTREAMS: Upstream[] = ['openai', 'anthropic', 'google', 'openai-responses'];
+export const WIRES: TextWire[] = ['openai', 'anthropic', 'google', 'openai-responses'];
+export const UPSTREAMS: Upstream[] = [...WIRES, 'azure-openai', 'azure-openai-responses', 'bedrock', 'vertex', 'vertex-anthropic'];
+
+/** The service account of the Vertex AI upstreams: its key file (the provider key), trusted by the simulator. */
+const VERTEX_KEYS = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const VERTEX_EMAIL = 'fidelity@sim-project.iam.gserviceaccount.com';
+trustServiceAccount(VERTEX_EMAIL, VERTEX_KEYS.publicKey.export({ type: 'spki', format: 'pem' }) as string);
+const VERTEX_SA = JSON.stringify({ type: 'service_account', project_id: 'sim-project', client_email: VERTEX_EMAIL, private_key_id: 'k1', private_key: VERTEX_KEYS.privateKey.export({ type: 'pkcs8', format: 'pem' }) });
+/** The wire format a protocol speaks. */
+export function wireOf(up: Upstream): Wire {
+  return up === 'azure-openai' ? 'openai' : up === 'azure-openai-responses' ? 'openai-responses' : up === 'vertex' ? 'google' : up === 'vertex-anthropic' ? 'anthropic' : up;
+}
 
 /** Prices (USD per token) of the fidelity endpoints: one set for all, so that costs are easy to check. */
 export const PRICE = { prompt: 0.000002, completion: 0.00001, input_cache_read: 0.0000002, input_cache_write: 0.0000025 };
 
 /** Gateway model, simulated provider (its path prefix on the simulator, and its knobs) and base-URL suffix per protocol. */
-export const ROUTE: Record<Upstream, { model: string; sim: string; slug: string; version: string }> = {
+export const ROUTE: Record<Upstream, { model: string; sim: string; slug: string; version: string; upstream?: string; key?: string; cloud?: Record<string, string>; tokenUrl?: boolean }> = {
   openai: { model: 'fid/openai', sim: 'sim-a', slug: 'fid-openai', version: 'v1' },
   anthropic: { model: 'fid/anthropic', sim: 'sim-anthropic', slug: 'fid-anthropic', version: 'v1' },
   google: { model: 'fid/google', sim: 'sim-google', slug: 'fid-google', version: 'v1beta' },
   'openai-responses': { model: 'fid/responses', sim: 'sim-responses', slug: 'fid-responses', version: 'v1' },
+  // Azure OpenAI: the resource endpoint is the base URL (deployment paths and api-version added by the adapter).
+  'azure-openai': { model: 'fid/azure', sim: 'sim-azure', slug: 'fid-azure', version: '' },
+  'azure-openai-responses': { model: 'fid/azure-responses', sim: 'sim-azure-responses', slug: 'fid-azure-responses', version: '' },
+  // Amazon Bedrock Converse: SigV4-signed with a simulated key pair; a model id with `:` (escaped in the signed path).
+  bedrock: { model: 'fid/bedrock', sim: 'sim-bedrock', slug: 'fid-bedrock', version: '', upstream: 'anthropic.claude-sim-v1:0', key: 'AKIDSIMFIDELITY:simsecret/AKIDSIMFIDELITY', cloud: { region: 'us-east-1' } },
+  // Google Vertex AI: a service account's OAuth token (exchanged at the simulator's token endpoint, not through the tap).
+  vertex: { model: 'fid/vertex', sim: 'sim-vertex', slug: 'fid-vertex', version: '', upstream: 'gemini-sim', key: VERTEX_SA, cloud: { location: 'us-east5' }, tokenUrl: true },
+  'vertex-anthropic': { model: 'fid/vertex-anthropic', sim: 'sim-vertex-anthropic', slug: 'fid-vertex-anthropic', version: '', upstream: 'claude-sim@20250929', key: VERTEX_SA, cloud: { location: 'us-east5' }, tokenUrl: true },
 };
 
 // ------------------------------------------------------------------------------------------------ the tap
@@ -45,8 +71,9 @@ export interface Exchange {
   path: string;
   request: Json;
   status: number;
-  /** The upstream's answer, as sent. */
+  /** The upstream's answer, as sent (UTF-8 text; `raw` has the bytes, for binary streams). */
   response: string;
+  raw: Buffer;
 }
 
 /** A recording reverse proxy in front of the simulator. */
@@ -66,7 +93,8 @@ export class Tap {
       req.on('end', () => {
         const t = tap!;
         const text = Buffer.concat(body).toString('utf8');
-        const headers = { ...req.headers, host: new URL(t.target).host };
+        // The Host header stays the gateway's: it is signed (SigV4), as a transparent proxy must leave it.
+        const headers = { ...req.headers };
         const up = httpRequest(t.target + (req.url ?? '/'), { method: req.method, headers }, (ur) => {
           const h = { ...ur.headers };
           for (const k of ['content-length', 'transfer-encoding', 'connection', 'keep-alive']) delete h[k];
@@ -83,7 +111,8 @@ export class Tap {
             } catch {
               /* not JSON */
             }
-            t.exchanges.push({ method: req.method ?? 'GET', path: req.url ?? '/', request, status: ur.statusCode ?? 0, response: Buffer.concat(parts).toString('utf8') });
+            const raw = Buffer.concat(parts);
+            t.exchanges.push({ method: req.method ?? 'GET', path: req.url ?? '/', request, status: ur.statusCode ?? 0, response: raw.toString('utf8'), raw });
             res.end();
           });
           ur.on('error', () => res.destroy());
@@ -134,17 +163,20 @@ const PRICING = Object.fromEntries(Object.entries(PRICE).map(([k, v]) => [k, v.t
 /** The gateway (SQLite), the simulator, the tap, and one official client per SDK. */
 export async function startFidelityEnv(): Promise<FidelityEnv> {
   const tap = await Tap.start();
-  const providers = Object.values(ROUTE).map((r, i) => ({
-    slug: r.slug,
-    name: `Fidelity ${r.slug.slice(4)}`,
-    protocol: UPSTREAMS[i],
-    base_url: `${tap.url}/${r.sim}/${r.version}`,
-    no_auth: true,
-    data_policy: { ...ZDR },
-  }));
+  const providers = (simUrl: string) =>
+    Object.values(ROUTE).map((r, i) => ({
+      slug: r.slug,
+      name: `Fidelity ${r.slug.slice(4)}`,
+      protocol: UPSTREAMS[i],
+      base_url: r.version ? `${tap.url}/${r.sim}/${r.version}` : `${tap.url}/${r.sim}`,
+      // The clouds require a credential (the simulator checks Azure's api-key header, SigV4, OAuth tokens).
+      ...(r.version ? { no_auth: true } : { api_key: r.key ?? `${r.slug}-key` }),
+      ...(r.cloud || r.tokenUrl ? { cloud: { ...r.cloud, ...(r.tokenUrl ? { token_url: `${simUrl}/${r.sim}/token` } : {}) } } : {}),
+      data_policy: { ...ZDR },
+    }));
   const models = Object.values(ROUTE).map((r) => ({ id: r.model, name: r.model, context_length: 200000, input_modalities: ['text', 'image'] }));
-  const endpoints = Object.values(ROUTE).map((r) => ({ model: r.model, provider: r.slug, upstream_model: `${r.sim}-model`, pricing: { ...PRICING }, supported_parameters: [...PARAMS] }));
-  const env = await startChatEnv('sqlite', { catalog: { providers, models, endpoints } });
+  const endpoints = Object.values(ROUTE).map((r) => ({ model: r.model, provider: r.slug, upstream_model: r.upstream ?? `${r.sim}-model`, pricing: { ...PRICING }, supported_parameters: [...PARAMS] }));
+  const env = await startChatEnv('sqlite', { catalog: (simUrl) => ({ providers: providers(simUrl), models, endpoints }) });
   tap.target = env.sim.url;
   const openai = new OpenAI({ baseURL: env.t.api, apiKey: env.key, maxRetries: 0 });
   // The gateway takes its keys as bearer tokens: the Anthropic SDK's `authToken`.
@@ -406,10 +438,104 @@ function fromResponses(text: string): Observed {
   return fromResponseObject(terminal.response);
 }
 
+/**
+ * AWS event-stream messages (https://docs.aws.amazon.com/transcribe/latest/dg/streaming-setting-up.html#streaming-event-stream):
+ * a 12-byte prelude (total length, headers length, CRC), headers (name length, name, type 7 = string: length, value),
+ * the payload, a CRC. Returns each message's string headers and JSON payload.
+ */
+export function eventStreamMessages(raw: Buffer): Array<{ headers: Record<string, string>; payload: Json }> {
+  const out: Array<{ headers: Record<string, string>; payload: Json }> = [];
+  let at = 0;
+  while (at + 12 <= raw.length) {
+    const total = raw.readUInt32BE(at);
+    const headersLength = raw.readUInt32BE(at + 4);
+    const headers: Record<string, string> = {};
+    let h = at + 12;
+    const end = h + headersLength;
+    while (h < end) {
+      const nameLength = raw.readUInt8(h);
+      const name = raw.subarray(h + 1, h + 1 + nameLength).toString('utf8');
+      h += 1 + nameLength;
+      const type = raw.readUInt8(h);
+      if (type !== 7) throw new Error(`event-stream header ${name} of type ${type}`);
+      const len = raw.readUInt16BE(h + 1);
+      headers[name] = raw.subarray(h + 3, h + 3 + len).toString('utf8');
+      h += 3 + len;
+    }
+    const payload = raw.subarray(end, at + total - 4).toString('utf8');
+    out.push({ headers, payload: payload ? (JSON.parse(payload) as Json) : {} });
+    at += total;
+  }
+  return out;
+}
+
+/** Bedrock Converse: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html and …ConverseStream. */
+function converseUsage(u: Json | undefined): Usage | null {
+  if (!u) return null;
+  const read = n(u.cacheReadInputTokens);
+  const write = n(u.cacheWriteInputTokens);
+  return { input: n(u.inputTokens) + read + write, output: n(u.outputTokens), cacheRead: read, cacheWrite: write, reasoning: 0 };
+}
+
+function fromBedrock(ex: Exchange): Observed {
+  const o: Observed = { text: '', reasoning: '', signatures: [], encrypted: [], calls: [], finish: 'other', native: null, usage: null };
+  const blocks: Json[] = [];
+  if (ex.raw.length > 0 && ex.raw[0] !== 0x7b) {
+    const args = new Map<number, string>();
+    for (const m of eventStreamMessages(ex.raw)) {
+      if (m.headers[':message-type'] !== 'event') throw new Error(`event-stream ${m.headers[':message-type']}: ${JSON.stringify(m.payload)}`);
+      const p = m.payload;
+      const i = p.contentBlockIndex as number;
+      switch (m.headers[':event-type']) {
+        case 'contentBlockStart':
+          if (p.start?.toolUse) blocks[i] = { toolUse: { ...p.start.toolUse } };
+          args.set(i, '');
+          break;
+        case 'contentBlockDelta': {
+          const d = p.delta as Json;
+          if (typeof d.text === 'string') blocks[i] = { text: (blocks[i]?.text ?? '') + d.text };
+          else if (d.toolUse) args.set(i, (args.get(i) ?? '') + d.toolUse.input);
+          else if (d.reasoningContent) {
+            const r = (blocks[i] ??= { reasoningContent: { reasoningText: { text: '' } } }).reasoningContent.reasoningText as Json;
+            if (typeof d.reasoningContent.text === 'string') r.text += d.reasoningContent.text;
+            if (d.reasoningContent.signature) r.signature = d.reasoningContent.signature;
+          }
+          break;
+        }
+        case 'contentBlockStop':
+          if (blocks[i]?.toolUse) blocks[i].toolUse.input = parseArgs(args.get(i) ?? '');
+          break;
+        case 'messageStop':
+          o.native = p.stopReason;
+          break;
+        case 'metadata':
+          o.usage = converseUsage(p.usage);
+          break;
+      }
+    }
+  } else {
+    const j = JSON.parse(ex.response) as Json;
+    blocks.push(...(j.output.message.content as Json[]));
+    o.native = j.stopReason;
+    o.usage = converseUsage(j.usage);
+  }
+  for (const b of blocks) {
+    if (!b) continue;
+    if (typeof b.text === 'string') o.text += b.text;
+    else if (b.toolUse) o.calls.push({ id: b.toolUse.toolUseId, name: b.toolUse.name, args: b.toolUse.input });
+    else if (b.reasoningContent?.reasoningText) {
+      o.reasoning += b.reasoningContent.reasoningText.text;
+      if (b.reasoningContent.reasoningText.signature) o.signatures.push(b.reasoningContent.reasoningText.signature);
+    }
+  }
+  o.finish = anthropicFinish(o.native);
+  return o;
+}
+
 /** What the upstream produced in one recorded exchange. */
 export function upstreamObserved(protocol: Upstream, ex: Exchange): Observed {
   if (ex.status !== 200) throw new Error(`upstream answered ${ex.status}: ${ex.response.slice(0, 300)}`);
-  switch (protocol) {
+  switch (wireOf(protocol)) {
     case 'openai':
       return fromOpenAI(ex.response);
     case 'anthropic':
@@ -418,6 +544,8 @@ export function upstreamObserved(protocol: Upstream, ex: Exchange): Observed {
       return fromGoogle(ex.response);
     case 'openai-responses':
       return fromResponses(ex.response);
+    case 'bedrock':
+      return fromBedrock(ex);
   }
 }
 

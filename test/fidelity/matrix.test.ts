@@ -1,9 +1,11 @@
 /**
  * Fidelity matrix: every inbound API (chat completions, responses, messages, Gemini generateContent) × every upstream
- * protocol (OpenAI chat, Anthropic Messages, Google Gemini, OpenAI Responses) × non-streaming / streaming × {text,
+ * protocol (OpenAI chat, Anthropic Messages, Google Gemini, OpenAI Responses, and Azure OpenAI's chat completions and
+ * Responses on Azure's URLs and auth, Amazon Bedrock Converse signed with SigV4, Gemini and Anthropic on Google Vertex AI
+ * with service-account tokens) × non-streaming / streaming × {text,
  * multi-turn tool round trip, image input, JSON-schema answer, reasoning, reasoning before a tool round trip
  * (signatures / encrypted reasoning replayed upstream), usage with cache and reasoning tokens, truncation}:
- * 4 × 4 × 2 × 8 = 256 cases.
+ * 4 × 9 × 2 × 8 = 576 cases.
  *
  * Clients are the official SDKs only (`openai`: chat.completions.create, responses.create; `@anthropic-ai/sdk`:
  * messages.create, messages.stream().finalMessage(); `@google/genai`: models.generateContent,
@@ -26,6 +28,7 @@ import {
   startFidelityEnv,
   upstreamObserved,
   UPSTREAMS,
+  wireOf,
   type Api,
   type ClientResult,
   type Exchange,
@@ -61,6 +64,19 @@ async function turn(api: Api, up: Upstream, body: Json, stream: boolean): Promis
   f.tap.clear();
   const client = await call(api, body, stream);
   const exchange = f.tap.only();
+  // Azure's URL shape: a deployment path (chat) or the resource-wide Responses path, with an api-version.
+  if (up === 'azure-openai') expect(exchange.path).toBe('/sim-azure/openai/deployments/sim-azure-model/chat/completions?api-version=2024-10-21');
+  if (up === 'azure-openai-responses') {
+    expect(exchange.path).toBe('/sim-azure-responses/openai/responses?api-version=2025-04-01-preview');
+    expect(exchange.request.model).toBe('sim-azure-responses-model');
+  }
+  // Vertex AI's URL shape: project, location, publisher; the Anthropic body without its model.
+  if (up === 'vertex') expect(exchange.path).toMatch(/^\/sim-vertex\/v1\/projects\/sim-project\/locations\/us-east5\/publishers\/google\/models\/gemini-sim:(generateContent|streamGenerateContent\?alt=sse)$/);
+  if (up === 'vertex-anthropic') {
+    expect(exchange.path).toMatch(/^\/sim-vertex-anthropic\/v1\/projects\/sim-project\/locations\/us-east5\/publishers\/anthropic\/models\/claude-sim@20250929:(rawPredict|streamRawPredict)$/);
+    expect(exchange.request).toMatchObject({ anthropic_version: 'vertex-2023-10-16' });
+    expect(exchange.request.model).toBeUndefined();
+  }
   return { client, upstream: upstreamObserved(up, exchange), exchange };
 }
 
@@ -81,7 +97,7 @@ function expectFaithful(api: Api, up: Upstream, r: { client: ClientResult; upstr
   expect(c.encrypted).toEqual(p.encrypted);
   expect(strip(c.calls)).toEqual(strip(p.calls));
   // Call ids are the upstream's own where it gives one (Gemini calls carry none: the gateway names them).
-  if (up !== 'google') expect(c.calls.map((x) => x.id)).toEqual(p.calls.map((x) => x.id));
+  if (wireOf(up) !== 'google') expect(c.calls.map((x) => x.id)).toEqual(p.calls.map((x) => x.id));
   else for (const x of c.calls) expect(x.id).toMatch(/\S/);
   expect(c.finish).toBe(p.finish);
   expect(c.native).toBe(apiFinish(api, p.finish));
@@ -103,6 +119,11 @@ const USAGE_KNOBS: Record<Upstream, Record<string, number>> = {
   anthropic: { cachedTokens: 5, cacheWriteTokens: 3, completionTokens: 9 },
   google: { cachedTokens: 5, reasoningTokens: 4, completionTokens: 9 },
   'openai-responses': { cachedTokens: 5, cacheWriteTokens: 3, reasoningTokens: 4, completionTokens: 9 },
+  'azure-openai': { cachedTokens: 5, reasoningTokens: 4, completionTokens: 9 },
+  'azure-openai-responses': { cachedTokens: 5, cacheWriteTokens: 3, reasoningTokens: 4, completionTokens: 9 },
+  bedrock: { cachedTokens: 5, cacheWriteTokens: 3, completionTokens: 9 },
+  vertex: { cachedTokens: 5, reasoningTokens: 4, completionTokens: 9 },
+  'vertex-anthropic': { cachedTokens: 5, cacheWriteTokens: 3, completionTokens: 9 },
 };
 
 const LONG_PROMPT = 'Summarize the plot of a short story about two cats who go on an adventure in a sunlit meadow near a quiet cottage.';
@@ -157,7 +178,7 @@ async function runFeature(api: Api, up: Upstream, stream: boolean, feature: Feat
       expectFaithful(api, up, r);
       // Reasoning was asked for in the upstream's terms, and came back.
       expect(r.upstream.reasoning.length).toBeGreaterThan(0);
-      if (up === 'anthropic' || up === 'google') expect(r.upstream.signatures.length).toBeGreaterThan(0);
+      if (wireOf(up) === 'anthropic' || wireOf(up) === 'google' || wireOf(up) === 'bedrock') expect(r.upstream.signatures.length).toBeGreaterThan(0);
       return;
     }
     case 'reasoning + tool round trip': {
@@ -181,8 +202,9 @@ async function runFeature(api: Api, up: Upstream, stream: boolean, feature: Feat
       expectFaithful(api, up, r);
       const u = r.upstream.usage!;
       expect(u.cacheRead).toBe(5);
-      if (up === 'anthropic' || up === 'openai-responses') expect(u.cacheWrite).toBe(3);
-      if (up !== 'anthropic') expect(u.reasoning).toBe(4);
+      if (wireOf(up) === 'anthropic' || wireOf(up) === 'openai-responses' || wireOf(up) === 'bedrock') expect(u.cacheWrite).toBe(3);
+      // Anthropic and Converse do not report reasoning tokens apart.
+      if (wireOf(up) !== 'anthropic' && wireOf(up) !== 'bedrock') expect(u.reasoning).toBe(4);
       expectApiUsage(api, r.client.body, u, stream);
       return;
     }
@@ -198,7 +220,7 @@ async function runFeature(api: Api, up: Upstream, stream: boolean, feature: Feat
 // ---- upstream request checks (each protocol's documented request shape) ----
 
 function expectToolDeclared(up: Upstream, req: Json): void {
-  switch (up) {
+  switch (wireOf(up)) {
     case 'openai':
       expect(req.tools).toEqual([{ type: 'function', function: expect.objectContaining({ name: 'get_weather', parameters: expect.objectContaining({ required: ['location'] }) }) }]);
       return;
@@ -212,11 +234,14 @@ function expectToolDeclared(up: Upstream, req: Json): void {
     case 'openai-responses':
       expect(req.tools).toEqual([expect.objectContaining({ type: 'function', name: 'get_weather', parameters: expect.objectContaining({ required: ['location'] }) })]);
       return;
+    case 'bedrock':
+      expect(req.toolConfig.tools).toEqual([{ toolSpec: expect.objectContaining({ name: 'get_weather', inputSchema: { json: expect.objectContaining({ required: ['location'] }) } }) }]);
+      return;
   }
 }
 
 function expectToolRoundTrip(up: Upstream, req: Json, callMade: Observed['calls'][number]): void {
-  switch (up) {
+  switch (wireOf(up)) {
     case 'openai': {
       const msgs = req.messages as Json[];
       const a = msgs.find((m) => m.role === 'assistant')!;
@@ -246,11 +271,19 @@ function expectToolRoundTrip(up: Upstream, req: Json, callMade: Observed['calls'
       expect(input[input.length - 1]).toEqual(expect.objectContaining({ type: 'function_call_output', call_id: callMade.id, output: TOOL_OUTPUT }));
       return;
     }
+    case 'bedrock': {
+      const msgs = req.messages as Json[];
+      expect(msgs.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+      expect(msgs[1].content).toContainEqual({ toolUse: { toolUseId: callMade.id, name: 'get_weather', input: callMade.args } });
+      expect(msgs[2].content).toEqual([{ toolResult: { toolUseId: callMade.id, content: [{ text: TOOL_OUTPUT }] } }]);
+      expect(req.toolConfig.tools).toHaveLength(1);
+      return;
+    }
   }
 }
 
 function expectReasoningReplayed(up: Upstream, req: Json, before: Observed): void {
-  switch (up) {
+  switch (wireOf(up)) {
     case 'anthropic': {
       const assistant = (req.messages as Json[])[1];
       expect(assistant.content[0]).toEqual({ type: 'thinking', thinking: before.reasoning, signature: before.signatures[0] });
@@ -266,13 +299,18 @@ function expectReasoningReplayed(up: Upstream, req: Json, before: Observed): voi
       expect(items.map((i) => i.encrypted_content).filter(Boolean)).toEqual(before.encrypted);
       return;
     }
+    case 'bedrock': {
+      const assistant = (req.messages as Json[])[1];
+      expect(assistant.content[0]).toEqual({ reasoningContent: { reasoningText: { text: before.reasoning, signature: before.signatures[0] } } });
+      return;
+    }
     case 'openai':
       return; // reasoning_content is not sent back (https://api-docs.deepseek.com/guides/reasoning_model)
   }
 }
 
 function expectImage(up: Upstream, req: Json): void {
-  switch (up) {
+  switch (wireOf(up)) {
     case 'openai':
       expect(req.messages[req.messages.length - 1].content).toContainEqual({ type: 'image_url', image_url: expect.objectContaining({ url: PNG_DATA_URL }) });
       return;
@@ -285,11 +323,14 @@ function expectImage(up: Upstream, req: Json): void {
     case 'openai-responses':
       expect(req.input[0].content).toContainEqual(expect.objectContaining({ type: 'input_image', image_url: PNG_DATA_URL }));
       return;
+    case 'bedrock':
+      expect(req.messages[0].content).toContainEqual({ image: { format: 'png', source: { bytes: PNG_BASE64 } } });
+      return;
   }
 }
 
 function expectSchemaSent(up: Upstream, req: Json): void {
-  switch (up) {
+  switch (wireOf(up)) {
     case 'openai':
       expect(req.response_format).toMatchObject({ type: 'json_schema', json_schema: { schema: CALENDAR_EVENT } });
       return;
@@ -301,6 +342,10 @@ function expectSchemaSent(up: Upstream, req: Json): void {
       return;
     case 'openai-responses':
       expect(req.text).toMatchObject({ format: { type: 'json_schema', schema: CALENDAR_EVENT } });
+      return;
+    case 'bedrock':
+      expect(req.outputConfig.textFormat).toMatchObject({ type: 'json_schema', structure: { jsonSchema: { schema: expect.any(String) } } });
+      expect(JSON.parse(req.outputConfig.textFormat.structure.jsonSchema.schema)).toEqual(CALENDAR_EVENT);
       return;
   }
 }

@@ -32,12 +32,12 @@ import {
   expectedCost,
   PRICE,
   upstreamObserved,
-  UPSTREAMS,
+  WIRES as UPSTREAMS,
   type Api,
   type ClientResult,
   type Json,
   type Observed,
-  type Upstream,
+  type TextWire as Upstream,
 } from './harness.js';
 import { WEATHER } from './requests.js';
 
@@ -554,7 +554,7 @@ function deliveredContent(p: Upstream, delivered: string): { text: string; reaso
   return { text, reasoning, args };
 }
 
-const observedOf = (p: Upstream, text: string) => upstreamObserved(p, { method: 'POST', path: '', request: {}, status: 200, response: text });
+const observedOf = (p: Upstream, text: string) => upstreamObserved(p, { method: 'POST', path: '', request: {}, status: 200, response: text, raw: Buffer.from(text) });
 
 async function expectSdkError(p: Promise<unknown>): Promise<Error> {
   try {

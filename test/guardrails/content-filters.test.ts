@@ -146,6 +146,68 @@ describe('custom pattern safety check', () => {
   });
 });
 
+describe('benchmark: what is accepted runs in linear time (timing bounds generous enough for a loaded machine)', () => {
+  const source = { id: 'g', name: 'G', scope: 'key' as const };
+  // Patterns the check accepts that come closest to the refused shapes, each against its adversarial input.
+  const CASES: Array<[string, (n: number) => string]> = [
+    ['(\\d{1,3}\\.){3}\\d{1,3}', (n) => '1.'.repeat(n)],
+    ['(?:foo|bar) baz+', (n) => 'foo '.repeat(n / 4)],
+    ['secret-[0-9]{4}', (n) => 'secret-12'.repeat(n / 9)],
+  ];
+  const time = (pattern: string, text: string) => {
+    const f = compileFilters([{ source, content_filters: [{ pattern, action: 'redact', label: null }], content_filter_builtins: null }]);
+    const t0 = performance.now();
+    scanText(f, text, 'user');
+    return performance.now() - t0;
+  };
+
+  it('custom patterns: 64 KB of adversarial input each, and doubling the input at most ~doubles the time', () => {
+    for (const [pattern, input] of CASES) {
+      expect(checkPattern(pattern), pattern).toBeNull();
+      time(pattern, input(4_096)); // warm-up
+      // The best of three runs each, so that a garbage collection or a busy core does not decide.
+      const best = (text: string) => Math.min(time(pattern, text), time(pattern, text), time(pattern, text));
+      const small = Math.max(best(input(32_768)), 0.5);
+      const big = best(input(65_536));
+      console.log(`${pattern}: 32 KB ${small.toFixed(1)} ms, 64 KB ${big.toFixed(1)} ms`);
+      // Quadratic would be ×4, exponential never ends; a bound of ×3 plus slack for a busy machine.
+      expect(big, pattern).toBeLessThan(small * 3 + 50);
+      expect(big, pattern).toBeLessThan(2_000);
+    }
+  });
+
+  it('known limit, printed: an unanchored a+b is polynomial (quadratic) on V8 over a long run of a', () => {
+    // Accepted by the check (no nested quantifier): each start position rescans the run. Streams scan at most the
+    // look-behind window plus one chunk at a time, so only a long non-streamed text pays this.
+    const ms = time('a+b', 'a'.repeat(16_384));
+    console.log(`a+b over 16 KB of "a": ${ms.toFixed(0)} ms (quadratic)`);
+    expect(ms).toBeLessThan(10_000);
+  });
+
+  it('the refused catastrophic pattern never runs: the same input through the accepted rewrite is instant', () => {
+    const input = 'a'.repeat(30) + '!';
+    expect(checkPattern('(a+)+$')?.rule).toBe('nested_quantifier');
+    // (a+)+$ on this input would take ~2^30 steps on V8; its equivalent a+$ is accepted and linear.
+    expect(checkPattern('a+$')).toBeNull();
+    expect(time('a+$', input)).toBeLessThan(50);
+  });
+
+  it('streamed: 1 MB through the redactor in 64-character chunks with every builtin, bounded look-behind', () => {
+    const f = compileFilters([{ source, content_filters: null, content_filter_builtins: BUILTIN_SLUGS.map((slug) => ({ slug, action: 'redact' as const })) }]);
+    const unit = 'Plain words of an ordinary reply, then jane@example.com and 10.0.0.1 in the middle. ';
+    const text = unit.repeat(Math.ceil(1_000_000 / unit.length));
+    const r = new StreamRedactor(f, 'assistant', 256);
+    const t0 = performance.now();
+    let out = '';
+    for (let i = 0; i < text.length; i += 64) out += r.push(text.slice(i, i + 64)).text;
+    out += r.end().text;
+    const ms = performance.now() - t0;
+    console.log(`stream redaction: 1 MB in 64-character chunks, ${ms.toFixed(0)} ms`);
+    expect(out).toBe(scanText(f, text, 'assistant').text);
+    expect(ms).toBeLessThan(20_000);
+  });
+});
+
 describe('combining and screening', () => {
   const g = (id: string, f: Partial<GuardrailFilters>): GuardrailFilters => ({ source: { id, name: `G ${id}`, scope: 'key' }, content_filters: null, content_filter_builtins: null, ...f });
 

@@ -6,3 +6,4 @@ export { requestTexts, type TextSlot } from './request-text.js';
 export { screenRequest, type ScreenOutcome, type PipelineEntry } from './screen.js';
 export { StreamRedactor, type StreamStep } from './stream.js';
 export { responseTexts } from './response-text.js';
+export { IrStreamGuard } from './ir-stream.js';

@@ -33,6 +33,12 @@ function content(out: TextSlot[], holder: Obj, key: string, role: string, depth 
   }
 }
 
+/** A Gemini content (`{role, parts: [{text}]}`): its text parts. */
+export function geminiParts(out: TextSlot[], c: unknown, role: string): void {
+  if (!isObj(c) || !Array.isArray(c.parts)) return;
+  for (const part of c.parts) if (isObj(part) && !part.thought) field(out, part, 'text', role);
+}
+
 export function requestTexts(api: string, body: Obj): TextSlot[] {
   const out: TextSlot[] = [];
   if (api === 'responses') {
@@ -50,6 +56,11 @@ export function requestTexts(api: string, body: Obj): TextSlot[] {
   }
   if (api === 'messages') {
     content(out, body, 'system', 'system');
+  }
+  if (api === 'gemini') {
+    geminiParts(out, body.systemInstruction ?? body.system_instruction, 'system');
+    for (const c of Array.isArray(body.contents) ? body.contents : []) if (isObj(c)) geminiParts(out, c, c.role === 'model' ? 'assistant' : 'user');
+    return out;
   }
   if (typeof body.prompt === 'string') field(out, body, 'prompt', 'user');
   if (Array.isArray(body.messages)) {

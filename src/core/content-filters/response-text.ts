@@ -3,7 +3,7 @@
  * (and `reasoning`), messages `content[]` `text` blocks, responses `output[]` messages' `output_text` parts and the
  * `output_text` convenience field. Pure: mutates only the body it is given.
  */
-import type { TextSlot } from './request-text.js';
+import { geminiParts, type TextSlot } from './request-text.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -19,6 +19,8 @@ export function responseTexts(api: string, body: Obj): TextSlot[] {
     for (const c of body.choices) if (isObj(c) && isObj(c.message)) (slot(out, c.message, 'content'), slot(out, c.message, 'reasoning'));
   } else if (api === 'messages' && Array.isArray(body.content)) {
     for (const b of body.content) if (isObj(b) && b.type === 'text') slot(out, b, 'text');
+  } else if (api === 'gemini' && Array.isArray(body.candidates)) {
+    for (const c of body.candidates) if (isObj(c)) geminiParts(out, c.content, 'assistant');
   } else if (api === 'responses') {
     slot(out, body, 'output_text');
     for (const item of Array.isArray(body.output) ? body.output : []) {

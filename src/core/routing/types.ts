@@ -63,12 +63,37 @@ export interface RouteInput {
   stickyEndpoint?: { model: string; tag: string };
   /** Default 30_000. */
   unhealthyWindowMs?: number;
+  /**
+   * The BYOK credentials this request may use (docs/byok.md): added around the shared endpoints that survived every
+   * filter — prioritized ones first, fallback ones last (core/routing/byok.ts). `hasCredentials` is the operator's
+   * shared keys only.
+   */
+  byok?: ByokRouting;
+}
+
+/** One BYOK credential as routing sees it (the secret stays in the service). */
+export interface ByokRef {
+  id: string;
+  provider: string;
+  /** Tried after the shared endpoints instead of before them. */
+  isFallback: boolean;
+  /** The provider's shared endpoints are not tried for this request ("always use this key"). */
+  alwaysUse: boolean;
+}
+
+export interface ByokRouting {
+  /** Whether some credential of the request serves this provider (its endpoints are then available). */
+  has(provider: ProviderDef): boolean;
+  /** The request's usable credentials for this provider and model, in `sort_order`. */
+  credentials(provider: ProviderDef, model: string): readonly ByokRef[];
 }
 
 export interface Attempt {
   model: string;
   endpoint: EndpointDef;
   provider: ProviderDef;
+  /** Set when the attempt runs on a BYOK credential instead of the operator's key. */
+  byok?: ByokRef;
 }
 
 export type ExclusionReason =

@@ -1,6 +1,6 @@
 /**
  * GET /analytics/meta and POST /analytics/query (the hosted API's shape, docs/observability.md): metrics grouped by up to
- * two dimensions and a time bucket, over the organization's generation records. Management keys only.
+ * two dimensions and a time bucket, from the rollups of the organization's generation records. Management keys only.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
@@ -17,6 +17,7 @@ import { errors, StringEnum } from '../schemas/common.js';
 import type { Services } from '../../services/index.js';
 
 const DAY_MS = 24 * 3600_000;
+const MINUTE_MS = 60_000;
 const METRICS = Object.keys(ANALYTICS_METRICS) as Array<keyof typeof ANALYTICS_METRICS>;
 const DIMENSIONS = Object.keys(ANALYTICS_DIMENSIONS) as Array<keyof typeof ANALYTICS_DIMENSIONS>;
 const OPERATORS = Object.keys(ANALYTICS_OPERATORS) as Array<keyof typeof ANALYTICS_OPERATORS>;
@@ -42,7 +43,7 @@ const Body = Type.Object(
           {
             field: StringEnum(DIMENSIONS),
             operator: StringEnum(OPERATORS),
-            value: Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { minItems: 1, maxItems: 100 })]),
+            value: Type.Union([Type.String({ maxLength: 200 }), Type.Number(), Type.Array(Type.Union([Type.String({ maxLength: 200 }), Type.Number()]), { minItems: 1, maxItems: 100 })]),
           },
           { additionalProperties: false },
         ),
@@ -50,7 +51,10 @@ const Body = Type.Object(
       ),
     ),
     time_range: Type.Optional(
-      Type.Object({ start: Type.String({ format: 'date-time' }), end: Type.String({ format: 'date-time' }) }, { additionalProperties: false, description: '[start, end); default: the last 30 days.' }),
+      Type.Object(
+        { start: Type.String({ format: 'date-time' }), end: Type.String({ format: 'date-time' }) },
+        { additionalProperties: false, description: '[start, end), rounded out to whole minutes (the finest rollup); default: the last 30 days.' },
+      ),
     ),
     order_by: Type.Optional(
       Type.Object(
@@ -79,11 +83,12 @@ export function toQuery(b: BodyT, now: number): AnalyticsQuery {
     if (wantsArray !== Array.isArray(f.value)) throw badRequest(`filters[${i}].value must be ${wantsArray ? 'an array' : 'a string'} for operator ${f.operator}`, { field: `filters[${i}].value` });
     return f;
   });
-  const start = b.time_range ? Date.parse(b.time_range.start) : now - 30 * DAY_MS;
-  const end = b.time_range ? Date.parse(b.time_range.end) : now;
+  // Whole minutes, the finest rollup: the start rounded down, the end up.
+  const start = Math.floor((b.time_range ? Date.parse(b.time_range.start) : now - 30 * DAY_MS) / MINUTE_MS) * MINUTE_MS;
+  const end = Math.ceil((b.time_range ? Date.parse(b.time_range.end) : now) / MINUTE_MS) * MINUTE_MS;
   if (!(end > start)) throw badRequest('time_range.end must be after time_range.start', { field: 'time_range.end' });
   const orderBy = b.order_by ?? (b.granularity ? { field: 'date', direction: 'asc' as const } : { field: b.metrics[0]!, direction: 'desc' as const });
-  const orderable = new Set<string>([...b.metrics, 'request_count', ...dimensions, ...(b.granularity ? ['date'] : [])]);
+  const orderable = new Set<string>([...b.metrics, 'request_count', 'p50_latency_ms', 'p95_latency_ms', 'p99_latency_ms', ...dimensions, ...(b.granularity ? ['date'] : [])]);
   if (!orderable.has(orderBy.field)) throw badRequest(`order_by.field must be one of ${[...orderable].join(', ')}`, { field: 'order_by.field' });
   return {
     metrics: b.metrics,
@@ -126,7 +131,7 @@ export default async function analyticsRoutes(app: FastifyInstance, { svc }: { s
       const rows = await svc.store.analytics(q);
       const page = rows.slice(0, q.limit);
       // request_count is computed for ordering even when not asked for; it is shown only when asked for.
-      if (!q.metrics.includes('request_count')) for (const r of page) delete r.request_count;
+      for (const r of page) for (const m of ['request_count', 'p50_latency_ms', 'p95_latency_ms', 'p99_latency_ms']) if (!(q.metrics as string[]).includes(m)) delete r[m];
       return { data: { data: page, metadata: { query_time_ms: Math.round((performance.now() - began) * 100) / 100, row_count: page.length, truncated: rows.length > q.limit } } };
     },
   );

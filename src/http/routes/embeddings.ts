@@ -30,6 +30,7 @@ export default async function embeddingRoutes(app: FastifyInstance, { svc }: { s
         (call) => svc.embeddings.prepare(req.body as ServiceBody, call),
         (p, call) => svc.embeddings.create(p, call),
         true,
+        { tracing: svc.tracing, operation: 'embeddings' },
       ),
   );
 }

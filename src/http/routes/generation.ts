@@ -47,6 +47,7 @@ export function generationView(g: GenerationRow) {
     time_to_first_token: g.ttft_ms,
     generation_time: g.generation_time_ms,
     provider_responses: g.attempts,
+    pipeline: g.pipeline ?? null,
     error: g.error,
     preset_id: g.preset_id,
     session_id: g.session_id,

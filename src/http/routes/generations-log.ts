@@ -10,6 +10,7 @@ import { errors, Nullable } from '../schemas/common.js';
 import type { Services } from '../../services/index.js';
 import type { GenerationLogQuery } from '../../store/generation-log.js';
 import { generationView } from './generation.js';
+import { CONTENT_PATH } from './generation-content.js';
 
 const Timestamp = (description: string) => Type.String({ format: 'date-time', description });
 const Name = (description: string) => Type.String({ minLength: 1, maxLength: 200, description });
@@ -59,6 +60,7 @@ const LogItem = Type.Object(
     session_id: Nullable(Type.String()),
     workspace_id: Type.String(),
     api_key_hash: Type.String(),
+    content_url: Nullable(Type.String({ description: 'Where its logged input and output are (`GET /generation/content?id=`); null when its content was not logged.' })),
   },
   { additionalProperties: true, description: 'A generation record, as GET /generation?id= returns it.' },
 );
@@ -149,7 +151,9 @@ export default async function generationsLogRoutes(app: FastifyInstance, { svc }
       };
       const rows = await svc.store.listGenerations(filter);
       const page = rows.slice(0, limit);
-      return { data: page.map(generationView), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null };
+      const logged = await svc.store.generationContentIds(page.map((g) => g.id));
+      const data = page.map((g) => ({ ...generationView(g), content_url: logged.has(g.id) ? `${CONTENT_PATH}?id=${encodeURIComponent(g.id)}` : null }));
+      return { data, next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null };
     },
   );
 }

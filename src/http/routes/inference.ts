@@ -3,6 +3,7 @@
  * to the inference service, shape the reply (JSON or the API's event stream). Each API answers errors in its own
  * envelope (the Messages API in Anthropic's), including authentication and validation errors.
  */
+import { withWebPlugin } from '../../services/plugins/index.js';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../../core/errors.js';
@@ -15,6 +16,7 @@ import { Cancellation } from '../../providers/http.js';
 import type { ApiCall } from '../../services/api-deps.js';
 import type { Services } from '../../services/index.js';
 import type { ChatCall } from '../../services/chat.js';
+import type { Tracing } from '../../services/observability/tracing.js';
 import type { FoundServerTool } from '../../services/server-tools.js';
 import { answerBodyOf, chatBodyOf, encoderOf } from '../../services/server-tools-apis.js';
 import { cacheHeaders } from '../../services/response-cache.js';
@@ -75,13 +77,23 @@ export async function answerOnce<P extends { release(cost: number | null): void 
   prepare: (call: ApiCall) => Promise<P>,
   run: (prepared: P, call: ApiCall) => Promise<JsonReply>,
   offersCache = false,
+  /** Tracing, when on: the request's span under this GenAI operation name. */
+  traced?: { tracing: Tracing | null; operation: 'embeddings' | 'rerank' | 'generate_content' },
 ): Promise<Record<string, unknown> | FastifyReply> {
+  const tracing = traced?.tracing;
+  const operation = traced?.operation ?? 'generate_content';
   const call = apiCall(req, reply, offersCache);
-  const prepared = await prepare(call);
+  // Tracing on (docs/observability.md): the request's span, ended whatever happens.
+  if (tracing) call.trace = tracing.request(req.headers, operation, req.routeOptions.url ?? req.url);
   try {
-    return shapeJson(reply, await run(prepared, call));
+    const prepared = await prepare(call);
+    try {
+      return shapeJson(reply, await run(prepared, call));
+    } finally {
+      prepared.release(null);
+    }
   } finally {
-    prepared.release(null);
+    call.trace?.end(reply.statusCode);
   }
 }
 
@@ -199,7 +211,14 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
             anthropicBeta: anthropicBetas(req.headers['anthropic-beta']),
             cancel,
           };
+          // Tracing on (docs/observability.md): the request's span, ended when the reply is done.
+          if (svc.tracing) {
+            const tr = (call.trace = svc.tracing.request(req.headers, 'chat', r.path));
+            reply.raw.once('close', () => tr.end(reply.raw.statusCode));
+          }
           // Server tools (gateway:web_search, …): the model/tool loop, run on chat bodies (docs/server-tools.md).
+          // The `web` plugin is the web search server tool (docs/plugins.md).
+          req.body = withWebPlugin(req.body);
           const server = svc.serverTools.find(r.api, req.body);
           if (server) return serveServerTools(svc, r.api, req, reply, call, server);
           // The response cache (docs/cache.md): what the headers ask, with the body as sent (its key).

@@ -23,6 +23,7 @@ const Limit = Nullable(Type.Number({ minimum: 0 }), { description: 'Spending lim
 const KeyView = Type.Object(
   {
     hash: Type.String(),
+    id: Type.Integer({ description: "The key's numeric id, as a workspace's `io_logging_api_key_ids` lists it." }),
     name: Type.String(),
     label: Type.String(),
     disabled: Type.Boolean(),

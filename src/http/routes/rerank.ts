@@ -84,6 +84,7 @@ export default async function rerankRoutes(app: FastifyInstance, { svc }: { svc:
         (call) => svc.rerank.prepare(req.body as ServiceBody, call),
         (p, call) => svc.rerank.rerank(p, call),
         true,
+        { tracing: svc.tracing, operation: 'rerank' },
       ),
   );
 }

@@ -254,7 +254,7 @@ export function chatUsage(u: IrUsage | null, meta: AnswerMeta): Obj {
     prompt_tokens_details: { cached_tokens: x.cache_read, cache_write_tokens: x.cache_write },
     completion_tokens_details: { reasoning_tokens: x.reasoning },
     cost: meta.cost,
-    is_byok: false,
+    is_byok: meta.is_byok === true,
     cost_details: meta.cost_details,
   };
 }

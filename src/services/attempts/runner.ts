@@ -56,7 +56,19 @@ export interface UnavailableTarget {
   unavailable: AttemptLog;
 }
 
+/**
+ * Watches each attempt (I/O logging's provider errors, tracing's attempt spans): told when an attempt starts and how
+ * it ended. Absent when neither is on (nothing is called). Must not throw.
+ */
+export interface AttemptObserver<A extends AttemptTarget = AttemptTarget> {
+  started(a: A, index: number): void;
+  failed(a: A, e: UpstreamError | HttpError): void;
+  succeeded(a: A): void;
+}
+
 export interface AttemptSpec<A extends AttemptTarget, T, R> {
+  /** See AttemptObserver; undefined when nothing watches. */
+  observer?: AttemptObserver<A>;
   targets: readonly (A | UnavailableTarget)[];
   /** Set when the client went away: no further attempt starts. */
   cancel?: { readonly aborted: boolean };
@@ -101,15 +113,18 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
     const a = t;
     const admission = spec.hooks ? await spec.hooks.admit(a) : null;
     const t0 = spec.now();
+    spec.observer?.started(a, i);
     let value: T;
     try {
       value = await spec.attempt(a, i, t0);
     } catch (err) {
       if (err instanceof HttpError) {
+        spec.observer?.failed(a, err);
         admission?.release();
         throw err;
       }
       const e = err instanceof UpstreamError ? err : networkError(err);
+      spec.observer?.failed(a, e);
       attempts.push({ provider: a.provider.slug, model: a.model, status: e.status, message: e.message });
       if (spec.health && countsAgainstHealth(e)) spec.health.failure(a.endpoint);
       last = e;
@@ -125,6 +140,7 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
       if (next === 'stop') break;
       continue;
     }
+    spec.observer?.succeeded(a);
     if (spec.logSuccess !== false) attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
     if (spec.health) {
       const s = spec.sample ? spec.sample(value, t0) : { ttftMs: Math.round(spec.now() - t0), tokensPerSecond: null };

@@ -10,7 +10,7 @@ import { windowStarts } from '../../core/limits.js';
 import { nanoToUsd, usdToNano } from '../../core/money.js';
 import { scopeId, type SpendWindow } from '../../core/spend.js';
 import type { BudgetInterval, Store, WorkspaceBudgetRow } from '../../store/types.js';
-import type { GenerationRecorder } from '../generations.js';
+import { byokSpendId, type GenerationRecorder } from '../generations.js';
 import type { InvalidationBus } from '../invalidation.js';
 import type { WorkspaceService } from '../workspaces.js';
 import type { ScopeSpec } from './types.js';
@@ -61,6 +61,7 @@ export class WorkspaceBudgetService {
       const pick = interval === 'lifetime' ? [t.usage, t.byok_usage] : interval === 'daily' ? [t.usage_daily, t.byok_usage_daily] : interval === 'weekly' ? [t.usage_weekly, t.byok_usage_weekly] : [t.usage_monthly, t.byok_usage_monthly];
       n += usdToNano(pick[0]) + (includeByok ? usdToNano(pick[1]) : 0);
       n += usdToNano(this.deps.recorder.unflushedSpend.get(hash) ?? 0);
+      if (includeByok) n += usdToNano(this.deps.recorder.unflushedSpend.get(byokSpendId(hash)) ?? 0);
     }
     return n;
   }
@@ -132,6 +133,7 @@ export class WorkspaceBudgetService {
       ...scopeId('workspace_budget', `${workspaceId}${includeByok ? '+byok' : ''}`, (b.interval === 'lifetime' ? null : b.interval) as SpendWindow, now, `workspace budget (${b.interval})`),
       limitNano: usdToNano(b.limit_usd),
       seed: () => this.spentNano(workspaceId, b.interval, includeByok),
+      countsByok: includeByok,
     }));
   }
 }

@@ -42,7 +42,8 @@ export class CreditService {
   /** Everything billed so far, nano-dollars: written records plus those of this instance not written yet. */
   private async usageNano(): Promise<number> {
     let n = usdToNano(await this.deps.store.organizationUsage());
-    for (const usd of this.deps.recorder.unflushedSpend.values()) n += usdToNano(usd);
+    // BYOK spend (kept apart, `byokSpendId`) is paid on the workspace's own provider account, not from credits.
+    for (const [id, usd] of this.deps.recorder.unflushedSpend) if (!id.endsWith('+byok')) n += usdToNano(usd);
     return n;
   }
 

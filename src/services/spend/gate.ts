@@ -13,7 +13,7 @@ import type { KeyRow } from '../../store/types.js';
 import type { WorkspaceBudgetService } from './budgets.js';
 import type { CreditService } from './credits.js';
 import { SpendUnavailableError, type SpendService } from './index.js';
-import type { ScopeSpec } from './types.js';
+import type { Reservation, ScopeSpec } from './types.js';
 
 /** What the gate needs from the guardrail service: the key's budgets, and spend figures to seed scopes from. */
 export interface BudgetSource {
@@ -37,12 +37,12 @@ export class SpendGate {
     const out: ScopeSpec[] = [];
     if (key.limit !== null) {
       const b: Budget = { guardrailId: '', name: 'key limit', scope: 'key', limitUsd: key.limit, resetInterval: key.limit_reset, includeByok: key.include_byok_in_limit };
-      out.push({ ...scopeId('key', `${key.hash}${b.includeByok ? '+byok' : ''}`, key.limit_reset, now, 'key limit'), limitNano: usdToNano(key.limit), seed: async () => usdToNano(await src.budgetSpent(b, key)) });
+      out.push({ ...scopeId('key', `${key.hash}${b.includeByok ? '+byok' : ''}`, key.limit_reset, now, 'key limit'), limitNano: usdToNano(key.limit), seed: async () => usdToNano(await src.budgetSpent(b, key)), countsByok: b.includeByok });
     }
     for (const b of await src.budgetsOf(key)) {
       const owner = b.scope === 'workspace' ? key.workspace_id : b.scope === 'member' ? (key.creator_user_id ?? key.hash) : key.hash;
       const label = `guardrail "${b.name}" budget (${b.resetInterval ?? 'lifetime'})`;
-      out.push({ ...scopeId('guardrail', `${b.guardrailId}:${b.scope}:${owner}${b.includeByok ? '+byok' : ''}`, b.resetInterval, now, label), limitNano: usdToNano(b.limitUsd), seed: async () => usdToNano(await src.budgetSpent(b, key)) });
+      out.push({ ...scopeId('guardrail', `${b.guardrailId}:${b.scope}:${owner}${b.includeByok ? '+byok' : ''}`, b.resetInterval, now, label), limitNano: usdToNano(b.limitUsd), seed: async () => usdToNano(await src.budgetSpent(b, key)), countsByok: b.includeByok });
     }
     out.push(...(await this.deps.budgets.scopes(key.workspace_id)));
     const credits = await this.deps.credits.scope();
@@ -50,10 +50,34 @@ export class SpendGate {
     return out;
   }
 
-  /** Reserves the request's maximum cost (`max`; null: unpriced, nothing to reserve but every limit must have room left). */
-  async admit(key: KeyRow, max: PlannedMaxCost | null): Promise<(costUsd: number | null) => void> {
+  /**
+   * Reserves the request's maximum cost (`max`; null: unpriced, nothing to reserve but every limit must have room left).
+   * The settle function takes the served attempt's cost and whether it ran on a BYOK credential: BYOK spend settles
+   * only in the scopes that count it (`countsByok`), the others get their hold back (docs/byok.md).
+   */
+  async admit(key: KeyRow, max: PlannedMaxCost | null): Promise<(costUsd: number | null, byok?: boolean) => void> {
     const scopes = await this.scopes(key);
     if (scopes.length === 0) return () => undefined;
+    const withByok = scopes.filter((s) => s.countsByok);
+    const sharedOnly = scopes.filter((s) => !s.countsByok);
+    const a = sharedOnly.length > 0 ? await this.reserve(sharedOnly, max) : null;
+    let b: Reservation | null = null;
+    try {
+      b = withByok.length > 0 ? await this.reserve(withByok, max) : null;
+    } catch (err) {
+      a?.release();
+      throw err;
+    }
+    return (cost, byok = false) => {
+      for (const r of [a, b]) {
+        if (!r) continue;
+        if (cost === null || !(cost > 0) || (byok && r === a)) r.release();
+        else r.settle(usdToNano(cost));
+      }
+    };
+  }
+
+  private async reserve(scopes: ScopeSpec[], max: PlannedMaxCost | null): Promise<Reservation> {
     let r;
     try {
       // An unpriced request reserves one nano-dollar: admitted while every limit has room left.
@@ -72,7 +96,6 @@ export class SpendGate {
         : `Insufficient room under the ${where}`;
       throw new HttpError(402, message, { error_type: 'payment_required', limit: r.scope.label, available: nanoToUsd(available), ...(max ? { requested_max_cost: nanoToUsd(max.nano) } : {}) });
     }
-    const reservation = r.reservation;
-    return (cost) => (cost === null || !(cost > 0) ? reservation.release() : reservation.settle(usdToNano(cost)));
+    return r.reservation;
   }
 }

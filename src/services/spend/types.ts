@@ -10,6 +10,8 @@ export interface ScopeSpec extends SpendScopeId {
    * by this instance. Read once per scope and window (the first request), never per request.
    */
   seed: () => Promise<number>;
+  /** BYOK spend counts here too (`include_byok_in_limit` / `include_byok_in_budgets`; docs/byok.md). */
+  countsByok?: boolean;
 }
 
 export interface Reservation {

@@ -1,0 +1,174 @@
+/**
+ * Analytics rollups (docs/observability.md), the pure part: generation records summed per minute, hour and day and per
+ * dimension values, with exact integer sums (tokens, nano-dollars, milliseconds) and a bounded latency histogram per
+ * bucket (LATENCY_BUCKETS log-spaced bins) from which percentiles are read.
+ */
+import { usdToNano } from './money.js';
+
+export const ROLLUP_GRAINS = ['minute', 'hour', 'day'] as const;
+export type RollupGrain = (typeof ROLLUP_GRAINS)[number];
+
+/** Latency histogram: bin 0 holds ≤ 1 ms, bin i holds (RATIO^(i-1), RATIO^i] ms, the last bin everything above. */
+export const LATENCY_BUCKETS = 48;
+export const LATENCY_RATIO = 1.3;
+const LOG_RATIO = Math.log(LATENCY_RATIO);
+
+export function latencyBin(ms: number): number {
+  if (!(ms > 1)) return 0;
+  return Math.min(LATENCY_BUCKETS - 1, Math.ceil(Math.log(ms) / LOG_RATIO - 1e-9));
+}
+
+/** The upper bound (ms) of bin i (the last bin: its lower bound times the ratio). */
+export function binUpper(i: number): number {
+  return i === 0 ? 1 : LATENCY_RATIO ** i;
+}
+
+/**
+ * The p-quantile (0 < p ≤ 1) of a histogram, by nearest rank, interpolated linearly inside the bin that holds it; null
+ * when empty. Within one bin of the exact value: at most a factor LATENCY_RATIO off.
+ */
+export function histogramQuantile(hist: ArrayLike<number>, p: number): number | null {
+  let total = 0;
+  for (let i = 0; i < hist.length; i++) total += Number(hist[i]);
+  if (total === 0) return null;
+  const rank = Math.max(1, Math.ceil(p * total));
+  let seen = 0;
+  for (let i = 0; i < hist.length; i++) {
+    const n = Number(hist[i]);
+    if (n === 0) continue;
+    if (seen + n >= rank) {
+      const lo = i === 0 ? 0 : binUpper(i - 1);
+      const hi = binUpper(i);
+      return Math.round((lo + ((hi - lo) * (rank - seen)) / n) * 100) / 100;
+    }
+    seen += n;
+  }
+  return null;
+}
+
+/** The dimension values a rollup row is keyed by ('' for none: unique keys need a value). */
+export const ROLLUP_DIMENSIONS = ['workspace_id', 'key_hash', 'model', 'provider_name', 'endpoint_tag', 'api_type', 'finish_reason'] as const;
+
+export interface RollupDelta {
+  grain: RollupGrain;
+  /** ISO timestamp of the bucket's start (UTC). */
+  bucket: string;
+  workspace_id: string;
+  key_hash: string;
+  model: string;
+  provider_name: string;
+  endpoint_tag: string;
+  api_type: string;
+  finish_reason: string;
+  status: number;
+  is_byok: boolean;
+  /** Whether the records cost something (GET /activity counts served or billed requests). */
+  billed: boolean;
+  requests: number;
+  tokens_prompt: number;
+  tokens_completion: number;
+  tokens_reasoning: number;
+  /** Sum of total_cost in nano-dollars (exact). */
+  cost_nano: number;
+  /** Sum of upstream_inference_cost in nano-dollars. */
+  upstream_cost_nano: number;
+  latency_ms_sum: number;
+  /** LATENCY_BUCKETS counts. */
+  hist: number[];
+}
+
+/** What a record contributes (a GenerationRow satisfies it). */
+export interface RollupSource {
+  created_at: string;
+  workspace_id: string;
+  key_hash: string;
+  model: string | null;
+  provider_name: string | null;
+  endpoint_tag: string | null;
+  api_type: string;
+  finish_reason: string | null;
+  status: number;
+  is_byok: boolean;
+  tokens_prompt: number;
+  tokens_completion: number;
+  native_tokens_reasoning: number;
+  total_cost: number | null;
+  upstream_inference_cost: number | null;
+  latency_ms: number;
+}
+
+const CUT: Record<RollupGrain, [number, string]> = { minute: [16, ':00.000Z'], hour: [13, ':00:00.000Z'], day: [10, 'T00:00:00.000Z'] };
+
+/** The start of the record's minute, hour or day, as an ISO timestamp. */
+export function bucketOf(createdAt: string, grain: RollupGrain): string {
+  const iso = createdAt.endsWith('Z') && createdAt.length === 24 ? createdAt : new Date(createdAt).toISOString();
+  const [len, tail] = CUT[grain];
+  return iso.slice(0, len) + tail;
+}
+
+/** A batch of records summed per grain, bucket and dimension values. */
+export function rollupDeltas(rows: readonly RollupSource[]): RollupDelta[] {
+  const out = new Map<string, RollupDelta>();
+  for (const r of rows) {
+    const dims = [r.workspace_id, r.key_hash, r.model ?? '', r.provider_name ?? '', r.endpoint_tag ?? '', r.api_type, r.finish_reason ?? ''];
+    const billed = r.total_cost !== null && r.total_cost > 0;
+    const tail = `${dims.join('\u0000')}\u0000${r.status}\u0000${r.is_byok ? 1 : 0}\u0000${billed ? 1 : 0}`;
+    const bin = latencyBin(r.latency_ms);
+    for (const grain of ROLLUP_GRAINS) {
+      const bucket = bucketOf(r.created_at, grain);
+      const k = `${grain}\u0000${bucket}\u0000${tail}`;
+      let d = out.get(k);
+      if (!d) {
+        d = {
+          grain,
+          bucket,
+          workspace_id: dims[0]!,
+          key_hash: dims[1]!,
+          model: dims[2]!,
+          provider_name: dims[3]!,
+          endpoint_tag: dims[4]!,
+          api_type: dims[5]!,
+          finish_reason: dims[6]!,
+          status: r.status,
+          is_byok: r.is_byok,
+          billed,
+          requests: 0,
+          tokens_prompt: 0,
+          tokens_completion: 0,
+          tokens_reasoning: 0,
+          cost_nano: 0,
+          upstream_cost_nano: 0,
+          latency_ms_sum: 0,
+          hist: new Array<number>(LATENCY_BUCKETS).fill(0),
+        };
+        out.set(k, d);
+      }
+      d.requests++;
+      d.tokens_prompt += r.tokens_prompt;
+      d.tokens_completion += r.tokens_completion;
+      d.tokens_reasoning += r.native_tokens_reasoning;
+      d.cost_nano += r.total_cost === null ? 0 : usdToNano(r.total_cost);
+      d.upstream_cost_nano += r.upstream_inference_cost === null ? 0 : usdToNano(r.upstream_inference_cost);
+      d.latency_ms_sum += Math.round(r.latency_ms);
+      d.hist[bin]!++;
+    }
+  }
+  return [...out.values()];
+}
+
+/**
+ * The rollup grain that answers a range and a time bucket exactly: the coarsest whose buckets both ends fall on
+ * and no coarser than the bucket asked for (week and month buckets are made of days); null when the range does not
+ * fall on whole minutes.
+ */
+export function grainFor(start: number, end: number, granularity: string | null): RollupGrain | null {
+  const fits = (ms: number) => start % ms === 0 && end % ms === 0;
+  const cap = granularity === 'minute' ? 0 : granularity === 'hour' ? 1 : 2;
+  const order: Array<[RollupGrain, number]> = [
+    ['day', 86_400_000],
+    ['hour', 3_600_000],
+    ['minute', 60_000],
+  ];
+  for (const [g, ms] of order) if (ROLLUP_GRAINS.indexOf(g) <= cap && fits(ms)) return g;
+  return null;
+}

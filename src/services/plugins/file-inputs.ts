@@ -1,0 +1,159 @@
+/**
+ * File inputs of an inference request (docs/files.md, docs/plugins.md), a step of request preparation: file parts
+ * that name an uploaded file by id (chat `file.file_id`, responses `input_file.file_id`, messages `document` with
+ * `source.type: "file"`) get the file's bytes inline; PDFs go to the upstream as they are (the file-parser plugin's
+ * `native` engine) or as their text (`text` engine: extracted here with unpdf, cached by content hash), so a model
+ * whose upstream cannot read PDFs can still answer about one. The default engine is native when every requested
+ * model reads files through an upstream that receives the part as sent, else text.
+ */
+import { createHash } from 'node:crypto';
+import { extractText, getDocumentProxy } from 'unpdf';
+import { badRequest } from '../../core/errors.js';
+import type { PdfEngine, PluginPipelineEntry } from '../../core/plugins.js';
+import type { Store } from '../../store/types.js';
+import type { FileService } from '../files/index.js';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** One file part found in a body, with how to rewrite it in place. */
+interface FilePart {
+  where: string;
+  /** A stored file's id, or inline bytes (data URL / base64), or neither (a URL: left alone). */
+  fileId: string | null;
+  inline: { mime: string; data: Buffer } | null;
+  filename: string | null;
+  replace(part: Obj): void;
+  /** The part as inline bytes (native), in the API's own shape. */
+  inlinePart(mime: string, data: Buffer, filename: string): Obj;
+  textPart(text: string): Obj;
+}
+
+function dataUrl(s: unknown): { mime: string; data: Buffer } | null {
+  if (typeof s !== 'string') return null;
+  const m = /^data:([^;,]+);base64,/.exec(s);
+  return m ? { mime: m[1].toLowerCase(), data: Buffer.from(s.slice(m[0].length), 'base64') } : null;
+}
+
+function partsOf(api: string, body: Obj): FilePart[] {
+  const out: FilePart[] = [];
+  const lists: Array<[unknown[], string]> = [];
+  if (api === 'chat' || api === 'messages') {
+    (Array.isArray(body.messages) ? body.messages : []).forEach((m, i) => isObj(m) && Array.isArray(m.content) && lists.push([m.content, `messages[${i}].content`]));
+  } else if (api === 'responses' && Array.isArray(body.input)) {
+    body.input.forEach((m, i) => isObj(m) && Array.isArray(m.content) && lists.push([m.content, `input[${i}].content`]));
+  }
+  for (const [list, at] of lists) {
+    list.forEach((p, j) => {
+      if (!isObj(p)) return;
+      const where = `${at}[${j}]`;
+      const replace = (part: Obj) => (list[j] = part);
+      if (api === 'chat' && p.type === 'file' && isObj(p.file)) {
+        const f = p.file;
+        out.push({
+          where, replace,
+          fileId: typeof f.file_id === 'string' ? f.file_id : null,
+          inline: dataUrl(f.file_data),
+          filename: typeof f.filename === 'string' ? f.filename : null,
+          inlinePart: (mime, data, filename) => ({ type: 'file', file: { filename, file_data: `data:${mime};base64,${data.toString('base64')}` } }),
+          textPart: (text) => ({ type: 'text', text }),
+        });
+      } else if (api === 'responses' && p.type === 'input_file') {
+        out.push({
+          where, replace,
+          fileId: typeof p.file_id === 'string' ? p.file_id : null,
+          inline: dataUrl(p.file_data),
+          filename: typeof p.filename === 'string' ? p.filename : null,
+          inlinePart: (mime, data, filename) => ({ type: 'input_file', filename, file_data: `data:${mime};base64,${data.toString('base64')}` }),
+          textPart: (text) => ({ type: 'input_text', text }),
+        });
+      } else if (api === 'messages' && p.type === 'document' && isObj(p.source)) {
+        const s = p.source;
+        out.push({
+          where, replace,
+          fileId: s.type === 'file' && typeof s.file_id === 'string' ? s.file_id : null,
+          inline: s.type === 'base64' && typeof s.data === 'string' && typeof s.media_type === 'string' ? { mime: s.media_type, data: Buffer.from(s.data, 'base64') } : null,
+          filename: typeof p.title === 'string' ? p.title : null,
+          inlinePart: (mime, data) =>
+            mime.startsWith('text/') ? { type: 'document', source: { type: 'text', media_type: 'text/plain', data: data.toString('utf8') } } : { type: 'document', source: { type: 'base64', media_type: mime, data: data.toString('base64') } },
+          textPart: (text) => ({ type: 'text', text }),
+        });
+      }
+    });
+  }
+  return out;
+}
+
+/** Whether a body has any file part (cheap: most requests have none, and skip the step). */
+export function hasFileParts(api: string, body: Obj): boolean {
+  return (api === 'chat' || api === 'messages' || api === 'responses') && partsOf(api, body).length > 0;
+}
+
+export interface FileInputContext {
+  workspaceId: string;
+  /** file-parser: off (PDFs go as sent), or the engine asked for (null: chosen by `modelsReadFiles`). */
+  parser: { enabled: boolean; engine: PdfEngine | null };
+  modelsReadFiles: boolean;
+}
+
+export class FileInputs {
+  constructor(private readonly deps: { files: FileService; store: Store; now: () => number }) {}
+
+  /** The body with its file parts resolved (a copy when anything changed), and what the file-parser did. */
+  async apply(api: string, input: Obj, ctx: FileInputContext): Promise<{ body: Obj; pipeline: PluginPipelineEntry[] }> {
+    const body = structuredClone(input);
+    const parts = partsOf(api, body);
+    const parsed: Array<{ filename: string; pages: number; cached: boolean }> = [];
+    const engine: PdfEngine = !ctx.parser.enabled ? 'native' : (ctx.parser.engine ?? (ctx.modelsReadFiles ? 'native' : 'text'));
+    for (const p of parts) {
+      let file = p.inline;
+      let filename = p.filename;
+      let sha: string | null = null;
+      if (p.fileId !== null) {
+        const row = await this.deps.files.get(ctx.workspaceId, p.fileId).catch(() => {
+          throw badRequest(`${p.where}: file ${p.fileId} not found in this workspace`, { field: p.where });
+        });
+        file = { mime: row.mime_type, data: await this.deps.files.storage.read(row.storage_key) };
+        filename ??= row.filename;
+        sha = row.sha256;
+      }
+      if (!file) continue; // a URL: the upstream fetches it
+      filename ??= 'file';
+      if (file.mime === 'application/pdf' && engine === 'text') {
+        const r = await this.pdfText(file.data, sha ?? createHash('sha256').update(file.data).digest('hex'), p.where);
+        parsed.push({ filename, pages: r.pages, cached: r.cached });
+        p.replace(p.textPart(`<file name="${filename.replace(/"/g, "'")}">\n${r.text}\n</file>`));
+      } else if (p.fileId !== null) p.replace(p.inlinePart(file.mime, file.data, filename));
+    }
+    const pipeline: PluginPipelineEntry[] =
+      parsed.length === 0
+        ? []
+        : [
+            {
+              type: 'plugin',
+              name: 'file-parser',
+              summary: `Extracted the text of ${parsed.length} PDF${parsed.length === 1 ? '' : 's'} (${parsed.reduce((n, f) => n + f.pages, 0)} pages) with the text engine`,
+              data: { engine: 'text', files: parsed },
+              cost_usd: 0,
+            },
+          ];
+    return { body, pipeline };
+  }
+
+  /** A PDF's text, from the cache (by content hash) or extracted now and cached. */
+  private async pdfText(data: Buffer, sha256: string, where: string): Promise<{ text: string; pages: number; cached: boolean }> {
+    const hit = await this.deps.store.getFileParse(sha256, 'text');
+    if (hit) return { text: hit.text, pages: hit.pages, cached: true };
+    let out: { totalPages: number; text: string };
+    try {
+      const doc = await getDocumentProxy(new Uint8Array(data));
+      out = await extractText(doc, { mergePages: true });
+      await doc.destroy();
+    } catch (err) {
+      throw badRequest(`${where}: the PDF could not be read (${(err as Error).message})`, { field: where });
+    }
+    const text = out.text.replace(/\u0000/g, '').trim();
+    await this.deps.store.putFileParse({ sha256, engine: 'text', text, pages: out.totalPages, created_at: new Date(this.deps.now()).toISOString() });
+    return { text, pages: out.totalPages, cached: false };
+  }
+}

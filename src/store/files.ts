@@ -1,0 +1,73 @@
+/**
+ * Files (docs/files.md): one row per stored file, its bytes in the blob storage (services/files/storage.ts) under
+ * `storage_key`; and the text parsed out of a PDF, cached by the content's SHA-256 (the file-parser plugin).
+ */
+import { sql, type Kysely } from 'kysely';
+
+export interface FileRow {
+  /** `gw_file_…`, time-ordered. */
+  id: string;
+  workspace_id: string;
+  filename: string;
+  mime_type: string;
+  size_bytes: number;
+  /** Hex SHA-256 of the content. */
+  sha256: string;
+  /** Where the bytes are: `local` or `s3`, and the object key there. */
+  storage: 'local' | 's3';
+  storage_key: string;
+  /** The `purpose` an OpenAI client gave (null otherwise). */
+  purpose: string | null;
+  created_at: string;
+}
+
+export interface FileParseRow {
+  sha256: string;
+  engine: string;
+  text: string;
+  pages: number;
+  created_at: string;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Db = Kysely<any>;
+
+const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : String(v));
+const decode = (r: Record<string, unknown>): FileRow => ({ ...(r as unknown as FileRow), size_bytes: Number(r.size_bytes), created_at: iso(r.created_at) });
+
+export async function insertFile(db: Db, row: FileRow): Promise<void> {
+  await db.insertInto('files').values({ ...row }).execute();
+}
+
+export async function selectFile(db: Db, workspaceId: string, id: string): Promise<FileRow | null> {
+  const r = await db.selectFrom('files').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return r ? decode(r) : null;
+}
+
+/** A page of a workspace's files, oldest first, after `after` (an id); at most `limit` + 1 rows (the extra one says more follow). */
+export async function selectFiles(db: Db, workspaceId: string, after: string | null, limit: number): Promise<FileRow[]> {
+  let q = db.selectFrom('files').selectAll().where('workspace_id', '=', workspaceId);
+  if (after) q = q.where('id', '>', after);
+  const rows = await q.orderBy('id').limit(limit + 1).execute();
+  return rows.map(decode);
+}
+
+export async function workspaceFileBytes(db: Db, workspaceId: string): Promise<number> {
+  const r = await db.selectFrom('files').select(sql<number>`coalesce(sum(size_bytes), 0)`.as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+export async function deleteFileRow(db: Db, workspaceId: string, id: string): Promise<boolean> {
+  const r = await db.deleteFrom('files').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}
+
+/** The cached parse of a content (by SHA-256) with one engine. */
+export async function selectParse(db: Db, sha256: string, engine: string): Promise<FileParseRow | null> {
+  const r = await db.selectFrom('file_parses').selectAll().where('sha256', '=', sha256).where('engine', '=', engine).executeTakeFirst();
+  return r ? { ...(r as unknown as FileParseRow), pages: Number(r.pages), created_at: iso(r.created_at) } : null;
+}
+
+export async function upsertParse(db: Db, row: FileParseRow): Promise<void> {
+  await db.insertInto('file_parses').values({ ...row }).onConflict((oc) => oc.columns(['sha256', 'engine']).doNothing()).execute();
+}

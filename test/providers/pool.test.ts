@@ -1,0 +1,63 @@
+/**
+ * FlatPool: undici's Pool with an O(1) choice of a free connection. Its hook into undici's internals must stay
+ * active (an undici upgrade that moves them turns it into a plain Pool: this test says so), and it must keep the
+ * Pool's behaviour: the connection bound holds, requests past it wait their turn, connections are reused.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FlatPool, flatPoolActive } from '../../src/providers/pool.js';
+
+describe('FlatPool', () => {
+  let server: Server;
+  let origin: string;
+  let connections = 0;
+  let inFlight = 0;
+  let peak = 0;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        res.end(req.url);
+      }, 20);
+    });
+    server.on('connection', () => connections++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it("hooks into undici's pool internals (else it would scan every connection per request)", () => {
+    expect(flatPoolActive).toBe(true);
+  });
+
+  it('holds its connection bound: 60 concurrent requests over 8 connections all answered, at most 8 at once', async () => {
+    connections = peak = 0;
+    const pool = new FlatPool(origin, { connections: 8, pipelining: 1 });
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => pool.request({ method: 'GET', path: `/${i}` }).then((r) => r.body.text())));
+    expect(answers).toEqual(Array.from({ length: 60 }, (_, i) => `/${i}`));
+    expect(connections).toBeLessThanOrEqual(8);
+    expect(peak).toBeLessThanOrEqual(8);
+    await pool.close();
+  });
+
+  it('reuses a free connection: requests one after the other need a few connections, not one each', async () => {
+    connections = 0;
+    const pool = new FlatPool(origin, { connections: 100, pipelining: 1 });
+    for (let i = 0; i < 20; i++) await (await pool.request({ method: 'GET', path: '/x' })).body.text();
+    // undici opens a spare connection ahead when one fills.
+    expect(connections).toBeLessThanOrEqual(3);
+    await pool.close();
+  });
+
+  it('opens a connection per request in flight below the bound (no waiting for a busy one)', async () => {
+    connections = 0;
+    const pool = new FlatPool(origin, { connections: 1000, pipelining: 1 });
+    await Promise.all(Array.from({ length: 300 }, () => pool.request({ method: 'GET', path: '/y' }).then((r) => r.body.text())));
+    expect(connections).toBeGreaterThanOrEqual(300);
+    await pool.close();
+  });
+});
