@@ -36,7 +36,8 @@ export async function startFuzzEnv(backend: Backend): Promise<ChatEnv> {
   const file = join(dir, 'gateway.yaml');
   const catalog = merge([simCatalog(sim.url) as Catalog, embeddingCatalog(sim.url) as Catalog, speechCatalog(sim.url) as Catalog, transcriptionCatalog(sim.url) as Catalog, videoCatalog(sim.url) as Catalog, imageCatalog(sim.url) as Catalog]);
   writeFileSync(file, stringify(catalog));
-  const t = await startGateway(backend, { env: { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', GATEWAY_METRICS: 'public' } });
+  // An encryption key, so that the BYOK routes are fuzzed past their 503 for an unconfigured gateway.
+  const t = await startGateway(backend, { env: { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', GATEWAY_METRICS: 'public', GATEWAY_ENCRYPTION_KEY: 'fuzz-test-encryption-key-0123456789abcdef' } });
   const { key, hash } = await createInferenceKey(t, { name: 'fuzzer' });
   return {
     sim,
