@@ -53,6 +53,7 @@ import { clusterMetricsOf, isClusterWorker } from './services/cluster-metrics.js
 import { CountTokensService } from './services/count-tokens.js';
 import { TranscriptionService } from './services/transcriptions.js';
 import { RerankService } from './services/rerank.js';
+import { ImagesService } from './services/images.js';
 import { EmbeddingsService } from './services/embeddings.js';
 import { VideoService } from './services/videos.js';
 import { isoTime } from './core/time.js';
@@ -210,7 +211,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Server tools; web search over the operator's engine (SearXNG or Tavily) when one is configured.
   const search = config.webSearch ? new WebSearch(config.webSearch) : null;
   const fetcher = config.webFetch === 'off' ? null : new WebFetcher(config.webFetch === 'private');
-  const serverTools = new ServerToolService({ chat, search, fetcher, keepaliveMs: config.streamKeepaliveMs, now });
+  const images = new ImagesService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, byok });
+  const serverTools = new ServerToolService({ chat, search, fetcher, keepaliveMs: config.streamKeepaliveMs, now, images });
   // Video jobs: durable, driven by a background worker (started below, stopped first at shutdown).
   const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, log: logger, now, options: config.video });
   const rateLimits = new RateLimiter(config.redisUrl ?? null, logger, now);
@@ -249,6 +251,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     countTokens: new CountTokensService({ catalog, health, http, workspaces, guardrails, now, byok }),
     transcriptions: new TranscriptionService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, byok }),
     rerank: new RerankService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, cache: cacheStep, byok, io }),
+    images,
     guardrails,
     spend,
     credits,

@@ -5,7 +5,7 @@
  * and provider, a speech field needs a speech endpoint, …) and turns snake_case entries into the loaded definitions
  * (core/catalog-types.ts). Pure; no I/O.
  */
-import type { AudioFormat, Catalog, DataPolicy, EndpointDef, ModelDef, Pricing, Protocol, ProviderDef, RerankProtocol, SpeechProtocol, Timeouts, VideoCapabilities, VideoProtocol } from './catalog-types.js';
+import type { AudioFormat, Catalog, DataPolicy, EndpointDef, ModelDef, Pricing, Protocol, ProviderDef, ImageProtocol, RerankProtocol, SpeechProtocol, Timeouts, VideoCapabilities, VideoProtocol } from './catalog-types.js';
 import { VIDEO_PARAMETERS } from './catalog-types.js';
 import { catalogFileProblems, DECIMAL, PROTOCOLS, VIDEO_PROTOCOL_NAMES } from './catalog-schema.js';
 
@@ -47,6 +47,19 @@ export function isEmbeddingModel(m: ModelDef): boolean {
   return m.architecture.output_modalities.includes('embeddings');
 }
 
+/** Whether a model generates images (`output_modalities` includes `image`): its endpoints serve POST /images. */
+export function isImageModel(m: ModelDef): boolean {
+  return m.architecture.output_modalities.includes('image');
+}
+
+/** The image API of an endpoint of an image model: its own `image_protocol`, else derived from the provider's protocol. */
+export function imageProtocolOf(e: EndpointDef, provider: ProviderDef | undefined): ImageProtocol | null {
+  if (e.image_protocol) return e.image_protocol;
+  if (provider?.protocol === 'openai') return 'openai-images';
+  if (provider?.protocol === 'google') return 'gemini-image';
+  return null;
+}
+
 /** The video API of an endpoint: its own `video.protocol`, else derived from the provider's protocol. */
 export function videoProtocolOf(e: EndpointDef, provider: ProviderDef | undefined): VideoProtocol | null {
   if (e.video?.protocol) return e.video.protocol;
@@ -63,6 +76,7 @@ function defaultParameters(m: ModelDef, video: boolean, speech: SpeechProtocol |
   if (video) return [...VIDEO_PARAMETERS];
   if (isEmbeddingModel(m)) return ['encoding_format', 'user'];
   if (isRerankModel(m)) return ['top_n'];
+  if (isImageModel(m) && !m.architecture.output_modalities.includes('text')) return ['n', 'size', 'quality', 'background', 'output_format', 'input_references'];
   if (isTranscriptionModel(m)) return ['language', 'prompt', 'temperature', 'response_format', 'timestamp_granularities'];
   if (speech) return speech === 'openai-tts' ? ['speed'] : [];
   return ['temperature', 'top_p', 'max_tokens', 'stop', 'seed', 'frequency_penalty', 'presence_penalty', 'tools', 'tool_choice', 'response_format'];
@@ -77,7 +91,7 @@ function timeoutsFrom(v: unknown): Partial<Timeouts> | undefined {
 }
 
 /** Price fields whose presence makes token prices optional (they default to "0"). */
-const UNIT_PRICES = ['characters', 'video_second', 'video', 'audio_second', 'search_unit'];
+const UNIT_PRICES = ['characters', 'video_second', 'video', 'audio_second', 'search_unit', 'image_output'];
 
 function pricingFrom(v: unknown, where: string, problems: string[]): Pricing | null | undefined {
   if (v === undefined || v === null) return v;
@@ -96,7 +110,7 @@ function pricingFrom(v: unknown, where: string, problems: string[]): Pricing | n
     out.prompt ??= '0';
     out.completion ??= '0';
   }
-  if (typeof out.prompt !== 'string' || typeof out.completion !== 'string') problems.push(`${where}.pricing needs prompt and completion prices (or characters, for a speech endpoint; audio_second, for a transcription endpoint; search_unit, for a rerank endpoint; video_second or video, for a video endpoint)`);
+  if (typeof out.prompt !== 'string' || typeof out.completion !== 'string') problems.push(`${where}.pricing needs prompt and completion prices (or characters, for a speech endpoint; audio_second, for a transcription endpoint; search_unit, for a rerank endpoint; image_output, for an image endpoint; video_second or video, for a video endpoint)`);
   return out as unknown as Pricing;
 }
 
@@ -250,6 +264,7 @@ interface Maps {
 function checkKinds(e: EndpointDef, provider: ProviderDef | undefined, m: ModelDef, where: string, problems: string[]): void {
   if (e.audio_formats !== undefined && e.speech_protocol === undefined) problems.push(`${where}.audio_formats needs speech_protocol`);
   if (e.rerank_protocol !== undefined && !isRerankModel(m)) problems.push(`${where}.rerank_protocol needs a rerank model (output_modalities: [rerank])`);
+  if (e.image_protocol !== undefined && !isImageModel(m)) problems.push(`${where}.image_protocol needs an image model (output_modalities: [image])`);
   if (e.video && !videoProtocolOf(e, provider)) problems.push(`${where}.video.protocol must be set (${VIDEO_PROTOCOLS.join(', ')}): the provider's protocol has no video API`);
 }
 
@@ -265,6 +280,7 @@ function endpointFrom(e: Obj, maps: Maps, where: string, problems: string[]): En
   const pricing = pricingFrom(e.pricing, where, problems);
   const speechProtocol = (str(e, 'speech_protocol') ?? prev?.speech_protocol) as SpeechProtocol | undefined;
   const rerankProtocol = (str(e, 'rerank_protocol') ?? prev?.rerank_protocol) as RerankProtocol | undefined;
+  const imageProtocol = (str(e, 'image_protocol') ?? prev?.image_protocol) as ImageProtocol | undefined;
   const audioFormats = e.audio_formats !== undefined ? unique<AudioFormat>(e.audio_formats) : prev?.audio_formats;
   const video = videoFrom(e.video, prev?.video);
   const dp = isObj(e.data_policy) ? e.data_policy : undefined;
@@ -285,6 +301,7 @@ function endpointFrom(e: Obj, maps: Maps, where: string, problems: string[]): En
     supports_implicit_caching: bool(e, 'supports_implicit_caching') ?? prev?.supports_implicit_caching ?? false,
     ...(speechProtocol ? { speech_protocol: speechProtocol } : {}),
     ...(rerankProtocol ? { rerank_protocol: rerankProtocol } : {}),
+    ...(imageProtocol ? { image_protocol: imageProtocol } : {}),
     ...(audioFormats ? { audio_formats: audioFormats } : {}),
     ...(video ? { video } : {}),
   };

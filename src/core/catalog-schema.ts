@@ -30,6 +30,7 @@ export const SPEECH_PROTOCOL_NAMES = ['openai-tts', 'gemini-tts'] as const;
 export const AUDIO_FORMAT_NAMES = ['mp3', 'pcm'] as const;
 export const RERANK_PROTOCOL_NAMES = ['jina', 'cohere', 'voyage'] as const;
 export const VIDEO_PROTOCOL_NAMES = ['openai-video', 'google-veo'] as const;
+export const IMAGE_PROTOCOL_NAMES = ['openai-images', 'gemini-image'] as const;
 
 const DataPolicy = Type.Object(
   { training: bool(), retains_prompts: bool(), zdr: bool() },
@@ -104,7 +105,7 @@ export const ModelEntry = Type.Object(
 );
 
 /** Price fields of an endpoint (core/catalog-types.ts `Pricing`): USD per token, per unit or per second. */
-export const PRICE_FIELDS = ['prompt', 'completion', 'request', 'image', 'input_cache_read', 'input_cache_write', 'internal_reasoning', 'characters', 'search_unit', 'audio', 'audio_second', 'video_second', 'video'] as const;
+export const PRICE_FIELDS = ['prompt', 'completion', 'request', 'image', 'input_cache_read', 'input_cache_write', 'internal_reasoning', 'characters', 'search_unit', 'audio', 'audio_second', 'video_second', 'video', 'image_output'] as const;
 
 // A number is accepted where it prints as a plain decimal (`prompt: 0`); the loader checks that and keeps the string.
 const price = Type.Union([Type.String({ pattern: DECIMAL_PATTERN }), Type.Number({ minimum: 0 })], rule('must be a non-negative decimal string like "0.0000025"', { [GOT]: true }));
@@ -151,6 +152,7 @@ export const EndpointEntry = Type.Object(
     audio_formats: opt(Type.Array(Type.Union(AUDIO_FORMAT_NAMES.map((f) => Type.Literal(f))), { minItems: 1, [RULE]: `must be a non-empty list of ${AUDIO_FORMAT_NAMES.join(', ')}` })),
     rerank_protocol: opt(oneOf(RERANK_PROTOCOL_NAMES, `must be one of ${RERANK_PROTOCOL_NAMES.join(', ')}`)),
     video: opt(VideoEntry),
+    image_protocol: opt(oneOf(IMAGE_PROTOCOL_NAMES, `must be one of ${IMAGE_PROTOCOL_NAMES.join(', ')}`)),
   },
   { additionalProperties: false },
 );

@@ -16,6 +16,13 @@ export type Protocol = 'openai' | 'anthropic' | 'google' | 'openai-responses' | 
  */
 export type SpeechProtocol = 'openai-tts' | 'gemini-tts';
 
+/**
+ * Upstream image generation APIs (docs/images.md; see `EndpointDef.image_protocol`):
+ * - `openai-images`: OpenAI `POST /images/generations` and `POST /images/edits` (gpt-image, DALL·E);
+ * - `gemini-image`: Gemini `generateContent` with `responseModalities: ["TEXT", "IMAGE"]` (images as inlineData parts).
+ */
+export type ImageProtocol = 'openai-images' | 'gemini-image';
+
 /** Upstream rerank APIs (see `EndpointDef.rerank_protocol`). */
 export type RerankProtocol = 'jina' | 'cohere' | 'voyage';
 
@@ -105,6 +112,8 @@ export interface Pricing {
   video_second?: string;
   /** Video: USD per generated video, whatever its length. */
   video?: string;
+  /** Images: USD per generated image (token prices, when the provider reports tokens, add to it). */
+  image_output?: string;
 }
 
 export interface Architecture {
@@ -179,6 +188,12 @@ export interface EndpointDef {
    * `POST {base}/rerank`, billed in search units) or `voyage` (Voyage AI's `POST {base}/rerank`: `top_k`, `data`).
    */
   rerank_protocol?: RerankProtocol;
+  /**
+   * Image generation endpoints (a model whose outputs include `image`; docs/images.md): the image API they speak.
+   * Absent on such an endpoint = derived from the provider's protocol (`openai` → `openai-images`, `google` →
+   * `gemini-image`). A `gemini-image` endpoint of a model that also outputs text serves chat too.
+   */
+  image_protocol?: ImageProtocol;
   /**
    * Speech: the formats the endpoint produces natively; routing skips it for any other (absent = what its speech
    * protocol can produce: `openai-tts` mp3 and pcm, `gemini-tts` pcm).

@@ -140,6 +140,8 @@ export interface IrRequest {
   reasoning?: IrReasoningConfig;
   /** End-user id (OpenAI `user`, Anthropic `metadata.user_id`). */
   user?: string;
+  /** Output modalities asked for (chat `modalities`): `image` asks an image-capable model for images (Gemini). */
+  modalities?: Array<'text' | 'image'>;
   stream: boolean;
   /** `anthropic-beta` header values of the client request, forwarded to Anthropic-protocol upstreams. */
   anthropic_beta?: string[];
@@ -188,6 +190,8 @@ export type IrStreamEvent =
   | { type: 'reasoning_signature'; index: number; signature: string; origin?: string }
   | { type: 'redacted_reasoning'; index: number; data: string }
   | { type: 'refusal_delta'; index: number; text: string }
+  /** A whole generated image (base64 data), as one event: a part of its own (no part_end). */
+  | { type: 'image'; index: number; data: string; media_type: string }
   | { type: 'tool_call_start'; index: number; id: string; name: string }
   | { type: 'tool_call_delta'; index: number; arguments: string }
   | { type: 'part_end'; index: number }

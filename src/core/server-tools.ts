@@ -1,12 +1,12 @@
 /**
  * Server tools (docs/server-tools.md): tools in a chat request that the gateway runs itself, in a loop around the
- * model — `gateway:datetime`, `gateway:web_search` and `gateway:web_fetch` (`openrouter:` is accepted as the legacy prefix; OpenAI's
+ * model — `gateway:datetime`, `gateway:web_search`, `gateway:web_fetch` and `gateway:image_generation` (`openrouter:` is accepted as the legacy prefix; OpenAI's
  * `web_search` / `web_search_preview` shorthands mean `gateway:web_search`). Pure logic: which tools a request names,
  * the function definitions the model is shown for them, and the stop conditions of the loop.
  */
 
 /** The server tools this gateway runs, by their function name as the model sees it. */
-export type ServerToolName = 'web_search' | 'web_fetch' | 'datetime';
+export type ServerToolName = 'web_search' | 'web_fetch' | 'datetime' | 'image_generation';
 
 export interface ServerTool {
   name: ServerToolName;
@@ -23,7 +23,7 @@ export function isServerToolType(type: unknown): type is string {
 export function serverToolName(type: string): ServerToolName | null {
   if (type === 'web_search' || type.startsWith('web_search_')) return 'web_search';
   const name = type.slice(type.indexOf(':') + 1);
-  return name === 'web_search' || name === 'web_fetch' || name === 'datetime' ? name : null;
+  return name === 'web_search' || name === 'web_fetch' || name === 'datetime' || name === 'image_generation' ? name : null;
 }
 
 /** The function definitions the model is shown for the request's server tools. */
@@ -39,6 +39,10 @@ const FUNCTIONS: Record<ServerToolName, { description: string; parameters: Recor
   web_fetch: {
     description: 'Fetch a web page (http or https) and return its text, e.g. to read a search result in full.',
     parameters: { type: 'object', properties: { url: { type: 'string', description: 'The absolute URL of the page.' } }, required: ['url'], additionalProperties: false },
+  },
+  image_generation: {
+    description: 'Generate an image from a text description; the image is shown to the user with your answer.',
+    parameters: { type: 'object', properties: { prompt: { type: 'string', description: 'A detailed description of the image.' } }, required: ['prompt'], additionalProperties: false },
   },
   datetime: {
     description: 'The current date and time, in UTC or in an IANA time zone.',

@@ -132,6 +132,8 @@ export interface PlannedMaxCost extends MaxCost {
   /** The output tokens the request asked for (or the endpoint's maximum): the `N` of the 402 message. */
   requestedTokens: number;
   pricing: Pricing;
+  /** The 402 message given the room left (nano-dollars), for requests not priced by output tokens (e.g. images). */
+  refusal?: (availableNano: number) => string;
 }
 
 export function plannedMaxCost(

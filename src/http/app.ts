@@ -40,6 +40,7 @@ import embeddingRoutes from './routes/embeddings.js';
 import countTokensRoutes from './routes/count-tokens.js';
 import transcriptionRoutes from './routes/transcriptions.js';
 import rerankRoutes from './routes/rerank.js';
+import imageRoutes from './routes/images.js';
 import videoRoutes from './routes/videos.js';
 import fileRoutes from './routes/files.js';
 import geminiRoutes, { GEMINI_BASE } from './routes/gemini.js';
@@ -133,6 +134,7 @@ export const API_ROUTES: readonly RoutePlugin[] = [
   countTokensRoutes, // /messages/count_tokens
   transcriptionRoutes, // /audio/transcriptions
   rerankRoutes, // /rerank
+  imageRoutes, // /images, /images/models, /images/models/:author/:slug/endpoints
   videoRoutes, // /videos
   fileRoutes, // /files, /files/:file_id, /files/:file_id/content
 ];

@@ -238,6 +238,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
         return '';
       case 'start':
         return '';
+      case 'image': // generated images are rendered by the chat completions API only (docs/images.md)
+        return '';
       case 'error':
         return this.error(ev.status, ev.message, ev.error_type, this.meta);
     }

@@ -651,6 +651,8 @@ class MessagesStreamEncoder implements StreamEncoder {
         this.finishReason = ev.finish_reason;
         this.nativeFinish = ev.native_finish_reason;
         return this.messageStart() + this.closeOpen();
+      case 'image': // generated images are rendered by the chat completions API only (docs/images.md)
+        return '';
       case 'error':
         return this.error(ev.status, ev.message, ev.error_type, this.meta);
     }

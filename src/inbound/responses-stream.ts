@@ -173,6 +173,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     if (this.done) return '';
     switch (ev.type) {
       case 'start':
+      case 'image': // generated images are rendered by the chat completions API only (docs/images.md)
         return '';
       case 'usage':
         this.usage = ev.usage;

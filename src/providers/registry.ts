@@ -7,11 +7,11 @@
  * Protocol names share one namespace: a provider's `protocol` (chat: openai, anthropic, google, openai-responses), an
  * endpoint's `speech_protocol`, `rerank_protocol` and `video.protocol`. Capabilities: chat (plain and streamed, through
  * the internal representation), the OpenAI chat fast path, token counting, embeddings, transcription, speech, rerank,
- * video (images later).
+ * video, images.
  */
 import { checkChatChunk, checkChatResponse } from './openai/schemas.js';
 import type { TokenCounter, UpstreamAdapter } from '../core/adapters.js';
-import type { EndpointDef, Protocol, ProviderDef, RerankProtocol, SpeechProtocol, VideoProtocol } from '../core/catalog-types.js';
+import type { EndpointDef, ImageProtocol, Protocol, ProviderDef, RerankProtocol, SpeechProtocol, VideoProtocol } from '../core/catalog-types.js';
 import type { TokenUsage } from '../core/pricing.js';
 import type { UpstreamError } from '../core/provider-errors.js';
 import { anthropicAdapter } from './anthropic/index.js';
@@ -19,6 +19,7 @@ import { azureBuilder, azureError, onAzure } from './azure/index.js';
 import { awsCredentialProblem, bedrockAdapter } from './bedrock/index.js';
 import { onVertex, serviceAccountProblem } from './vertex/index.js';
 import { anthropicCounter } from './anthropic/count-tokens.js';
+import { geminiImageAdapter } from './gemini-image/index.js';
 import { geminiTtsAdapter } from './gemini-tts/index.js';
 import { googleAdapter } from './google/index.js';
 import { googleCounter } from './google/count-tokens.js';
@@ -29,9 +30,11 @@ import { buildChatBody, openaiChatAdapter, parseChatResponse } from './openai/ir
 import { buildTranscriptionRequest, parseTranscription, parseTranscriptionError } from './openai/transcriptions.js';
 import { openaiResponsesAdapter } from './openai-responses/index.js';
 import { responsesCounter } from './openai-responses/count-tokens.js';
+import { openaiImagesAdapter } from './openai-images/index.js';
 import { openaiTtsAdapter } from './openai-tts/index.js';
 import { openaiVideoAdapter } from './openai-video/index.js';
 import { RERANK_ADAPTERS, rerankProtocolOf, type RerankAdapter } from './rerank/index.js';
+import type { ImageAdapter } from './images.js';
 import type { SpeechAdapter } from './speech.js';
 import type { VideoAdapter } from './video-types.js';
 
@@ -41,6 +44,7 @@ export type { AudioFile, TranscriptionFormat, TranscriptionUsage } from './opena
 export type { RerankDocument } from './rerank/index.js';
 export type { SpeechAdapter } from './speech.js';
 export { SseEventBound } from './sse.js';
+export type { ImageAdapter, ImageAnswer, ImageInput, ImageReference } from './images.js';
 export type { VideoAdapter, VideoCallContext, VideoSubmitRequest } from './video-types.js';
 export { VideoHttp } from './video-types.js';
 export { rerankProtocolOf } from './rerank/index.js';
@@ -85,6 +89,7 @@ export interface ProtocolEntry {
   speech?: SpeechAdapter;
   rerank?: RerankAdapter;
   video?: VideoAdapter;
+  images?: ImageAdapter;
 }
 
 export const PROTOCOLS = {
@@ -115,7 +120,9 @@ export const PROTOCOLS = {
   voyage: { rerank: RERANK_ADAPTERS.voyage },
   'openai-video': { video: openaiVideoAdapter },
   'google-veo': { video: googleVeoAdapter },
-} satisfies Record<Protocol | SpeechProtocol | RerankProtocol | VideoProtocol, ProtocolEntry>;
+  'openai-images': { images: openaiImagesAdapter },
+  'gemini-image': { images: geminiImageAdapter },
+} satisfies Record<Protocol | SpeechProtocol | RerankProtocol | VideoProtocol | ImageProtocol, ProtocolEntry>;
 
 /**
  * Why a key cannot authenticate against a provider (null when its shape is right): the clouds' structured
@@ -153,3 +160,6 @@ export const rerankAdapter = (e: EndpointDef): RerankAdapter => PROTOCOLS[rerank
 
 /** The video adapter of a video protocol. */
 export const videoAdapter = (protocol: VideoProtocol): VideoAdapter => PROTOCOLS[protocol].video;
+
+/** The image adapter of an image protocol. */
+export const imageAdapter = (protocol: ImageProtocol): ImageAdapter => PROTOCOLS[protocol].images;

@@ -6,12 +6,12 @@
  */
 import type { Logger } from 'pino';
 import type { Catalog, EndpointDef, ModelDef, Protocol, ProviderDef, Timeouts } from '../core/catalog-types.js';
-import { isEmbeddingModel, isRerankModel, isTranscriptionModel } from '../core/catalog-build.js';
+import { imageProtocolOf, isEmbeddingModel, isImageModel, isRerankModel, isTranscriptionModel } from '../core/catalog-build.js';
 import type { RouteCatalog } from '../core/routing.js';
 import { buildAliasIndex, resolveModelId, type AliasIndex, type Resolution } from '../core/model-aliases.js';
 
 // Where the services and the start-up import them from.
-export { buildCatalog, CatalogError, isEmbeddingModel, isRerankModel, isTranscriptionModel, videoProtocolOf } from '../core/catalog-build.js';
+export { buildCatalog, CatalogError, imageProtocolOf, isEmbeddingModel, isImageModel, isRerankModel, isTranscriptionModel, videoProtocolOf } from '../core/catalog-build.js';
 
 function originOf(url: string): string | null {
   try {
@@ -62,6 +62,11 @@ export class CatalogService {
   readonly embeddingRoute: RouteCatalog;
   /** What `POST /rerank` routes: the endpoints of rerank models, each with its own rerank API (docs/rerank.md). */
   readonly rerankRoute: RouteCatalog;
+  /**
+   * What `POST /images` routes: the endpoints of image models with an image API (docs/images.md). A `gemini-image`
+   * endpoint of a model that outputs text too is also in `route` (chat with `modalities: ["image", "text"]`).
+   */
+  readonly imageRoute: RouteCatalog;
   /** What `POST /audio/transcriptions` routes: the endpoints of transcription models on an OpenAI-protocol provider (docs/transcriptions.md). */
   readonly transcriptionRoute: RouteCatalog;
   readonly catalog: Catalog;
@@ -84,6 +89,7 @@ export class CatalogService {
     this.videoRoute = routeOver();
     this.embeddingRoute = routeOver();
     this.rerankRoute = routeOver();
+    this.imageRoute = routeOver();
     this.transcriptionRoute = routeOver();
     const push = (route: RouteCatalog, e: EndpointDef) => {
       this.routedEndpoints.add(e);
@@ -114,6 +120,16 @@ export class CatalogService {
         continue;
       }
       const protocol = providers.get(e.provider)?.protocol;
+      const m = models.get(e.model);
+      if (m && isImageModel(m)) {
+        const imageApi = imageProtocolOf(e, providers.get(e.provider));
+        if (imageApi) push(this.imageRoute, e);
+        // Image-only models (and image APIs other than Gemini's) are never chat models.
+        if (imageApi === 'openai-images' || !m.architecture.output_modalities.includes('text')) {
+          if (!imageApi) unrouted.add(`${e.provider} (${protocol}, image)`);
+          continue;
+        }
+      }
       const api = apiOf.get(e.model);
       if (api) {
         // Never routed by the chat APIs; by the model's own API when the provider speaks a protocol it has.

@@ -346,6 +346,8 @@ const IR_PARAMS: Array<[Exclude<keyof IrRequest, 'model'>, string[]]> = [
   ['tool_choice', ['tool_choice', 'tools']],
   ['parallel_tool_calls', ['parallel_tool_calls', 'tools']],
   ['reasoning', ['reasoning', 'reasoning_effort', 'include_reasoning']],
+  // Image output (docs/images.md): only to endpoints that list `modalities` (image-output models).
+  ['modalities', ['modalities']],
 ];
 
 /** The model parameters an IR request sets, by catalog name (for routing's `require_parameters`). */
@@ -371,7 +373,7 @@ export function irForEndpoint(ir: Omit<IrRequest, 'model'>, endpoint: EndpointDe
 }
 
 const REASONING_EVENTS = new Set(['reasoning_delta', 'reasoning_signature', 'redacted_reasoning']);
-const CONTENT_EVENTS = new Set(['text_delta', 'reasoning_delta', 'reasoning_signature', 'redacted_reasoning', 'refusal_delta', 'tool_call_start', 'tool_call_delta']);
+const CONTENT_EVENTS = new Set(['text_delta', 'reasoning_delta', 'reasoning_signature', 'redacted_reasoning', 'refusal_delta', 'tool_call_start', 'tool_call_delta', 'image']);
 
 function withoutReasoning(res: IrResponse): IrResponse {
   return { ...res, content: res.content.filter((p: IrPart) => p.type !== 'reasoning' && p.type !== 'redacted_reasoning') };

@@ -22,6 +22,7 @@ import type { GatewayMetrics } from './metrics.js';
 import type { CountTokensService } from './count-tokens.js';
 import type { TranscriptionService } from './transcriptions.js';
 import type { RerankService } from './rerank.js';
+import type { ImagesService } from './images.js';
 import type { VideoService } from './videos.js';
 import type { SpendService } from './spend/index.js';
 import type { CreditService } from './spend/credits.js';
@@ -75,6 +76,8 @@ export interface Services {
   transcriptions: TranscriptionService;
   /** Rerank (POST /rerank). */
   rerank: RerankService;
+  /** Image generation (POST /images, GET /images/models…). */
+  images: ImagesService;
   /** Video generation jobs and their worker (POST /videos; docs/videos.md). */
   videos: VideoService;
   /** Organization settings and guardrails: management and the effective policy of each key. */

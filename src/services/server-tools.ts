@@ -36,9 +36,19 @@ import { badRequest, HttpError } from '../core/errors.js';
 import type { WebFetcher } from '../providers/web/fetch.js';
 import type { WebSearch } from '../providers/web/search.js';
 import type { ChatCall, ChatService } from './chat.js';
+import type { ImagesBody, ImagesService } from './images.js';
 import { eventStreamHead } from './reply-stream.js';
 
 type Json = Record<string, unknown>;
+
+/** The image model of `gateway:image_generation` when its `parameters.model` names none. */
+export const IMAGE_TOOL_MODEL = 'google/gemini-2.5-flash-image';
+
+/** What `gateway:image_generation` made during a loop: the images (chat `message.images` items) and their usage. */
+interface GeneratedImages {
+  images: Json[];
+  usages: Json[];
+}
 
 /** A server tool as a request lists it. */
 export interface FoundServerTool {
@@ -105,6 +115,8 @@ export class ServerToolService {
       fetcher: WebFetcher | null;
       keepaliveMs: number;
       now?: () => number;
+      /** The images service of `gateway:image_generation` (docs/images.md); absent: the tool is refused (400). */
+      images?: ImagesService;
     },
   ) {}
 
@@ -130,10 +142,11 @@ export class ServerToolService {
     for (const t of found) {
       const name = serverToolName(t.type);
       const field = `tools[${t.index}].type`;
-      if (!name) throw badRequest(`${field}: "${t.type}" is not a server tool this gateway runs (it runs gateway:web_search, gateway:web_fetch and gateway:datetime)`, { field });
+      if (!name) throw badRequest(`${field}: "${t.type}" is not a server tool this gateway runs (it runs gateway:web_search, gateway:web_fetch, gateway:datetime and gateway:image_generation)`, { field });
       if (name === 'web_search' && !this.deps.search) {
         throw badRequest(`${field}: web search needs a search engine; the operator sets GATEWAY_WEB_SEARCH_URL (a SearXNG instance) or GATEWAY_WEB_SEARCH_ENGINE=tavily with GATEWAY_WEB_SEARCH_API_KEY`, { field });
       }
+      if (name === 'image_generation' && !this.deps.images) throw badRequest(`${field}: image generation is not available on this gateway`, { field });
       if (name === 'web_fetch' && !this.deps.fetcher) throw badRequest(`${field}: web fetch is off on this gateway; the operator turns it on with GATEWAY_WEB_FETCH=true`, { field });
       if (!out.some((x) => x.name === name)) out.push({ name, parameters: t.parameters });
     }
@@ -143,7 +156,7 @@ export class ServerToolService {
   }
 
   /** Runs one server tool call; the result is the tool message's content (errors included, for the model to read). */
-  private async execute(tool: ServerTool, args: string, call: ChatCall, details: { web_search_requests: number }): Promise<string> {
+  private async execute(tool: ServerTool, args: string, call: ChatCall, details: { web_search_requests: number }, made: GeneratedImages): Promise<string> {
     let input: Json = {};
     try {
       const parsed = JSON.parse(args || '{}') as unknown;
@@ -152,6 +165,7 @@ export class ServerToolService {
       return JSON.stringify({ error: 'The arguments are not a JSON object' });
     }
     if (tool.name === 'datetime') return JSON.stringify(datetimeResult(this.now(), input.timezone));
+    if (tool.name === 'image_generation') return this.generateImage(tool, input, call, made);
     if (tool.name === 'web_fetch') {
       const url = typeof input.url === 'string' ? input.url.trim() : '';
       if (!url) return JSON.stringify({ error: 'url is required' });
@@ -171,6 +185,40 @@ export class ServerToolService {
       const results = filtered ? found.filter((r) => domainAllowed(r.url, allowed, blocked)).slice(0, max) : found;
       return JSON.stringify({ query, results });
     });
+  }
+
+  /**
+   * `gateway:image_generation`: the images service (its own routing, reservation, record and cost) with the tool's
+   * `parameters` (`model`, default `IMAGE_TOOL_MODEL`, and image settings such as `quality`, `size`, `aspect_ratio`);
+   * the images join the answer's `message.images`, their cost its usage; the model reads how many were made. A
+   * refusal or an upstream failure is the tool's `{error}` for the model to read (a 402 ends the request).
+   */
+  private async generateImage(tool: ServerTool, input: Json, call: ChatCall, made: GeneratedImages): Promise<string> {
+    const images = this.deps.images!;
+    const prompt = typeof input.prompt === 'string' ? input.prompt.trim() : '';
+    if (!prompt) return JSON.stringify({ error: 'prompt is required' });
+    const p = tool.parameters;
+    const pick = (k: string) => (typeof p[k] === 'string' ? (p[k] as string) : undefined);
+    const body: ImagesBody = { model: pick('model') ?? IMAGE_TOOL_MODEL, prompt: prompt.slice(0, 32_000) };
+    for (const k of ['size', 'aspect_ratio', 'quality', 'background', 'output_format'] as const) if (pick(k)) body[k] = pick(k);
+    try {
+      const prepared = await images.prepare(body, { key: call.key, requestId: call.requestId, wantMetadata: false, cancel: call.cancel });
+      try {
+        const generated = await images.generate(prepared, { key: call.key, requestId: call.requestId, wantMetadata: false, cancel: call.cancel });
+        // The images API offers no response cache: its reply is always a fresh body.
+        const reply = 'body' in generated ? generated : { body: JSON.parse(generated.stored.text) as Json };
+        const data = (reply.body.data as Array<{ b64_json: string; media_type?: string }>) ?? [];
+        for (const d of data) made.images.push({ type: 'image_url', image_url: { url: `data:${d.media_type ?? 'image/png'};base64,${d.b64_json}` } });
+        const cost = (reply.body.usage as Json | undefined)?.cost;
+        made.usages.push({ cost: typeof cost === 'number' ? cost : null, cost_details: { upstream_inference_prompt_cost: 0, upstream_inference_completions_cost: cost, upstream_inference_cost: cost } });
+        return JSON.stringify({ images_generated: data.length, note: 'The image is shown to the user with your answer; do not repeat its data.' });
+      } finally {
+        prepared.release(null);
+      }
+    } catch (err) {
+      if (err instanceof HttpError && (err.status === 402 || err.status === 499)) throw err;
+      return JSON.stringify({ error: `Image generation failed: ${(err as Error).message}` });
+    }
   }
 
   /** Runs a tool's I/O, aborted when the client goes away (499); any other failure is the tool's `{error}` for the model. */
@@ -201,6 +249,7 @@ export class ServerToolService {
     const ids: string[] = [];
     const details: ServerToolDetails = { tool_calls_requested: 0, tool_calls_executed: 0, web_search_requests: 0 };
     const state: LoopState = { steps: 0, executed: 0, tokens: 0, cost: 0, calledTools: [], finishReason: null };
+    const made: GeneratedImages = { images: [], usages: [] };
     let last = false;
     for (;;) {
       // This turn's body: the client's, with the conversation so far; the server tools unless this is the last turn.
@@ -240,7 +289,9 @@ export class ServerToolService {
       if (serverCalls.length === 0 || clientCalls.length > 0) {
         // The answer: no server tool call, or calls the client must answer (server calls of this turn left out).
         if (calls.length !== clientCalls.length) message.tool_calls = clientCalls;
-        const out: Json = { ...answer.body, usage: { ...sumUsage(usages), server_tool_use_details: details } };
+        // Images made by gateway:image_generation: in the message, their cost in the usage.
+        if (made.images.length > 0) message.images = [...((message.images as Json[] | undefined) ?? []), ...made.images];
+        const out: Json = { ...answer.body, usage: { ...sumUsage([...usages, ...made.usages]), server_tool_use_details: details } };
         if (out.gateway_metadata && typeof out.gateway_metadata === 'object') out.gateway_metadata = { ...(out.gateway_metadata as Json), server_tools: { steps: state.steps, generations: ids } };
         return { id: answer.id, body: out, details };
       }
@@ -254,7 +305,7 @@ export class ServerToolService {
           continue;
         }
         const tool = tools.find((t) => t.name === c.function?.name)!;
-        const content = await this.execute(tool, c.function?.arguments ?? '{}', call, details);
+        const content = await this.execute(tool, c.function?.arguments ?? '{}', call, details, made);
         details.tool_calls_executed++;
         state.executed++;
         messages.push({ role: 'tool', tool_call_id: c.id, content });

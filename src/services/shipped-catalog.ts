@@ -12,7 +12,7 @@ import { buildCatalog, CatalogError } from '../core/catalog-build.js';
 import type { Catalog } from '../core/catalog-types.js';
 
 /** The shipped catalog files, in the order they are applied (providers first: the others' endpoints name them). */
-export const CATALOG_FILES = ['providers.yaml', 'chat.yaml', 'speech.yaml', 'video.yaml', 'embeddings.yaml', 'transcriptions.yaml', 'rerank.yaml'] as const;
+export const CATALOG_FILES = ['providers.yaml', 'chat.yaml', 'speech.yaml', 'video.yaml', 'embeddings.yaml', 'transcriptions.yaml', 'rerank.yaml', 'images.yaml'] as const;
 
 /** The folder holding the shipped catalog files. */
 export const CATALOG_DIR = fileURLToPath(new URL('../catalog/', import.meta.url));

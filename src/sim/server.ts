@@ -7,7 +7,7 @@
  *
  * Routes:
  *   POST /v1/chat/completions, GET /v1/models          provider `default`
- *   POST /v1/moderations (moderation.ts), /v1/embeddings (embeddings.ts), /v1/audio/speech (tts.ts), video jobs (video.ts)
+ *   POST /v1/moderations (moderation.ts), /v1/embeddings (embeddings.ts), /v1/audio/speech (tts.ts), video jobs (video.ts), /v1/images/* (images.ts)
  *   GET  /search?q=…&format=json   a SearXNG search API (search.ts), for the web search server tool
  *   POST /<provider>/v1/chat/completions, GET .../models  provider `<provider>`
  *   POST   /_sim/knobs/<provider>   merge JSON knobs (null removes one)
@@ -40,6 +40,7 @@ import { rerankEndpoints } from './rerank.js';
 import { moderationEndpoints } from './moderation.js';
 import { searchEndpoints } from './search.js';
 import { videoEndpoints } from './video.js';
+import { imageEndpoints } from './images.js';
 
 export interface SimulatorOptions {
   /** Port to listen on; 0/absent = a free port. */
@@ -117,6 +118,8 @@ ENDPOINTS.push(...searchEndpoints);
 // Text-to-speech (tts.ts): OpenAI /v1/audio/speech and Gemini TTS models, first because the Gemini chat pattern also
 // matches a `…tts…` model's generateContent path.
 ENDPOINTS.unshift(...ttsEndpoints);
+// Image generation (images.ts): OpenAI /v1/images/* and Gemini image models, before the Gemini chat pattern too.
+ENDPOINTS.unshift(...imageEndpoints);
 /** Protocol used for errors on unknown routes. */
 const FALLBACK_PROTOCOL = openaiProtocol;
 

@@ -285,9 +285,9 @@ describe('server tools', () => {
   });
 
   it('400 for a server tool this gateway does not run, and for a client function that takes a server tool’s name', async () => {
-    const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:image_generation' }] });
+    const r = await chat(env, { model: MODEL, tools: [{ type: 'gateway:fusion' }] });
     expect(r.status).toBe(400);
-    expect(r.body.error).toMatchObject({ code: 400, metadata: { field: 'tools[0].type' }, message: expect.stringContaining('gateway:image_generation') });
+    expect(r.body.error).toMatchObject({ code: 400, metadata: { field: 'tools[0].type' }, message: expect.stringContaining('gateway:fusion') });
     const over = await chat(env, { model: MODEL, tools: [{ type: 'gateway:datetime' }], max_tool_calls: 31 });
     expect(over.status).toBe(400);
     expect(over.body.error.metadata.field).toBe('max_tool_calls');

@@ -100,6 +100,7 @@ export function toGeminiBody(req: IrRequest): GeminiRequest {
   }
   const gen = toGenerationConfig(req);
   if (gen) body.generationConfig = gen;
+  if (req.modalities?.includes('image')) body.generationConfig = { ...body.generationConfig, responseModalities: ['TEXT', 'IMAGE'] };
   return body;
 }
 

@@ -112,6 +112,10 @@ export function partsToIr(parts: GeminiPart[], ids: CallIds): IrPart[] {
         name: typeof fc.name === 'string' ? fc.name : '',
         arguments: JSON.stringify(isObj(fc.args) ? fc.args : {}),
       });
+    } else if (isObj(p.inlineData) && typeof p.inlineData.data === 'string' && p.inlineData.data !== '') {
+      // A generated image (image output models): kept whole, as an image part.
+      text = null;
+      out.push({ type: 'image', data: p.inlineData.data, media_type: typeof p.inlineData.mimeType === 'string' ? p.inlineData.mimeType : 'image/png' });
     } else if (typeof p.text === 'string' && p.text !== '') {
       if (text) text.text += p.text;
       else out.push((text = { type: 'text', text: p.text }));

@@ -160,6 +160,10 @@ class GeminiStreamDecoder implements StreamDecoder {
       this.toolCalls = true;
     } else if (typeof p.text === 'string') {
       if (p.text !== '') out.push({ type: 'text_delta', index: this.ensure('text', out), text: p.text });
+    } else if (isObj(p.inlineData) && typeof p.inlineData.data === 'string' && p.inlineData.data !== '') {
+      // A generated image (image output models): one event with the whole image.
+      this.close(out);
+      out.push({ type: 'image', index: this.next++, data: p.inlineData.data, media_type: typeof p.inlineData.mimeType === 'string' ? p.inlineData.mimeType : 'image/png' });
     } else {
       this.close(out); // another kind of part breaks the text run
     }

@@ -70,6 +70,8 @@ export interface GeminiGenerationConfig {
   responseMimeType?: string;
   responseJsonSchema?: Record<string, unknown>;
   thinkingConfig?: GeminiThinkingConfig;
+  /** `["TEXT", "IMAGE"]` asks an image-capable model for images (inlineData parts). */
+  responseModalities?: string[];
 }
 
 export interface GeminiRequest {

@@ -238,6 +238,7 @@ export function chatToIr(body: Record<string, unknown>): Omit<IrRequest, 'model'
   const rc = reasoningConfig(body);
   if (rc) out.reasoning = rc;
   if (typeof body.user === 'string') out.user = body.user;
+  if (Array.isArray(body.modalities)) out.modalities = body.modalities.filter((m): m is 'text' | 'image' => m === 'text' || m === 'image');
   return out;
 }
 
@@ -264,8 +265,10 @@ export function chatMessage(parts: IrPart[]): Obj {
   const reasoning: string[] = [];
   const refusals: string[] = [];
   const calls: Obj[] = [];
+  const images: Obj[] = [];
   for (const p of parts) {
-    if (p.type === 'text') texts.push(p.text);
+    if (p.type === 'image' && p.data) images.push(chatImage(p.data, p.media_type ?? 'image/png'));
+    else if (p.type === 'text') texts.push(p.text);
     else if (p.type === 'reasoning') reasoning.push(p.text);
     else if (p.type === 'refusal') refusals.push(p.text);
     else if (p.type === 'tool_call') calls.push({ id: p.id, type: 'function', function: { name: p.name, arguments: p.arguments } });
@@ -279,8 +282,12 @@ export function chatMessage(parts: IrPart[]): Obj {
   const details = reasoningDetails(parts);
   if (details.length > 0) msg.reasoning_details = details;
   if (calls.length > 0) msg.tool_calls = calls;
+  if (images.length > 0) msg.images = images;
   return msg;
 }
+
+/** A generated image in a chat answer (`message.images[]`, `delta.images[]`): a base64 data URL. */
+const chatImage = (data: string, mediaType: string): Obj => ({ type: 'image_url', image_url: { url: `data:${mediaType};base64,${data}` } });
 
 /** An IR response as a chat completion body. */
 export function chatFromIr(res: IrResponse, meta: AnswerMeta): Record<string, unknown> {
@@ -316,6 +323,8 @@ const sse = (v: unknown) => `data: ${JSON.stringify(v)}\n\n`;
  * or before the first output when start() was not called. `usage` IR events are kept as a fallback for finish().
  */
 export class ChatStreamEncoder implements StreamEncoder {
+  /** Images sent so far (the `index` of the next one in `delta.images`). */
+  private images = 0;
   private opened = false;
   /** IR part index → tool call number (0, 1, …). */
   private readonly toolIndex = new Map<number, number>();
@@ -362,6 +371,9 @@ export class ChatStreamEncoder implements StreamEncoder {
         break;
       case 'refusal_delta':
         out = this.chunk({ refusal: ev.text });
+        break;
+      case 'image':
+        out = this.chunk({ images: [{ ...chatImage(ev.data, ev.media_type), index: this.images++ }] });
         break;
       case 'tool_call_start': {
         const n = this.toolIndex.size;

@@ -89,7 +89,9 @@ export class SpendGate {
     if (!r.ok) {
       const available = r.availableNano;
       const where = `${r.scope.label}: $${formatNano(available)} left`;
-      const message = max
+      const message = max?.refusal
+        ? `${max.refusal(available)} (${where})`
+        : max
         ? `${insufficientCreditsMessage(max.requestedTokens, affordableOutputTokens(max.pricing, max.promptTokens, available))} (${where})`
         : `Insufficient room under the ${where}`;
       throw new HttpError(402, message, { error_type: 'payment_required', limit: r.scope.label, available: nanoToUsd(available), ...(max ? { requested_max_cost: nanoToUsd(max.nano) } : {}) });

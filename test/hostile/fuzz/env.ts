@@ -1,6 +1,6 @@
 /**
  * The fuzzed gateway: one healthy simulator behind every API's test catalog (chat, embeddings, speech,
- * transcriptions, video), and valid example bodies per operation that the mutations start from half the time.
+ * transcriptions, video, images), and valid example bodies per operation that the mutations start from half the time.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { embeddingCatalog } from '../../embeddings/util.js';
 import { speechCatalog } from '../../speech/util.js';
 import { transcriptionCatalog, wav } from '../../transcriptions/util.js';
 import { videoCatalog } from '../../videos/util.js';
+import { imageCatalog } from '../../images/util.js';
 
 type Catalog = { providers: object[]; models: object[]; endpoints: object[] };
 
@@ -33,9 +34,10 @@ export async function startFuzzEnv(backend: Backend): Promise<ChatEnv> {
   const sim = await createSimulator();
   const dir = mkdtempSync(join(tmpdir(), 'gw-fuzz-'));
   const file = join(dir, 'gateway.yaml');
-  const catalog = merge([simCatalog(sim.url) as Catalog, embeddingCatalog(sim.url) as Catalog, speechCatalog(sim.url) as Catalog, transcriptionCatalog(sim.url) as Catalog, videoCatalog(sim.url) as Catalog]);
+  const catalog = merge([simCatalog(sim.url) as Catalog, embeddingCatalog(sim.url) as Catalog, speechCatalog(sim.url) as Catalog, transcriptionCatalog(sim.url) as Catalog, videoCatalog(sim.url) as Catalog, imageCatalog(sim.url) as Catalog]);
   writeFileSync(file, stringify(catalog));
-  const t = await startGateway(backend, { env: { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', GATEWAY_METRICS: 'public' } });
+  // An encryption key, so that the BYOK routes are fuzzed past their 503 for an unconfigured gateway.
+  const t = await startGateway(backend, { env: { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', GATEWAY_METRICS: 'public', GATEWAY_ENCRYPTION_KEY: 'fuzz-test-encryption-key-0123456789abcdef' } });
   const { key, hash } = await createInferenceKey(t, { name: 'fuzzer' });
   return {
     sim,
@@ -82,6 +84,12 @@ export function examples(keyHash: string, memberId: string): Record<string, unkn
     [`POST ${a}/embeddings`]: [{ model: 'test/embed', input: 'hello' }, { model: 'test/embed', input: ['a', 'b'], dimensions: 8, encoding_format: 'base64' }],
     [`POST ${a}/audio/speech`]: [{ model: 'test/tts-gemini', input: 'hello', voice: 'alloy' }, { model: 'test/tts', input: 'hi', voice: 'alloy', response_format: 'pcm', stream_format: 'sse' }],
     [`POST ${a}/audio/transcriptions`]: [{ model: 'test/whisper', input_audio: { data: audio, format: 'wav' } }, { model: 'test/transcribe', input_audio: { data: audio, format: 'wav' }, response_format: 'srt' }],
+    [`POST ${a}/images`]: [
+      { model: 'test/gpt-image', prompt: 'a cat', n: 2, quality: 'low', size: '1024x1024' },
+      { model: 'test/gemini-image', prompt: 'a dog', aspect_ratio: '16:9', seed: 3 },
+      { model: 'test/dalle', prompt: 'a cow', input_references: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] },
+    ],
+    [`POST ${a}/images/generations`]: [{ model: 'test/gpt-image', prompt: 'a cat', response_format: 'b64_json' }],
     [`POST ${a}/videos`]: [{ model: 'test/sora', prompt: 'a cat', seconds: 4, callback_url: 'https://example.com/hook' }, { model: 'test/veo', prompt: 'a dog', aspect_ratio: '16:9' }],
     [`POST ${a}/keys`]: [{ name: 'k', limit: 1, limit_reset: 'daily', rate_limit: { requests: 5, interval: '1m' } }, { name: 'm', management: true, expires_at: '2030-01-01T00:00:00Z' }],
     [`PATCH ${a}/keys/{hash}`]: [{ name: 'renamed', limit: 5 }, { rate_limit: null }],

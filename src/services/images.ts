@@ -1,0 +1,261 @@
+/**
+ * Image generation (`POST /images`, docs/images.md): policy and limits, routing over the image endpoints, attempts with
+ * fallbacks through the one attempt runner, cost, the reservation and the generation record. The route validates.
+ *
+ * Decisions:
+ * - Routing reuses `planRequest` over `catalog.imageRoute` with the API's own filter: `n` above 1 needs an endpoint
+ *   listing `n`; reference images need one listing `input_references` whose API takes them (Gemini: data URLs only).
+ *   Other parameters an endpoint does not list are dropped (named in gateway_metadata), as on the other APIs.
+ * - Price: `pricing.image_output` × images returned, plus the tokens the provider reports at the token prices, plus
+ *   `pricing.request`; exact decimal arithmetic (core/pricing.ts). For ranking, a per-image price counts as a
+ *   request price; `provider.max_price.image` bounds it.
+ * - Reservation (docs/spend.md): the maximum cost at the plan's first priced endpoint — `image_output` × n, plus
+ *   `IMAGE_TOKENS_MAX` output tokens per image and the prompt's estimated tokens at the token prices — is held in
+ *   every limit before any upstream call (402 when one has no room) and settled at the real cost.
+ * - Record: `api_type: "image"`, the provider's tokens (prompt, completion).
+ */
+import { computeCost, formatPrice, type CostResult } from '../core/pricing.js';
+import type { EndpointDef, Pricing } from '../core/catalog-types.js';
+import type { ProviderPreferences } from '../core/provider-prefs.js';
+import type { Attempt, RouteCatalog, RoutePlan } from '../core/routing.js';
+import type { PlannedMaxCost } from '../core/spend.js';
+import { formatNano, usdToNano } from '../core/money.js';
+import { imageAdapter, type ImageAnswer, type ImageReference } from '../providers/registry.js';
+import type { ApiCall, ApiServiceDeps } from './api-deps.js';
+import { imageProtocolOf } from './catalog.js';
+import { planRequest, runSingleAnswer } from './single-answer.js';
+import { attemptKey } from './byok.js';
+import { answerRecord } from './generations.js';
+import { newGenerationId } from './generation-id.js';
+import { badRequest, HttpError } from '../core/errors.js';
+import { optionsFor } from './speech.js';
+import type { JsonReply } from './attempts/cache-step.js';
+
+/** Output tokens reserved per image on a token-priced endpoint (gpt-image-1's largest: high quality, 1536×1024). */
+export const IMAGE_TOKENS_MAX = 6240;
+
+/** The images request body (schema-validated by the route). */
+export interface ImagesBody {
+  model: string;
+  prompt: string;
+  n?: number;
+  size?: string;
+  aspect_ratio?: string;
+  resolution?: string;
+  quality?: string;
+  background?: string;
+  output_format?: string;
+  output_compression?: number;
+  seed?: number;
+  stream?: boolean;
+  input_references?: Array<{ type: 'image_url'; image_url: { url: string; detail?: string } }>;
+  provider?: (ProviderPreferences & { options?: Record<string, Record<string, unknown> | null> }) | null;
+}
+
+export interface PreparedImages {
+  body: ImagesBody;
+  n: number;
+  references: ImageReference[];
+  plan: RoutePlan;
+  release: (cost: number | null, byok?: boolean) => void;
+}
+
+/** Cost of one answer: images at `image_output` (the per-unit slot), reported tokens at the token prices, `request`. */
+export function imageCost(pricing: Pricing | null, images: number, usage: { promptTokens: number; completionTokens: number } | null): CostResult {
+  const p: Pricing | null = pricing ? { ...pricing, image: pricing.image_output ?? '0' } : null;
+  return computeCost(p, usage ?? { promptTokens: 0, completionTokens: 0 }, { images: pricing?.image_output !== undefined ? images : 0 });
+}
+
+const PIXELS = /^(\d{2,5})x(\d{2,5})$/;
+
+/** The routing preferences of `provider` (its `options` are the providers' own; see optionsFor). */
+function routingPrefs(provider: ImagesBody['provider']): ProviderPreferences {
+  const prefs: ProviderPreferences & { options?: unknown } = { ...(provider ?? {}) };
+  delete prefs.options;
+  return prefs;
+}
+
+/** 400 for a size that contradicts the aspect ratio or resolution given beside it (the reference's rule), or a transparent background in a format without alpha. */
+function checkSize(body: ImagesBody): void {
+  if (body.background === 'transparent' && (body.output_format === 'jpeg' || body.output_format === 'svg')) {
+    throw badRequest(`background "transparent" needs an output_format with alpha (png or webp), not ${body.output_format}`, { field: 'background', error_type: 'invalid_request' });
+  }
+  const px = body.size ? PIXELS.exec(body.size) : null;
+  if (!px) return;
+  const [w, h] = [Number(px[1]), Number(px[2])];
+  if (body.aspect_ratio && body.aspect_ratio !== 'auto') {
+    const [a, b] = body.aspect_ratio.split(':').map(Number);
+    if (Math.abs(w / h - a / b) > 0.02) throw badRequest(`aspect_ratio ${body.aspect_ratio} does not match size ${body.size}`, { field: 'aspect_ratio', error_type: 'invalid_request' });
+  }
+  if (body.resolution) throw badRequest(`resolution cannot be combined with an explicit pixel size (${body.size})`, { field: 'resolution', error_type: 'invalid_request' });
+}
+
+/** The maximum cost of a request at the plan's first priced endpoint, with the 402 message it would give. */
+export function imagesMaxCost(plan: RoutePlan, prompt: string, n: number): PlannedMaxCost | null {
+  for (const a of plan.attempts) {
+    const pricing = a.endpoint.pricing;
+    if (!pricing) continue;
+    const promptTokens = Math.ceil(prompt.length / 4);
+    const perImage = pricing.image_output !== undefined;
+    const completionTokens = perImage ? 0 : n * IMAGE_TOKENS_MAX;
+    const c = imageCost(pricing, n, { promptTokens, completionTokens });
+    if (c.cost === null) continue;
+    const nano = usdToNano(c.cost);
+    return {
+      nano,
+      promptTokens,
+      completionTokens,
+      requestedTokens: completionTokens,
+      pricing,
+      refusal: (available) => `This request requires more credits: ${n} image${n === 1 ? '' : 's'} of ${a.model} may cost up to $${formatPrice(c.cost!)}, but only $${formatNano(available)} can be spent.`,
+    };
+  }
+  return null;
+}
+
+export class ImagesService {
+  private readonly route: RouteCatalog;
+  private readonly original = new Map<EndpointDef, EndpointDef>();
+
+  constructor(private readonly deps: ApiServiceDeps) {
+    // For ranking and max_price, a per-image price counts as a request price…
+    const src = deps.catalog.imageRoute;
+    const endpointsByModel = new Map<string, EndpointDef[]>();
+    for (const [model, list] of src.endpointsByModel) {
+      endpointsByModel.set(
+        model,
+        list.map((e) => {
+          const p = e.pricing;
+          // …and is what `max_price.image` bounds (the input-image price of chat means nothing here).
+          const view = p?.image_output ? { ...e, pricing: { ...p, request: formatPrice(Number(p.request ?? 0) + Number(p.image_output)), image: p.image_output } } : { ...e };
+          this.original.set(view, e);
+          return view;
+        }),
+      );
+    }
+    this.route = { models: src.models, providers: src.providers, endpointsByModel };
+  }
+
+  /** The image endpoints as the catalog has them (for the listings). */
+  get catalogRoute(): RouteCatalog {
+    return this.deps.catalog.imageRoute;
+  }
+
+  private endpoint(a: Attempt): EndpointDef {
+    return this.original.get(a.endpoint) ?? a.endpoint;
+  }
+
+  /** Policy, limits, the route and the reservation. Throws HttpError (4xx) when the request cannot be served. */
+  async prepare(body: ImagesBody, call: ApiCall): Promise<PreparedImages> {
+    const model = body.model;
+    if (this.route.models.has(model) && (this.route.endpointsByModel.get(model) ?? []).length === 0) {
+      throw badRequest(`${model} is not an image generation model: it has no image endpoint`, { field: 'model', error_type: 'invalid_request' });
+    }
+    checkSize(body);
+    const n = body.n ?? 1;
+    const references = (body.input_references ?? []).map((r) => ({ url: r.image_url.url }));
+    const params = (['size', 'aspect_ratio', 'quality', 'background', 'output_format', 'output_compression', 'seed'] as const).filter((k) => body[k] !== undefined) as string[];
+    if (n > 1) params.push('n');
+    if (references.length > 0) params.push('input_references');
+    const { plan, release } = await this.plan(body, call, n, references, params);
+    return { body, n, references, plan, release };
+  }
+
+  /** The route and the reservation; a 402 refusal is recorded (status 402, no attempt, no cost) for the request log. */
+  private async plan(body: ImagesBody, call: ApiCall, n: number, references: ImageReference[], params: string[]) {
+    const model = body.model;
+    try {
+      return await this.planRoute(body, call, n, references, params);
+    } catch (err) {
+      if (err instanceof HttpError && err.status === 402) {
+        const now = this.deps.now ? this.deps.now() : Date.now();
+        const error = { status: 402, message: err.message };
+        this.deps.recorder.record(answerRecord({ id: newGenerationId(), requestId: call.requestId, key: call.key, apiType: 'image', requestedModel: model, promptTokens: 0, completionTokens: 0, cost: null, upstreamId: null, started: now, end: now, attempts: [], attempt: null, status: 402, error, cancelled: false }));
+      }
+      throw err;
+    }
+  }
+
+  private planRoute(body: ImagesBody, call: ApiCall, n: number, references: ImageReference[], params: string[]) {
+    const model = body.model;
+    return planRequest(this.deps, {
+      key: call.key,
+      route: this.route,
+      model,
+      endpointFilter: (ep, provider) => {
+        const protocol = imageProtocolOf(this.original.get(ep) ?? ep, provider);
+        if (!protocol) return 'unsupported_parameter';
+        if (n > 1 && !ep.supported_parameters.includes('n')) return 'unsupported_parameter';
+        if (references.length > 0 && (!ep.supported_parameters.includes('input_references') || !imageAdapter(protocol).acceptsReferences(references))) return 'unsupported_parameter';
+        return undefined;
+      },
+      params,
+      provider: routingPrefs(body.provider),
+      adjust: (p) => {
+        if (p.error?.code === 'constraint_filtered' && p.error.excluded_by?.includes('unsupported_parameter')) {
+          p.error.message = `No endpoint of ${model} can serve this request${n > 1 ? ` (n = ${n}: providers that generate one image per call reject n > 1)` : ''}${references.length > 0 ? ' (with these input_references)' : ''}`;
+        }
+      },
+      maxCost: (p) => imagesMaxCost(p, body.prompt, n),
+    });
+  }
+
+  async generate(p: PreparedImages, call: ApiCall): Promise<JsonReply> {
+    const b = p.body;
+    return runSingleAnswer<ImageAnswer>({
+      deps: this.deps,
+      apiType: 'image',
+      requested: b.model,
+      call,
+      prepared: p,
+      // Logged (when the workspace logs content) without the reference images' bytes.
+      input: { api: 'other', body: { ...b, ...(b.input_references ? { input_references: b.input_references.length } : {}) } as unknown as Record<string, unknown> },
+      request: (a) => {
+        const endpoint = this.endpoint(a);
+        const adapter = imageAdapter(imageProtocolOf(endpoint, a.provider)!);
+        const size = b.size ?? b.resolution;
+        const built = adapter.buildRequest(
+          {
+            prompt: b.prompt,
+            n: p.n,
+            size,
+            aspect_ratio: b.aspect_ratio,
+            quality: b.quality,
+            background: b.background,
+            output_format: b.output_format,
+            output_compression: b.output_compression,
+            seed: b.seed,
+            references: p.references,
+            options: optionsFor(b.provider?.options, a.provider.slug, endpoint.tag),
+          },
+          { provider: a.provider, endpoint, apiKey: attemptKey(this.deps, a) },
+        );
+        return { ...built.req, dropped: built.dropped, parseError: adapter.parseError, parse: (text: string) => adapter.parse(text) };
+      },
+      served: (id, a, answer) => {
+        // A provider may return more than asked: the client gets (and pays for) at most n.
+        const images = answer.images.slice(0, p.n);
+        const usage = answer.usage;
+        const cost = imageCost(this.endpoint(a).pricing, images.length, usage);
+        const promptTokens = usage?.promptTokens ?? 0;
+        const completionTokens = usage?.completionTokens ?? 0;
+        const body: Record<string, unknown> = {
+          id,
+          created: Math.floor((this.deps.now ? this.deps.now() : Date.now()) / 1000),
+          model: a.model,
+          provider: a.provider.name,
+          data: images.map((img) => ({ b64_json: img.b64, ...(img.mediaType ? { media_type: img.mediaType } : {}) })),
+          usage: {
+            prompt_tokens: promptTokens,
+            completion_tokens: completionTokens,
+            total_tokens: promptTokens + completionTokens,
+            completion_tokens_details: { image_tokens: completionTokens },
+            cost: cost.cost,
+            is_byok: a.byok !== undefined,
+          },
+        };
+        return { body, promptTokens, completionTokens, cost: cost.cost, upstreamId: answer.upstreamId };
+      },
+    });
+  }
+}
