@@ -20,7 +20,8 @@ import type { Cancellation, UpstreamExchange, UpstreamHttp } from '../providers/
 import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { IrRequest } from '../core/ir.js';
 import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
-import type { PipelineEntry } from '../core/content-filters/index.js';
+import type { CompiledFilter, PipelineEntry } from '../core/content-filters/index.js';
+import { screenInput, screenOutput } from './content-guardrails.js';
 import { codecFor, droppedFieldsHeader, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
 import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
 import { checkStateless } from '../inbound/responses.js';
@@ -32,7 +33,7 @@ import type { PresetService } from './presets.js';
 import type { WorkspaceService } from './workspaces.js';
 import type { GuardrailService } from './guardrails.js';
 import type { AttemptLog } from './attempts/errors.js';
-import { planned, runGeneration, type AttemptHooks, type Unserved } from './attempts/runner.js';
+import { runGeneration, type AttemptHooks, type Unserved } from './attempts/runner.js';
 import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import { StreamOut } from './reply-stream.js';
@@ -75,7 +76,8 @@ interface Prepared {
   dropped: Map<string, string[]>;
   /** Ends the request's in-flight count against the key's limit (idempotent; called by record and by the route). */
   release: (cost: number | null) => void;
-  /** `gateway_metadata.pipeline` entries (content guardrails). */
+  /** The key's content filters (content guardrails), null when it has none; `pipeline`: their entries so far. */
+  filters: CompiledFilter[] | null;
   pipeline?: PipelineEntry[];
 }
 
@@ -129,6 +131,8 @@ export class ChatService {
     return this.deps.now ? this.deps.now() : Date.now();
   }
 
+  private readonly clock = () => this.now();
+
   // ---- preparation -------------------------------------------------------------------------------
 
   /** Applies presets and checks cross-field rules, then plans the route. Throws HttpError (4xx) on bad input. */
@@ -164,7 +168,8 @@ export class ChatService {
       throw badRequest(`reasoning_effort ("${body.reasoning_effort}") differs from reasoning.effort ("${reasoning.effort}"); send one or make them equal`, { field: 'reasoning_effort' });
     }
 
-    const workspace = await this.deps.workspaces.cached(call.key.workspace_id);
+    const peeked = this.deps.workspaces.peek(call.key.workspace_id);
+    const workspace = peeked !== undefined ? peeked : await this.deps.workspaces.cached(call.key.workspace_id);
     const requestedModels: string[] = [];
     const first = typeof body.model === 'string' ? body.model : (workspace?.default_text_model ?? undefined);
     if (first) requestedModels.push(first);
@@ -182,7 +187,8 @@ export class ChatService {
       if (variant === 'free') provider = { ...provider, max_price: { ...provider.max_price, prompt: 0, completion: 0 } };
     }
     // Model ids as clients send them (bare, dated, aliases) → catalog ids (src/services/model-resolution.ts).
-    const orgAliases = this.deps.guardrails ? (await this.deps.guardrails.settings()).model_aliases : null;
+    const g = this.deps.guardrails;
+    const orgAliases = g ? (g.peekSettings() ?? (await g.settings())).model_aliases : null;
     const fallback = { enabled: this.deps.options.unknownModelFallback === true, model: workspace?.default_text_model };
     const resolved = resolveRequestedModels(this.deps.catalog, models, orgAliases, fallback);
     models.splice(0, models.length, ...resolved.models);
@@ -194,7 +200,10 @@ export class ChatService {
     }
 
     // Content guardrails (docs/guardrails.md): a blocking filter → 403; redactions go into the body sent upstream.
-    const screened = this.deps.guardrails ? await this.deps.guardrails.screenInput(call.key, api, body) : null;
+    // The key's policy, read once (from memory on the hot path): filters here, the model rules and budgets below.
+    const policy = g ? (g.peekPolicy(call.key) ?? (await g.policyFor(call.key))) : null;
+    const filters = policy ? g!.contentFilters(policy) : null;
+    const screened = filters ? screenInput(filters, api, body) : null;
     if (screened) body = screened.body;
     // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.
     const ir = api === 'chat' ? undefined : INBOUND[api].toIr(body);
@@ -205,20 +214,21 @@ export class ChatService {
     // ---- organization settings and guardrails (src/services/guardrails.ts) ----------------------------------------
     // A spent budget or a blocked model refuses the request here (403/404); the models left, the endpoint filter and
     // the organization's default sort go to planRoute. The same policy function lists GET /models/user.
-    const policy = this.deps.guardrails ? await this.deps.guardrails.enforce(call.key, models) : null;
+    let decided = policy ? g!.decide(call.key, policy, models) : null;
+    if (decided instanceof Promise) decided = await decided;
     // ---- end of organization settings and guardrails -------------------------------------------------------------
     let promptEstimate = 0;
     const plan = planRoute({
       now: this.now(),
       rng: this.deps.rng ?? Math.random,
-      models: policy?.models ?? models,
-      endpointPolicy: policy?.endpointPolicy,
+      models: decided?.models ?? models,
+      endpointPolicy: decided?.endpointPolicy,
       catalog: this.deps.catalog.route,
       hasCredentials: this.deps.catalog.hasCredentials,
       health: this.deps.health.health,
       params: ir ? irParams(ir) : requestParams(body),
       provider,
-      defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? policy?.defaultSort ?? null,
+      defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? decided?.defaultSort ?? null,
       estimatedPromptTokens: (promptEstimate = ir ? irPromptTokens(ir) : estimatePromptTokens(body.messages)),
       maxOutputTokens: typeof maxOut === 'number' ? maxOut : undefined,
       stickyEndpoint: sticky && this.now() - sticky.at < this.deps.options.sessionTtlMs ? { model: sticky.model, tag: sticky.tag } : undefined,
@@ -227,12 +237,13 @@ export class ChatService {
     if (resolved.problem && plan.error?.code === 'model_not_found') plan.error = { ...plan.error, message: resolved.problem.message, suggestions: resolved.problem.suggestions, ambiguous: resolved.problem.ambiguous } as typeof plan.error;
     const protocols = new Set<'translated'>();
     if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline: screened?.pipeline };
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, filters, pipeline: screened?.pipeline };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
     // Last, with nothing left to throw: every spending limit of the key holds the request's maximum cost (docs/spend.md;
     // 402 when one has no room) until its generation record (or the route) settles it.
-    if (this.deps.guardrails) prepared.release = await this.deps.guardrails.admitWithinLimit(call.key, plannedMaxCost(plan.attempts, promptEstimate, typeof maxOut === 'number' ? maxOut : null));
+    // A key with no limit and no budget, credits off: nothing to reserve (known from memory, no await).
+    if (g && !g.nothingToAdmit(call.key, policy!)) prepared.release = await g.admitWithinLimit(call.key, plannedMaxCost(plan.attempts, promptEstimate, typeof maxOut === 'number' ? maxOut : null));
     return prepared;
   }
 
@@ -356,7 +367,12 @@ export class ChatService {
    */
   private generation(p: Prepared, call: ChatCall, id: string, o: Outcome) {
     return {
-      ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks: this.deps.attemptHooks?.(call.key) }),
+      plan: p.plan,
+      targets: p.plan.attempts,
+      cancel: call.cancel,
+      health: this.deps.health,
+      now: this.clock,
+      hooks: this.deps.attemptHooks?.(call.key),
       recordUnserved: (u: Unserved<Attempt>, attempts: AttemptLog[]) => {
         o.cancelled = u.cancelled;
         this.record(p, call, id, { ...o, status: u.status, error: u.error }, attempts, null);
@@ -378,7 +394,9 @@ export class ChatService {
 
   /** A JSON answer, through the response cache when the request uses it (a hit answers without any attempt). */
   answer(p: Prepared, call: ChatCall): Promise<JsonReply> {
-    return cachedJson(this.deps.cache, this.cacheUse(p, call), () => this.complete(p, call));
+    const use = this.cacheUse(p, call);
+    // Without the cache, the answer as is: its headers carry x-generation-id already.
+    return use ? cachedJson(this.deps.cache, use, () => this.complete(p, call)) : this.complete(p, call);
   }
 
   /** A streamed answer, through the response cache when the request uses it. */
@@ -388,8 +406,8 @@ export class ChatService {
 
   // ---- non-streaming -----------------------------------------------------------------------------
 
-  /** `headers`: X-Gateway-Dropped-Fields when the serving attempt dropped something. */
-  async complete(p: Prepared, call: ChatCall): Promise<{ id: string; body: Record<string, unknown>; headers?: Record<string, string> }> {
+  /** `headers`: x-generation-id, and X-Gateway-Dropped-Fields when the serving attempt dropped something. */
+  async complete(p: Prepared, call: ChatCall): Promise<{ id: string; body: Record<string, unknown>; headers: Record<string, string> }> {
     const id = newGenerationId();
     const o = this.fresh();
     const created = Math.floor(this.now() / 1000);
@@ -418,12 +436,14 @@ export class ChatService {
         const meta = this.answerMeta(p, o, attempts, id, created, call, true);
         const body = parsed.render(meta);
         this.record(p, call, id, o, attempts, meta.cost);
-        return { result: { id, body, headers: droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`)) }, cost: meta.cost };
+        const headers = droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`));
+        headers['x-generation-id'] = id;
+        return { result: { id, body, headers }, cost: meta.cost };
       },
     });
     // Content guardrails on the reply (docs/guardrails.md): redacted in place; a blocking filter → 403 (the answer is
     // recorded and billed all the same).
-    const blocked = this.deps.guardrails ? await this.deps.guardrails.screenOutput(call.key, p.api, answer.body, p.pipeline) : null;
+    const blocked = p.filters ? screenOutput(p.filters, p.api, answer.body, p.pipeline) : null;
     if (blocked) throw blocked;
     return answer;
   }

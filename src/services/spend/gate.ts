@@ -50,6 +50,14 @@ export class SpendGate {
     return out;
   }
 
+  /**
+   * Whether a key's requests have no scope to reserve in, from what is cached (no await): no key limit, no guardrail
+   * budget in `policy`, credits off and the workspace known to have no budget. False when unsure.
+   */
+  nothingToReserve(key: KeyRow, policy: { budgets: readonly Budget[] }): boolean {
+    return key.limit === null && policy.budgets.length === 0 && !this.deps.credits.enabled && this.deps.budgets.knownEmpty(key.workspace_id);
+  }
+
   /** Reserves the request's maximum cost (`max`; null: unpriced, nothing to reserve but every limit must have room left). */
   async admit(key: KeyRow, max: PlannedMaxCost | null): Promise<(costUsd: number | null) => void> {
     const scopes = await this.scopes(key);
