@@ -33,7 +33,8 @@ import type { PresetService } from './presets.js';
 import type { WorkspaceService } from './workspaces.js';
 import type { GuardrailService } from './guardrails.js';
 import type { AttemptLog } from './attempts/errors.js';
-import { runGeneration, type AttemptHooks, type Unserved } from './attempts/runner.js';
+import { runGeneration, type AttemptHooks, type GenerationSpec, type Unserved } from './attempts/runner.js';
+import type { ParsedAnswer } from './codecs.js';
 import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import { StreamOut } from './reply-stream.js';
@@ -81,6 +82,9 @@ interface Prepared {
   pipeline?: PipelineEntry[];
 }
 
+
+/** What each answer (JSON, streamed) gives the runner: how an attempt is made and what becomes of it. */
+type ApiCallbacks<T, R> = Pick<GenerationSpec<Attempt, T, R>, 'attempt' | 'served' | 'sample' | 'failed' | 'exhausted'>;
 
 /** The attempt being relayed: its stream session, and output held back for the final write. */
 interface Relay {
@@ -363,10 +367,16 @@ export class ChatService {
 
   /**
    * What both answers (JSON and streamed) give the runner besides their attempt: the plan, the spend seam, the record
-   * of an unserved request and the metadata of an error reply.
+   * of an unserved request and the metadata of an error reply. One object literal of a fixed shape, `run`'s callbacks
+   * copied in (a spread followed by more fields defines each of them through the runtime, on every request).
    */
-  private generation(p: Prepared, call: ChatCall, id: string, o: Outcome) {
+  private generation<T, R>(p: Prepared, call: ChatCall, id: string, o: Outcome, run: ApiCallbacks<T, R>): GenerationSpec<Attempt, T, R> {
     return {
+      attempt: run.attempt,
+      served: run.served,
+      sample: run.sample,
+      failed: run.failed,
+      exhausted: run.exhausted,
       plan: p.plan,
       targets: p.plan.attempts,
       cancel: call.cancel,
@@ -412,8 +422,7 @@ export class ChatService {
     const o = this.fresh();
     const created = Math.floor(this.now() / 1000);
     let t0 = 0;
-    const answer = await runGeneration({
-      ...this.generation(p, call, id, o),
+    const answer = await runGeneration(this.generation<ParsedAnswer, { id: string; body: Record<string, unknown>; headers: Record<string, string> }>(p, call, id, o, {
       attempt: async (a, _i, start) => {
         t0 = start;
         const codec = this.codec(p, a);
@@ -440,7 +449,7 @@ export class ChatService {
         headers['x-generation-id'] = id;
         return { result: { id, body, headers }, cost: meta.cost };
       },
-    });
+    }));
     // Content guardrails on the reply (docs/guardrails.md): redacted in place; a blocking filter → 403 (the answer is
     // recorded and billed all the same).
     const blocked = p.filters ? screenOutput(p.filters, p.api, answer.body, p.pipeline) : null;
@@ -473,8 +482,7 @@ export class ChatService {
     // the final event, in one write).
     const cur: Relay = { session: null, held: '' };
     try {
-      return await runGeneration<Attempt, StreamSession, { id: string } | null>({
-        ...this.generation(p, call, id, o),
+      return await runGeneration(this.generation<StreamSession, { id: string } | null>(p, call, id, o, {
         attempt: async (a, i, t0) => {
           cur.session = null;
           cur.held = '';
@@ -536,7 +544,7 @@ export class ChatService {
           if (s) raw.end(s.errorOut(error.status, error.message, String(error.metadata?.error_type ?? 'provider_unavailable'), meta));
           return { result: null };
         },
-      });
+      }));
     } finally {
       clearInterval(keepalive);
       if (out.committed && !raw.writableEnded) raw.end();
