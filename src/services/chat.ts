@@ -23,7 +23,7 @@ import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
 import type { CompiledFilter } from '../core/content-filters/index.js';
 import { NO_PLUGINS, type AnyPipelineEntry as PipelineEntry, type PluginSettings } from '../core/plugins.js';
 import type { PluginSteps } from './plugins/index.js';
-import { streamBlockedError } from './content-guardrails.js';
+import { screenInput, screenOutput, streamBlockedError } from './content-guardrails.js';
 import { codecFor, droppedFieldsHeader, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
 import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
 import { checkStateless } from '../inbound/responses.js';
@@ -35,7 +35,8 @@ import type { PresetService } from './presets.js';
 import type { WorkspaceService } from './workspaces.js';
 import type { GuardrailService } from './guardrails.js';
 import type { AttemptLog } from './attempts/errors.js';
-import { planned, runGeneration, type AttemptHooks, type Unserved } from './attempts/runner.js';
+import { runGeneration, type AttemptHooks, type GenerationSpec, type Unserved } from './attempts/runner.js';
+import type { ParsedAnswer } from './codecs.js';
 import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import { StreamOut } from './reply-stream.js';
@@ -85,7 +86,9 @@ interface Prepared {
   dropped: Map<string, string[]>;
   /** Ends the request's in-flight count against the key's limit (idempotent; called by record and by the route). */
   release: (cost: number | null, byok?: boolean) => void;
-  /** `gateway_metadata.pipeline` entries (content guardrails). */
+  /** The key's content filters (content guardrails), null when it has none. */
+  filters: CompiledFilter[] | null;
+  /** `gateway_metadata.pipeline` entries (content guardrails, plugins). */
   pipeline?: PipelineEntry[];
   /** Content guardrails on a streamed reply (null: none apply, or the reply is not streamed). */
   outputFilters?: CompiledFilter[] | null;
@@ -95,6 +98,9 @@ interface Prepared {
   io: IoCapture | null;
 }
 
+
+/** What each answer (JSON, streamed) gives the runner: how an attempt is made and what becomes of it. */
+type ApiCallbacks<T, R> = Pick<GenerationSpec<Attempt, T, R>, 'attempt' | 'served' | 'sample' | 'failed' | 'exhausted'>;
 
 /** The attempt being relayed: its stream session, and output held back for the final write. */
 interface Relay {
@@ -155,6 +161,8 @@ export class ChatService {
     return this.deps.now ? this.deps.now() : Date.now();
   }
 
+  private readonly clock = () => this.now();
+
   // ---- preparation -------------------------------------------------------------------------------
 
   /** Applies presets and checks cross-field rules, then plans the route. Throws HttpError (4xx) on bad input. */
@@ -190,7 +198,8 @@ export class ChatService {
       throw badRequest(`reasoning_effort ("${body.reasoning_effort}") differs from reasoning.effort ("${reasoning.effort}"); send one or make them equal`, { field: 'reasoning_effort' });
     }
 
-    const workspace = await this.deps.workspaces.cached(call.key.workspace_id);
+    const peeked = this.deps.workspaces.peek(call.key.workspace_id);
+    const workspace = peeked !== undefined ? peeked : await this.deps.workspaces.cached(call.key.workspace_id);
     const requestedModels: string[] = [];
     const first = typeof body.model === 'string' ? body.model : (workspace?.default_text_model ?? undefined);
     if (first) requestedModels.push(first);
@@ -208,7 +217,8 @@ export class ChatService {
       if (variant === 'free') provider = { ...provider, max_price: { ...provider.max_price, prompt: 0, completion: 0 } };
     }
     // Model ids as clients send them (bare, dated, aliases) → catalog ids (src/services/model-resolution.ts).
-    const orgAliases = this.deps.guardrails ? (await this.deps.guardrails.settings()).model_aliases : null;
+    const g = this.deps.guardrails;
+    const orgAliases = g ? (g.peekSettings() ?? (await g.settings())).model_aliases : null;
     const fallback = { enabled: this.deps.options.unknownModelFallback === true, model: workspace?.default_text_model };
     const resolved = resolveRequestedModels(this.deps.catalog, models, orgAliases, fallback);
     models.splice(0, models.length, ...resolved.models);
@@ -224,7 +234,10 @@ export class ChatService {
     const steps = this.deps.plugins?.needsInput(api, body, plugins) ? await this.deps.plugins.input(api, body, { workspaceId: call.key.workspace_id, models, plugins, maxTokens: maxTokensOf(body) }) : null;
     if (steps) body = steps.body;
     // Content guardrails (docs/guardrails.md): a blocking filter → 403; redactions go into the body sent upstream.
-    const screened = this.deps.guardrails ? await this.deps.guardrails.screenInput(call.key, api, body) : null;
+    // The key's policy, read once (from memory on the hot path): filters here, the model rules and budgets below.
+    const policy = g ? (g.peekPolicy(call.key) ?? (await g.policyFor(call.key))) : null;
+    const filters = policy ? g!.contentFilters(policy) : null;
+    const screened = filters ? screenInput(filters, api, body) : null;
     if (screened) body = screened.body;
     const pipeline: PipelineEntry[] = [...(steps?.pipeline ?? []), ...(screened?.pipeline ?? [])];
     // The moderation plugin: the text as it would be sent, before any upstream call (403 when flagged).
@@ -239,21 +252,22 @@ export class ChatService {
     // ---- organization settings and guardrails (src/services/guardrails.ts) ----------------------------------------
     // A spent budget or a blocked model refuses the request here (403/404); the models left, the endpoint filter and
     // the organization's default sort go to planRoute. The same policy function lists GET /models/user.
-    const policy = this.deps.guardrails ? await this.deps.guardrails.enforce(call.key, models) : null;
+    let decided = policy ? g!.decide(call.key, policy, models) : null;
+    if (decided instanceof Promise) decided = await decided;
     // ---- end of organization settings and guardrails -------------------------------------------------------------
     let promptEstimate = 0;
     const plan = planRoute({
       now: this.now(),
       rng: this.deps.rng ?? Math.random,
-      models: policy?.models ?? models,
-      endpointPolicy: policy?.endpointPolicy,
+      models: decided?.models ?? models,
+      endpointPolicy: decided?.endpointPolicy,
       catalog: this.deps.catalog.route,
       hasCredentials: this.deps.catalog.hasCredentials,
       byok: this.deps.byok?.routing(call.key),
       health: this.deps.health.health,
       params: ir ? irParams(ir) : requestParams(body),
       provider,
-      defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? policy?.defaultSort ?? null,
+      defaultSort: (workspace?.default_provider_sort as ProviderSortBy | null | undefined) ?? decided?.defaultSort ?? null,
       estimatedPromptTokens: (promptEstimate = ir ? irPromptTokens(ir) : estimatePromptTokens(body.messages)),
       maxOutputTokens: typeof maxOut === 'number' ? maxOut : undefined,
       stickyEndpoint: sticky && this.now() - sticky.at < this.deps.options.sessionTtlMs ? { model: sticky.model, tag: sticky.tag } : undefined,
@@ -262,17 +276,18 @@ export class ChatService {
     if (resolved.problem && plan.error?.code === 'model_not_found') plan.error = { ...plan.error, message: resolved.problem.message, suggestions: resolved.problem.suggestions, ambiguous: resolved.problem.ambiguous } as typeof plan.error;
     const protocols = new Set<'translated'>();
     // A streamed reply screened by content guardrails goes through the IR, where its deltas are redacted as they pass.
-    const outputFilters = body.stream === true ? (screened?.filters ?? null) : null;
+    const outputFilters = body.stream === true ? filters : null;
     if (outputFilters || plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
     const io = this.deps.io ? this.deps.io.capture(workspace, call.key.hash, api, body) : null;
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline, outputFilters, plugins, io };
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, filters, pipeline, outputFilters, plugins, io };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
     // Last, with nothing left to throw: every spending limit of the key holds the request's maximum cost (docs/spend.md;
     // 402 when one has no room) until its generation record (or the route) settles it.
-    if (this.deps.guardrails) {
+    // A key with no limit and no budget, credits off: nothing to reserve (known from memory, no await).
+    if (g && !g.nothingToAdmit(call.key, policy!)) {
       try {
-        prepared.release = await this.deps.guardrails.admitWithinLimit(call.key, plannedMaxCost(plan.attempts, promptEstimate, typeof maxOut === 'number' ? maxOut : null));
+        prepared.release = await g.admitWithinLimit(call.key, plannedMaxCost(plan.attempts, promptEstimate, typeof maxOut === 'number' ? maxOut : null));
       } catch (err) {
         // A request refused for a spending limit is recorded (status 402, no attempt, no cost): the request log shows it.
         if (err instanceof HttpError && err.status === 402) this.record(prepared, call, newGenerationId(), { ...this.fresh(), status: 402, error: err }, [], null);
@@ -407,11 +422,22 @@ export class ChatService {
 
   /**
    * What both answers (JSON and streamed) give the runner besides their attempt: the plan, the spend seam, the record
-   * of an unserved request and the metadata of an error reply.
+   * of an unserved request and the metadata of an error reply. One object literal of a fixed shape, `run`'s callbacks
+   * copied in (a spread followed by more fields defines each of them through the runtime, on every request).
    */
-  private generation(p: Prepared, call: ChatCall, id: string, o: Outcome) {
+  private generation<T, R>(p: Prepared, call: ChatCall, id: string, o: Outcome, run: ApiCallbacks<T, R>): GenerationSpec<Attempt, T, R> {
     return {
-      ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks: this.deps.attemptHooks?.(call.key) }),
+      attempt: run.attempt,
+      served: run.served,
+      sample: run.sample,
+      failed: run.failed,
+      exhausted: run.exhausted,
+      plan: p.plan,
+      targets: p.plan.attempts,
+      cancel: call.cancel,
+      health: this.deps.health,
+      now: this.clock,
+      hooks: this.deps.attemptHooks?.(call.key),
       observer: watchAttempts<Attempt>(p.io, call.trace, o),
       recordUnserved: (u: Unserved<Attempt>, attempts: AttemptLog[]) => {
         o.cancelled = u.cancelled;
@@ -434,7 +460,9 @@ export class ChatService {
 
   /** A JSON answer, through the response cache when the request uses it (a hit answers without any attempt). */
   answer(p: Prepared, call: ChatCall): Promise<JsonReply> {
-    return cachedJson(this.deps.cache, this.cacheUse(p, call), () => this.complete(p, call));
+    const use = this.cacheUse(p, call);
+    // Without the cache, the answer as is: its headers carry x-generation-id already.
+    return use ? cachedJson(this.deps.cache, use, () => this.complete(p, call)) : this.complete(p, call);
   }
 
   /** A streamed answer, through the response cache when the request uses it. */
@@ -444,14 +472,13 @@ export class ChatService {
 
   // ---- non-streaming -----------------------------------------------------------------------------
 
-  /** `headers`: X-Gateway-Dropped-Fields when the serving attempt dropped something. */
-  async complete(p: Prepared, call: ChatCall): Promise<{ id: string; body: Record<string, unknown>; headers?: Record<string, string> }> {
+  /** `headers`: x-generation-id, and X-Gateway-Dropped-Fields when the serving attempt dropped something. */
+  async complete(p: Prepared, call: ChatCall): Promise<{ id: string; body: Record<string, unknown>; headers: Record<string, string> }> {
     const id = newGenerationId();
     const o = this.fresh();
     const created = Math.floor(this.now() / 1000);
     let t0 = 0;
-    const answer = await runGeneration({
-      ...this.generation(p, call, id, o),
+    const answer = await runGeneration(this.generation<ParsedAnswer, { id: string; body: Record<string, unknown>; headers: Record<string, string> }>(p, call, id, o, {
       attempt: async (a, _i, start) => {
         t0 = start;
         const codec = this.codec(p, a);
@@ -475,15 +502,17 @@ export class ChatService {
         const body = parsed.render(meta);
         if (p.io) p.io.answer = body;
         this.record(p, call, id, o, attempts, meta.cost);
-        return { result: { id, body, headers: droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`)) }, cost: meta.cost };
+        const headers = droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`));
+        headers['x-generation-id'] = id;
+        return { result: { id, body, headers }, cost: meta.cost };
       },
-    });
+    }));
     // response-healing (docs/plugins.md): invalid JSON repaired in place and checked, before the guardrails read it.
     const healed = p.plugins.responseHealing ? this.deps.plugins?.heal(p.api, p.body, answer.body) : null;
     if (healed) withPipelineEntry(p, answer.body, healed);
     // Content guardrails on the reply (docs/guardrails.md): redacted in place; a blocking filter → 403 (the answer is
     // recorded and billed all the same).
-    const blocked = this.deps.guardrails ? await this.deps.guardrails.screenOutput(call.key, p.api, answer.body, p.pipeline) : null;
+    const blocked = p.filters ? screenOutput(p.filters, p.api, answer.body, p.pipeline) : null;
     if (blocked) throw blocked;
     return answer;
   }
@@ -513,8 +542,7 @@ export class ChatService {
     // the final event, in one write).
     const cur: Relay = { session: null, held: '', tap: p.io ? p.io.chunks : null };
     try {
-      return await runGeneration<Attempt, StreamSession, { id: string } | null>({
-        ...this.generation(p, call, id, o),
+      return await runGeneration(this.generation<StreamSession, { id: string } | null>(p, call, id, o, {
         attempt: async (a, i, t0) => {
           cur.session = null;
           cur.held = '';
@@ -578,7 +606,7 @@ export class ChatService {
           if (s) raw.end(s.errorOut(error.status, error.message, String(error.metadata?.error_type ?? 'provider_unavailable'), meta));
           return { result: null };
         },
-      });
+      }));
     } finally {
       clearInterval(keepalive);
       if (out.committed && !raw.writableEnded) raw.end();

@@ -621,6 +621,31 @@ export class GuardrailService {
     return screenOutput(this.filters.get(await this.policyFor(key)) ?? null, api, body, inputPipeline);
   }
 
+  /** The key's effective policy when it is cached and fresh (the hot path, no await); undefined: ask `policyFor`. */
+  peekPolicy(key: KeyRow): EffectivePolicy | undefined {
+    const hit = this.policies.get(key.hash);
+    return hit && this.now() - hit.at < this.deps.ttlMs ? hit.policy : undefined;
+  }
+
+  /** The organization settings when cached and fresh (no await); undefined: ask `settings`. */
+  peekSettings(): OrgSettingsRow | undefined {
+    const hit = this.settingsCache;
+    return hit && this.now() - hit.at < this.deps.ttlMs ? hit.row : undefined;
+  }
+
+  /** The content filters compiled with a policy (null: none, nothing to screen). */
+  contentFilters(policy: EffectivePolicy): CompiledFilter[] | null {
+    return this.filters.get(policy) ?? null;
+  }
+
+  /**
+   * Whether a request of the key under `policy` has nothing to admit: no spending limit of its own and no spend-control
+   * scope known to apply (no budgets, no workspace budget, credits off). Synchronous: the hot path skips the admission.
+   */
+  nothingToAdmit(key: KeyRow, policy: EffectivePolicy): boolean {
+    return key.limit === null && (this.gate === null || this.gate.nothingToReserve(key, policy));
+  }
+
   /** The effective policy of a key: organization settings, then its key, member and workspace guardrails. */
   async policyFor(key: KeyRow): Promise<EffectivePolicy> {
     const hit = this.policies.get(key.hash);
@@ -911,11 +936,21 @@ export class GuardrailService {
   }
 
   async enforce(key: KeyRow, models: string[]): Promise<PolicyDecision> {
-    const policy = await this.policyFor(key);
+    return this.decide(key, await this.policyFor(key), models);
+  }
+
+  /** `enforce` with the key's policy in hand: synchronous unless the policy has budgets to read. */
+  decide(key: KeyRow, policy: EffectivePolicy, models: string[]): PolicyDecision | Promise<PolicyDecision> {
     if (policy.budgets.length > 0) {
-      const spent = await this.exhaustedBudget(key, policy);
-      if (spent) throw toHttp(budgetRefusal(spent.budget, spent.spent));
+      return this.exhaustedBudget(key, policy).then((spent) => {
+        if (spent) throw toHttp(budgetRefusal(spent.budget, spent.spent));
+        return this.allowed(policy, models);
+      });
     }
+    return this.allowed(policy, models);
+  }
+
+  private allowed(policy: EffectivePolicy, models: string[]): PolicyDecision {
     if (policy.rules.length === 0) return { models, defaultSort: policy.defaultSort };
     const kept: string[] = [];
     const blocked: Array<{ model: string; access: ModelAccess }> = [];

@@ -111,6 +111,12 @@ export class WorkspaceService {
     });
   }
 
+  /** A workspace by id when cached and fresh (no await; undefined: ask `cached`). */
+  peek(id: string): WorkspaceRow | null | undefined {
+    const hit = this.cache.get(id);
+    return hit && this.now() - hit.at < this.ttlMs ? hit.row : undefined;
+  }
+
   /** A workspace by id from memory (hot path); read from the store at most once per TTL or after a change. */
   async cached(id: string): Promise<WorkspaceRow | null> {
     const hit = this.cache.get(id);

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from '../../core/errors.js';
-import { findUntrusted, mayHoldUnstorable, type UntrustedProblem } from '../../core/untrusted.js';
+import { findUntrusted, MAX_JSON_DEPTH, mayHoldUnstorable, type UntrustedProblem } from '../../core/untrusted.js';
 
 /** Bodies this parser produced and checked (the validator does not check them again). */
 export const checkedBodies = new WeakSet<object>();
@@ -37,7 +37,7 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
       done(new HttpError(400, `Malformed JSON body: ${(err as Error).message.slice(0, 200)}`, { field: 'body', rule: 'json' }), undefined);
       return;
     }
-    const problem = findUntrusted(parsed, { strings: mayHoldUnstorable(body) });
+    const problem = mayBeUntrusted(body) ? findUntrusted(parsed, { strings: mayHoldUnstorable(body) }) : null;
     if (problem) {
       done(untrustedError(problem, 'body'), undefined);
       return;
@@ -50,6 +50,18 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
     done(null, parsed);
   });
 }
+
+/**
+ * Whether the raw text may hold what findUntrusted refuses; false skips the walk (the common small body). Too deep a
+ * nesting needs more than 2 × MAX_JSON_DEPTH characters; a non-finite number, a long run of digits or an exponent of
+ * three digits or more; an unstorable string, an escape (`mayHoldUnstorable`). Only a prefilter: text inside strings
+ * may match, and then the walk decides.
+ */
+export function mayBeUntrusted(text: string): boolean {
+  return text.length > 2 * MAX_JSON_DEPTH || mayHoldUnstorable(text) || NUMBER_RISK.test(text);
+}
+
+const NUMBER_RISK = /[eE][+-]?\d{3}|\d{300}/;
 
 function hasProtoKey(root: unknown): boolean {
   const stack: unknown[] = [root];

@@ -118,6 +118,12 @@ export class WorkspaceBudgetService {
     this.deps.bus?.publish('workspace_budget', workspaceId);
   }
 
+  /** Whether the workspace is known (cached, fresh) to have no budget: no scope to reserve in. */
+  knownEmpty(workspaceId: string): boolean {
+    const e = this.cache.get(workspaceId);
+    return e !== undefined && e.budgets.length === 0 && this.now() - e.at <= BUDGET_TTL_MS;
+  }
+
   /** The spend-control scopes of a workspace's budgets in their current windows (cached; no database read per request). */
   async scopes(workspaceId: string): Promise<ScopeSpec[]> {
     let e = this.cache.get(workspaceId);

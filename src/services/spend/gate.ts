@@ -51,6 +51,14 @@ export class SpendGate {
   }
 
   /**
+   * Whether a key's requests have no scope to reserve in, from what is cached (no await): no key limit, no guardrail
+   * budget in `policy`, credits off and the workspace known to have no budget. False when unsure.
+   */
+  nothingToReserve(key: KeyRow, policy: { budgets: readonly Budget[] }): boolean {
+    return key.limit === null && policy.budgets.length === 0 && !this.deps.credits.enabled && this.deps.budgets.knownEmpty(key.workspace_id);
+  }
+
+  /**
    * Reserves the request's maximum cost (`max`; null: unpriced, nothing to reserve but every limit must have room left).
    * The settle function takes the served attempt's cost and whether it ran on a BYOK credential: BYOK spend settles
    * only in the scopes that count it (`countsByok`), the others get their hold back (docs/byok.md).

@@ -1,0 +1,114 @@
+/**
+ * `npm run bench:instructions -- <A> <B>`: two builds of the gateway compared by the CPU instructions they execute per
+ * request, counted by valgrind's callgrind — a reading that does not move with the machine's load (bench:pair's CPU
+ * time does, by ±15 % on a shared 2-core VM). Each gateway runs under callgrind with counting off, takes
+ * 2 × INSTR_REQUESTS warm-up requests, then counts exactly INSTR_REQUESTS requests (16 connections). Counted: every
+ * thread of the process (V8's compiler and GC threads included), so the figure is also printed without the optimizing
+ * compiler's instructions (still warming up after a few thousand requests under callgrind, and more code to compile
+ * is not a per-request cost).
+ *
+ * Needs `valgrind` and `callgrind_annotate` (Debian: `apt-get install valgrind`). A and B are checkouts with `dist/`
+ * built (see bench/pair.ts). Env: INSTR_REQUESTS (default 1500), INSTR_STREAM=1 (streamed requests).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { request } from 'undici';
+import { waitUp, writeGatewayConfig } from './common.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const N = Math.max(100, Number(process.env.INSTR_REQUESTS ?? 1500));
+const STREAM = process.env.INSTR_STREAM === '1';
+const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
+const SIM_PORT = 19160;
+// valgrind names its control pipes after HOST; the controller must see the same value.
+const HOST = '127.0.0.1';
+
+const kids = new Set<ChildProcess>();
+process.on('exit', () => kids.forEach((k) => k.kill('SIGKILL')));
+
+function start(cmd: string, args: string[], env: Record<string, string>): ChildProcess {
+  const k = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: 'ignore' });
+  kids.add(k);
+  return k;
+}
+
+function load(url: string, key: string, amount: number): Promise<autocannon.Result> {
+  const body = JSON.stringify({ model: 'bench/model', messages: [{ role: 'user', content: 'hello' }], stream: STREAM });
+  return new Promise((res, rej) =>
+    autocannon(
+      { url, method: 'POST', connections: 16, amount, timeout: 120, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body },
+      (e, r) => (e ? rej(e) : res(r)),
+    ),
+  );
+}
+
+/** Instructions of the counted requests: all, and without the optimizing compiler's. */
+function instructions(outDir: string): { total: number; withoutCompiler: number } {
+  let total = 0;
+  let compiler = 0;
+  for (const f of readdirSync(outDir).filter((x) => x.startsWith('cg.out'))) {
+    const text = readFileSync(join(outDir, f), 'utf8');
+    const m = /^summary: (\d+)/m.exec(text);
+    if (!m || Number(m[1]) === 0) continue;
+    total += Number(m[1]);
+    const annotated = execFileSync('callgrind_annotate', ['--threshold=100', join(outDir, f)], { maxBuffer: 256 << 20 }).toString();
+    for (const line of annotated.split('\n')) {
+      const hit = /^\s*([\d,]+) \(.*(compiler::|turboshaft|maglev)/i.exec(line);
+      if (hit) compiler += Number(hit[1].replace(/,/g, ''));
+    }
+  }
+  return { total, withoutCompiler: total - compiler };
+}
+
+async function measure(dir: string, port: number, config: string, scratch: string): Promise<{ total: number; withoutCompiler: number; errors: number }> {
+  const outDir = mkdtempSync(join(scratch, 'cg-'));
+  const prefix = `--vgdb-prefix=${join(outDir, 'vgdb')}`;
+  const gw = start('valgrind', ['--tool=callgrind', '--instr-atstart=no', prefix, `--callgrind-out-file=${join(outDir, 'cg.out.%p')}`, process.execPath, join(dir, 'dist/bin.js'), 'serve'], {
+    PORT: String(port),
+    HOST,
+    GATEWAY_DATABASE_URL: `sqlite:${join(scratch, `gw-${port}.db`)}`,
+    GATEWAY_ADMIN_KEY: ADMIN,
+    GATEWAY_CONFIG: config,
+    GATEWAY_DEFAULT_CATALOG: 'false',
+    GATEWAY_LOG_LEVEL: 'info',
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitUp(`${base}/health`, 300_000);
+  const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'instr' }) });
+  const { key } = (await res.body.json()) as { key: string };
+  const url = `${base}/api/v1/chat/completions`;
+  await load(url, key, N);
+  await load(url, key, N);
+  const control = (cmd: string) => execFileSync('callgrind_control', [prefix, cmd, String(gw.pid)], { env: { ...process.env, HOST }, stdio: 'ignore' });
+  control('--instr=on');
+  const r = await load(url, key, N);
+  control('--dump');
+  gw.kill('SIGKILL');
+  return { ...instructions(outDir), errors: r.non2xx + r.errors };
+}
+
+async function main() {
+  const [a, b] = process.argv.slice(2).map((d) => resolve(d));
+  if (!a || !b) throw new Error('usage: npm run bench:instructions -- <checkout A> <checkout B>');
+  for (const d of [a, b]) if (!existsSync(join(d, 'dist/bin.js'))) throw new Error(`${d}/dist/bin.js is missing: build that checkout first`);
+  const scratch = mkdtempSync(join(tmpdir(), 'gw-instr-'));
+  start(process.execPath, [join(root, 'dist/sim/main.js')], { SIM_PORT: String(SIM_PORT) });
+  await waitUp(`http://127.0.0.1:${SIM_PORT}/_sim/health`);
+  const config = writeGatewayConfig(scratch, `http://127.0.0.1:${SIM_PORT}/v1`);
+  console.log(`A = ${a}\nB = ${b}\n${STREAM ? 'streamed' : 'plain'} requests: ${N} counted after ${2 * N} warm-up, 16 connections`);
+  const [ra, rb] = await Promise.all([measure(a, 19361, config, scratch), measure(b, 19362, config, scratch)]);
+  const k = (x: number) => `${(x / N / 1000).toFixed(0)} kIr/req`;
+  console.log(`A ${k(ra.total)} (${k(ra.withoutCompiler)} without the compiler, ${ra.errors} errors)`);
+  console.log(`B ${k(rb.total)} (${k(rb.withoutCompiler)} without the compiler, ${rb.errors} errors)`);
+  console.log(`B/A instructions per request: ${(rb.total / ra.total).toFixed(3)} (${(rb.withoutCompiler / ra.withoutCompiler).toFixed(3)} without the compiler)`);
+  process.exit(0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
