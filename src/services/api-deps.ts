@@ -8,7 +8,6 @@ import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
 import type { WorkspaceService } from './workspaces.js';
 import type { CacheAsk, CacheStep } from './attempts/cache-step.js';
-import type { AttemptHooks } from './attempts/runner.js';
 
 export interface ApiServiceDeps {
   catalog: CatalogService;
@@ -25,8 +24,6 @@ export interface ApiServiceDeps {
   rng?: () => number;
   /** The response cache step (services/attempts/cache-step.ts), for the APIs that offer it; absent = no cache. */
   cache?: CacheStep;
-  /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
-  attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
 }
 
 /** One request to such a service: who asks, and how the reply is shaped. */

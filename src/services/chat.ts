@@ -2,7 +2,7 @@
  * Chat completions: presets, model and routing resolution, upstream attempts with fallbacks, streaming relay,
  * cost, gateway metadata and the generation record. The HTTP route only validates and hands over.
  */
-import { plannedMaxCost } from '../core/spend.js';
+import { outputAsk, promptTokensBound } from '../core/spend-ask.js';
 import { StringDecoder } from 'node:string_decoder';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
@@ -32,7 +32,7 @@ import type { PresetService } from './presets.js';
 import type { WorkspaceService } from './workspaces.js';
 import type { GuardrailService } from './guardrails.js';
 import type { AttemptLog } from './attempts/errors.js';
-import { planned, runGeneration, type AttemptHooks, type Unserved } from './attempts/runner.js';
+import { planned, runGeneration, type Unserved } from './attempts/runner.js';
 import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import { StreamOut } from './reply-stream.js';
@@ -73,8 +73,9 @@ interface Prepared {
   presetId: string | null;
   sessionId: string | null;
   dropped: Map<string, string[]>;
-  /** Ends the request's in-flight count against the key's limit (idempotent; called by record and by the route). */
-  release: (cost: number | null) => void;
+  /** The output the request asks for at most (null: the endpoint's maximum) and its rough prompt size (tokens). */
+  maxOut: number | null;
+  promptEstimate: number;
   /** `gateway_metadata.pipeline` entries (content guardrails). */
   pipeline?: PipelineEntry[];
 }
@@ -97,6 +98,8 @@ interface Outcome {
   error: UpstreamError | HttpError | null;
   ttftMs: number | null;
   cancelled: boolean;
+  /** The usage was counted by the gateway (a cut stream without the upstream's usage), not reported. */
+  estimated?: boolean;
   started: number;
   firstTokenAt: number | null;
 }
@@ -118,8 +121,6 @@ export class ChatService {
       options: ChatOptions;
       /** The response cache step (services/attempts/cache-step.ts); absent = no cache. */
       cache?: CacheStep;
-      /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
-      attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
       now?: () => number;
       rng?: () => number;
     },
@@ -227,12 +228,9 @@ export class ChatService {
     if (resolved.problem && plan.error?.code === 'model_not_found') plan.error = { ...plan.error, message: resolved.problem.message, suggestions: resolved.problem.suggestions, ambiguous: resolved.problem.ambiguous } as typeof plan.error;
     const protocols = new Set<'translated'>();
     if (plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, pipeline: screened?.pipeline };
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), maxOut: typeof maxOut === 'number' ? maxOut : null, promptEstimate, pipeline: screened?.pipeline };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
-    // Last, with nothing left to throw: every spending limit of the key holds the request's maximum cost (docs/spend.md;
-    // 402 when one has no room) until its generation record (or the route) settles it.
-    if (this.deps.guardrails) prepared.release = await this.deps.guardrails.admitWithinLimit(call.key, plannedMaxCost(plan.attempts, promptEstimate, typeof maxOut === 'number' ? maxOut : null));
     return prepared;
   }
 
@@ -296,14 +294,12 @@ export class ChatService {
       ttft_ms: o.ttftMs,
       generation_time_ms: o.firstTokenAt !== null ? Math.round(end - o.firstTokenAt) : null,
       attempts,
-      error: o.error ? { status: o.error instanceof HttpError ? o.error.status : o.error.status, message: o.error.message } : null,
+      error: o.error ? { status: o.error.status, message: o.estimated ? `${o.error.message} (usage estimated: output counted as relayed, prompt estimated)` : o.error.message } : null,
       preset_id: p.presetId,
       session_id: p.sessionId,
       created_at: isoTime(end),
     };
     this.deps.recorder.record(row);
-    // After the record: its spend is counted (and, with Redis, sent) before the request stops counting as in flight.
-    p.release(cost);
     if (o.attempt && o.status === 200 && p.sessionId) {
       if (this.sessions.size > 50_000) this.sessions.clear();
       this.sessions.set(`${call.key.workspace_id}|${p.sessionId}`, { model: o.attempt.model, tag: o.attempt.endpoint.tag, at: end });
@@ -355,8 +351,12 @@ export class ChatService {
    * of an unserved request and the metadata of an error reply.
    */
   private generation(p: Prepared, call: ChatCall, id: string, o: Outcome) {
+    // Spend control (docs/spend.md): each attempt reserves its maximum cost at its endpoint's prices — the prompt's
+    // byte bound plus the most output it may produce — and the runner settles it to the real cost.
+    let bound: number | null = null;
+    const hooks = this.deps.guardrails?.spendHooks<Attempt>(call.key, (a) => outputAsk(a.endpoint, (bound ??= promptTokensBound(p.body)), p.maxOut));
     return {
-      ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks: this.deps.attemptHooks?.(call.key) }),
+      ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks }),
       recordUnserved: (u: Unserved<Attempt>, attempts: AttemptLog[]) => {
         o.cancelled = u.cancelled;
         this.record(p, call, id, { ...o, status: u.status, error: u.error }, attempts, null);
@@ -497,8 +497,12 @@ export class ChatService {
             cur.held = '';
           }
           if (!s?.contentStarted) return undefined;
-          // Too late to fall back: end the stream with the API's error event; the status stays 200.
-          Object.assign(o, { status: e.status, error: e, finish: 'error', usage: s.usage(), upstreamId: s.upstreamId, nativeFinish: s.native });
+          // Too late to fall back (or the client left): what was produced is billed — the upstream's usage when it
+          // came, else the output counted so far (docs/spend.md, "Cut streams"); the stream ends with the error event.
+          const usage = s.usage();
+          const cancelled = e.type === 'cancelled' || call.cancel.aborted;
+          const counted = usage ? null : { promptTokens: p.promptEstimate, completionTokens: s.producedTokens };
+          Object.assign(o, { status: e.status, error: e, estimated: counted !== null, cancelled, finish: 'error', usage: usage ?? counted, upstreamId: s.upstreamId, nativeFinish: s.native });
           const meta = this.answerMeta(p, o, attempts, id, created, call, true);
           const masked = e.status >= 500 ? 'Provider error during the stream' : e.message;
           out.commit();

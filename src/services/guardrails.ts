@@ -56,7 +56,8 @@ import { unresolvedMessage } from '../core/model-aliases.js';
 import type { GenerationRecorder } from './generations.js';
 import type { InvalidationBus } from './invalidation.js';
 import type { SpendGate } from './spend/gate.js';
-import type { PlannedMaxCost } from '../core/spend.js';
+import type { SpendAsk } from '../core/spend-ask.js';
+import type { AttemptHooks, AttemptTarget } from './attempts/runner.js';
 import { mapConflict, type WorkspaceService } from './workspaces.js';
 
 const SETTINGS_ID = 'organization';
@@ -708,56 +709,32 @@ export class GuardrailService {
 
   /**
    * What counts against the key's own limit: its spend in the limit's window (see `spent`; `fresh` bypasses the
-   * cache), plus its requests in flight at the key's average cost, so that a burst of concurrent requests cannot all
-   * pass the check before any of them is recorded.
+   * cache). Requests in flight are reservations of spend control (docs/spend.md), not counted here.
    */
   private async limitSpend(key: KeyRow, limit: number, fresh = false): Promise<number> {
-    return nanoToUsd(usdToNano(await this.spent(keyBudget(key, limit), key, true, fresh)) + usdToNano(await this.flyingCost(key)));
-  }
-
-  private readonly inflight = new Map<string, { n: number; avg: number | null }>();
-
-  private inflightOf(key: KeyRow): { n: number; avg: number | null } {
-    let e = this.inflight.get(key.hash);
-    if (!e) {
-      e = { n: 0, avg: null };
-      this.inflight.set(key.hash, e);
-    }
-    return e;
+    return this.spent(keyBudget(key, limit), key, true, fresh);
   }
 
   /**
-   * Checks the key's spending limit and counts the request as in flight in one step, so that no other request of the
-   * key passes the check in between: resolves with the release (call it once the request's cost is known; later calls
-   * are ignored), or throws 402. On one instance the check and the count are one synchronous step after the spend is
-   * read; with Redis, one atomic script over every instance's in-flight requests and not-yet-written spend.
+   * The spend seam of a key's request (services/attempts/runner.ts, docs/spend.md): before each attempt, its maximum
+   * cost at that endpoint's prices (`askOf`) is reserved in every limit of the key — a fallback to another endpoint
+   * reserves afresh at its prices — and settled to the real cost (or released) by the runner. 402 when a limit has
+   * no room, 503 when the shared counters are unreachable (fail closed). None without spend control.
    */
-  async admitWithinLimit(key: KeyRow, max?: PlannedMaxCost | null): Promise<(cost: number | null) => void> {
-    // With spend control attached (docs/spend.md): the request's maximum cost reserved in every limit.
-    if (this.gate && max !== undefined) {
-      // Video jobs hold against the key's limit outside spend control (yet): a limit they fill refuses here.
-      const reached = await this.keyLimitReached(key);
-      if (reached) throw keyLimitError(key, reached.limit, reached.spent);
-      return this.gate.admit(key, max);
-    }
-    if (key.limit === null) return () => undefined;
-    const shared = this.deps.recorder.shared;
-    if (shared) {
-      const budget = keyBudget(key, key.limit);
-      const stored = await this.spent(budget, key, false);
-      const r = await shared.admit(key.hash, stored, key.limit, this.inflightOf(key).avg).catch((err: Error) => {
-        this.deps.log?.warn({ err: err.message }, 'spending limits: Redis unavailable, counting this instance only');
-        return null;
-      });
-      if (r) {
-        if (!r.admitted) throw keyLimitError(key, key.limit, r.spent);
-        return this.admit(key, (avg) => shared.release(key.hash, avg));
-      }
-    }
-    // This instance alone: without Redis, or while it is unreachable.
-    const reached = await this.keyLimitReached(key);
-    if (reached) throw keyLimitError(key, reached.limit, reached.spent);
-    return this.admit(key, null);
+  spendHooks<A extends AttemptTarget>(key: KeyRow, askOf: (a: A) => SpendAsk | null): AttemptHooks<A> | undefined {
+    const gate = this.gate;
+    if (!gate) return undefined;
+    return {
+      admit: async (a) => {
+        // Video jobs hold against the key's limit outside spend control (yet): a limit they fill refuses here.
+        if (key.limit !== null) {
+          const reached = await this.keyLimitReached(key);
+          if (reached) throw keyLimitError(key, reached.limit, reached.spent);
+        }
+        const settle = await gate.admit(key, () => askOf(a));
+        return { settle: (cost) => settle(cost), release: () => settle(null) };
+      },
+    };
   }
 
   /**
@@ -822,35 +799,6 @@ export class GuardrailService {
   reservationsChanged(): void {
     this.reservations++;
     this.deps.recorder.shared?.bump().catch(() => undefined);
-  }
-
-  /** The key's requests in flight at its average cost: every instance's with Redis (this one's while it is unreachable). */
-  private async flyingCost(key: KeyRow): Promise<number> {
-    const local = this.inflight.get(key.hash);
-    const shared = this.deps.recorder.shared;
-    if (shared) {
-      const v = await shared.flyingCost(key.hash, local?.avg ?? null).catch(() => null);
-      if (v !== null) return v;
-    }
-    return local ? local.n * (local.avg ?? 0) : 0;
-  }
-
-  /**
-   * Counts a request of a key with a limit as in flight on this instance until the returned release is called (once)
-   * with its cost, which also updates the key's average cost per request; `then` runs after (the shared count).
-   */
-  private admit(key: KeyRow, then: ((avg: number | null) => void) | null): (cost: number | null) => void {
-    const entry = this.inflightOf(key);
-    entry.n++;
-    let released = false;
-    return (cost) => {
-      if (released) return;
-      released = true;
-      entry.n--;
-      if (cost !== null && cost > 0) entry.avg = entry.avg === null ? cost : 0.8 * entry.avg + 0.2 * cost;
-      if (entry.n === 0 && this.inflight.size > 100_000) this.inflight.delete(key.hash);
-      then?.(entry.avg);
-    };
   }
 
   private gate: SpendGate | null = null;

@@ -202,12 +202,8 @@ export class ServerToolService {
       if (turn.tool_choice === undefined) delete turn.tool_choice;
 
       const prepared = await this.deps.chat.prepare('chat', turn, call);
-      let answer: { id: string; body: Json };
-      try {
-        answer = await this.deps.chat.complete(prepared, call);
-      } finally {
-        prepared.release(null);
-      }
+      // Each turn reserves and settles its own cost (the runner's spend seam, docs/spend.md).
+      const answer: { id: string; body: Json } = await this.deps.chat.complete(prepared, call);
       ids.push(answer.id);
       const usage = (answer.body.usage as Json | undefined) ?? {};
       usages.push(usage);

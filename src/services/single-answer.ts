@@ -18,6 +18,7 @@ import { planned, runGeneration } from './attempts/runner.js';
 import { cachedJson, type JsonReply } from './attempts/cache-step.js';
 import { sendForText } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
+import type { SpendAsk } from '../core/spend-ask.js';
 import { routeMetadata } from './route-metadata.js';
 
 /** One attempt's upstream request, and how to read its answer. */
@@ -50,7 +51,12 @@ export interface SingleAnswerRun<R> {
   /** The model as requested. */
   requested: string;
   call: ApiCall;
-  prepared: { plan: RoutePlan; release: (cost: number | null) => void };
+  prepared: { plan: RoutePlan };
+  /**
+   * What an attempt reserves in the key's limits before it is sent (docs/spend.md): an upper bound of its cost at the
+   * endpoint's prices; null or absent when it cannot be bounded (every limit must then have room left).
+   */
+  ask?(a: Attempt): SpendAsk | null;
   request(a: Attempt): AttemptRequest<R>;
   /** A valid answer from `a`: what it bills and what the caller gets. */
   served(id: string, a: Attempt, parsed: R): ServedAnswer;
@@ -74,10 +80,9 @@ export interface PlanRequest {
 
 /**
  * The routing plan of one request of a non-chat API: organization settings and guardrails (403/404, budgets; the same
- * policy functions as chat), the workspace's default sort, then the key's own spending limit (402) — last, with
- * nothing left to throw — whose release ends the request's in-flight count against it.
+ * policy functions as chat) and the workspace's default sort. Spending limits are reserved per attempt by the runner.
  */
-export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise<{ plan: RoutePlan; release: (cost: number | null) => void }> {
+export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise<{ plan: RoutePlan }> {
   const g = deps.guardrails;
   const { endpointPolicy, defaultSort } = g ? await g.admitModel(r.key, r.route, r.model) : { endpointPolicy: undefined, defaultSort: null };
   const workspace = deps.workspaces ? await deps.workspaces.cached(r.key.workspace_id) : null;
@@ -97,8 +102,7 @@ export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise
     estimatedPromptTokens: r.estimatedPromptTokens,
   });
   r.adjust?.(plan);
-  const release = g && r.key.limit !== null ? await g.admitWithinLimit(r.key) : null;
-  return { plan, release: release ?? (() => undefined) };
+  return { plan };
 }
 
 /**
@@ -138,10 +142,9 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
         attempts,
       }),
     );
-    run.prepared.release(cost);
   };
   return runGeneration({
-    ...planned(plan, call.cancel, { health: deps.health, now, hooks: deps.attemptHooks?.(call.key) }),
+    ...planned(plan, call.cancel, { health: deps.health, now, hooks: deps.guardrails?.spendHooks<Attempt>(call.key, (a) => run.ask?.(a) ?? null) }),
     errorHeaders: { 'x-generation-id': id },
     attempt: async (a) => {
       const req = run.request(a);

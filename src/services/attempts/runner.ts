@@ -99,7 +99,15 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
       continue;
     }
     const a = t;
-    const admission = spec.hooks ? await spec.hooks.admit(a) : null;
+    let admission: Admission | null = null;
+    try {
+      admission = spec.hooks ? await spec.hooks.admit(a) : null;
+    } catch (err) {
+      // A fallback the limits have no room for (a dearer endpoint): logged, and the run ends with the last failure.
+      if (!(err instanceof HttpError) || last === null) throw err;
+      attempts.push({ provider: a.provider.slug, model: a.model, status: err.status, message: err.message });
+      break;
+    }
     const t0 = spec.now();
     let value: T;
     try {
@@ -115,14 +123,21 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
       last = e;
       lastAttempt = a;
       if (e.retryAfter !== null) retryHints.push(e.retryAfter);
-      // The client gone: no more attempts; else the API decides (stop, end the run with a result, or the next one).
-      const next = e.type === 'cancelled' || spec.cancel?.aborted ? 'stop' : spec.failed?.(e, a, attempts);
+      // The API decides (stop, end the run with a result, or the next one); the client gone: no more attempts, but
+      // what was already produced is billed (the API's result for it).
+      let next: ReturnType<NonNullable<typeof spec.failed>>;
+      try {
+        next = spec.failed?.(e, a, attempts);
+      } catch (thrown) {
+        admission?.release();
+        throw thrown;
+      }
       if (next && next !== 'stop') {
         admission?.settle(next.cost);
         return { ok: true, result: next.result, attempts };
       }
       admission?.release();
-      if (next === 'stop') break;
+      if (next === 'stop' || e.type === 'cancelled' || spec.cancel?.aborted) break;
       continue;
     }
     if (spec.logSuccess !== false) attempts.push({ provider: a.provider.slug, model: a.model, status: 200 });
@@ -130,7 +145,13 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
       const s = spec.sample ? spec.sample(value, t0) : { ttftMs: Math.round(spec.now() - t0), tokensPerSecond: null };
       spec.health.success(a.endpoint, s.ttftMs, s.tokensPerSecond);
     }
-    const served = spec.served(a, value, i, attempts);
+    let served: Served<R>;
+    try {
+      served = spec.served(a, value, i, attempts);
+    } catch (thrown) {
+      admission?.release();
+      throw thrown;
+    }
     admission?.settle(served.cost);
     return { ok: true, result: served.result, attempts };
   }

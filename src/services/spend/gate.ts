@@ -7,7 +7,8 @@
  */
 import { HttpError } from '../../core/errors.js';
 import { formatNano, nanoToUsd, usdToNano } from '../../core/money.js';
-import { affordableOutputTokens, insufficientCreditsMessage, scopeId, type PlannedMaxCost } from '../../core/spend.js';
+import { scopeId } from '../../core/spend.js';
+import type { SpendAsk } from '../../core/spend-ask.js';
 import type { Budget } from '../../core/policy.js';
 import type { KeyRow } from '../../store/types.js';
 import type { WorkspaceBudgetService } from './budgets.js';
@@ -50,10 +51,12 @@ export class SpendGate {
     return out;
   }
 
-  /** Reserves the request's maximum cost (`max`; null: unpriced, nothing to reserve but every limit must have room left). */
-  async admit(key: KeyRow, max: PlannedMaxCost | null): Promise<(costUsd: number | null) => void> {
+  /** Reserves the attempt's maximum cost (`max`; null: unpriced, nothing to reserve but every limit must have room left). */
+  async admit(key: KeyRow, ask: () => SpendAsk | null): Promise<(costUsd: number | null) => void> {
     const scopes = await this.scopes(key);
     if (scopes.length === 0) return () => undefined;
+    // Sized only now: a request without limits never bounds its prompt.
+    const max = ask();
     let r;
     try {
       // An unpriced request reserves one nano-dollar: admitted while every limit has room left.
@@ -65,9 +68,7 @@ export class SpendGate {
     if (!r.ok) {
       const available = r.availableNano;
       const where = `${r.scope.label}: $${formatNano(available)} left`;
-      const message = max
-        ? `${insufficientCreditsMessage(max.requestedTokens, affordableOutputTokens(max.pricing, max.promptTokens, available))} (${where})`
-        : `Insufficient room under the ${where}`;
+      const message = max ? `${max.refusal(available)} (${where})` : `Insufficient room under the ${where}`;
       throw new HttpError(402, message, { error_type: 'payment_required', limit: r.scope.label, available: nanoToUsd(available), ...(max ? { requested_max_cost: nanoToUsd(max.nano) } : {}) });
     }
     const reservation = r.reservation;

@@ -1,0 +1,90 @@
+/**
+ * What one attempt reserves before its upstream call (docs/spend.md): an upper bound of its cost at the endpoint's
+ * prices, and the wording of the 402 when a limit has no room for it. The prompt is bounded, not estimated: every
+ * tokenizer the gateway meets (byte-level BPE, SentencePiece with byte fallback) spends at least one UTF-8 byte per
+ * token, so the bytes of the request's text (with a few tokens of structure per JSON member) are never fewer than the
+ * prompt tokens a provider bills — a reservation from it cannot be outgrown by the prompt.
+ *
+ * Pure logic: no I/O.
+ */
+import type { EndpointDef, Pricing } from './catalog-types.js';
+import { formatNano, usdToNano } from './money.js';
+import { computeCost, type CostOptions, type TokenUsage } from './pricing.js';
+import { affordableOutputTokens, insufficientCreditsMessage, maxOutputTokens } from './spend.js';
+
+/** One attempt's reservation: its maximum cost (nano-dollars) and the refusal's message for the room left. */
+export interface SpendAsk {
+  nano: number;
+  /** Output tokens the reservation covers (token rate limits reserve them with the prompt). */
+  tokens: number;
+  refusal(availableNano: number): string;
+}
+
+/** Tokens of structure counted per JSON member or array element (role markers, separators, message framing). */
+const STRUCTURE_TOKENS = 3;
+/** Media sent inline (a `data:` URL or base64 payload) counts as this many tokens per item, not per byte. */
+export const MEDIA_TOKENS = 8_192;
+
+const isInlineMedia = (s: string) => s.length > 1024 && (s.startsWith('data:') || /^[A-Za-z0-9+/=\r\n]{1024}/.test(s.slice(0, 1024)));
+
+/**
+ * An upper bound of the prompt tokens of a request body (or any part of it): the UTF-8 bytes of every string (keys
+ * included), a few tokens per member, inline media at a fixed allowance. Depth-limited by the body parser already.
+ */
+export function promptTokensBound(value: unknown): number {
+  if (typeof value === 'string') return isInlineMedia(value) ? MEDIA_TOKENS : Buffer.byteLength(value, 'utf8');
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value).length;
+  if (value === null || typeof value !== 'object') return 0;
+  let n = 0;
+  if (Array.isArray(value)) {
+    for (const v of value) n += STRUCTURE_TOKENS + promptTokensBound(v);
+    return n;
+  }
+  for (const k in value as Record<string, unknown>) n += STRUCTURE_TOKENS + Buffer.byteLength(k, 'utf8') + promptTokensBound((value as Record<string, unknown>)[k]);
+  return n;
+}
+
+/**
+ * A generation's reservation at an endpoint: the prompt bound at the prompt price plus the most output it may
+ * produce (what it asks for, capped by the endpoint; else the endpoint's maximum — with a prompt of zero, so that a
+ * real prompt smaller than the bound cannot leave room for more output than reserved) plus the request fee. Null when
+ * the endpoint has no price (nothing to reserve).
+ */
+export function outputAsk(endpoint: Pick<EndpointDef, 'pricing' | 'max_completion_tokens' | 'context_length'>, promptBound: number, requested: number | null): SpendAsk | null {
+  const pricing = endpoint.pricing;
+  const out = maxOutputTokens(requested, endpoint, 0);
+  if (!pricing) return null;
+  // Billed at the dearest rate each token may take: cache writes and reasoning can cost more than plain tokens.
+  const dearer = (a: string | undefined, b: string) => a !== undefined && Number(a) > Number(b);
+  const c = computeCost(pricing, {
+    promptTokens: promptBound,
+    completionTokens: out,
+    cacheWriteTokens: dearer(pricing.input_cache_write, pricing.prompt) ? promptBound : 0,
+    reasoningTokens: dearer(pricing.internal_reasoning, pricing.completion) ? out : 0,
+  });
+  if (c.cost === null) return null;
+  return {
+    nano: usdToNano(c.cost),
+    tokens: promptBound + out,
+    refusal: (available) => insufficientCreditsMessage(out, affordableOutputTokens(pricing, promptBound, available)),
+  };
+}
+
+/**
+ * A reservation of a call whose billed quantities are known (or bounded) before it is sent — embeddings, rerank,
+ * speech: the cost of `usage` (and `opts`) at the endpoint's prices. `what` names the call in the refusal.
+ */
+export function fixedAsk(pricing: Pricing | null | undefined, usage: TokenUsage, opts: CostOptions | undefined, what: string): SpendAsk | null {
+  return costAsk(computeCost(pricing ?? null, usage, opts).cost, usage.promptTokens + usage.completionTokens, what);
+}
+
+/** A reservation of a known cost (USD; null: unpriced, nothing to reserve). */
+export function costAsk(costUsd: number | null, tokens: number, what: string): SpendAsk | null {
+  if (costUsd === null) return null;
+  const nano = usdToNano(costUsd);
+  return {
+    nano,
+    tokens,
+    refusal: (available) => `This request requires more credits: ${what} can cost up to $${formatNano(nano)}, but only $${formatNano(available)} can be spent.`,
+  };
+}
