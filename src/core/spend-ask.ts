@@ -20,27 +20,42 @@ export interface SpendAsk {
   refusal(availableNano: number): string;
 }
 
-/** Tokens of structure counted per JSON member or array element (role markers, separators, message framing). */
-const STRUCTURE_TOKENS = 3;
+/** Tokens of framing per JSON object (a message's role markers and separators) and per request (reply priming). */
+const OBJECT_TOKENS = 4;
+const REQUEST_TOKENS = 8;
+/** What a provider's tool-use template adds to the prompt when tools are offered (Anthropic documents up to ~350). */
+const TOOLS_TOKENS = 512;
 /** Media sent inline (a `data:` URL or base64 payload) counts as this many tokens per item, not per byte. */
 export const MEDIA_TOKENS = 8_192;
+/** Keys that frame messages and parts (their values count, the key names are not sent as text). */
+const FRAMING_KEYS = new Set(['role', 'content', 'type', 'text', 'parts']);
+/** The fields of a request body that reach the model as prompt (chat, messages, responses, Gemini). */
+const PROMPT_FIELDS = ['messages', 'system', 'input', 'instructions', 'tools', 'functions', 'tool_choice', 'response_format', 'text', 'prompt', 'contents', 'systemInstruction', 'system_instruction', 'toolConfig'];
 
 const isInlineMedia = (s: string) => s.length > 1024 && (s.startsWith('data:') || /^[A-Za-z0-9+/=\r\n]{1024}/.test(s.slice(0, 1024)));
 
 /**
- * An upper bound of the prompt tokens of a request body (or any part of it): the UTF-8 bytes of every string (keys
- * included), a few tokens per member, inline media at a fixed allowance. Depth-limited by the body parser already.
+ * An upper bound of the prompt tokens of a value: the UTF-8 bytes of every string (and of every key that is not
+ * message framing), a few tokens per object, inline media at a fixed allowance. Depth-limited by the body parser.
  */
-export function promptTokensBound(value: unknown): number {
+export function valueTokensBound(value: unknown): number {
   if (typeof value === 'string') return isInlineMedia(value) ? MEDIA_TOKENS : Buffer.byteLength(value, 'utf8');
   if (typeof value === 'number' || typeof value === 'boolean') return String(value).length;
   if (value === null || typeof value !== 'object') return 0;
   let n = 0;
   if (Array.isArray(value)) {
-    for (const v of value) n += STRUCTURE_TOKENS + promptTokensBound(v);
+    for (const v of value) n += valueTokensBound(v);
     return n;
   }
-  for (const k in value as Record<string, unknown>) n += STRUCTURE_TOKENS + Buffer.byteLength(k, 'utf8') + promptTokensBound((value as Record<string, unknown>)[k]);
+  n += OBJECT_TOKENS;
+  for (const k in value as Record<string, unknown>) n += (FRAMING_KEYS.has(k) ? 0 : Buffer.byteLength(k, 'utf8')) + valueTokensBound((value as Record<string, unknown>)[k]);
+  return n;
+}
+
+/** An upper bound of the prompt tokens of a generation request body: its prompt-bearing fields (`PROMPT_FIELDS`). */
+export function promptTokensBound(body: Record<string, unknown>): number {
+  let n = REQUEST_TOKENS + (body.tools || body.functions ? TOOLS_TOKENS : 0);
+  for (const f of PROMPT_FIELDS) if (body[f] !== undefined && body[f] !== null) n += valueTokensBound(body[f]);
   return n;
 }
 

@@ -26,7 +26,7 @@ import { embeddingsWire, type Embedding, type EmbeddingFormat } from '../provide
 import { isEmbeddingModel } from './catalog.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
-import { fixedAsk, promptTokensBound } from '../core/spend-ask.js';
+import { fixedAsk,  valueTokensBound } from '../core/spend-ask.js';
 import type { JsonReply } from './attempts/cache-step.js';
 
 /** The embeddings request body (schema-validated by the route). Unknown fields pass through to the upstream. */
@@ -135,7 +135,7 @@ export class EmbeddingsService {
       prepared: p,
       cacheAs: 'embeddings',
       // Reserved: every input's bytes as tokens (an upper bound, src/core/spend-ask.ts) at the prompt price.
-      ask: (a) => fixedAsk(a.endpoint.pricing, { promptTokens: (bound ??= promptTokensBound(p.body.input)), completionTokens: 0 }, undefined, 'these embeddings'),
+      ask: (a) => fixedAsk(a.endpoint.pricing, { promptTokens: (bound ??= valueTokensBound(p.body.input)), completionTokens: 0 }, undefined, 'these embeddings'),
       request: (a) => {
         const wire = embeddingsWire(a.provider);
         const built = wire.build(p.body, a.endpoint, a.provider, this.deps.catalog.apiKey(a.provider));

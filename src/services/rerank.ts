@@ -20,7 +20,7 @@ import type { Pricing } from '../core/catalog-types.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { isRerankModel } from './catalog.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
-import { costAsk, promptTokensBound } from '../core/spend-ask.js';
+import { costAsk,  valueTokensBound } from '../core/spend-ask.js';
 import type { JsonReply } from './attempts/cache-step.js';
 
 export interface RerankBody {
@@ -82,7 +82,7 @@ export class RerankService {
       // Reserved: the query's and documents' bytes as tokens (an upper bound) and a search unit per 100 documents.
       ask: (a) => {
         const perUnit = a.endpoint.pricing?.search_unit !== undefined;
-        const tokens = promptTokensBound([p.body.query, p.body.documents]);
+        const tokens = valueTokensBound([p.body.query, p.body.documents]);
         const cost = rerankCost(a.endpoint.pricing, tokens, perUnit ? Math.ceil(p.body.documents.length / 100) : 0).cost;
         return costAsk(cost, tokens, 'this rerank');
       },
