@@ -501,7 +501,7 @@ export class ChatService {
           // came, else the output counted so far (docs/spend.md, "Cut streams"); the stream ends with the error event.
           const usage = s.usage();
           const cancelled = e.type === 'cancelled' || call.cancel.aborted;
-          const counted = usage ? null : { promptTokens: p.promptEstimate, completionTokens: s.producedTokens };
+          const counted = usage ? null : { promptTokens: p.promptEstimate, completionTokens: Math.min(s.producedTokens, p.maxOut ?? Infinity) };
           Object.assign(o, { status: e.status, error: e, estimated: counted !== null, cancelled, finish: 'error', usage: usage ?? counted, upstreamId: s.upstreamId, nativeFinish: s.native });
           const meta = this.answerMeta(p, o, attempts, id, created, call, true);
           const masked = e.status >= 500 ? 'Provider error during the stream' : e.message;

@@ -247,7 +247,7 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
               }
               if (upstreamPrefix !== null && isPlainContentChunk(ev.data, upstreamPrefix)) {
                 s.contentStarted = true;
-                s.producedTokens += deltaTokens(ev.data.length - upstreamPrefix.length - PLAIN_FRAMING);
+                s.producedTokens += deltaTokens(plainDeltaChars(ev.data, upstreamPrefix.length));
                 out += `${held}data: ${ourPrefix}${plainChunkRest(ev.data, upstreamPrefix)}\n\n`;
                 held = '';
                 continue;
@@ -506,8 +506,15 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
 
 // ---- output counted (cut streams) ------------------------------------------------------------------
 
-/** The JSON around a plain chunk's delta text: `"choices":[{"index":0,"delta":{"content":""},"finish_reason":null}]}`. */
-const PLAIN_FRAMING = 70;
+/** Characters of a plain content chunk's delta (PLAIN_CONTENT_REST matched): from `"delta":` to the logprobs or finish reason. */
+function plainDeltaChars(data: string, from: number): number {
+  const start = data.indexOf('"delta":{', from);
+  const fin = data.lastIndexOf(',"finish_reason":null');
+  const logprobs = data.lastIndexOf(',"logprobs":null', fin);
+  const end = logprobs > start ? logprobs : fin;
+  // `"delta":{"content":"` and `"}` around the text (a tool call's framing counts a few characters more).
+  return start < 0 || end < start ? 0 : end - start - 22;
+}
 
 /** Tokens of a delta of `chars` characters: a quarter, at least one (an output event carries at least one token). */
 const deltaTokens = (chars: number) => Math.max(1, Math.ceil(chars / 4));
