@@ -377,13 +377,18 @@ export class ChatService {
   }
 
   /** A JSON answer, through the response cache when the request uses it (a hit answers without any attempt). */
-  answer(p: Prepared, call: ChatCall): Promise<JsonReply> {
-    return cachedJson(this.deps.cache, this.cacheUse(p, call), () => this.complete(p, call));
+  async answer(p: Prepared, call: ChatCall): Promise<JsonReply> {
+    const use = this.cacheUse(p, call);
+    // A hit makes no attempt (nothing to reserve), but a key without room left gets its 402 all the same.
+    if (use) await this.deps.guardrails?.checkRoom(call.key);
+    return cachedJson(this.deps.cache, use, () => this.complete(p, call));
   }
 
   /** A streamed answer, through the response cache when the request uses it. */
-  relay(p: Prepared, call: ChatCall, raw: ServerResponse): Promise<{ id: string } | null> {
-    return cachedStream(this.deps.cache, this.cacheUse(p, call), raw, call.requestId, call.wantMetadata, () => this.stream(p, call, raw));
+  async relay(p: Prepared, call: ChatCall, raw: ServerResponse): Promise<{ id: string } | null> {
+    const use = this.cacheUse(p, call);
+    if (use) await this.deps.guardrails?.checkRoom(call.key);
+    return cachedStream(this.deps.cache, use, raw, call.requestId, call.wantMetadata, () => this.stream(p, call, raw));
   }
 
   // ---- non-streaming -----------------------------------------------------------------------------

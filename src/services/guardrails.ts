@@ -716,6 +716,14 @@ export class GuardrailService {
   }
 
   /**
+   * A request that may be answered without any attempt (a response cache hit) still needs every limit of the key to
+   * have room left: 402 (or 503) otherwise. Nothing stays reserved.
+   */
+  async checkRoom(key: KeyRow): Promise<void> {
+    if (this.gate) (await this.gate.admit(key, () => null))(null);
+  }
+
+  /**
    * The spend seam of a key's request (services/attempts/runner.ts, docs/spend.md): before each attempt, its maximum
    * cost at that endpoint's prices (`askOf`) is reserved in every limit of the key — a fallback to another endpoint
    * reserves afresh at its prices — and settled to the real cost (or released) by the runner. 402 when a limit has

@@ -109,9 +109,11 @@ export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise
  * Runs the attempts of a prepared request (services/attempts/runner.ts) and records its generation — served or not,
  * with its cost, which also ends its in-flight count against the key's limit (`prepared.release`).
  */
-export function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<JsonReply> {
+export async function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<JsonReply> {
   const step = run.deps.cache;
   const use = step && run.cacheAs ? step.use(run.call.cache, run.call.key.hash, run.cacheAs, false) : null;
+  // A hit makes no attempt (nothing to reserve), but a key without room left gets its 402 all the same.
+  if (use) await run.deps.guardrails?.checkRoom(run.call.key);
   return cachedJson(step, use, () => answer(run));
 }
 
