@@ -12,10 +12,13 @@ import { formatNano, usdToNano } from './money.js';
 import { computeCost, type CostOptions, type TokenUsage } from './pricing.js';
 import { affordableOutputTokens, insufficientCreditsMessage, maxOutputTokens } from './spend.js';
 
-/** One attempt's reservation: its maximum cost (nano-dollars) and the refusal's message for the room left. */
+/**
+ * One attempt's reservation: its maximum cost (nano-dollars; null when the endpoint has no price — nothing to reserve,
+ * but every limit must have room left), the tokens it may use at most (token rate limits reserve them) and the
+ * refusal's message for the room left.
+ */
 export interface SpendAsk {
-  nano: number;
-  /** Output tokens the reservation covers (token rate limits reserve them with the prompt). */
+  nano: number | null;
   tokens: number;
   refusal(availableNano: number): string;
 }
@@ -62,13 +65,13 @@ export function promptTokensBound(body: Record<string, unknown>): number {
 /**
  * A generation's reservation at an endpoint: the prompt bound at the prompt price plus the most output it may
  * produce (what it asks for, capped by the endpoint; else the endpoint's maximum — with a prompt of zero, so that a
- * real prompt smaller than the bound cannot leave room for more output than reserved) plus the request fee. Null when
- * the endpoint has no price (nothing to reserve).
+ * real prompt smaller than the bound cannot leave room for more output than reserved) plus the request fee.
  */
-export function outputAsk(endpoint: Pick<EndpointDef, 'pricing' | 'max_completion_tokens' | 'context_length'>, promptBound: number, requested: number | null): SpendAsk | null {
+export function outputAsk(endpoint: Pick<EndpointDef, 'pricing' | 'max_completion_tokens' | 'context_length'>, promptBound: number, requested: number | null): SpendAsk {
   const pricing = endpoint.pricing;
   const out = maxOutputTokens(requested, endpoint, 0);
-  if (!pricing) return null;
+  const unpriced: SpendAsk = { nano: null, tokens: promptBound + out, refusal: () => 'Insufficient room' };
+  if (!pricing) return unpriced;
   // Billed at the dearest rate each token may take: cache writes and reasoning can cost more than plain tokens.
   const dearer = (a: string | undefined, b: string) => a !== undefined && Number(a) > Number(b);
   const c = computeCost(pricing, {
@@ -77,7 +80,7 @@ export function outputAsk(endpoint: Pick<EndpointDef, 'pricing' | 'max_completio
     cacheWriteTokens: dearer(pricing.input_cache_write, pricing.prompt) ? promptBound : 0,
     reasoningTokens: dearer(pricing.internal_reasoning, pricing.completion) ? out : 0,
   });
-  if (c.cost === null) return null;
+  if (c.cost === null) return unpriced;
   return {
     nano: usdToNano(c.cost),
     tokens: promptBound + out,
@@ -89,13 +92,13 @@ export function outputAsk(endpoint: Pick<EndpointDef, 'pricing' | 'max_completio
  * A reservation of a call whose billed quantities are known (or bounded) before it is sent — embeddings, rerank,
  * speech: the cost of `usage` (and `opts`) at the endpoint's prices. `what` names the call in the refusal.
  */
-export function fixedAsk(pricing: Pricing | null | undefined, usage: TokenUsage, opts: CostOptions | undefined, what: string): SpendAsk | null {
+export function fixedAsk(pricing: Pricing | null | undefined, usage: TokenUsage, opts: CostOptions | undefined, what: string): SpendAsk {
   return costAsk(computeCost(pricing ?? null, usage, opts).cost, usage.promptTokens + usage.completionTokens, what);
 }
 
 /** A reservation of a known cost (USD; null: unpriced, nothing to reserve). */
-export function costAsk(costUsd: number | null, tokens: number, what: string): SpendAsk | null {
-  if (costUsd === null) return null;
+export function costAsk(costUsd: number | null, tokens: number, what: string): SpendAsk {
+  if (costUsd === null) return { nano: null, tokens, refusal: () => 'Insufficient room' };
   const nano = usdToNano(costUsd);
   return {
     nano,

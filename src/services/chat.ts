@@ -104,6 +104,9 @@ interface Outcome {
   firstTokenAt: number | null;
 }
 
+/** Tokens an answer used (token rate limits settle to it); undefined when unknown. */
+const usedTokens = (o: Outcome) => (o.usage ? o.usage.promptTokens + o.usage.completionTokens : undefined);
+
 export class ChatService {
   private readonly sessions = new Map<string, { model: string; tag: string; at: number }>();
 
@@ -423,7 +426,7 @@ export class ChatService {
         const meta = this.answerMeta(p, o, attempts, id, created, call, true);
         const body = parsed.render(meta);
         this.record(p, call, id, o, attempts, meta.cost);
-        return { result: { id, body, headers: droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`)) }, cost: meta.cost };
+        return { result: { id, body, headers: droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`)) }, cost: meta.cost, tokens: usedTokens(o) };
       },
     });
     // Content guardrails on the reply (docs/guardrails.md): redacted in place; a blocking filter → 403 (the answer is
@@ -493,7 +496,7 @@ export class ChatService {
           // The last output, the final event and the end of the response in one socket write.
           raw.end(cur.held + s.finishOut(meta));
           this.record(p, call, id, o, attempts, meta.cost);
-          return { result: { id }, cost: meta.cost };
+          return { result: { id }, cost: meta.cost, tokens: usedTokens(o) };
         },
         failed: (e, _a, attempts) => {
           const s = cur.session;
@@ -513,7 +516,7 @@ export class ChatService {
           out.commit();
           raw.end(cur.held + s.errorOut(e.status, masked, e.type, meta));
           this.record(p, call, id, o, attempts, meta.cost);
-          return { result: null, cost: meta.cost };
+          return { result: null, cost: meta.cost, tokens: usedTokens(o) };
         },
         exhausted: (error, cancelled, lastAttempt, attempts) => {
           if (cancelled) return { result: null };

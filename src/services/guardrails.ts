@@ -739,8 +739,28 @@ export class GuardrailService {
           const reached = await this.keyLimitReached(key);
           if (reached) throw keyLimitError(key, reached.limit, reached.spent);
         }
-        const settle = await gate.admit(key, () => askOf(a));
-        return { settle: (cost) => settle(cost), release: () => settle(null) };
+        // Sized once, and only when some limit needs it.
+        let ask: SpendAsk | null | undefined;
+        const sized = () => (ask === undefined ? (ask = askOf(a)) : ask);
+        const tokens = gate.reserveTokens(key, () => sized()?.tokens ?? 1);
+        const held = tokens ? await tokens : null;
+        let settle: (cost: number | null) => void;
+        try {
+          settle = await gate.admit(key, sized);
+        } catch (err) {
+          held?.release();
+          throw err;
+        }
+        return {
+          settle: (cost, used) => {
+            settle(cost);
+            held?.settle(used ?? held.amountNano);
+          },
+          release: () => {
+            settle(null);
+            held?.release();
+          },
+        };
       },
     };
   }

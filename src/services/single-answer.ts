@@ -157,7 +157,7 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
       const { body, ...billed } = run.served(id, a, parsed);
       record(attempts, { ...billed, attempt: a, status: 200, error: null, cancelled: false });
       if (call.wantMetadata) body.gateway_metadata = metadata(attempts, a);
-      return { result: { id, body }, cost: billed.cost };
+      return { result: { id, body }, cost: billed.cost, tokens: billed.promptTokens + billed.completionTokens };
     },
     recordUnserved: (u, attempts) => record(attempts, { attempt: null, status: u.status, error: { status: u.error.status, message: u.error.message }, cancelled: u.cancelled }),
     errorMetadata: (attempts) => (call.wantMetadata ? metadata(attempts, null) : undefined),

@@ -281,7 +281,7 @@ export class SpeechService {
         const cost = speechCost(this.endpoint(a).pricing, p.characters, decoder.usage);
         this.record(p, call, id, { ...base, attempt: a, status: 200, error: null, usage: decoder.usage, cost, firstByteAt, upstreamId: decoder.upstreamId, native: decoder.native }, attempts);
         raw.end();
-        return { result: { id }, cost };
+        return { result: { id }, cost, tokens: p.characters };
       },
       failed: (e, a, attempts) => {
         if (!committed) return undefined;
@@ -291,7 +291,7 @@ export class SpeechService {
         const cost = speechCost(this.endpoint(a).pricing, p.characters, null);
         this.record(p, call, id, { ...base, attempt: a, status: e.status, error: { status: e.status, message: e.message }, cost, firstByteAt, cancelled: e.type === 'cancelled' }, attempts);
         raw.destroy();
-        return { result: { id }, cost };
+        return { result: { id }, cost, tokens: p.characters };
       },
       // Every attempt failed before any audio (or the client went away, perhaps after some audio).
       recordUnserved: (u, attempts) =>

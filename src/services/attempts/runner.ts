@@ -32,7 +32,8 @@ export interface AttemptTarget {
  * known; `release` when the attempt failed (the next endpoint, with its own price, is admitted afresh).
  */
 export interface Admission {
-  settle(costUsd: number | null): void;
+  /** `tokens`: what the attempt used (token rate limits); absent: unknown, what was reserved counts. */
+  settle(costUsd: number | null, tokens?: number): void;
   release(): void;
 }
 
@@ -49,6 +50,8 @@ export interface AttemptHooks<A extends AttemptTarget = AttemptTarget> {
 export interface Served<R> {
   result: R;
   cost: number | null;
+  /** Tokens used (prompt + completion), when known: settled against token rate limits. */
+  tokens?: number;
 }
 
 /** A planned target that cannot be tried at all (e.g. no longer configured): logged as it says, health untouched. */
@@ -133,7 +136,7 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
         throw thrown;
       }
       if (next && next !== 'stop') {
-        admission?.settle(next.cost);
+        admission?.settle(next.cost, next.tokens);
         return { ok: true, result: next.result, attempts };
       }
       admission?.release();
@@ -152,7 +155,7 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
       admission?.release();
       throw thrown;
     }
-    admission?.settle(served.cost);
+    admission?.settle(served.cost, served.tokens);
     return { ok: true, result: served.result, attempts };
   }
   return { ok: false, last, lastAttempt, attempts, retryHints, cancelled: spec.cancel?.aborted === true };
