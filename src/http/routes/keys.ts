@@ -14,7 +14,7 @@ const RateLimit = Nullable(
       requests: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Requests allowed per window (with `interval`).' })),
       interval: Type.Optional(Type.String({ pattern: INTERVAL_PATTERN, description: 'The window: a number and s, m, h or d (`10s`, `1m`, `1h`, `1d`; at most 30 days). Windows are aligned to the clock.' })),
       tokens_per_minute: Type.Optional(
-        Type.Integer({ minimum: 1, maximum: 1_000_000_000_000, description: 'Tokens (prompt + completion) allowed per clock minute: each request reserves its upper bound before its upstream call and settles to what it used (docs/spend.md).' }),
+        Type.Integer({ minimum: 1, maximum: 2_000_000_000, description: 'Tokens (prompt + completion) allowed per clock minute: each request reserves its upper bound before its upstream call and settles to what it used (docs/spend.md).' }),
       ),
     },
     { additionalProperties: false },

@@ -499,7 +499,7 @@ function guardrailContentFilters(t: ColumnTypes): Migration {
 function keyTokenRateLimits(): Migration {
   return {
     async up(db: Db) {
-      await db.schema.alterTable('api_keys').addColumn('rate_limit_tokens_per_minute', 'bigint').execute();
+      await db.schema.alterTable('api_keys').addColumn('rate_limit_tokens_per_minute', 'integer').execute();
     },
   };
 }
