@@ -451,12 +451,15 @@ export class ChatService {
     const created = Math.floor(this.now() / 1000);
     // The head names what the serving attempt dropped (X-Gateway-Dropped-Fields), known once it is chosen.
     const out = new StreamOut(raw, id, call.requestId, () => this.now(), () => (o.attempt ? droppedFieldsHeader(p.dropped.get(`${o.attempt.model}|${o.attempt.endpoint.tag}`)) : undefined));
-    // Keep-alive comments while nothing else is written (before the first token, and in long pauses).
-    const keepalive = setInterval(() => {
-      if (raw.destroyed || this.now() - out.lastWrite < this.deps.options.keepaliveMs) return;
-      out.commit();
-      void out.write(': GATEWAY PROCESSING\n\n');
-    }, Math.max(50, Math.floor(this.deps.options.keepaliveMs / 2)));
+    // Keep-alive comments while nothing else is written (before the first token, and in long pauses) — from the first
+    // attempt on, once its spend is admitted: a refusal (402/429/503) must still find the status uncommitted.
+    let keepalive: NodeJS.Timeout | undefined;
+    const keepAlive = () =>
+      (keepalive ??= setInterval(() => {
+        if (raw.destroyed || this.now() - out.lastWrite < this.deps.options.keepaliveMs) return;
+        out.commit();
+        void out.write(': GATEWAY PROCESSING\n\n');
+      }, Math.max(50, Math.floor(this.deps.options.keepaliveMs / 2))));
     // The current attempt's stream, and the output of its last read once the upstream body is complete (written with
     // the final event, in one write).
     const cur: Relay = { session: null, held: '' };
@@ -464,6 +467,7 @@ export class ChatService {
       return await runGeneration<Attempt, StreamSession, { id: string } | null>({
         ...this.generation(p, call, id, o),
         attempt: async (a, i, t0) => {
+          keepAlive();
           cur.session = null;
           cur.held = '';
           const codec = this.codec(p, a);

@@ -76,8 +76,9 @@ describe('cut streams are billed for what was generated', () => {
     sim = await createSimulator();
     file = join(mkdtempSync(join(tmpdir(), 'gw-cut-')), 'gateway.yaml');
     writeFileSync(file, stringify(simCatalog(sim.url, exact)));
-    // 12 chunks 150 ms apart: every client leaves after 3, long before the final usage chunk.
-    sim.setKnobs('sim-a', { chunkGapMs: 150 });
+    // 12 chunks 150 ms apart: every client leaves after 3, long before the final usage chunk; the first chunk after
+    // 2 s, so that every request is admitted or refused before a cut stream settles (for less than it reserved).
+    sim.setKnobs('sim-a', { latencyMs: 2000, chunkGapMs: 150 });
   });
   afterAll(async () => sim?.close());
 
