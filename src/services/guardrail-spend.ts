@@ -53,6 +53,9 @@ export abstract class GuardrailSpend {
   /** The effective policy of a key (its budgets). */
   abstract policyFor(key: KeyRow): Promise<EffectivePolicy>;
 
+  /** Whether video jobs can exist (the catalog has video models): only then can their holds fill a key's limit. */
+  protected abstract videoHoldsPossible(): boolean;
+
   protected now(): number {
     return this.deps.now ? this.deps.now() : Date.now();
   }
@@ -147,8 +150,9 @@ export abstract class GuardrailSpend {
     if (!gate) return undefined;
     return {
       admit: async (a) => {
-        // Video jobs hold against the key's limit outside spend control (yet): a limit they fill refuses here.
-        if (key.limit !== null) {
+        // Video jobs hold against the key's limit outside spend control (yet): a limit they fill refuses here. Without
+        // video models there are no holds, and no store or Redis read.
+        if (key.limit !== null && this.videoHoldsPossible()) {
           const reached = await this.keyLimitReached(key);
           if (reached) throw keyLimitError(key, reached.limit, reached.spent);
         }
