@@ -32,7 +32,8 @@ const SECONDS = Number(process.env.PAIR_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.PAIR_CONNECTIONS ?? 32);
 const STREAM = process.env.PAIR_STREAM === '1';
 const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
-const SIM_PORT = 19150;
+/** PAIR_PORT: the simulator's port; the gateways take PAIR_PORT + 201 and + 202 (two runs at once need two bases). */
+const SIM_PORT = Number(process.env.PAIR_PORT ?? 19150);
 
 const kids = new Set<ChildProcess>();
 process.on('exit', () => kids.forEach((k) => k.kill('SIGKILL')));
@@ -93,7 +94,7 @@ async function main() {
   const envB = Object.fromEntries((process.env.PAIR_ENV_B ?? '').split(',').filter((x) => x.includes('=')).map((x) => [x.slice(0, x.indexOf('=')).trim(), x.slice(x.indexOf('=') + 1)]));
   const ratios: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    const [ga, gb] = await Promise.all([gateway(a, 19351, config, scratch), gateway(b, 19352, config, scratch, process.env.PAIR_NODE_OPTIONS_B ?? '', envB, keyB)]);
+    const [ga, gb] = await Promise.all([gateway(a, SIM_PORT + 201, config, scratch), gateway(b, SIM_PORT + 202, config, scratch, process.env.PAIR_NODE_OPTIONS_B ?? '', envB, keyB)]);
     await Promise.all([load(ga.url, ga.key, 3), load(gb.url, gb.key, 3)]); // warm-up
     const cpu0 = [procStats(ga.proc.pid!).cpu, procStats(gb.proc.pid!).cpu];
     const [ra, rb] = await Promise.all([load(ga.url, ga.key, SECONDS), load(gb.url, gb.key, SECONDS)]);
