@@ -361,7 +361,7 @@ export class GuardrailService extends GuardrailSpend {
 
   /** The effective policy of a key: organization settings, then its key, member and workspace guardrails. */
   protected override videoHoldsPossible(): boolean {
-    return this.deps.catalog.videoRoute.models.size > 0;
+    return this.deps.catalog.videoRoute.endpointsByModel.size > 0;
   }
 
   override async policyFor(key: KeyRow): Promise<EffectivePolicy> {
