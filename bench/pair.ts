@@ -10,7 +10,12 @@
  *
  * Env: PAIR_ROUNDS (default 3), PAIR_SECONDS (each measured phase, default 10), PAIR_CONNECTIONS (per gateway, default
  * 32), PAIR_STREAM (1: streamed requests), PAIR_NODE_OPTIONS_B (node options for B only, e.g. a GC flag to try),
- * PAIR_ENV_B (environment variables for B only, as `NAME=value,NAME=value`, e.g. `GATEWAY_METRICS=off`).
+ * PAIR_ENV_B (environment variables for B only, as `NAME=value,NAME=value`, e.g. `GATEWAY_METRICS=off`), PAIR_KEY_B (the JSON
+ * body B's key is created with, e.g. `{"limit":1000}` for a key with a spending limit).
+ *
+ * `npm run bench:spend` is the spend-control comparison of issue 17, one build against itself: A a single instance on
+ * SQLite with a key without limits, B the same build with Redis (GATEWAY_REDIS_URL, default redis://127.0.0.1:6379)
+ * and a key with a spending limit ($1,000) — B/A is the CPU cost of reservations through Redis leases.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -27,7 +32,8 @@ const SECONDS = Number(process.env.PAIR_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.PAIR_CONNECTIONS ?? 32);
 const STREAM = process.env.PAIR_STREAM === '1';
 const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
-const SIM_PORT = 19150;
+/** PAIR_PORT: the simulator's port; the gateways take PAIR_PORT + 201 and + 202 (two runs at once need two bases). */
+const SIM_PORT = Number(process.env.PAIR_PORT ?? 19150);
 
 const kids = new Set<ChildProcess>();
 process.on('exit', () => kids.forEach((k) => k.kill('SIGKILL')));
@@ -56,7 +62,7 @@ function load(url: string, key: string, seconds: number): Promise<autocannon.Res
   );
 }
 
-async function gateway(dir: string, port: number, config: string, scratch: string, nodeOptions = '', extraEnv: Record<string, string> = {}): Promise<{ proc: ChildProcess; url: string; key: string }> {
+async function gateway(dir: string, port: number, config: string, scratch: string, nodeOptions = '', extraEnv: Record<string, string> = {}, keyBody: Record<string, unknown> = {}): Promise<{ proc: ChildProcess; url: string; key: string }> {
   const proc = start([join(dir, 'dist/bin.js'), 'serve'], {
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -70,7 +76,7 @@ async function gateway(dir: string, port: number, config: string, scratch: strin
   });
   const base = `http://127.0.0.1:${port}`;
   await waitUp(`${base}/health`);
-  const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'pair' }) });
+  const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'pair', ...keyBody }) });
   const { key } = (await res.body.json()) as { key: string };
   return { proc, url: `${base}/api/v1/chat/completions`, key };
 }
@@ -84,10 +90,11 @@ async function main() {
   await waitUp(`http://127.0.0.1:${SIM_PORT}/_sim/health`);
   const config = writeGatewayConfig(scratch, `http://127.0.0.1:${SIM_PORT}/v1`);
   console.log(`A = ${a}\nB = ${b}\n${STREAM ? 'streamed' : 'plain'} requests, ${CONNECTIONS} connections each, ${SECONDS} s per round`);
+  const keyB = JSON.parse(process.env.PAIR_KEY_B ?? '{}') as Record<string, unknown>;
   const envB = Object.fromEntries((process.env.PAIR_ENV_B ?? '').split(',').filter((x) => x.includes('=')).map((x) => [x.slice(0, x.indexOf('=')).trim(), x.slice(x.indexOf('=') + 1)]));
   const ratios: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    const [ga, gb] = await Promise.all([gateway(a, 19351, config, scratch), gateway(b, 19352, config, scratch, process.env.PAIR_NODE_OPTIONS_B ?? '', envB)]);
+    const [ga, gb] = await Promise.all([gateway(a, SIM_PORT + 201, config, scratch), gateway(b, SIM_PORT + 202, config, scratch, process.env.PAIR_NODE_OPTIONS_B ?? '', envB, keyB)]);
     await Promise.all([load(ga.url, ga.key, 3), load(gb.url, gb.key, 3)]); // warm-up
     const cpu0 = [procStats(ga.proc.pid!).cpu, procStats(gb.proc.pid!).cpu];
     const [ra, rb] = await Promise.all([load(ga.url, ga.key, SECONDS), load(gb.url, gb.key, SECONDS)]);

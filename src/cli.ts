@@ -116,7 +116,7 @@ const COMMANDS: Record<string, Command> = {
           expires_at: expires ? new Date(expires).toISOString() : null,
           workspace_id: ws.id,
           creator_user_id: null,
-          rate_limit: rate && rateInterval !== null ? { requests: Number(rate[1]), interval_s: rateInterval } : null,
+          rate_limit: rate && rateInterval !== null ? { requests: Number(rate[1]), interval_s: rateInterval, tokens_per_minute: null } : null,
         });
         out(`Created ${row.kind} key "${row.name}" (hash ${row.hash}) in workspace ${ws.slug}.\nSecret (shown once):\n  ${secret}`);
       });

@@ -26,6 +26,7 @@
  * Pure logic: no I/O.
  */
 import type { Pricing } from './catalog-types.js';
+import { add, decToNumber, decToString, mul, mulInt, ONE, parseDec, pow10, sub, ZERO, type Dec } from './decimal.js';
 
 export interface TokenUsage {
   /** All prompt tokens, including cached-read and cache-write tokens. */
@@ -70,125 +71,6 @@ export interface CostResult {
     /** Equals `cost` (includes request and image fees); null when unpriced. */
     upstream_inference_cost: number | null;
   };
-}
-
-// ---------------------------------------------------------------------------
-// Exact decimals: value = n / 10^scale, scale >= 0.
-// ---------------------------------------------------------------------------
-
-interface Dec {
-  n: bigint;
-  scale: number;
-}
-
-const ZERO: Dec = { n: 0n, scale: 0 };
-const ONE: Dec = { n: 1n, scale: 0 };
-
-function pow10(k: number): bigint {
-  return 10n ** BigInt(k);
-}
-
-const DECIMAL_RE = /^([+-])?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
-
-/** Catalog prices repeat on every request: their parsed form is memoized (bounded). Decs are never mutated. */
-const parsedStrings = new Map<string, Dec | null>();
-
-/** Parses a decimal string (optionally with exponent). Returns null when invalid. */
-function parseDec(input: string | number): Dec | null {
-  if (typeof input === 'string') {
-    const hit = parsedStrings.get(input);
-    if (hit !== undefined) return hit;
-    const d = parseDecUncached(input);
-    if (parsedStrings.size < 10_000) parsedStrings.set(input, d);
-    return d;
-  }
-  return parseDecUncached(input);
-}
-
-function parseDecUncached(input: string | number): Dec | null {
-  let s: string;
-  if (typeof input === 'number') {
-    if (!Number.isFinite(input)) return null;
-    s = String(input); // shortest round-trip representation, e.g. 0.1 → "0.1"
-  } else {
-    s = input.trim();
-  }
-  const m = DECIMAL_RE.exec(s);
-  if (!m) return null;
-  const intPart = m[2] ?? '';
-  const fracPart = m[3] ?? '';
-  if (intPart === '' && fracPart === '') return null;
-  const exp = m[4] ? Number(m[4]) : 0;
-  if (!Number.isSafeInteger(exp) || Math.abs(exp) > 400) return null;
-  let n = BigInt((intPart || '0') + fracPart);
-  let scale = fracPart.length - exp;
-  if (scale < 0) {
-    n *= pow10(-scale);
-    scale = 0;
-  }
-  if (m[1] === '-') n = -n;
-  return { n, scale };
-}
-
-function align(a: Dec, b: Dec): [bigint, bigint, number] {
-  if (a.scale === b.scale) return [a.n, b.n, a.scale];
-  if (a.scale > b.scale) return [a.n, b.n * pow10(a.scale - b.scale), a.scale];
-  return [a.n * pow10(b.scale - a.scale), b.n, b.scale];
-}
-
-function add(a: Dec, b: Dec): Dec {
-  const [x, y, scale] = align(a, b);
-  return { n: x + y, scale };
-}
-
-function sub(a: Dec, b: Dec): Dec {
-  const [x, y, scale] = align(a, b);
-  return { n: x - y, scale };
-}
-
-function mul(a: Dec, b: Dec): Dec {
-  return { n: a.n * b.n, scale: a.scale + b.scale };
-}
-
-function mulInt(a: Dec, k: number): Dec {
-  return { n: a.n * BigInt(k), scale: a.scale };
-}
-
-/** Plain decimal string, no exponent, trailing fractional zeros removed. */
-function decToString(d: Dec): string {
-  const neg = d.n < 0n;
-  let digits = (neg ? -d.n : d.n).toString();
-  if (d.scale > 0) {
-    digits = digits.padStart(d.scale + 1, '0');
-    const i = digits.length - d.scale;
-    let frac = digits.slice(i).replace(/0+$/, '');
-    digits = frac ? `${digits.slice(0, i)}.${frac}` : digits.slice(0, i);
-  }
-  if (digits === '0') return '0';
-  return neg ? `-${digits}` : digits;
-}
-
-/**
- * Converts to a JS number. With `sig`, first rounds (half away from zero) to that many
- * significant digits so that e.g. exact 0.3 becomes the double nearest to 0.3.
- */
-function decToNumber(d: Dec, sig?: number): number {
-  if (d.n === 0n) return 0;
-  if (sig === undefined) return Number(decToString(d));
-  const neg = d.n < 0n;
-  let abs = neg ? -d.n : d.n;
-  let scale = d.scale;
-  const len = abs.toString().length;
-  if (len > sig) {
-    const drop = len - sig;
-    const div = pow10(drop);
-    const q = abs / div;
-    const r = abs % div;
-    abs = r * 2n >= div ? q + 1n : q;
-    scale -= drop;
-  }
-  const v = Number(`${abs.toString()}e${-scale}`);
-  return neg ? -v : v;
 }
 
 // ---------------------------------------------------------------------------

@@ -8,7 +8,6 @@ import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
 import type { WorkspaceService } from './workspaces.js';
 import type { CacheAsk, CacheStep } from './attempts/cache-step.js';
-import type { AttemptHooks } from './attempts/runner.js';
 import type { ByokService } from './byok.js';
 import type { IoLogging } from './observability/io-logging.js';
 import type { RequestTrace } from './observability/tracing.js';
@@ -28,8 +27,6 @@ export interface ApiServiceDeps {
   rng?: () => number;
   /** The response cache step (services/attempts/cache-step.ts), for the APIs that offer it; absent = no cache. */
   cache?: CacheStep;
-  /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
-  attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
   /** BYOK credentials (docs/byok.md): absent = the operator's keys only. */
   byok?: ByokService;
   /** I/O logging (docs/observability.md); absent = never. */

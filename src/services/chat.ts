@@ -2,7 +2,7 @@
  * Chat completions: presets, model and routing resolution, upstream attempts with fallbacks, streaming relay,
  * cost, gateway metadata and the generation record. The HTTP route only validates and hands over.
  */
-import { plannedMaxCost } from '../core/spend.js';
+import { outputAsk, promptTokensBound } from '../core/spend-ask.js';
 import { StringDecoder } from 'node:string_decoder';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
@@ -84,8 +84,9 @@ interface Prepared {
   presetId: string | null;
   sessionId: string | null;
   dropped: Map<string, string[]>;
-  /** Ends the request's in-flight count against the key's limit (idempotent; called by record and by the route). */
-  release: (cost: number | null, byok?: boolean) => void;
+  /** The output the request asks for at most (null: the endpoint's maximum) and its rough prompt size (tokens). */
+  maxOut: number | null;
+  promptEstimate: number;
   /** The key's content filters (content guardrails), null when it has none. */
   filters: CompiledFilter[] | null;
   /** `gateway_metadata.pipeline` entries (content guardrails, plugins). */
@@ -121,11 +122,16 @@ interface Outcome {
   error: UpstreamError | HttpError | null;
   ttftMs: number | null;
   cancelled: boolean;
+  /** The usage was counted by the gateway (a cut stream without the upstream's usage), not reported. */
+  estimated?: boolean;
   started: number;
   firstTokenAt: number | null;
   /** What content guardrails did to a streamed reply (gateway_metadata.pipeline, after the input's entries). */
   outputPipeline?: PipelineEntry[];
 }
+
+/** Tokens an answer used (token rate limits settle to it); undefined when unknown. */
+const usedTokens = (o: Outcome) => (o.usage ? o.usage.promptTokens + o.usage.completionTokens : undefined);
 
 export class ChatService {
   private readonly sessions = new Map<string, { model: string; tag: string; at: number }>();
@@ -148,8 +154,6 @@ export class ChatService {
       plugins?: PluginSteps;
       /** I/O logging (docs/observability.md); absent = never. */
       io?: IoLogging;
-      /** The spend seam (services/attempts/runner.ts): hooks around each attempt of a key's request; none today. */
-      attemptHooks?: (key: KeyRow) => AttemptHooks | undefined;
       /** BYOK credentials (docs/byok.md): absent = the operator's keys only. */
       byok?: ByokService;
       now?: () => number;
@@ -279,21 +283,9 @@ export class ChatService {
     const outputFilters = body.stream === true ? filters : null;
     if (outputFilters || plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
     const io = this.deps.io ? this.deps.io.capture(workspace, call.key.hash, api, body) : null;
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), release: () => undefined, filters, pipeline, outputFilters, plugins, io };
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), maxOut: typeof maxOut === 'number' ? maxOut : null, promptEstimate, filters, pipeline, outputFilters, plugins, io };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
-    // Last, with nothing left to throw: every spending limit of the key holds the request's maximum cost (docs/spend.md;
-    // 402 when one has no room) until its generation record (or the route) settles it.
-    // A key with no limit and no budget, credits off: nothing to reserve (known from memory, no await).
-    if (g && !g.nothingToAdmit(call.key, policy!)) {
-      try {
-        prepared.release = await g.admitWithinLimit(call.key, plannedMaxCost(plan.attempts, promptEstimate, typeof maxOut === 'number' ? maxOut : null));
-      } catch (err) {
-        // A request refused for a spending limit is recorded (status 402, no attempt, no cost): the request log shows it.
-        if (err instanceof HttpError && err.status === 402) this.record(prepared, call, newGenerationId(), { ...this.fresh(), status: 402, error: err }, [], null);
-        throw err;
-      }
-    }
     return prepared;
   }
 
@@ -359,15 +351,13 @@ export class ChatService {
       attempts,
       // What content guardrails and plugins did (also in gateway_metadata.pipeline), kept on the record.
       pipeline: recordedPipeline([...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]),
-      error: o.error ? { status: o.error instanceof HttpError ? o.error.status : o.error.status, message: o.error.message } : null,
+      error: o.error ? { status: o.error.status, message: o.estimated ? `${o.error.message} (usage estimated: output counted as relayed, prompt estimated)` : o.error.message } : null,
       preset_id: p.presetId,
       session_id: p.sessionId,
       created_at: isoTime(end),
     };
     this.deps.recorder.record(row, p.io);
     call.trace?.record(row, p.io);
-    // After the record: its spend is counted (and, with Redis, sent) before the request stops counting as in flight.
-    p.release(cost, o.attempt?.byok !== undefined);
     if (o.attempt && o.status === 200 && p.sessionId) {
       if (this.sessions.size > 50_000) this.sessions.clear();
       this.sessions.set(`${call.key.workspace_id}|${p.sessionId}`, { model: o.attempt.model, tag: o.attempt.endpoint.tag, at: end });
@@ -437,13 +427,42 @@ export class ChatService {
       cancel: call.cancel,
       health: this.deps.health,
       now: this.clock,
-      hooks: this.deps.attemptHooks?.(call.key),
+      hooks: this.spendHooks(p, call),
       observer: watchAttempts<Attempt>(p.io, call.trace, o),
       recordUnserved: (u: Unserved<Attempt>, attempts: AttemptLog[]) => {
         o.cancelled = u.cancelled;
         this.record(p, call, id, { ...o, status: u.status, error: u.error }, attempts, null);
       },
       errorMetadata: (attempts: AttemptLog[]) => (call.wantMetadata ? this.metadata(p, o, attempts) : undefined),
+    };
+  }
+
+  /**
+   * Spend control (docs/spend.md): each attempt reserves its maximum cost at its endpoint's prices — the prompt's byte
+   * bound plus the most output it may produce — and the runner settles it to the real cost. None when nothing can
+   * apply to the key (no limit, budget, credits or token rate limit: known from memory, no await). A request refused
+   * at its first attempt (nothing sent upstream) is recorded with status 402, so the request log shows it.
+   */
+  private spendHooks(p: Prepared, call: ChatCall): AttemptHooks<Attempt> | undefined {
+    const g = this.deps.guardrails;
+    if (!g) return undefined;
+    const policy = g.peekPolicy(call.key);
+    if (policy && g.nothingToAdmit(call.key, policy) && !call.key.rate_limit_tokens_per_minute) return undefined;
+    let bound: number | null = null;
+    const hooks = g.spendHooks<Attempt>(call.key, (a) => outputAsk(a.endpoint, (bound ??= promptTokensBound(p.body)), p.maxOut));
+    if (!hooks) return undefined;
+    let admitted = false;
+    return {
+      admit: async (a) => {
+        try {
+          const admission = await hooks.admit(a);
+          admitted = true;
+          return admission;
+        } catch (err) {
+          if (!admitted && err instanceof HttpError && err.status === 402) this.record(p, call, newGenerationId(), { ...this.fresh(), status: 402, error: err }, [], null);
+          throw err;
+        }
+      },
     };
   }
 
@@ -459,15 +478,20 @@ export class ChatService {
   }
 
   /** A JSON answer, through the response cache when the request uses it (a hit answers without any attempt). */
-  answer(p: Prepared, call: ChatCall): Promise<JsonReply> {
+  async answer(p: Prepared, call: ChatCall): Promise<JsonReply> {
     const use = this.cacheUse(p, call);
     // Without the cache, the answer as is: its headers carry x-generation-id already.
-    return use ? cachedJson(this.deps.cache, use, () => this.complete(p, call)) : this.complete(p, call);
+    if (!use) return this.complete(p, call);
+    // A hit makes no attempt (nothing to reserve), but a key without room left gets its 402 all the same.
+    await this.deps.guardrails?.checkRoom(call.key);
+    return cachedJson(this.deps.cache, use, () => this.complete(p, call));
   }
 
   /** A streamed answer, through the response cache when the request uses it. */
-  relay(p: Prepared, call: ChatCall, raw: ServerResponse): Promise<{ id: string } | null> {
-    return cachedStream(this.deps.cache, this.cacheUse(p, call), raw, call.requestId, call.wantMetadata, () => this.stream(p, call, raw));
+  async relay(p: Prepared, call: ChatCall, raw: ServerResponse): Promise<{ id: string } | null> {
+    const use = this.cacheUse(p, call);
+    if (use) await this.deps.guardrails?.checkRoom(call.key);
+    return cachedStream(this.deps.cache, use, raw, call.requestId, call.wantMetadata, () => this.stream(p, call, raw));
   }
 
   // ---- non-streaming -----------------------------------------------------------------------------
@@ -504,7 +528,7 @@ export class ChatService {
         this.record(p, call, id, o, attempts, meta.cost);
         const headers = droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`));
         headers['x-generation-id'] = id;
-        return { result: { id, body, headers }, cost: meta.cost };
+        return { result: { id, body, headers }, cost: meta.cost, tokens: usedTokens(o) };
       },
     }));
     // response-healing (docs/plugins.md): invalid JSON repaired in place and checked, before the guardrails read it.
@@ -532,18 +556,22 @@ export class ChatService {
     const created = Math.floor(this.now() / 1000);
     // The head names what the serving attempt dropped (X-Gateway-Dropped-Fields), known once it is chosen.
     const out = new StreamOut(raw, id, call.requestId, () => this.now(), () => (o.attempt ? droppedFieldsHeader(p.dropped.get(`${o.attempt.model}|${o.attempt.endpoint.tag}`)) : undefined));
-    // Keep-alive comments while nothing else is written (before the first token, and in long pauses).
-    const keepalive = setInterval(() => {
-      if (raw.destroyed || this.now() - out.lastWrite < this.deps.options.keepaliveMs) return;
-      out.commit();
-      void out.write(': GATEWAY PROCESSING\n\n');
-    }, Math.max(50, Math.floor(this.deps.options.keepaliveMs / 2)));
+    // Keep-alive comments while nothing else is written (before the first token, and in long pauses) — from the first
+    // attempt on, once its spend is admitted: a refusal (402/429/503) must still find the status uncommitted.
+    let keepalive: NodeJS.Timeout | undefined;
+    const keepAlive = () =>
+      (keepalive ??= setInterval(() => {
+        if (raw.destroyed || this.now() - out.lastWrite < this.deps.options.keepaliveMs) return;
+        out.commit();
+        void out.write(': GATEWAY PROCESSING\n\n');
+      }, Math.max(50, Math.floor(this.deps.options.keepaliveMs / 2))));
     // The current attempt's stream, and the output of its last read once the upstream body is complete (written with
     // the final event, in one write).
     const cur: Relay = { session: null, held: '', tap: p.io ? p.io.chunks : null };
     try {
       return await runGeneration(this.generation<StreamSession, { id: string } | null>(p, call, id, o, {
         attempt: async (a, i, t0) => {
+          keepAlive();
           cur.session = null;
           cur.held = '';
           const codec = this.codec(p, a);
@@ -578,7 +606,7 @@ export class ChatService {
           // The last output, the final event and the end of the response in one socket write.
           raw.end(cur.held + s.finishOut(meta));
           this.record(p, call, id, o, attempts, meta.cost);
-          return { result: { id }, cost: meta.cost };
+          return { result: { id }, cost: meta.cost, tokens: usedTokens(o) };
         },
         failed: (e, _a, attempts) => {
           const s = cur.session;
@@ -587,14 +615,18 @@ export class ChatService {
             cur.held = '';
           }
           if (!s?.contentStarted) return undefined;
-          // Too late to fall back: end the stream with the API's error event; the status stays 200.
-          Object.assign(o, { status: e.status, error: e, finish: 'error', usage: s.usage(), upstreamId: s.upstreamId, nativeFinish: s.native });
+          // Too late to fall back (or the client left): what was produced is billed — the upstream's usage when it
+          // came, else the output counted so far (docs/spend.md, "Cut streams"); the stream ends with the error event.
+          const usage = s.usage();
+          const cancelled = e.type === 'cancelled' || call.cancel.aborted;
+          const counted = usage ? null : { promptTokens: p.promptEstimate, completionTokens: Math.min(s.producedTokens, p.maxOut ?? Infinity) };
+          Object.assign(o, { status: e.status, error: e, estimated: counted !== null, cancelled, finish: 'error', usage: usage ?? counted, upstreamId: s.upstreamId, nativeFinish: s.native });
           const meta = this.answerMeta(p, o, attempts, id, created, call, true);
           const masked = e.status >= 500 ? 'Provider error during the stream' : e.message;
           out.commit();
           raw.end(cur.held + s.errorOut(e.status, masked, e.type, meta));
           this.record(p, call, id, o, attempts, meta.cost);
-          return { result: null, cost: meta.cost };
+          return { result: null, cost: meta.cost, tokens: usedTokens(o) };
         },
         exhausted: (error, cancelled, lastAttempt, attempts) => {
           if (cancelled) return { result: null };

@@ -49,6 +49,11 @@ export interface StreamSession {
   /** The upstream stream is binary (AWS event stream): `push` takes the raw bytes of each read. */
   readonly binary: boolean;
   readonly failure: UpstreamError | null;
+  /**
+   * Output tokens produced so far as counted from the relayed deltas (UTF-8 characters / 4, at least one per output
+   * event): what a stream cut before the upstream's usage is billed for (docs/spend.md, "Cut streams").
+   */
+  readonly producedTokens: number;
   /** True once content (a token, a tool call, reasoning) has been produced for the client. */
   readonly contentStarted: boolean;
   /** The upstream body ended: the last client bytes; throws when the upstream stream was incomplete. */
@@ -237,6 +242,7 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
         binary: false,
         contentStarted: false,
         failure: null as UpstreamError | null,
+        producedTokens: 0,
         finish: null as string | null,
         native: null as string | null,
         upstreamId: null as string | null,
@@ -255,6 +261,7 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
               }
               if (upstreamPrefix !== null && isPlainContentChunk(ev.data, upstreamPrefix)) {
                 s.contentStarted = true;
+                s.producedTokens += deltaTokens(plainDeltaChars(ev.data, upstreamPrefix.length));
                 out += `${held}data: ${ourPrefix}${plainChunkRest(ev.data, upstreamPrefix)}\n\n`;
                 held = '';
                 continue;
@@ -280,6 +287,7 @@ function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef)
               if (fin) s.native = fin;
               const mirrored = mirrorReasoning(choices, 'delta');
               const output = carriesOutput(choices);
+              if (output) s.producedTokens += deltaTokens(deltaChars(choices));
               const norm = normalizeChoices(choices);
               if (norm) s.finish = norm;
               if (upstreamPrefix === null && typeof json.id === 'string' && typeof json.created === 'number' && typeof json.model === 'string') {
@@ -448,12 +456,14 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
         outputPipeline: () => guard?.pipeline() ?? [],
         contentStarted: false,
         failure: null as UpstreamError | null,
+        producedTokens: 0,
         finish: null as string | null,
         native: null as string | null,
         upstreamId: null as string | null,
         handle(events: IrStreamEvent[]): string {
           let out = '';
           for (const ev of events) {
+            if (CONTENT_EVENTS.has(ev.type)) s.producedTokens += deltaTokens(irDeltaChars(ev));
             switch (ev.type) {
               case 'error': {
                 const err = new UpstreamError(ev.status, ev.message, ev.error_type as UpstreamError['type'], null, ev.raw ?? null);
@@ -517,6 +527,39 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
       return s;
     },
   };
+}
+
+// ---- output counted (cut streams) ------------------------------------------------------------------
+
+/** Characters of a plain content chunk's delta (PLAIN_CONTENT_REST matched): from `"delta":` to the logprobs or finish reason. */
+function plainDeltaChars(data: string, from: number): number {
+  const start = data.indexOf('"delta":{', from);
+  const fin = data.lastIndexOf(',"finish_reason":null');
+  const logprobs = data.lastIndexOf(',"logprobs":null', fin);
+  const end = logprobs > start ? logprobs : fin;
+  // `"delta":{"content":"` and `"}` around the text (a tool call's framing counts a few characters more).
+  return start < 0 || end < start ? 0 : end - start - 22;
+}
+
+/** Tokens of a delta of `chars` characters: a quarter, at least one (an output event carries at least one token). */
+const deltaTokens = (chars: number) => Math.max(1, Math.ceil(chars / 4));
+
+/** Characters of output in OpenAI chunk choices: content, reasoning, refusal, tool-call arguments. */
+function deltaChars(choices: unknown[]): number {
+  let n = 0;
+  for (const c of choices as Array<{ delta?: Record<string, unknown> | null }>) {
+    const d = c?.delta;
+    if (!d) continue;
+    for (const k of ['content', 'reasoning', 'reasoning_content', 'refusal']) if (typeof d[k] === 'string') n += (d[k] as string).length;
+    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls as Array<{ function?: { name?: unknown; arguments?: unknown } }>) n += String(t?.function?.arguments ?? '').length + String(t?.function?.name ?? '').length;
+  }
+  return n;
+}
+
+/** Characters of output in an IR stream event. */
+function irDeltaChars(ev: IrStreamEvent): number {
+  const e = ev as { text?: unknown; arguments?: unknown; name?: unknown; delta?: unknown };
+  return [e.text, e.arguments, e.name, e.delta].reduce<number>((n, v) => n + (typeof v === 'string' ? v.length : 0), 0);
 }
 
 /** The codec for one attempt. `ir` is required unless the pair is chat → OpenAI protocol. */

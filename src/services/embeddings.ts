@@ -27,6 +27,7 @@ import { isEmbeddingModel } from './catalog.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { attemptKey } from './byok.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
+import { fixedAsk,  valueTokensBound } from '../core/spend-ask.js';
 import type { JsonReply } from './attempts/cache-step.js';
 
 /** The embeddings request body (schema-validated by the route). Unknown fields pass through to the upstream. */
@@ -50,7 +51,6 @@ export interface PreparedEmbeddings {
   estimatedTokens: number;
   plan: RoutePlan;
   /** Ends the request's in-flight count against the key's limit (idempotent; called by the record and the route). */
-  release: (cost: number | null, byok?: boolean) => void;
 }
 
 /**
@@ -100,7 +100,7 @@ export class EmbeddingsService {
     const measured = measureInputs(body.input);
 
     const wantsDimensions = typeof body.dimensions === 'number';
-    const { plan, release } = await planRequest(this.deps, {
+    const { plan } = await planRequest(this.deps, {
       key: call.key,
       route,
       model,
@@ -116,7 +116,7 @@ export class EmbeddingsService {
         }
       },
     });
-    return { body, format, inputs: measured.count, estimatedTokens: measured.tokens, plan, release };
+    return { body, format, inputs: measured.count, estimatedTokens: measured.tokens, plan };
   }
 
   // ---- the call ----------------------------------------------------------------------------------
@@ -127,6 +127,7 @@ export class EmbeddingsService {
    */
   async create(p: PreparedEmbeddings, call: ApiCall): Promise<JsonReply> {
     const dimensions = typeof p.body.dimensions === 'number' ? p.body.dimensions : null;
+    let bound: number | undefined;
     return runSingleAnswer({
       deps: this.deps,
       apiType: 'embeddings',
@@ -135,6 +136,8 @@ export class EmbeddingsService {
       prepared: p,
       cacheAs: 'embeddings',
       input: { api: 'embeddings', body: p.body },
+      // Reserved: every input's bytes as tokens (an upper bound, src/core/spend-ask.ts) at the prompt price.
+      ask: (a) => fixedAsk(a.endpoint.pricing, { promptTokens: (bound ??= valueTokensBound(p.body.input)), completionTokens: 0 }, undefined, 'these embeddings'),
       request: (a) => {
         const wire = embeddingsWire(a.provider);
         const built = wire.build(p.body, a.endpoint, a.provider, attemptKey(this.deps, a));

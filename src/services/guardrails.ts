@@ -12,295 +12,39 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { ConfigError } from '../config.js';
-import type { EndpointDef, ModelDef, ProviderDef } from '../core/catalog-types.js';
-import { limitRemaining, usageInWindow, windowStarts } from '../core/limits.js';
-import { nanoToUsd, usdToNano } from '../core/money.js';
-import {
-  budgetRefusal,
-  combinePolicies,
-  endpointVerdict,
-  matchesModel,
-  modelAccess,
-  refusal,
-  workspaceGuardrailId,
-  workspaceGuardrailName,
-  ZDR_GROUPS,
-  type Budget,
-  type EffectivePolicy,
-  type GuardrailPolicyInput,
-  type GuardrailScope,
-  type ModelAccess,
-  type OrgSettings,
-  type PolicyRefusal,
-} from '../core/policy.js';
+import type { EndpointDef, ModelDef } from '../core/catalog-types.js';
+import { budgetRefusal, combinePolicies, endpointVerdict, modelAccess, refusal, workspaceGuardrailId, workspaceGuardrailName, ZDR_GROUPS, type EffectivePolicy, type GuardrailPolicyInput, type GuardrailScope, type ModelAccess } from '../core/policy.js';
 import type { ProviderSortBy } from '../core/provider-prefs.js';
-import { contentFiltersView, filtersOf, screenInput, screenOutput, validContentFilters, validBuiltinFilters } from './content-guardrails.js';
+import { filtersOf, screenInput, screenOutput, validContentFilters, validBuiltinFilters } from './content-guardrails.js';
 import type { CompiledFilter, PipelineEntry } from '../core/content-filters/index.js';
 import type { AnyPipelineEntry } from '../core/plugins.js';
 import type { BuiltinSlug, ContentFilterAction, ScanScope } from '../core/content-filters/types.js';
 import type { ExclusionReason, RouteCatalog } from '../core/routing.js';
 import { badRequest, HttpError, notFound } from '../core/errors.js';
-import { PROVIDER_SORTS } from '../core/provider-prefs.js';
-import {
-  ConflictError,
-  type GuardrailInterval,
-  type GuardrailRow,
-  type KeyRow,
-  type KeyUsageTotals,
-  type OrgSettingsRow,
-  type Store,
-  type WorkspaceRow,
-} from '../store/types.js';
+import { ConflictError, type GuardrailRow, type KeyRow, type OrgSettingsRow, type Store, type WorkspaceRow } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
 import { unresolvedMessage } from '../core/model-aliases.js';
-import { byokSpendId, type GenerationRecorder } from './generations.js';
+import type { GenerationRecorder } from './generations.js';
 import type { InvalidationBus } from './invalidation.js';
-import type { SpendGate } from './spend/gate.js';
-import type { PlannedMaxCost } from '../core/spend.js';
 import { mapConflict, type WorkspaceService } from './workspaces.js';
+import { Lists, policyInput, SETTINGS_ID, throwFirst, toHttp, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
+import { GuardrailSpend } from './guardrail-spend.js';
 
-const SETTINGS_ID = 'organization';
-/** Spend figures behind budgets are re-read after every generation flush, and at least this often. */
-const SPEND_TTL_MS = 5_000;
+export { guardrailView, MAX_ORG_ALIASES, orgSettingsFromConfig, orgSettingsView, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
+export { keyLimitError } from './guardrail-spend.js';
 
-export interface GuardrailInput {
-  name?: string;
-  description?: string | null;
-  workspace_id?: string;
-  limit_usd?: number | null;
-  reset_interval?: GuardrailInterval | null;
-  include_byok_in_budgets?: boolean;
-  allowed_models?: string[] | null;
-  ignored_models?: string[] | null;
-  allowed_providers?: string[] | null;
-  ignored_providers?: string[] | null;
-  enforce_zdr?: boolean | null;
-  enforce_zdr_anthropic?: boolean | null;
-  enforce_zdr_openai?: boolean | null;
-  enforce_zdr_google?: boolean | null;
-  enforce_zdr_xai?: boolean | null;
-  enforce_zdr_other?: boolean | null;
-  enable_free_model_publication?: boolean | null;
-  enable_free_model_training?: boolean | null;
-  enable_paid_model_training?: boolean | null;
-  content_filters?: Array<{ pattern: string; action: ContentFilterAction; label?: string | null }> | null;
-  content_filter_builtins?: Array<{ slug: BuiltinSlug; action: ContentFilterAction; label?: string; scan_scope?: ScanScope }> | null;
-}
 
-/** `model_aliases`: the organization's alias map (docs/agents.md, "Model ids"): client model id → catalog id. */
-export type OrgSettingsPatch = Partial<OrgSettings> & { model_aliases?: Record<string, string> | null };
 
-/** Most entries of the organization's alias map. */
-export const MAX_ORG_ALIASES = 1000;
-
-/** What the chat service needs from the policy for one request. */
-export interface PolicyDecision {
-  /** The requested models the policy leaves (in order). */
-  models: string[];
-  /** planRoute's policy filter; undefined when nothing is restricted. */
-  endpointPolicy?: (endpoint: EndpointDef, provider: ProviderDef) => ExclusionReason | undefined;
-  defaultSort: ProviderSortBy | null;
-}
-
-export function guardrailView(g: GuardrailRow) {
-  const zdr = ZDR_GROUPS.map((grp) => g[`enforce_zdr_${grp}`]);
-  return {
-    id: g.id,
-    name: g.name,
-    description: g.description,
-    workspace_id: g.workspace_id,
-    limit_usd: g.limit_usd,
-    reset_interval: g.reset_interval,
-    include_byok_in_budgets: g.include_byok_in_budgets,
-    allowed_models: g.allowed_models,
-    ignored_models: g.ignored_models,
-    allowed_providers: g.allowed_providers,
-    ignored_providers: g.ignored_providers,
-    // Deprecated summary: true or false when every per-vendor switch agrees, null otherwise.
-    enforce_zdr: zdr.every(Boolean) ? true : zdr.some(Boolean) ? null : false,
-    enforce_zdr_anthropic: g.enforce_zdr_anthropic,
-    enforce_zdr_openai: g.enforce_zdr_openai,
-    enforce_zdr_google: g.enforce_zdr_google,
-    enforce_zdr_xai: g.enforce_zdr_xai,
-    enforce_zdr_other: g.enforce_zdr_other,
-    enable_free_model_publication: g.enable_free_model_publication,
-    enable_free_model_training: g.enable_free_model_training,
-    enable_paid_model_training: g.enable_paid_model_training,
-    ...contentFiltersView(g),
-    is_workspace_default: g.is_workspace_default,
-    created_at: g.created_at,
-    updated_at: g.updated_at,
-  };
-}
-
-export function orgSettingsView(s: OrgSettingsRow) {
-  return {
-    allowed_providers: s.allowed_providers,
-    ignored_providers: s.ignored_providers,
-    allowed_models: s.allowed_models,
-    ignored_models: s.ignored_models,
-    default_provider_sort: s.default_provider_sort,
-    data_collection: s.data_collection,
-    enforce_zdr: s.enforce_zdr,
-    model_aliases: s.model_aliases ?? null,
-    updated_at: s.updated_at,
-  };
-}
-
-function policyInput(g: GuardrailRow, scope: GuardrailScope): GuardrailPolicyInput {
-  return { ...g, scope };
-}
-
-const toHttp = (r: PolicyRefusal) => new HttpError(r.status, r.message, r.metadata);
-
-// ---------------------------------------------------------------------------
-// Validation of provider and model lists against the catalog (API and config file)
-// ---------------------------------------------------------------------------
-
-class Lists {
-  private readonly providerTokens = new Set<string>();
-  constructor(private readonly catalog: CatalogService) {
-    for (const p of catalog.catalog.providers) {
-      this.providerTokens.add(p.slug.toLowerCase());
-      this.providerTokens.add(p.name.toLowerCase());
-    }
-    for (const e of catalog.catalog.endpoints) this.providerTokens.add(e.tag.toLowerCase());
-  }
-
-  /** Trimmed, deduplicated provider entries; each must name a provider (slug or name) or an endpoint tag. */
-  providers(list: string[], field: string, problems: Array<{ field: string; message: string }>): string[] {
-    const out: string[] = [];
-    list.forEach((raw, i) => {
-      const e = raw.trim();
-      if (!this.providerTokens.has(e.toLowerCase())) problems.push({ field: `${field}[${i}]`, message: `"${raw}" is not a known provider (slug, name or endpoint tag)` });
-      else if (!out.some((x) => x.toLowerCase() === e.toLowerCase())) out.push(e);
-    });
-    return out;
-  }
-
-  /**
-   * The organization's alias map: each key a model id as clients send it (no spaces, not a catalog id), each value
-   * anything that resolves to one catalog model (stored as that model's id). Empty → null.
-   */
-  aliases(map: Record<string, unknown>, field: string, problems: Array<{ field: string; message: string }>): Record<string, string> | null {
-    const out: Record<string, string> = {};
-    const entries = Object.entries(map);
-    if (entries.length > MAX_ORG_ALIASES) problems.push({ field, message: `at most ${MAX_ORG_ALIASES} aliases` });
-    for (const [alias, target] of entries) {
-      const where = `${field}.${alias}`;
-      if (!/^[^\s]{1,200}$/.test(alias)) problems.push({ field: where, message: 'an alias is 1 to 200 characters without spaces' });
-      else if (this.catalog.aliasIndex.ids.has(alias)) problems.push({ field: where, message: `${alias} is a model id of the catalog already` });
-      else if (typeof target !== 'string') problems.push({ field: where, message: 'must be a model id' });
-      else {
-        const r = this.catalog.resolve(target);
-        if (r.kind === 'found') out[alias] = r.id;
-        else problems.push({ field: where, message: unresolvedMessage(target, r) });
-      }
-    }
-    return Object.keys(out).length > 0 ? out : null;
-  }
-
-  /** Model entries as canonical slugs, deduplicated; each must name a model of the catalog (id or canonical slug). */
-  models(list: string[], field: string, problems: Array<{ field: string; message: string }>): string[] {
-    const out: string[] = [];
-    list.forEach((raw, i) => {
-      const m = this.catalog.catalog.models.find((x) => matchesModel(raw, x));
-      if (!m) problems.push({ field: `${field}[${i}]`, message: `"${raw}" is not a model of the catalog` });
-      else if (!out.includes(m.canonical_slug)) out.push(m.canonical_slug);
-    });
-    return out;
-  }
-}
-
-function throwFirst(problems: Array<{ field: string; message: string }>): void {
-  if (problems.length > 0) throw badRequest(`${problems[0].field}: ${problems[0].message}`, { field: problems[0].field, rule: 'unknown_entry' });
-}
-
-const ORG_KEYS = ['allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models', 'default_provider_sort', 'data_collection', 'enforce_zdr', 'model_aliases'] as const;
-
-/**
- * The config file's `organization` section, validated against the catalog. Throws ConfigError listing every problem.
- * Returns null when the section is absent.
- */
-export function orgSettingsFromConfig(raw: unknown, catalog: CatalogService): OrgSettingsPatch | null {
-  if (raw === undefined || raw === null) return null;
-  const problems: string[] = [];
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(['organization (config file) must be a mapping']);
-  const o = raw as Record<string, unknown>;
-  const lists = new Lists(catalog);
-  const out: OrgSettingsPatch = {};
-  for (const k of Object.keys(o)) if (!(ORG_KEYS as readonly string[]).includes(k)) problems.push(`organization.${k} (config file) is not a known setting; known: ${ORG_KEYS.join(', ')}`);
-  for (const k of ['allowed_providers', 'ignored_providers', 'allowed_models', 'ignored_models'] as const) {
-    const v = o[k];
-    if (v === undefined || v === null) continue;
-    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && x.trim() !== '')) {
-      problems.push(`organization.${k} must be a list of non-empty strings`);
-      continue;
-    }
-    const p: Array<{ field: string; message: string }> = [];
-    const list = k.endsWith('providers') ? lists.providers(v, `organization.${k}`, p) : lists.models(v, `organization.${k}`, p);
-    for (const x of p) problems.push(`${x.field}: ${x.message}`);
-    out[k] = list.length > 0 ? list : null;
-  }
-  if (o.default_provider_sort !== undefined && o.default_provider_sort !== null) {
-    if (!(PROVIDER_SORTS as readonly unknown[]).includes(o.default_provider_sort)) problems.push(`organization.default_provider_sort must be one of ${PROVIDER_SORTS.join(', ')}`);
-    else out.default_provider_sort = o.default_provider_sort as ProviderSortBy;
-  }
-  if (o.data_collection !== undefined) {
-    if (o.data_collection !== 'allow' && o.data_collection !== 'deny') problems.push('organization.data_collection must be allow or deny');
-    else out.data_collection = o.data_collection;
-  }
-  if (o.enforce_zdr !== undefined) {
-    if (typeof o.enforce_zdr !== 'boolean') problems.push('organization.enforce_zdr must be true or false');
-    else out.enforce_zdr = o.enforce_zdr;
-  }
-  if (o.model_aliases !== undefined && o.model_aliases !== null) {
-    if (typeof o.model_aliases !== 'object' || Array.isArray(o.model_aliases)) problems.push('organization.model_aliases must map model ids as clients send them to catalog models');
-    else {
-      const p: Array<{ field: string; message: string }> = [];
-      out.model_aliases = lists.aliases(o.model_aliases as Record<string, unknown>, 'organization.model_aliases', p);
-      for (const x of p) problems.push(`${x.field}: ${x.message}`);
-    }
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
-  return out;
-}
-
-// ---------------------------------------------------------------------------
-// The service
-// ---------------------------------------------------------------------------
-
-/** A key's own spending limit seen as a budget of its own scope (same spend figures as guardrail budgets). */
-function keyBudget(key: KeyRow, limitUsd: number): Budget {
-  return { guardrailId: '', name: 'key limit', scope: 'key', limitUsd, resetInterval: key.limit_reset, includeByok: key.include_byok_in_limit };
-}
-
-/** The 402 of a key whose spending limit is reached (model calls, speech, videos). */
-export function keyLimitError(key: KeyRow, limit: number, spent: number): HttpError {
-  return new HttpError(402, `Key limit reached: $${spent.toFixed(6)} spent of $${limit} (${key.limit_reset ?? 'no reset'})`, {
-    error_type: 'payment_required',
-    limit,
-    spent,
-    limit_reset: key.limit_reset,
-  });
-}
-
-export class GuardrailService {
+export class GuardrailService extends GuardrailSpend {
   private readonly policies = new Map<string, { policy: EffectivePolicy; at: number }>();
   private settingsCache: { row: OrgSettingsRow; at: number } | null = null;
-  private readonly spend = new Map<string, { hashes: string[]; totals: KeyUsageTotals; reserved: number; flushes: string; at: number }>();
-  /** Bumped whenever video reservations change on this instance (cached spend figures include them). */
-  private reservations = 0;
-  /** Per key: the tail of this instance's chain of video admissions and hold ends (one at a time per key). */
-  private readonly admitting = new Map<string, Promise<unknown>>();
   /** Bumped by every invalidation: a policy computed across one is not cached. */
   private generation = 0;
   private orgId: string | null = null;
   private readonly lists: Lists;
 
   constructor(
-    private readonly deps: {
+    protected override readonly deps: {
       store: Store;
       bus: InvalidationBus;
       catalog: CatalogService;
@@ -313,6 +57,7 @@ export class GuardrailService {
       seed?: OrgSettingsPatch | null;
     },
   ) {
+    super(deps);
     this.lists = new Lists(deps.catalog);
     deps.bus.subscribe((kind, id) => {
       if (kind === 'policy' || kind === 'workspace') this.clear();
@@ -321,10 +66,6 @@ export class GuardrailService {
         this.policies.delete(id);
       }
     });
-  }
-
-  private now(): number {
-    return this.deps.now ? this.deps.now() : Date.now();
   }
 
   private iso(): string {
@@ -647,7 +388,11 @@ export class GuardrailService {
   }
 
   /** The effective policy of a key: organization settings, then its key, member and workspace guardrails. */
-  async policyFor(key: KeyRow): Promise<EffectivePolicy> {
+  protected override videoHoldsPossible(): boolean {
+    return this.deps.catalog.videoRoute.endpointsByModel.size > 0;
+  }
+
+  override async policyFor(key: KeyRow): Promise<EffectivePolicy> {
     const hit = this.policies.get(key.hash);
     if (hit && this.now() - hit.at < this.deps.ttlMs) return hit.policy;
     const gen = this.generation;
@@ -667,244 +412,6 @@ export class GuardrailService {
       this.policies.set(key.hash, { policy, at: this.now() });
     }
     return policy;
-  }
-
-  /**
-   * USD spent against a budget: the scope's keys' usage in the budget's window, plus what is not yet flushed, plus
-   * what their unfinished video jobs hold. `fresh` reads the database whatever the cache holds.
-   */
-  private async spent(b: Budget, key: KeyRow, withPending = true, fresh = false): Promise<number> {
-    const member = b.scope === 'member' && key.creator_user_id ? key.creator_user_id : null;
-    const scopeKey = b.scope === 'workspace' ? `w:${key.workspace_id}` : member ? `m:${member}` : `k:${key.hash}`;
-    // The cached database total stays exact while no batch was written: by this instance, or — with Redis — any.
-    let shared = this.deps.recorder.shared;
-    // Redis unreachable: this instance's own figures (its unwritten spend, its flushes) until it is back.
-    const epoch = shared ? await shared.epoch().catch(() => null) : null;
-    if (epoch === null) shared = null;
-    const flushes = `${epoch ?? this.deps.recorder.flushes}:${this.reservations}`;
-    let e = this.spend.get(scopeKey);
-    if (fresh || !e || e.flushes !== flushes || this.now() - e.at > SPEND_TTL_MS) {
-      const hashes =
-        b.scope === 'workspace'
-          ? await this.deps.store.listKeyHashes({ workspace_id: key.workspace_id })
-          : member
-            ? await this.deps.store.listKeyHashes({ creator_user_id: member })
-            : [key.hash];
-      if (!hashes.includes(key.hash)) hashes.push(key.hash);
-      const usage = await this.deps.store.getKeyUsage(hashes, windowStarts(this.now()));
-      // Summed in nano-dollars (exact), kept in USD.
-      const totals: KeyUsageTotals = { usage: 0, usage_daily: 0, usage_weekly: 0, usage_monthly: 0, byok_usage: 0, byok_usage_daily: 0, byok_usage_weekly: 0, byok_usage_monthly: 0 };
-      for (const t of usage.values()) for (const k of Object.keys(totals) as Array<keyof KeyUsageTotals>) totals[k] += usdToNano(t[k]);
-      for (const k of Object.keys(totals) as Array<keyof KeyUsageTotals>) totals[k] = nanoToUsd(totals[k]);
-      let reserved = 0;
-      for (const usd of (await this.deps.store.videoReservations(hashes)).values()) reserved += usdToNano(usd);
-      reserved = nanoToUsd(reserved);
-      e = { hashes, totals, reserved, flushes, at: this.now() };
-      if (this.spend.size > 100_000) this.spend.clear();
-      this.spend.set(scopeKey, e);
-    }
-    // A reserved video cost lands in the current window when the job completes (BYOK is not known before then).
-    let spent = usdToNano(usageInWindow(e.totals, b.resetInterval, b.includeByok)) + usdToNano(e.reserved);
-    if (!withPending) return nanoToUsd(spent);
-    // Not yet written: BYOK spend (kept apart, `byokSpendId`) only in budgets that count it.
-    const ids = b.includeByok ? [...e.hashes, ...e.hashes.map(byokSpendId)] : e.hashes;
-    const pending = shared ? await shared.pending(ids).catch(() => null) : null;
-    if (pending !== null) spent += usdToNano(pending);
-    else for (const h of ids) spent += usdToNano(this.deps.recorder.unflushedSpend.get(h) ?? 0);
-    return nanoToUsd(spent);
-  }
-
-  /**
-   * The key's own spending limit (`limit`, `limit_reset`, `include_byok_in_limit`): USD spent in the current window,
-   * when the key has a limit and has reached it; null otherwise. Same figures as budgets: stored usage plus spend not
-   * yet flushed.
-   */
-  async keyLimitReached(key: KeyRow): Promise<{ limit: number; spent: number } | null> {
-    if (key.limit === null) return null;
-    const spent = await this.limitSpend(key, key.limit);
-    return spent >= key.limit ? { limit: key.limit, spent } : null;
-  }
-
-  /**
-   * A key's `limit_remaining`: its limit minus its spend in the limit's window — written records, records not yet
-   * written (of this instance, or of every instance with Redis) and video jobs' holds; null without a limit.
-   */
-  async limitRemaining(key: KeyRow): Promise<number | null> {
-    if (key.limit === null) return null;
-    return limitRemaining(key.limit, await this.spent(keyBudget(key, key.limit), key, true));
-  }
-
-  /**
-   * What counts against the key's own limit: its spend in the limit's window (see `spent`; `fresh` bypasses the
-   * cache), plus its requests in flight at the key's average cost, so that a burst of concurrent requests cannot all
-   * pass the check before any of them is recorded.
-   */
-  private async limitSpend(key: KeyRow, limit: number, fresh = false): Promise<number> {
-    return nanoToUsd(usdToNano(await this.spent(keyBudget(key, limit), key, true, fresh)) + usdToNano(await this.flyingCost(key)));
-  }
-
-  private readonly inflight = new Map<string, { n: number; avg: number | null }>();
-
-  private inflightOf(key: KeyRow): { n: number; avg: number | null } {
-    let e = this.inflight.get(key.hash);
-    if (!e) {
-      e = { n: 0, avg: null };
-      this.inflight.set(key.hash, e);
-    }
-    return e;
-  }
-
-  /**
-   * Checks the key's spending limit and counts the request as in flight in one step, so that no other request of the
-   * key passes the check in between: resolves with the release (call it once the request's cost is known; later calls
-   * are ignored), or throws 402. On one instance the check and the count are one synchronous step after the spend is
-   * read; with Redis, one atomic script over every instance's in-flight requests and not-yet-written spend.
-   */
-  async admitWithinLimit(key: KeyRow, max?: PlannedMaxCost | null): Promise<(cost: number | null, byok?: boolean) => void> {
-    // With spend control attached (docs/spend.md): the request's maximum cost reserved in every limit.
-    if (this.gate && max !== undefined) {
-      // Video jobs hold against the key's limit outside spend control (yet): a limit they fill refuses here.
-      const reached = await this.keyLimitReached(key);
-      if (reached) throw keyLimitError(key, reached.limit, reached.spent);
-      return this.gate.admit(key, max);
-    }
-    if (key.limit === null) return () => undefined;
-    const shared = this.deps.recorder.shared;
-    if (shared) {
-      const budget = keyBudget(key, key.limit);
-      const stored = await this.spent(budget, key, false);
-      const r = await shared.admit(key.hash, stored, key.limit, this.inflightOf(key).avg).catch((err: Error) => {
-        this.deps.log?.warn({ err: err.message }, 'spending limits: Redis unavailable, counting this instance only');
-        return null;
-      });
-      if (r) {
-        if (!r.admitted) throw keyLimitError(key, key.limit, r.spent);
-        return this.admit(key, (avg) => shared.release(key.hash, avg));
-      }
-    }
-    // This instance alone: without Redis, or while it is unreachable.
-    const reached = await this.keyLimitReached(key);
-    if (reached) throw keyLimitError(key, reached.limit, reached.spent);
-    return this.admit(key, null);
-  }
-
-  /**
-   * Admits a video job against the key's spending limit and stores it (`insert`) in one step: refused (402) when the
-   * key's spend — stored, not yet written, what its unfinished video jobs hold, and its requests in flight at their
-   * average cost — has reached the limit, or would pass it with the `reserve` this job holds (the most it can bill).
-   * Admissions of one key run one at a time: on this instance in memory, across instances under the store's key lock
-   * (so every figure read is fresh, not cached).
-   */
-  async admitVideo(key: KeyRow, reserve: number, insert: () => Promise<void>): Promise<void> {
-    const limit = key.limit;
-    if (limit === null) {
-      await insert();
-      if (reserve > 0) this.reservationsChanged();
-      return;
-    }
-    const run = async () => {
-      const spent = await this.limitSpend(key, limit, true);
-      if (spent >= limit) throw keyLimitError(key, limit, spent);
-      if (spent + reserve > limit + 1e-9) {
-        throw new HttpError(402, `Key limit would be exceeded: this video can cost up to $${reserve.toFixed(6)}, and $${spent.toFixed(6)} of $${limit} is spent or held (${key.limit_reset ?? 'no reset'})`, {
-          error_type: 'payment_required',
-          limit,
-          spent,
-          reserve,
-          limit_reset: key.limit_reset,
-        });
-      }
-      await insert();
-      this.reservationsChanged();
-    };
-    await this.oneAtATime(key.hash, run);
-  }
-
-  /**
-   * Ends a video job's hold: `end` moves the job to its terminal status and records its generation (whose cost then
-   * counts as spend not yet written). It runs as one step against the key's admissions, so that no admission can read
-   * the job as ended before its cost counts — it would see neither the hold nor the cost. Resolves with `end`'s result.
-   */
-  async endVideoHold<T>(keyHash: string, end: () => Promise<T>): Promise<T> {
-    return this.oneAtATime(keyHash, async () => {
-      const result = await end();
-      this.reservationsChanged();
-      return result;
-    });
-  }
-
-  /** Runs `fn` alone for the key: after this instance's earlier calls for it, and under the store's key lock. */
-  private async oneAtATime<T>(keyHash: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.admitting.get(keyHash) ?? Promise.resolve();
-    const mine = prev.then(() => this.deps.store.withKeyLock(keyHash, fn));
-    const tail = mine.catch(() => undefined);
-    this.admitting.set(keyHash, tail);
-    try {
-      return await mine;
-    } finally {
-      if (this.admitting.get(keyHash) === tail) this.admitting.delete(keyHash);
-    }
-  }
-
-  /** Video reservations changed (a job was admitted or ended): cached spend is read again, here and — with Redis — everywhere. */
-  reservationsChanged(): void {
-    this.reservations++;
-    this.deps.recorder.shared?.bump().catch(() => undefined);
-  }
-
-  /** The key's requests in flight at its average cost: every instance's with Redis (this one's while it is unreachable). */
-  private async flyingCost(key: KeyRow): Promise<number> {
-    const local = this.inflight.get(key.hash);
-    const shared = this.deps.recorder.shared;
-    if (shared) {
-      const v = await shared.flyingCost(key.hash, local?.avg ?? null).catch(() => null);
-      if (v !== null) return v;
-    }
-    return local ? local.n * (local.avg ?? 0) : 0;
-  }
-
-  /**
-   * Counts a request of a key with a limit as in flight on this instance until the returned release is called (once)
-   * with its cost, which also updates the key's average cost per request; `then` runs after (the shared count).
-   */
-  private admit(key: KeyRow, then: ((avg: number | null) => void) | null): (cost: number | null) => void {
-    const entry = this.inflightOf(key);
-    entry.n++;
-    let released = false;
-    return (cost) => {
-      if (released) return;
-      released = true;
-      entry.n--;
-      if (cost !== null && cost > 0) entry.avg = entry.avg === null ? cost : 0.8 * entry.avg + 0.2 * cost;
-      if (entry.n === 0 && this.inflight.size > 100_000) this.inflight.delete(key.hash);
-      then?.(entry.avg);
-    };
-  }
-
-  private gate: SpendGate | null = null;
-
-  /** Hands admissions of callers that give a request's maximum cost to spend control. */
-  useSpend(gate: SpendGate): void {
-    this.gate = gate;
-  }
-
-  /** The guardrail budgets that apply to a key (spend-control scopes). */
-  async budgetsOf(key: KeyRow): Promise<Budget[]> {
-    return (await this.policyFor(key)).budgets;
-  }
-
-  /** USD spent against a budget, read fresh (seeds a spend-control scope). */
-  budgetSpent(b: Budget, key: KeyRow): Promise<number> {
-    return this.spent(b, key, true, true);
-  }
-
-  /** The first budget of the policy that is spent, if any. */
-  async exhaustedBudget(key: KeyRow, policy: EffectivePolicy): Promise<{ budget: Budget; spent: number } | null> {
-    for (const budget of policy.budgets) {
-      const spent = await this.spent(budget, key);
-      if (spent >= budget.limitUsd) return { budget, spent };
-    }
-    return null;
   }
 
   private access(policy: EffectivePolicy, modelId: string): ModelAccess {

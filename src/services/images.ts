@@ -14,6 +14,7 @@
  *   every limit before any upstream call (402 when one has no room) and settled at the real cost.
  * - Record: `api_type: "image"`, the provider's tokens (prompt, completion).
  */
+import { costAsk, type SpendAsk } from '../core/spend-ask.js';
 import { computeCost, formatPrice, type CostResult } from '../core/pricing.js';
 import type { EndpointDef, Pricing } from '../core/catalog-types.js';
 import type { ProviderPreferences } from '../core/provider-prefs.js';
@@ -57,7 +58,6 @@ export interface PreparedImages {
   n: number;
   references: ImageReference[];
   plan: RoutePlan;
-  release: (cost: number | null, byok?: boolean) => void;
 }
 
 /** Cost of one answer: images at `image_output` (the per-unit slot), reported tokens at the token prices, `request`. */
@@ -91,26 +91,17 @@ function checkSize(body: ImagesBody): void {
 }
 
 /** The maximum cost of a request at the plan's first priced endpoint, with the 402 message it would give. */
-export function imagesMaxCost(plan: RoutePlan, prompt: string, n: number): PlannedMaxCost | null {
-  for (const a of plan.attempts) {
-    const pricing = a.endpoint.pricing;
-    if (!pricing) continue;
-    const promptTokens = Math.ceil(prompt.length / 4);
-    const perImage = pricing.image_output !== undefined;
-    const completionTokens = perImage ? 0 : n * IMAGE_TOKENS_MAX;
-    const c = imageCost(pricing, n, { promptTokens, completionTokens });
-    if (c.cost === null) continue;
-    const nano = usdToNano(c.cost);
-    return {
-      nano,
-      promptTokens,
-      completionTokens,
-      requestedTokens: completionTokens,
-      pricing,
-      refusal: (available) => `This request requires more credits: ${n} image${n === 1 ? '' : 's'} of ${a.model} may cost up to $${formatPrice(c.cost!)}, but only $${formatNano(available)} can be spent.`,
-    };
-  }
-  return null;
+/**
+ * What one attempt reserves (docs/spend.md): n images at the endpoint's per-image price, or — priced per token — the
+ * prompt (a byte bound) and at most IMAGE_TOKENS_MAX output tokens per image; settled to the real cost afterwards.
+ */
+export function imagesAsk(a: { endpoint: EndpointDef; model: string }, prompt: string, n: number): SpendAsk | null {
+  const pricing = a.endpoint.pricing;
+  if (!pricing) return null;
+  const promptTokens = Buffer.byteLength(prompt, 'utf8') + 8;
+  const completionTokens = pricing.image_output !== undefined ? 0 : n * IMAGE_TOKENS_MAX;
+  const c = imageCost(pricing, n, { promptTokens, completionTokens });
+  return costAsk(c.cost, promptTokens + completionTokens, `${n} image${n === 1 ? '' : 's'} of ${a.model}`);
 }
 
 export class ImagesService {
@@ -157,8 +148,8 @@ export class ImagesService {
     const params = (['size', 'aspect_ratio', 'quality', 'background', 'output_format', 'output_compression', 'seed'] as const).filter((k) => body[k] !== undefined) as string[];
     if (n > 1) params.push('n');
     if (references.length > 0) params.push('input_references');
-    const { plan, release } = await this.plan(body, call, n, references, params);
-    return { body, n, references, plan, release };
+    const { plan } = await this.plan(body, call, n, references, params);
+    return { body, n, references, plan };
   }
 
   /** The route and the reservation; a 402 refusal is recorded (status 402, no attempt, no cost) for the request log. */
@@ -196,7 +187,6 @@ export class ImagesService {
           p.error.message = `No endpoint of ${model} can serve this request${n > 1 ? ` (n = ${n}: providers that generate one image per call reject n > 1)` : ''}${references.length > 0 ? ' (with these input_references)' : ''}`;
         }
       },
-      maxCost: (p) => imagesMaxCost(p, body.prompt, n),
     });
   }
 
@@ -208,6 +198,8 @@ export class ImagesService {
       requested: b.model,
       call,
       prepared: p,
+      // Reserved per attempt at that endpoint's prices (docs/spend.md).
+      ask: (a) => imagesAsk(a, b.prompt, p.n),
       // Logged (when the workspace logs content) without the reference images' bytes.
       input: { api: 'other', body: { ...b, ...(b.input_references ? { input_references: b.input_references.length } : {}) } as unknown as Record<string, unknown> },
       request: (a) => {

@@ -27,8 +27,11 @@ export interface CreateKeyInput {
 }
 
 export interface RateLimitSetting {
-  requests: number;
-  interval_s: number;
+  /** At most `requests` requests per `interval_s` seconds (both null: no request limit). */
+  requests: number | null;
+  interval_s: number | null;
+  /** At most this many tokens per clock minute (null: none). */
+  tokens_per_minute: number | null;
 }
 
 export type KeyPatch = Partial<Pick<KeyRow, 'name' | 'disabled' | 'limit' | 'limit_reset' | 'include_byok_in_limit'>> & { rate_limit?: RateLimitSetting | null };
@@ -78,6 +81,7 @@ export class KeyService {
       updated_at: null,
       rate_limit_requests: input.rate_limit?.requests ?? null,
       rate_limit_interval_s: input.rate_limit?.interval_s ?? null,
+      rate_limit_tokens_per_minute: input.rate_limit?.tokens_per_minute ?? null,
     };
     return { row, secret };
   }
@@ -143,6 +147,7 @@ export class KeyService {
     if (patch.rate_limit !== undefined) {
       known.rate_limit_requests = patch.rate_limit?.requests ?? null;
       known.rate_limit_interval_s = patch.rate_limit?.interval_s ?? null;
+      known.rate_limit_tokens_per_minute = patch.rate_limit?.tokens_per_minute ?? null;
     }
     const row = await this.store.updateKey(hash, { ...known, updated_at: new Date(this.now()).toISOString() });
     this.bus.publish('key', hash);
@@ -199,8 +204,11 @@ export class KeyService {
     };
   }
 
-  /** The key's rate limit as the API shows it (`{ requests, interval }`), or null. */
-  static rateLimit(row: KeyRow): { requests: number; interval: string } | null {
-    return row.rate_limit_requests && row.rate_limit_interval_s ? { requests: row.rate_limit_requests, interval: formatInterval(row.rate_limit_interval_s) } : null;
+  /** The key's rate limit as the API shows it (`{ requests, interval, tokens_per_minute }`, each when set), or null. */
+  static rateLimit(row: KeyRow): { requests?: number; interval?: string; tokens_per_minute?: number } | null {
+    const requests = row.rate_limit_requests && row.rate_limit_interval_s ? { requests: row.rate_limit_requests, interval: formatInterval(row.rate_limit_interval_s) } : null;
+    const tpm = row.rate_limit_tokens_per_minute ? Number(row.rate_limit_tokens_per_minute) : null;
+    if (!requests && !tpm) return null;
+    return { ...requests, ...(tpm ? { tokens_per_minute: tpm } : {}) };
   }
 }

@@ -21,6 +21,7 @@ import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { attemptKey } from './byok.js';
 import { isRerankModel } from './catalog.js';
 import { planRequest, runSingleAnswer } from './single-answer.js';
+import { costAsk,  valueTokensBound } from '../core/spend-ask.js';
 import type { JsonReply } from './attempts/cache-step.js';
 
 export interface RerankBody {
@@ -35,7 +36,6 @@ export interface PreparedRerank {
   body: RerankBody;
   plan: RoutePlan;
   estimatedTokens: number;
-  release: (cost: number | null, byok?: boolean) => void;
 }
 
 /** Tokens of a rerank request, estimated: 4 characters per token over the query and the documents' text. */
@@ -60,7 +60,7 @@ export class RerankService {
     const m = route.models.get(model);
     if (m && !isRerankModel(m)) throw badRequest(`${model} is not a rerank model (its outputs are ${m.architecture.output_modalities.join(', ')})`, { field: 'model', error_type: 'invalid_request' });
     if (body.top_n !== undefined && body.top_n > body.documents.length) body = { ...body, top_n: body.documents.length };
-    const { plan, release } = await planRequest(this.deps, {
+    const { plan } = await planRequest(this.deps, {
       key: call.key,
       route,
       model,
@@ -69,7 +69,7 @@ export class RerankService {
       params: body.top_n !== undefined ? ['top_n'] : [],
       provider: body.provider,
     });
-    return { body, plan, estimatedTokens: estimateRerankTokens(body), release };
+    return { body, plan, estimatedTokens: estimateRerankTokens(body) };
   }
 
   async rerank(p: PreparedRerank, call: ApiCall): Promise<JsonReply> {
@@ -81,6 +81,13 @@ export class RerankService {
       prepared: p,
       cacheAs: 'rerank',
       input: { api: 'rerank', body: p.body as unknown as Record<string, unknown> },
+      // Reserved: the query's and documents' bytes as tokens (an upper bound) and a search unit per 100 documents.
+      ask: (a) => {
+        const perUnit = a.endpoint.pricing?.search_unit !== undefined;
+        const tokens = valueTokensBound([p.body.query, p.body.documents]);
+        const cost = rerankCost(a.endpoint.pricing, tokens, perUnit ? Math.ceil(p.body.documents.length / 100) : 0).cost;
+        return costAsk(cost, tokens, 'this rerank');
+      },
       request: (a) => {
         const adapter = rerankAdapter(a.endpoint);
         const built = adapter.build(p.body, a.endpoint, a.provider, attemptKey(this.deps, a));

@@ -203,18 +203,14 @@ export class ServerToolService {
     for (const k of ['size', 'aspect_ratio', 'quality', 'background', 'output_format'] as const) if (pick(k)) body[k] = pick(k);
     try {
       const prepared = await images.prepare(body, { key: call.key, requestId: call.requestId, wantMetadata: false, cancel: call.cancel });
-      try {
-        const generated = await images.generate(prepared, { key: call.key, requestId: call.requestId, wantMetadata: false, cancel: call.cancel });
-        // The images API offers no response cache: its reply is always a fresh body.
-        const reply = 'body' in generated ? generated : { body: JSON.parse(generated.stored.text) as Json };
-        const data = (reply.body.data as Array<{ b64_json: string; media_type?: string }>) ?? [];
-        for (const d of data) made.images.push({ type: 'image_url', image_url: { url: `data:${d.media_type ?? 'image/png'};base64,${d.b64_json}` } });
-        const cost = (reply.body.usage as Json | undefined)?.cost;
-        made.usages.push({ cost: typeof cost === 'number' ? cost : null, cost_details: { upstream_inference_prompt_cost: 0, upstream_inference_completions_cost: cost, upstream_inference_cost: cost } });
-        return JSON.stringify({ images_generated: data.length, note: 'The image is shown to the user with your answer; do not repeat its data.' });
-      } finally {
-        prepared.release(null);
-      }
+      const generated = await images.generate(prepared, { key: call.key, requestId: call.requestId, wantMetadata: false, cancel: call.cancel });
+      // The images API offers no response cache: its reply is always a fresh body.
+      const reply = 'body' in generated ? generated : { body: JSON.parse(generated.stored.text) as Json };
+      const data = (reply.body.data as Array<{ b64_json: string; media_type?: string }>) ?? [];
+      for (const d of data) made.images.push({ type: 'image_url', image_url: { url: `data:${d.media_type ?? 'image/png'};base64,${d.b64_json}` } });
+      const cost = (reply.body.usage as Json | undefined)?.cost;
+      made.usages.push({ cost: typeof cost === 'number' ? cost : null, cost_details: { upstream_inference_prompt_cost: 0, upstream_inference_completions_cost: cost, upstream_inference_cost: cost } });
+      return JSON.stringify({ images_generated: data.length, note: 'The image is shown to the user with your answer; do not repeat its data.' });
     } catch (err) {
       if (err instanceof HttpError && (err.status === 402 || err.status === 499)) throw err;
       return JSON.stringify({ error: `Image generation failed: ${(err as Error).message}` });
@@ -264,12 +260,8 @@ export class ServerToolService {
       if (turn.tool_choice === undefined) delete turn.tool_choice;
 
       const prepared = await this.deps.chat.prepare('chat', turn, call);
-      let answer: { id: string; body: Json };
-      try {
-        answer = await this.deps.chat.complete(prepared, call);
-      } finally {
-        prepared.release(null);
-      }
+      // Each turn reserves and settles its own cost (the runner's spend seam, docs/spend.md).
+      const answer: { id: string; body: Json } = await this.deps.chat.complete(prepared, call);
       ids.push(answer.id);
       const usage = (answer.body.usage as Json | undefined) ?? {};
       usages.push(usage);

@@ -21,6 +21,7 @@ import { sendForText } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import type { IoApi, IoCapture } from '../core/io-log.js';
 import { watchAttempts } from './observability/watch.js';
+import type { SpendAsk } from '../core/spend-ask.js';
 import { routeMetadata } from './route-metadata.js';
 
 /** One attempt's upstream request, and how to read its answer. */
@@ -53,7 +54,12 @@ export interface SingleAnswerRun<R> {
   /** The model as requested. */
   requested: string;
   call: ApiCall;
-  prepared: { plan: RoutePlan; release: (cost: number | null, byok?: boolean) => void };
+  prepared: { plan: RoutePlan };
+  /**
+   * What an attempt reserves in the key's limits before it is sent (docs/spend.md): an upper bound of its cost at the
+   * endpoint's prices; null or absent when it cannot be bounded (every limit must then have room left).
+   */
+  ask?(a: Attempt): SpendAsk | null;
   request(a: Attempt): AttemptRequest<R>;
   /** A valid answer from `a`: what it bills and what the caller gets. */
   served(id: string, a: Attempt, parsed: R): ServedAnswer;
@@ -84,10 +90,9 @@ export interface PlanRequest {
 
 /**
  * The routing plan of one request of a non-chat API: organization settings and guardrails (403/404, budgets; the same
- * policy functions as chat), the workspace's default sort, then the key's own spending limit (402) — last, with
- * nothing left to throw — whose release ends the request's in-flight count against it.
+ * policy functions as chat) and the workspace's default sort. Spending limits are reserved per attempt by the runner.
  */
-export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise<{ plan: RoutePlan; release: (cost: number | null, byok?: boolean) => void }> {
+export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise<{ plan: RoutePlan }> {
   const g = deps.guardrails;
   const { endpointPolicy, defaultSort } = g ? await g.admitModel(r.key, r.route, r.model) : { endpointPolicy: undefined, defaultSort: null };
   const workspace = deps.workspaces ? await deps.workspaces.cached(r.key.workspace_id) : null;
@@ -108,17 +113,18 @@ export async function planRequest(deps: ApiServiceDeps, r: PlanRequest): Promise
     estimatedPromptTokens: r.estimatedPromptTokens,
   });
   r.adjust?.(plan);
-  const release = g && r.maxCost && !plan.error ? await g.admitWithinLimit(r.key, r.maxCost(plan)) : g && r.key.limit !== null ? await g.admitWithinLimit(r.key) : null;
-  return { plan, release: release ?? (() => undefined) };
+  return { plan };
 }
 
 /**
  * Runs the attempts of a prepared request (services/attempts/runner.ts) and records its generation — served or not,
  * with its cost, which also ends its in-flight count against the key's limit (`prepared.release`).
  */
-export function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<JsonReply> {
+export async function runSingleAnswer<R>(run: SingleAnswerRun<R>): Promise<JsonReply> {
   const step = run.deps.cache;
   const use = step && run.cacheAs ? step.use(run.call.cache, run.call.key.hash, run.cacheAs, false) : null;
+  // A hit makes no attempt (nothing to reserve), but a key without room left gets its 402 all the same.
+  if (use) await run.deps.guardrails?.checkRoom(run.call.key);
   return cachedJson(step, use, () => answer(run));
 }
 
@@ -150,10 +156,9 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
     });
     deps.recorder.record(row, io);
     call.trace?.record(row, io);
-    run.prepared.release(cost, o.attempt?.byok !== undefined);
   };
   return runGeneration({
-    ...planned(plan, call.cancel, { health: deps.health, now, hooks: deps.attemptHooks?.(call.key) }),
+    ...planned(plan, call.cancel, { health: deps.health, now, hooks: deps.guardrails?.spendHooks<Attempt>(call.key, (a) => run.ask?.(a) ?? null) }),
     observer: watchAttempts<Attempt>(io, call.trace, null),
     errorHeaders: { 'x-generation-id': id },
     attempt: async (a) => {
@@ -167,7 +172,7 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
       if (io) io.answer = body;
       record(attempts, { ...billed, attempt: a, status: 200, error: null, cancelled: false });
       if (call.wantMetadata) body.gateway_metadata = metadata(attempts, a);
-      return { result: { id, body }, cost: billed.cost };
+      return { result: { id, body }, cost: billed.cost, tokens: billed.promptTokens + billed.completionTokens };
     },
     recordUnserved: (u, attempts) => record(attempts, { attempt: null, status: u.status, error: { status: u.error.status, message: u.error.message }, cancelled: u.cancelled }),
     errorMetadata: (attempts) => (call.wantMetadata ? metadata(attempts, null) : undefined),

@@ -36,6 +36,7 @@ import { planned, runGeneration } from './attempts/runner.js';
 import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
 import { drained } from './reply-stream.js';
+import { costAsk } from '../core/spend-ask.js';
 
 export const CONTENT_TYPES: Record<AudioFormat, string> = { mp3: 'audio/mpeg', pcm: 'audio/pcm' };
 
@@ -55,7 +56,6 @@ export interface PreparedSpeech {
   characters: number;
   plan: RoutePlan;
   /** Ends the request's in-flight count against the key's limit (idempotent; called by the record and the route). */
-  release: (cost: number | null, byok?: boolean) => void;
 }
 
 /** The formats an endpoint produces natively. */
@@ -160,10 +160,8 @@ export class SpeechService {
       const others = (plan.error.excluded_by ?? []).filter((r) => r !== 'unsupported_parameter');
       plan.error.message = `No endpoint of ${model} can produce response_format "${format}"${others.length > 0 ? ` (other endpoints excluded: ${others.join(', ')})` : ''}`;
     }
-    // Last, with nothing left to throw: the key's own spending limit (402 once the current window's spend reached
-    // it); otherwise the request counts as in flight against it until its generation record.
-    const release = g && call.key.limit !== null ? await g.admitWithinLimit(call.key) : null;
-    return { body, format, characters: Array.from(body.input).length, plan, release: release ?? (() => undefined) };
+    // Spending limits are reserved per attempt (its known per-character cost) by the runner, see `stream`.
+    return { body, format, characters: Array.from(body.input).length, plan };
   }
 
   // ---- records and errors ------------------------------------------------------------------------
@@ -216,7 +214,6 @@ export class SpeechService {
       generation_time_ms: o.firstByteAt !== null ? Math.round(end - o.firstByteAt) : null,
     };
     this.deps.recorder.record(row);
-    p.release(o.cost, o.attempt?.byok !== undefined);
   }
 
   // ---- the call ----------------------------------------------------------------------------------
@@ -244,9 +241,11 @@ export class SpeechService {
     };
     // The current attempt's first audio byte (the record of a stream cut after it keeps it).
     let firstByteAt: number | null = null;
+    // Spend control (docs/spend.md): each attempt reserves its per-character (and per-request) cost.
+    const hooks = this.deps.guardrails?.spendHooks<Attempt>(call.key, (a) => costAsk(speechCost(this.endpoint(a).pricing, p.characters, null), p.characters, 'this speech'));
 
     return runGeneration({
-      ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks: this.deps.attemptHooks?.(call.key) }),
+      ...planned(p.plan, call.cancel, { health: this.deps.health, now: () => this.now(), hooks }),
       errorHeaders: { 'x-generation-id': id },
       attempt: async (a) => {
         firstByteAt = null;
@@ -284,15 +283,17 @@ export class SpeechService {
         const cost = speechCost(this.endpoint(a).pricing, p.characters, decoder.usage);
         this.record(p, call, id, { ...base, attempt: a, status: 200, error: null, usage: decoder.usage, cost, firstByteAt, upstreamId: decoder.upstreamId, native: decoder.native }, attempts);
         raw.end();
-        return { result: { id }, cost };
+        return { result: { id }, cost, tokens: p.characters };
       },
       failed: (e, a, attempts) => {
         if (!committed) return undefined;
         // Too late to fall back: audio already went out. Cut the connection so the client sees an incomplete body.
         this.deps.log.warn({ generation: id, provider: a.provider.slug, err: e.message }, 'speech stream failed after the first byte');
-        this.record(p, call, id, { ...base, attempt: a, status: e.status, error: { status: e.status, message: e.message }, firstByteAt }, attempts);
+        // The input's characters are billed whole once audio went out (the provider bills them), cut or not.
+        const cost = speechCost(this.endpoint(a).pricing, p.characters, null);
+        this.record(p, call, id, { ...base, attempt: a, status: e.status, error: { status: e.status, message: e.message }, cost, firstByteAt, cancelled: e.type === 'cancelled' }, attempts);
         raw.destroy();
-        return { result: { id }, cost: null };
+        return { result: { id }, cost, tokens: p.characters };
       },
       // Every attempt failed before any audio (or the client went away, perhaps after some audio).
       recordUnserved: (u, attempts) =>

@@ -47,7 +47,6 @@ export interface TranscriptionRequest {
 export interface PreparedTranscription {
   req: TranscriptionRequest;
   plan: RoutePlan;
-  release: (cost: number | null, byok?: boolean) => void;
 }
 
 /** Seconds of audio in a WAV (RIFF/WAVE PCM) file, from its header: the data chunk's size ÷ the byte rate; else null. */
@@ -89,7 +88,7 @@ export class TranscriptionService {
     // Formats made from a verbose answer's segments: endpoints that cannot produce one are skipped.
     const format = req.response_format;
     const verbose = format === 'verbose_json' || format === 'srt' || format === 'vtt';
-    const { plan, release } = await planRequest(this.deps, {
+    const { plan } = await planRequest(this.deps, {
       key: call.key,
       route,
       model,
@@ -104,7 +103,7 @@ export class TranscriptionService {
         }
       },
     });
-    return { req, plan, release };
+    return { req, plan };
   }
 
   async transcribe(p: PreparedTranscription, call: ApiCall): Promise<JsonReply> {

@@ -86,6 +86,8 @@ export interface KeyRow {
   rate_limit_requests: number | null;
   /** Its window in seconds (set together with `rate_limit_requests`). */
   rate_limit_interval_s: number | null;
+  /** Token rate limit: at most this many tokens (prompt + completion) per clock minute (null or absent: none). */
+  rate_limit_tokens_per_minute?: number | null;
 }
 
 export interface PresetRow {

@@ -68,16 +68,16 @@ describe('spending limits across two instances with Redis', () => {
     const a = await startGateway('postgres', { databaseUrl: db.url, env, gateway: slow });
     const b = await startGateway('postgres', { databaseUrl: db.url, env, gateway: slow });
     try {
-      // $0.0001; each request costs $0.00003 (6 prompt × $0.000001 + 12 completion × $0.000002) and reserves its maximum,
-      // $0.000027 (a 3-token prompt estimate + max_tokens 12) before its upstream call (docs/spend.md).
-      const k = await createInferenceKey(a, { name: 'shared-limit', limit: 0.0001 });
+      // $0.00012; each request costs $0.00003 (6 prompt × $0.000001 + 12 completion × $0.000002) and reserves its maximum,
+      // $0.000051 (the prompt's 27-token bound + max_tokens 12) before its upstream call (docs/spend.md).
+      const k = await createInferenceKey(a, { name: 'shared-limit', limit: 0.00012 });
       const chat = (t: TestGateway) =>
         t.call('POST', '/chat/completions', { key: k.key, body: { model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 12, provider: { only: ['sim-a'] } } });
       for (let i = 0; i < 3; i++) expect((await chat(a)).status).toBe(200);
-      // $0.00009 spent on A, nothing written yet: B has no room for $0.000027 and refuses.
+      // $0.00009 spent on A, nothing written yet: B has no room for $0.000051 and refuses.
       const refused = await chat(b);
       expect(refused.status).toBe(402);
-      expect(refused.body.error.message).toMatch(/This request requires more credits, or fewer max_tokens\. You requested up to 12 tokens, but can only afford 3\./);
+      expect(refused.body.error.message).toMatch(/This request requires more credits, or fewer max_tokens\. You requested up to 12 tokens, but can only afford [01]\./); // 0 while A still leases part of what is left
     } finally {
       await a.stop();
       await b.stop();

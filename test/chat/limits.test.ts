@@ -2,7 +2,8 @@
  * A key's own spending limit (docs/spend.md): each request reserves its maximum cost before the upstream call and is
  * refused with 402 when the limit has no room for it; GET /key shows what is left. Cost per request here: test/alpha on
  * sim-a, 6 prompt tokens × $0.000001 + 12 completion tokens × $0.000002 = $0.00003; its maximum cost, reserved, is the
- * prompt estimate (3 tokens) + max_tokens 12: $0.000027.
+ * prompt's upper bound (27 tokens: 8 per request, 4 per message, the bytes of "user" and "hello there";
+ * src/core/spend-ask.ts) + max_tokens 12: $0.000051.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,18 +25,18 @@ describe('key spending limits', () => {
   const ask = (key: string) => new OpenAI({ baseURL: env.t.api, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 12, provider: { only: ['sim-a'] } } as never);
 
   it('refuses with 402 when the limit has no room for the request, and never spends past it', async () => {
-    // $0.0001: requests 1–3 each find room for $0.000027 (0, 0.00003, 0.00006 spent); the 4th does not (0.00009 spent).
-    const k = await createInferenceKey(env.t, { name: 'limited', limit: 0.0001, limit_reset: 'daily' });
+    // $0.00012: requests 1–3 each find room for $0.000051 (0, 0.00003, 0.00006 spent); the 4th does not (0.00009 spent).
+    const k = await createInferenceKey(env.t, { name: 'limited', limit: 0.00012, limit_reset: 'daily' });
     for (let i = 0; i < 3; i++) expect((await ask(k.key)).usage).toMatchObject({ cost: 0.00003 });
     const refused = await ask(k.key).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(OpenAI.APIError);
     expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
-    // The hosted router's words: $0.00001 left buys 3 output tokens after the 3-token prompt estimate.
-    expect(String((refused as Error).message)).toContain('This request requires more credits, or fewer max_tokens. You requested up to 12 tokens, but can only afford 3.');
+    // The hosted router's words: $0.00003 left buys 1 output token after the 27-token prompt bound.
+    expect(String((refused as Error).message)).toContain('This request requires more credits, or fewer max_tokens. You requested up to 12 tokens, but can only afford 1.');
     expect(String((refused as Error).message)).toContain('key limit');
     await env.t.gw.svc.recorder.flush();
     const me = await env.t.call('GET', '/key', { key: k.key });
-    expect(me.body.data.limit_remaining).toBe(0.00001);
+    expect(me.body.data.limit_remaining).toBe(0.00003);
     expect(me.body.data.usage_daily).toBe(0.00009);
   });
 
@@ -59,7 +60,7 @@ describe('key spending limits', () => {
   });
 
   it('raising the limit lets the key through again at once', async () => {
-    const k = await createInferenceKey(env.t, { name: 'raised', limit: 0.00003 });
+    const k = await createInferenceKey(env.t, { name: 'raised', limit: 0.00006 });
     await ask(k.key);
     expect(await ask(k.key).catch((e: { status?: number }) => e.status)).toBe(402);
     expect((await env.t.call('PATCH', `/keys/${k.hash}`, { body: { limit: 1 } })).status).toBe(200);
@@ -67,9 +68,9 @@ describe('key spending limits', () => {
   });
 
   it('a burst of concurrent requests cannot all pass the limit check before any is recorded', async () => {
-    // $0.0001 with one request ($0.00003) already spent: $0.00007 left holds two reservations of $0.000027 → 2 of the 10
-    // concurrent requests; the rest 402, and the spend stays below the limit.
-    const k = await createInferenceKey(env.t, { name: 'burst', limit: 0.0001 });
+    // $0.00014 with one request ($0.00003) already spent: $0.00011 left holds two reservations of $0.000051 → 2 of the
+    // 10 concurrent requests; the rest 402, and the spend stays below the limit.
+    const k = await createInferenceKey(env.t, { name: 'burst', limit: 0.00014 });
     await ask(k.key);
     env.sim.setKnobs('sim-a', { latencyMs: 300 });
     try {
@@ -114,9 +115,9 @@ describe('key spending limits across two instances (PostgreSQL + Redis)', () => 
     new OpenAI({ baseURL: t.api, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 12, provider: { only: ['sim-a'] } } as never);
 
   it('a burst split over both instances admits exactly what the limit has room for', async () => {
-    // $0.0001 with one request ($0.00003) spent on A: two more reservations of $0.000027 fit, over both instances'
+    // $0.00014 with one request ($0.00003) spent on A: two more reservations of $0.000051 fit, over both instances'
     // requests in flight (one set of counters in Redis).
-    const k = await createInferenceKey(a, { name: 'shared-burst', limit: 0.0001 });
+    const k = await createInferenceKey(a, { name: 'shared-burst', limit: 0.00014 });
     await ask(a, k.key);
     sim.setKnobs('sim-a', { latencyMs: 300 });
     try {
@@ -126,7 +127,7 @@ describe('key spending limits across two instances (PostgreSQL + Redis)', () => 
     } finally {
       sim.setKnobs('sim-a', { latencyMs: null });
     }
-    // Spent now: 3 × $0.00003, $0.00001 left, on either instance; raised, both serve again (nothing left held).
+    // Spent now: 3 × $0.00003, $0.00005 left (less than a reservation), on either instance; raised, both serve again (nothing left held).
     expect(await ask(b, k.key).catch((e: { status?: number }) => e.status)).toBe(402);
     expect((await a.call('PATCH', `/keys/${k.hash}`, { body: { limit: 1 } })).status).toBe(200);
     await new Promise((r) => setTimeout(r, 300));
@@ -145,7 +146,7 @@ describe('limits while Redis is unreachable', () => {
 
   it('keys with a spending limit or a rate limit are still served, their limits counted on this instance', async () => {
     const ask = (key: string) => new OpenAI({ baseURL: env.t.api, apiKey: key, maxRetries: 0 }).chat.completions.create({ model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 12, provider: { only: ['sim-a'] } } as never);
-    const spend = await createInferenceKey(env.t, { name: 'spend', limit: 0.00006 });
+    const spend = await createInferenceKey(env.t, { name: 'spend', limit: 0.00009 });
     expect((await ask(spend.key)).usage).toMatchObject({ cost: 0.00003 });
     expect((await ask(spend.key)).usage).toMatchObject({ cost: 0.00003 });
     expect(await ask(spend.key).catch((e: { status?: number }) => e.status)).toBe(402);

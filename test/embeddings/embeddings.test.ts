@@ -188,9 +188,11 @@ describe('POST /embeddings', () => {
     });
 
     it('a key whose limit is spent → 402; embeddings count in the key usage', async () => {
-      const { key, hash } = await createInferenceKey(env.t, { name: 'emb-limited', limit: 0.0000005 });
+      // 24 bytes reserve 24 tokens ($0.0000024, an upper bound); the call bills 6 tokens ($0.0000006), leaving
+      // $0.0000023 — less than the next call's reservation.
+      const { key, hash } = await createInferenceKey(env.t, { name: 'emb-limited', limit: 0.0000029 });
       expect((await ask({ input: 'x'.repeat(24) }, { key })).status).toBe(200); // 6 tokens: $0.0000006
-      const r = await ask({}, { key });
+      const r = await ask({ input: 'x'.repeat(24) }, { key });
       expect(r.status).toBe(402);
       expect(r.body.error).toMatchObject({ code: 402, metadata: { error_type: 'payment_required' } });
       expect(env.sim.stats('sim-emb').requests).toBe(1);

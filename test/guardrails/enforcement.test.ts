@@ -275,13 +275,17 @@ describe.each(BACKENDS)('Policy enforcement: /models/user and routing agree (%s)
 
     /**
      * A request's maximum cost is reserved against the budget before its upstream call (docs/spend.md): a budget of
-     * exactly one request's cost admits that request when it asks for no more output than it produces.
+     * exactly that maximum (the prompt's byte bound and max_tokens at the endpoint's prices, as the 402 of a key with
+     * no room states it) admits the request; once it is lowered to what the request really cost, the budget is spent.
      */
     const oneRequest = async (model: string) => {
       const body = { messages: [{ role: 'user', content: 'x'.repeat(400) }] };
       const probe = await chat(env.t, await newKey(env.t), model, body);
       expectStatus(probe, 200);
-      return { limit_usd: probe.body.usage.cost as number, body: { ...body, max_tokens: probe.body.usage.completion_tokens as number } };
+      const sized = { ...body, max_tokens: probe.body.usage.completion_tokens as number };
+      const refused = await chat(env.t, await newKey(env.t, { limit: 0.000000001 }), model, sized);
+      expect(refused.status).toBe(402);
+      return { limit_usd: refused.body.error.metadata.requested_max_cost as number, cost: probe.body.usage.cost as number, body: sized };
     };
 
     it('a fresh key: the request that spends the budget succeeds, the next one is refused', async () => {
@@ -291,6 +295,7 @@ describe.each(BACKENDS)('Policy enforcement: /models/user and routing agree (%s)
       await assignKey(g, key);
       expect((await env.t.call('GET', '/models/user', { key })).body.total_count).toBe(REACHABLE.length);
       expectStatus(await chat(env.t, key, 'test/alpha', one.body), 200);
+      expectStatus(await call('PATCH', `/guardrails/${g.id}`, { limit_usd: one.cost }), 200);
       expect((await chat(env.t, key, 'test/beta')).status).toBe(403);
       expect((await env.t.call('GET', '/models/user', { key })).body.data).toEqual([]);
     });
@@ -303,6 +308,7 @@ describe.each(BACKENDS)('Policy enforcement: /models/user and routing agree (%s)
       const g = await guardrail({ limit_usd: one.limit_usd, reset_interval: 'monthly' });
       expectStatus(await call('POST', `/guardrails/${g.id}/assignments/members`, { member_user_ids: [member] }), 200);
       expectStatus(await chat(env.t, k1, 'test/alpha', one.body), 200);
+      expectStatus(await call('PATCH', `/guardrails/${g.id}`, { limit_usd: one.cost }), 200);
       const refused = await chat(env.t, k2, 'test/alpha');
       expectError(refused as any, 403, { message: `Blocked by guardrail "${g.name}"` });
       expect(refused.body.error.metadata.guardrail_scope).toBe('member');
@@ -316,6 +322,7 @@ describe.each(BACKENDS)('Policy enforcement: /models/user and routing agree (%s)
       const one = await oneRequest('test/beta');
       expectStatus(await call('PATCH', `/guardrails/${ws.default_guardrail_id}`, { limit_usd: one.limit_usd }), 200);
       expectStatus(await chat(env.t, k1, 'test/beta', one.body), 200);
+      expectStatus(await call('PATCH', `/guardrails/${ws.default_guardrail_id}`, { limit_usd: one.cost }), 200);
       expect((await chat(env.t, k2, 'test/beta')).status).toBe(403);
       expect((await views(env.t, k2)).listed).toEqual([]);
       expect((await views(env.t, await newKey(env.t))).listed).toEqual(REACHABLE);

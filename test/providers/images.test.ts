@@ -11,7 +11,7 @@ import type { EndpointDef, ProviderDef } from '../../src/core/catalog-types.js';
 import { simPng } from '../../src/sim/images.js';
 import { CatalogService } from '../../src/services/catalog.js';
 import { shippedCatalog } from '../../src/services/shipped-catalog.js';
-import { imageCost, imagesMaxCost } from '../../src/services/images.js';
+import { imageCost, imagesAsk } from '../../src/services/images.js';
 import { imageModelEndpoints, imageModels } from '../../src/services/image-models.js';
 
 const provider = (protocol: 'openai' | 'google'): ProviderDef => ({ slug: 'p', name: 'P', protocol, baseUrl: 'http://up/v1', headers: {} }) as unknown as ProviderDef;
@@ -91,13 +91,13 @@ describe('images: media types, catalog, cost and reservation', () => {
     expect(imageCost({ prompt: '0.000001', completion: '0', image_output: '0.01', request: '0.001' }, 1, { promptTokens: 10, completionTokens: 0 }).cost).toBe(0.01101);
   });
 
-  it('reservation: image price × n, or n × the largest image in tokens', () => {
-    const plan = (pricing: Record<string, string>) => ({ attempts: [{ model: 'm/x', endpoint: { ...endpoint('x', []), pricing } }] }) as never;
-    const perImage = imagesMaxCost(plan({ prompt: '0', completion: '0', image_output: '0.04' }), 'a cat', 4)!;
+  it('reservation: image price × n, or n × the largest image in tokens (each attempt at its own endpoint)', () => {
+    const at = (pricing: Record<string, string>) => ({ model: 'm/x', endpoint: { ...endpoint('x', []), pricing } }) as never;
+    const perImage = imagesAsk(at({ prompt: '0', completion: '0', image_output: '0.04' }), 'a cat', 4)!;
     expect(perImage.nano).toBe(160_000_000);
-    expect(perImage.refusal!(50_000_000)).toBe('This request requires more credits: 4 images of m/x may cost up to $0.16, but only $0.050000000 can be spent.');
-    const perToken = imagesMaxCost(plan({ prompt: '0.000005', completion: '0.00004' }), 'a cat', 2)!;
-    // 2 prompt tokens × $0.000005 + 2 × 6240 × $0.00004
-    expect(perToken.nano).toBe(10_000 + 499_200_000);
+    expect(perImage.refusal(50_000_000)).toBe('This request requires more credits: 4 images of m/x can cost up to $0.160000000, but only $0.050000000 can be spent.');
+    const perToken = imagesAsk(at({ prompt: '0.000005', completion: '0.00004' }), 'a cat', 2)!;
+    // the prompt's byte bound (5 bytes + 8) × $0.000005 + 2 × 6240 × $0.00004
+    expect(perToken.nano).toBe(13 * 5_000 + 499_200_000);
   });
 });

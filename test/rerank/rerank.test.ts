@@ -135,10 +135,14 @@ describe('POST /rerank', () => {
     expect((await rerank({}, { key: null })).status).toBe(401);
   });
 
-  it('a key whose limit is spent → 402', async () => {
+  it('a key without room for the rerank\'s cost → 402 before any call; one with room for one → one', async () => {
     const { key } = await createInferenceKey(env.t, { name: 'rr-limited', limit: 0.001 });
-    expect((await rerank({ model: 'test/rerank-cohere' }, { key })).status).toBe(200); // $0.002
-    expect((await rerank({ model: 'test/rerank-cohere' }, { key })).status).toBe(402);
+    const refused = await rerank({ model: 'test/rerank-cohere' }, { key }); // one search unit: $0.002
+    expect(refused.status).toBe(402);
+    expect(refused.body.error.message).toContain('this rerank can cost up to $0.002000000');
+    const room = await createInferenceKey(env.t, { name: 'rr-room', limit: 0.003 });
+    expect((await rerank({ model: 'test/rerank-cohere' }, { key: room.key })).status).toBe(200);
+    expect((await rerank({ model: 'test/rerank-cohere' }, { key: room.key })).status).toBe(402);
   });
 
   it.each([

@@ -136,25 +136,28 @@ describe('speech error statuses', () => {
     expect(r.body.gateway_metadata).toMatchObject({ requested: 'test/tts-fallback', response_format: 'pcm', attempts: [{ provider: 'sim-tts', status: 502 }] });
   });
 
-  it('a key whose limit is spent → 402, counted with the speech it paid for', async () => {
-    // 11 characters at $0.000015 = $0.000165; a $0.0001 limit is spent by one call.
+  it('a key without room for the known per-character cost → 402 before any call; one with room spends it exactly', async () => {
+    // 11 characters at $0.000015 = $0.000165: a $0.0001 limit cannot pay for one call (reserved before it is sent).
     const { key } = await createInferenceKey(env.t, { name: 'limited', limit: 0.0001 });
-    const first = await speech(env, { model: 'test/tts', input: 'Hello there', voice: 'alloy' }, { key });
-    expect(first.status).toBe(200);
-    const second = await speech(env, { model: 'test/tts', input: 'Hello there', voice: 'alloy' }, { key });
-    expect(second.status).toBe(402);
-    expect(second.body.error).toMatchObject({ code: 402, metadata: { error_type: 'payment_required', limit: 0.0001 } });
+    const refused = await speech(env, { model: 'test/tts', input: 'Hello there', voice: 'alloy' }, { key });
+    expect(refused.status).toBe(402);
+    expect(refused.body.error).toMatchObject({ code: 402, metadata: { error_type: 'payment_required', limit: 'key limit', available: 0.0001, requested_max_cost: 0.000165 } });
+    expect(refused.body.error.message).toContain('this speech can cost up to $0.000165000');
+    expect(env.sim.stats('sim-tts').requests).toBe(0);
+    const room = await createInferenceKey(env.t, { name: 'room', limit: 0.0002 });
+    expect((await speech(env, { model: 'test/tts', input: 'Hello there', voice: 'alloy' }, { key: room.key })).status).toBe(200);
+    expect((await speech(env, { model: 'test/tts', input: 'Hello there', voice: 'alloy' }, { key: room.key })).status).toBe(402);
     expect(env.sim.stats('sim-tts').requests).toBe(1);
   });
 
-  it('concurrent speech of a limited key counts the calls in flight: a burst cannot all pass the check', async () => {
-    // $0.0004 with one call ($0.000165) made: the next is admitted at 0.000165 (< 0.0004) and counts in flight at the
-    // key's average cost, so the one after sees 0.00033 (< 0.0004, admitted) and the third 0.000495: 2 of 6 pass.
+  it('concurrent speech of a limited key reserves each call: a burst admits exactly what the limit has room for', async () => {
+    // $0.0004 with one call ($0.000165) made: $0.000235 left holds one more reservation of $0.000165 — 1 of 6 passes,
+    // and the spend ($0.00033) stays below the limit.
     const { key } = await createInferenceKey(env.t, { name: 'speech-burst', limit: 0.0004 });
     expect((await speech(env, { model: 'test/tts', input: 'Hello there', voice: 'alloy' }, { key })).status).toBe(200);
     env.sim.setKnobs('sim-tts', { latencyMs: 300 });
     const statuses = (await Promise.all(Array.from({ length: 6 }, () => speech(env, { model: 'test/tts', input: 'Hello there', voice: 'alloy' }, { key })))).map((r) => r.status);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(2);
-    expect(statuses.filter((s) => s === 402)).toHaveLength(4);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(5);
   });
 });

@@ -102,7 +102,8 @@ describe('speech routing', () => {
     await expect(res.arrayBuffer()).rejects.toThrow();
     expect(env.sim.stats('sim-tts2').requests).toBe(0);
     const g = await generation(env, res.headers.get('x-generation-id')!);
-    expect(g).toMatchObject({ status: 502, provider_name: 'sim-tts', total_cost: 0 });
+    // Audio went out: the input's characters are billed (docs/spend.md, "Cut streams").
+    expect(g).toMatchObject({ status: 502, provider_name: 'sim-tts', total_cost: 0.00021 });
   });
 
   it('provider.order and provider.only pick the endpoint', async () => {

@@ -67,7 +67,9 @@ describe('speech streaming', () => {
     expect(env.sim.stats('sim-tts').inFlight).toBe(0);
     let g = await generation(env, id);
     await until(async () => (g = await generation(env, id)).status === 499, 3000, 'record');
-    expect(g).toMatchObject({ cancelled: true, status: 499, total_cost: 0 });
+    // Audio went out: the input's 39 characters are billed at $0.000015 (docs/spend.md, "Cut streams").
+    expect(Array.from(input).length).toBe(39);
+    expect(g).toMatchObject({ cancelled: true, status: 499, total_cost: 0.000585 });
   });
 
   it('a client that goes away before the first byte aborts the upstream request too', async () => {

@@ -57,6 +57,7 @@ function key(workspace_id: string, over: Partial<KeyRow> = {}): KeyRow {
     updated_at: null,
     rate_limit_requests: null,
     rate_limit_interval_s: null,
+    rate_limit_tokens_per_minute: null,
     ...over,
   };
 }

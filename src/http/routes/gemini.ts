@@ -159,21 +159,15 @@ async function generate(svc: Services, modelId: ModelIdOf, req: GeminiRequest, r
   if (server) return searchLoop(svc, { ...req.body, model: modelId(req.params) }, req, reply, stream, call, server);
   const prepared = await svc.chat.prepare('gemini', { ...req.body, model: modelId(req.params), stream }, call);
   if (!stream) {
-    try {
-      const { id, body } = await svc.chat.complete(prepared, call);
-      reply.header('x-generation-id', id);
-      return body;
-    } finally {
-      prepared.release(null); // normally already released by the generation record
-    }
+    const { id, body } = await svc.chat.complete(prepared, call);
+    reply.header('x-generation-id', id);
+    return body;
   }
   reply.hijack();
   try {
     await svc.chat.stream(prepared, call, req.query.alt === 'sse' ? reply.raw : jsonArrayResponse(reply.raw));
   } catch (err) {
     failStream(req, reply, err);
-  } finally {
-    prepared.release(null);
   }
   return reply;
 }

@@ -71,7 +71,7 @@ function shapeJson(reply: FastifyReply, r: JsonReply): Record<string, unknown> |
  * request's in-flight count against the key's limit ends whatever happens (normally the generation record has ended
  * it already).
  */
-export async function answerOnce<P extends { release(cost: number | null): void }>(
+export async function answerOnce<P>(
   req: FastifyRequest,
   reply: FastifyReply,
   prepare: (call: ApiCall) => Promise<P>,
@@ -87,11 +87,7 @@ export async function answerOnce<P extends { release(cost: number | null): void 
   if (tracing) call.trace = tracing.request(req.headers, operation, req.routeOptions.url ?? req.url);
   try {
     const prepared = await prepare(call);
-    try {
-      return shapeJson(reply, await run(prepared, call));
-    } finally {
-      prepared.release(null);
-    }
+    return shapeJson(reply, await run(prepared, call));
   } finally {
     call.trace?.end(reply.statusCode);
   }
@@ -224,20 +220,12 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
           // The response cache (docs/cache.md): what the headers ask, with the body as sent (its key).
           call.cache = { headers: cacheHeaders(req.headers), body: req.body };
           const prepared = await svc.chat.prepare(r.api, req.body, call);
-          if (!prepared.stream) {
-            try {
-              return shapeJson(reply, await svc.chat.answer(prepared, call));
-            } finally {
-              prepared.release(null); // normally already released by the generation record
-            }
-          }
+          if (!prepared.stream) return shapeJson(reply, await svc.chat.answer(prepared, call));
           reply.hijack();
           try {
             await svc.chat.relay(prepared, call, reply.raw);
           } catch (err) {
             failStream(req, reply, r.api, err);
-          } finally {
-            prepared.release(null); // normally already released by the generation record
           }
         },
       );

@@ -11,12 +11,18 @@ const LimitReset = Nullable(StringEnum(['daily', 'weekly', 'monthly'] as const),
 const RateLimit = Nullable(
   Type.Object(
     {
-      requests: Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Requests allowed per window.' }),
-      interval: Type.String({ pattern: INTERVAL_PATTERN, description: 'The window: a number and s, m, h or d (`10s`, `1m`, `1h`, `1d`; at most 30 days). Windows are aligned to the clock.' }),
+      requests: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Requests allowed per window (with `interval`).' })),
+      interval: Type.Optional(Type.String({ pattern: INTERVAL_PATTERN, description: 'The window: a number and s, m, h or d (`10s`, `1m`, `1h`, `1d`; at most 30 days). Windows are aligned to the clock.' })),
+      tokens_per_minute: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: 2_000_000_000, description: 'Tokens (prompt + completion) allowed per clock minute: each request reserves its upper bound before its upstream call and settles to what it used (docs/spend.md).' }),
+      ),
     },
     { additionalProperties: false },
   ),
-  { description: 'Extension: at most `requests` requests per `interval` with this key (every authenticated request counts; over the limit, 429 with Retry-After); null for none.' },
+  {
+    description:
+      'Extension: at most `requests` requests per `interval` with this key (every authenticated request counts) and/or at most `tokens_per_minute` tokens per minute; over a limit, 429 with Retry-After and X-RateLimit-*; null for none.',
+  },
 );
 const Limit = Nullable(Type.Number({ minimum: 0 }), { description: 'Spending limit in USD; null for none.' });
 
@@ -93,9 +99,12 @@ const PAGE = 100;
 /** The body's rate limit in seconds (undefined: not given; null: none); 400 naming the field when too long. */
 function rateLimitSetting(v: Static<typeof RateLimit> | undefined): RateLimitSetting | null | undefined {
   if (v === undefined || v === null) return v;
-  const interval_s = parseInterval(v.interval);
-  if (interval_s === null) throw badRequest(`rate_limit.interval must be at most 30 days (${v.interval})`, { field: 'rate_limit.interval' });
-  return { requests: v.requests, interval_s };
+  if (v.requests !== undefined && v.interval === undefined) throw badRequest('rate_limit.interval is required with rate_limit.requests', { field: 'rate_limit.interval' });
+  if (v.interval !== undefined && v.requests === undefined) throw badRequest('rate_limit.requests is required with rate_limit.interval', { field: 'rate_limit.requests' });
+  if (v.requests === undefined && v.tokens_per_minute === undefined) throw badRequest('rate_limit needs requests and interval, or tokens_per_minute (null removes it)', { field: 'rate_limit' });
+  const interval_s = v.interval === undefined ? null : parseInterval(v.interval);
+  if (v.interval !== undefined && interval_s === null) throw badRequest(`rate_limit.interval must be at most 30 days (${v.interval})`, { field: 'rate_limit.interval' });
+  return { requests: v.requests ?? null, interval_s, tokens_per_minute: v.tokens_per_minute ?? null };
 }
 
 export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
@@ -206,7 +215,7 @@ export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Se
               is_management_key: Type.Boolean(),
               is_provisioning_key: Type.Boolean(),
               expires_at: Nullable(Timestamp),
-              rate_limit: Type.Object({ requests: Type.Integer(), interval: Type.String(), note: Type.String() }),
+              rate_limit: Type.Object({ requests: Type.Integer(), interval: Type.String(), tokens_per_minute: Type.Optional(Type.Integer()), note: Type.String() }),
               workspace_id: Uuid,
               organization_id: Type.String(),
               allowed_data_regions: Type.Array(Type.String(), { description: "Always [\"global\"]: the gateway does not pin keys to a data region." }),
@@ -234,7 +243,7 @@ export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Se
           is_provisioning_key: req.key.kind === 'management',
           // The hosted API's deprecated field (always -1 there); here it carries the key's rate limit when it has one.
           rate_limit: view.rate_limit
-            ? { ...view.rate_limit, note: 'This key\'s rate limit: every authenticated request counts; over it, 429 with Retry-After.' }
+            ? { requests: -1, interval: '10s', ...view.rate_limit, note: 'This key\'s rate limit: over it, 429 with Retry-After (requests: -1 for no request limit).' }
             : { requests: -1, interval: '10s', note: 'Deprecated; this key has no rate limit.' },
         },
       };

@@ -47,8 +47,6 @@ export default async function speechRoutes(app: FastifyInstance, { svc }: { svc:
           reply.raw.writeHead(e.status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': req.id, ...e.headers });
           reply.raw.end(JSON.stringify(e.envelope()));
         } else if (!reply.raw.writableEnded) reply.raw.destroy();
-      } finally {
-        prepared.release(null); // normally already released by the generation record
       }
     },
   );

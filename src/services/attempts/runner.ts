@@ -32,7 +32,8 @@ export interface AttemptTarget {
  * known; `release` when the attempt failed (the next endpoint, with its own price, is admitted afresh).
  */
 export interface Admission {
-  settle(costUsd: number | null): void;
+  /** `tokens`: what the attempt used (token rate limits); absent: unknown, what was reserved counts. */
+  settle(costUsd: number | null, tokens?: number): void;
   release(): void;
 }
 
@@ -49,6 +50,8 @@ export interface AttemptHooks<A extends AttemptTarget = AttemptTarget> {
 export interface Served<R> {
   result: R;
   cost: number | null;
+  /** Tokens used (prompt + completion), when known: settled against token rate limits. */
+  tokens?: number;
 }
 
 /** A planned target that cannot be tried at all (e.g. no longer configured): logged as it says, health untouched. */
@@ -111,7 +114,15 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
       continue;
     }
     const a = t;
-    const admission = spec.hooks ? await spec.hooks.admit(a) : null;
+    let admission: Admission | null = null;
+    try {
+      admission = spec.hooks ? await spec.hooks.admit(a) : null;
+    } catch (err) {
+      // A fallback the limits have no room for (a dearer endpoint): logged, and the run ends with the last failure.
+      if (!(err instanceof HttpError) || last === null) throw err;
+      attempts.push({ provider: a.provider.slug, model: a.model, status: err.status, message: err.message });
+      break;
+    }
     const t0 = spec.now();
     spec.observer?.started(a, i);
     let value: T;
@@ -130,14 +141,21 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
       last = e;
       lastAttempt = a;
       if (e.retryAfter !== null) retryHints.push(e.retryAfter);
-      // The client gone: no more attempts; else the API decides (stop, end the run with a result, or the next one).
-      const next = e.type === 'cancelled' || spec.cancel?.aborted ? 'stop' : spec.failed?.(e, a, attempts);
+      // The API decides (stop, end the run with a result, or the next one); the client gone: no more attempts, but
+      // what was already produced is billed (the API's result for it).
+      let next: ReturnType<NonNullable<typeof spec.failed>>;
+      try {
+        next = spec.failed?.(e, a, attempts);
+      } catch (thrown) {
+        admission?.release();
+        throw thrown;
+      }
       if (next && next !== 'stop') {
-        admission?.settle(next.cost);
+        admission?.settle(next.cost, next.tokens);
         return { ok: true, result: next.result, attempts };
       }
       admission?.release();
-      if (next === 'stop') break;
+      if (next === 'stop' || e.type === 'cancelled' || spec.cancel?.aborted) break;
       continue;
     }
     spec.observer?.succeeded(a);
@@ -146,8 +164,14 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
       const s = spec.sample ? spec.sample(value, t0) : { ttftMs: Math.round(spec.now() - t0), tokensPerSecond: null };
       spec.health.success(a.endpoint, s.ttftMs, s.tokensPerSecond);
     }
-    const served = spec.served(a, value, i, attempts);
-    admission?.settle(served.cost);
+    let served: Served<R>;
+    try {
+      served = spec.served(a, value, i, attempts);
+    } catch (thrown) {
+      admission?.release();
+      throw thrown;
+    }
+    admission?.settle(served.cost, served.tokens);
     return { ok: true, result: served.result, attempts };
   }
   return { ok: false, last, lastAttempt, attempts, retryHints, cancelled: spec.cancel?.aborted === true };

@@ -24,6 +24,7 @@ export interface CreditInput {
 
 export class CreditService {
   private total: { nano: number; at: number } | null = null;
+  private orgId: string | null = null;
 
   constructor(private readonly deps: { store: Store; recorder: Pick<GenerationRecorder, 'unflushedSpend'>; enabled: boolean; bus?: InvalidationBus; now?: () => number }) {
     deps.bus?.subscribe((kind) => {
@@ -82,6 +83,8 @@ export class CreditService {
   /** The balance as a scope of spend control (credits on), else null. */
   async scope(): Promise<ScopeSpec | null> {
     if (!this.deps.enabled) return null;
-    return { ...scopeId('credits', 'organization', null, this.now(), 'credits'), limitNano: await this.totalNano(), seed: () => this.usageNano() };
+    // Named by the organization's id: gateways of two organizations sharing one Redis never share a balance.
+    this.orgId ??= (await this.deps.store.getOrganization())?.id ?? 'organization';
+    return { ...scopeId('credits', this.orgId, null, this.now(), 'credits'), limitNano: await this.totalNano(), seed: () => this.usageNano() };
   }
 }

@@ -7,19 +7,26 @@
  */
 import { HttpError } from '../../core/errors.js';
 import { formatNano, nanoToUsd, usdToNano } from '../../core/money.js';
-import { affordableOutputTokens, insufficientCreditsMessage, scopeId, type PlannedMaxCost } from '../../core/spend.js';
+import { scopeId } from '../../core/spend.js';
+import type { SpendAsk } from '../../core/spend-ask.js';
 import type { Budget } from '../../core/policy.js';
 import type { KeyRow } from '../../store/types.js';
 import type { WorkspaceBudgetService } from './budgets.js';
 import type { CreditService } from './credits.js';
+import { windowAt } from '../../core/rate-limits.js';
 import { SpendUnavailableError, type SpendService } from './index.js';
-import type { Reservation, ScopeSpec } from './types.js';
+import type { Reservation, ReserveResult, ScopeSpec } from './types.js';
 
 /** What the gate needs from the guardrail service: the key's budgets, and spend figures to seed scopes from. */
 export interface BudgetSource {
   budgetsOf(key: KeyRow): Promise<Budget[]>;
   /** USD spent against a budget (a key limit is a budget of scope `key`): written, unwritten and held by video jobs. */
   budgetSpent(b: Budget, key: KeyRow): Promise<number>;
+}
+
+/** The shared counters unreachable (fail closed): 503 naming it; anything else as it is. */
+function unavailable(err: unknown): unknown {
+  return err instanceof SpendUnavailableError ? new HttpError(503, err.message, { error_type: 'spend_unavailable' }) : err;
 }
 
 export class SpendGate {
@@ -59,13 +66,56 @@ export class SpendGate {
   }
 
   /**
-   * Reserves the request's maximum cost (`max`; null: unpriced, nothing to reserve but every limit must have room left).
-   * The settle function takes the served attempt's cost and whether it ran on a BYOK credential: BYOK spend settles
-   * only in the scopes that count it (`countsByok`), the others get their hold back (docs/byok.md).
+   * Token rate limit (docs/spend.md, "Token rate limits"): reserves the attempt's token bound in the key's current
+   * clock minute — one more scope of the same counters (local, or Redis leases), counted in tokens — or throws 429
+   * with Retry-After and X-RateLimit-*. Null when the key has none (nothing awaited).
    */
-  async admit(key: KeyRow, max: PlannedMaxCost | null): Promise<(costUsd: number | null, byok?: boolean) => void> {
+  reserveTokens(key: KeyRow, tokensOf: () => number): Promise<Reservation> | null {
+    const tpm = key.rate_limit_tokens_per_minute ? Number(key.rate_limit_tokens_per_minute) : 0;
+    if (!tpm) return null;
+    const now = this.now();
+    const { index, resetAt } = windowAt(now, 60);
+    const scope: ScopeSpec = { id: `tokens:${key.hash}:minute:${index}`, kind: 'tokens', label: 'tokens per minute', ttlS: 120, limitNano: tpm, seed: async () => 0 };
+    const tokens = Math.max(1, Math.ceil(tokensOf()));
+    const refuse = (available: number) => {
+      const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
+      const message =
+        tokens > tpm
+          ? `Rate limit exceeded: this request may use up to ${tokens} tokens, more than this key's ${tpm} tokens per minute; lower max_tokens or the prompt`
+          : `Rate limit exceeded: this key may use ${tpm} tokens per minute and this request may use up to ${tokens} (${available} left); try again in ${retryAfter}s`;
+      return new HttpError(
+        429,
+        message,
+        { error_type: 'rate_limit_exceeded', limit_tokens: tpm, requested_tokens: tokens, remaining_tokens: available, reset_at: new Date(resetAt).toISOString() },
+        { 'retry-after': String(retryAfter), 'x-ratelimit-limit': String(tpm), 'x-ratelimit-remaining': String(available), 'x-ratelimit-reset': String(resetAt) },
+      );
+    };
+    const decide = (r: ReserveResult): Reservation => {
+      if (!r.ok) throw refuse(r.availableNano);
+      return r.reservation;
+    };
+    let r: ReserveResult | Promise<ReserveResult>;
+    try {
+      r = this.deps.spend.reserve([scope], tokens);
+    } catch (err) {
+      return Promise.reject(unavailable(err));
+    }
+    return Promise.resolve(r).then(decide, (err) => {
+      throw unavailable(err);
+    });
+  }
+
+  /**
+   * Reserves the attempt's maximum cost (`ask`, sized only when some limit needs it; null: unpriced, nothing to
+   * reserve but every limit must have room left). The settle function takes the served attempt's cost and whether it
+   * ran on a BYOK credential: BYOK spend settles only in the scopes that count it (`countsByok`), the others get their
+   * hold back (docs/byok.md).
+   */
+  async admit(key: KeyRow, ask: () => SpendAsk | null): Promise<(costUsd: number | null, byok?: boolean) => void> {
     const scopes = await this.scopes(key);
     if (scopes.length === 0) return () => undefined;
+    // Sized only now: a request without limits never bounds its prompt.
+    const max = ask();
     const withByok = scopes.filter((s) => s.countsByok);
     const sharedOnly = scopes.filter((s) => !s.countsByok);
     const a = sharedOnly.length > 0 ? await this.reserve(sharedOnly, max) : null;
@@ -85,24 +135,20 @@ export class SpendGate {
     };
   }
 
-  private async reserve(scopes: ScopeSpec[], max: PlannedMaxCost | null): Promise<Reservation> {
+  private async reserve(scopes: ScopeSpec[], max: SpendAsk | null): Promise<Reservation> {
     let r;
     try {
       // An unpriced request reserves one nano-dollar: admitted while every limit has room left.
       r = await this.deps.spend.reserve(scopes, max?.nano ?? 1);
     } catch (err) {
-      if (err instanceof SpendUnavailableError) throw new HttpError(503, err.message, { error_type: 'spend_unavailable' });
-      throw err;
+      throw unavailable(err);
     }
     if (!r.ok) {
       const available = r.availableNano;
       const where = `${r.scope.label}: $${formatNano(available)} left`;
-      const message = max?.refusal
-        ? `${max.refusal(available)} (${where})`
-        : max
-        ? `${insufficientCreditsMessage(max.requestedTokens, affordableOutputTokens(max.pricing, max.promptTokens, available))} (${where})`
-        : `Insufficient room under the ${where}`;
-      throw new HttpError(402, message, { error_type: 'payment_required', limit: r.scope.label, available: nanoToUsd(available), ...(max ? { requested_max_cost: nanoToUsd(max.nano) } : {}) });
+      const priced = max && max.nano !== null ? max.nano : null;
+      const message = priced !== null ? `${max!.refusal(available)} (${where})` : `Insufficient room under the ${where}`;
+      throw new HttpError(402, message, { error_type: 'payment_required', limit: r.scope.label, available: nanoToUsd(available), ...(priced !== null ? { requested_max_cost: nanoToUsd(priced) } : {}) });
     }
     return r.reservation;
   }

@@ -13,7 +13,7 @@ import { HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
 import { once, type ReserveResult, type ScopeSpec } from './types.js';
 
 /** Defaults (docs/spend.md): heartbeat TTL, sync period, idle time before a lease is returned, lease cap in requests. */
-export const SPEND_DEFAULTS = { heartbeatTtlMs: 10_000, syncMs: 200, idleMs: 1_000, maxLeaseRequests: 8 } as const;
+export const SPEND_DEFAULTS = { heartbeatTtlMs: 10_000, syncMs: 200, idleMs: 1_000, maxLeaseRequests: 64 } as const;
 
 interface Lease {
   spec: ScopeSpec;

@@ -646,6 +646,15 @@ function observeRollups(dialect: Dialect, t: ColumnTypes): Migration {
   };
 }
 
+/** Token rate limits (docs/spend.md, "Token rate limits"): a key's tokens per minute (null: none). */
+function keyTokenRateLimits(): Migration {
+  return {
+    async up(db: Db) {
+      await db.schema.alterTable('api_keys').addColumn('rate_limit_tokens_per_minute', 'integer').execute();
+    },
+  };
+}
+
 /** All migrations, in order. Names sort lexically in application order. */
 export function migrations(dialect: Dialect): Record<string, Migration> {
   const t = columnTypes(dialect);
@@ -663,6 +672,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0011_server_secrets': serverSecrets(),
     '0012_observe_generation_feedback': observeGenerationFeedback(t),
     '0013_guardrail_content_filters': guardrailContentFilters(t),
+    '0014_key_token_rate_limits': keyTokenRateLimits(),
     '0015_observe_io_content': observeIoContent(t),
     '0016_observe_rollups_destinations': observeRollups(dialect, t),
     '0017_byok_credentials': byokCredentials(t),

@@ -1,0 +1,277 @@
+/**
+ * The spend side of guardrails (docs/spend.md): what a key, a member or a workspace spent against a budget (stored
+ * usage, spend not yet written, video holds), a key's `limit_remaining`, the spend seam of every paid attempt
+ * (`spendHooks`: reservations through the SpendGate, and token rate limits), and video jobs' admissions against the
+ * key's own limit. GuardrailService extends it with the policies the budgets come from.
+ */
+import type { Logger } from 'pino';
+import { limitRemaining, usageInWindow, windowStarts } from '../core/limits.js';
+import { nanoToUsd, usdToNano } from '../core/money.js';
+import { type Budget, type EffectivePolicy } from '../core/policy.js';
+import { HttpError } from '../core/errors.js';
+import { type KeyRow, type KeyUsageTotals, type Store } from '../store/types.js';
+import { byokSpendId, type GenerationRecorder } from './generations.js';
+import type { SpendGate } from './spend/gate.js';
+import type { SpendAsk } from '../core/spend-ask.js';
+import type { AttemptHooks, AttemptTarget } from './attempts/runner.js';
+
+/** Spend figures behind budgets are re-read after every generation flush, and at least this often. */
+const SPEND_TTL_MS = 5_000;
+
+/** A key's own spending limit seen as a budget of its own scope (same spend figures as guardrail budgets). */
+function keyBudget(key: KeyRow, limitUsd: number): Budget {
+  return { guardrailId: '', name: 'key limit', scope: 'key', limitUsd, resetInterval: key.limit_reset, includeByok: key.include_byok_in_limit };
+}
+
+/** The 402 of a key whose spending limit is reached (model calls, speech, videos). */
+export function keyLimitError(key: KeyRow, limit: number, spent: number): HttpError {
+  return new HttpError(402, `Key limit reached: $${spent.toFixed(6)} spent of $${limit} (${key.limit_reset ?? 'no reset'})`, {
+    error_type: 'payment_required',
+    limit,
+    spent,
+    limit_reset: key.limit_reset,
+  });
+}
+
+export interface GuardrailSpendDeps {
+  store: Store;
+  recorder: GenerationRecorder;
+  now?: () => number;
+  log?: Logger;
+}
+
+export abstract class GuardrailSpend {
+  protected readonly spend = new Map<string, { hashes: string[]; totals: KeyUsageTotals; reserved: number; flushes: string; at: number }>();
+  /** Bumped whenever video reservations change on this instance (cached spend figures include them). */
+  private reservations = 0;
+  /** Per key: the tail of this instance's chain of video admissions and hold ends (one at a time per key). */
+  private readonly admitting = new Map<string, Promise<unknown>>();
+  protected gate: SpendGate | null = null;
+
+  constructor(protected readonly deps: GuardrailSpendDeps) {}
+
+  /** The effective policy of a key (its budgets). */
+  abstract policyFor(key: KeyRow): Promise<EffectivePolicy>;
+
+  /** Whether video jobs can exist (the catalog has video models): only then can their holds fill a key's limit. */
+  protected abstract videoHoldsPossible(): boolean;
+
+  protected now(): number {
+    return this.deps.now ? this.deps.now() : Date.now();
+  }
+
+  /**
+   * USD spent against a budget: the scope's keys' usage in the budget's window, plus what is not yet flushed, plus
+   * what their unfinished video jobs hold. `fresh` reads the database whatever the cache holds.
+   */
+  private async spent(b: Budget, key: KeyRow, withPending = true, fresh = false): Promise<number> {
+    const member = b.scope === 'member' && key.creator_user_id ? key.creator_user_id : null;
+    const scopeKey = b.scope === 'workspace' ? `w:${key.workspace_id}` : member ? `m:${member}` : `k:${key.hash}`;
+    // The cached database total stays exact while no batch was written: by this instance, or — with Redis — any.
+    let shared = this.deps.recorder.shared;
+    // Redis unreachable: this instance's own figures (its unwritten spend, its flushes) until it is back.
+    const epoch = shared ? await shared.epoch().catch(() => null) : null;
+    if (epoch === null) shared = null;
+    const flushes = `${epoch ?? this.deps.recorder.flushes}:${this.reservations}`;
+    let e = this.spend.get(scopeKey);
+    if (fresh || !e || e.flushes !== flushes || this.now() - e.at > SPEND_TTL_MS) {
+      const hashes =
+        b.scope === 'workspace'
+          ? await this.deps.store.listKeyHashes({ workspace_id: key.workspace_id })
+          : member
+            ? await this.deps.store.listKeyHashes({ creator_user_id: member })
+            : [key.hash];
+      if (!hashes.includes(key.hash)) hashes.push(key.hash);
+      const usage = await this.deps.store.getKeyUsage(hashes, windowStarts(this.now()));
+      // Summed in nano-dollars (exact), kept in USD.
+      const totals: KeyUsageTotals = { usage: 0, usage_daily: 0, usage_weekly: 0, usage_monthly: 0, byok_usage: 0, byok_usage_daily: 0, byok_usage_weekly: 0, byok_usage_monthly: 0 };
+      for (const t of usage.values()) for (const k of Object.keys(totals) as Array<keyof KeyUsageTotals>) totals[k] += usdToNano(t[k]);
+      for (const k of Object.keys(totals) as Array<keyof KeyUsageTotals>) totals[k] = nanoToUsd(totals[k]);
+      let reserved = 0;
+      for (const usd of (await this.deps.store.videoReservations(hashes)).values()) reserved += usdToNano(usd);
+      reserved = nanoToUsd(reserved);
+      e = { hashes, totals, reserved, flushes, at: this.now() };
+      if (this.spend.size > 100_000) this.spend.clear();
+      this.spend.set(scopeKey, e);
+    }
+    // A reserved video cost lands in the current window when the job completes (BYOK is not known before then).
+    let spent = usdToNano(usageInWindow(e.totals, b.resetInterval, b.includeByok)) + usdToNano(e.reserved);
+    if (!withPending) return nanoToUsd(spent);
+    // Not yet written: BYOK spend (kept apart, `byokSpendId`) only in budgets that count it.
+    const ids = b.includeByok ? [...e.hashes, ...e.hashes.map(byokSpendId)] : e.hashes;
+    const pending = shared ? await shared.pending(ids).catch(() => null) : null;
+    if (pending !== null) spent += usdToNano(pending);
+    else for (const h of ids) spent += usdToNano(this.deps.recorder.unflushedSpend.get(h) ?? 0);
+    return nanoToUsd(spent);
+  }
+
+  /**
+   * The key's own spending limit (`limit`, `limit_reset`, `include_byok_in_limit`): USD spent in the current window,
+   * when the key has a limit and has reached it; null otherwise. Same figures as budgets: stored usage plus spend not
+   * yet flushed.
+   */
+  async keyLimitReached(key: KeyRow): Promise<{ limit: number; spent: number } | null> {
+    if (key.limit === null) return null;
+    const spent = await this.limitSpend(key, key.limit);
+    return spent >= key.limit ? { limit: key.limit, spent } : null;
+  }
+
+  /**
+   * A key's `limit_remaining`: its limit minus its spend in the limit's window — written records, records not yet
+   * written (of this instance, or of every instance with Redis) and video jobs' holds; null without a limit.
+   */
+  async limitRemaining(key: KeyRow): Promise<number | null> {
+    if (key.limit === null) return null;
+    return limitRemaining(key.limit, await this.spent(keyBudget(key, key.limit), key, true));
+  }
+
+  /**
+   * What counts against the key's own limit: its spend in the limit's window (see `spent`; `fresh` bypasses the
+   * cache). Requests in flight are reservations of spend control (docs/spend.md), not counted here.
+   */
+  private async limitSpend(key: KeyRow, limit: number, fresh = false): Promise<number> {
+    return this.spent(keyBudget(key, limit), key, true, fresh);
+  }
+
+  /**
+   * A request that may be answered without any attempt (a response cache hit) still needs every limit of the key to
+   * have room left: 402 (or 503) otherwise. Nothing stays reserved.
+   */
+  async checkRoom(key: KeyRow): Promise<void> {
+    if (this.gate) (await this.gate.admit(key, () => null))(null);
+  }
+
+  /**
+   * The spend seam of a key's request (services/attempts/runner.ts, docs/spend.md): before each attempt, its maximum
+   * cost at that endpoint's prices (`askOf`) is reserved in every limit of the key — a fallback to another endpoint
+   * reserves afresh at its prices — and settled to the real cost (or released) by the runner. 402 when a limit has
+   * no room, 503 when the shared counters are unreachable (fail closed). None without spend control.
+   */
+  spendHooks<A extends AttemptTarget>(key: KeyRow, askOf: (a: A) => SpendAsk | null): AttemptHooks<A> | undefined {
+    const gate = this.gate;
+    if (!gate) return undefined;
+    return {
+      admit: async (a) => {
+        // Video jobs hold against the key's limit outside spend control (yet): a limit they fill refuses here. Without
+        // video models there are no holds, and no store or Redis read.
+        if (key.limit !== null && this.videoHoldsPossible()) {
+          const reached = await this.keyLimitReached(key);
+          if (reached) throw keyLimitError(key, reached.limit, reached.spent);
+        }
+        // Sized once, and only when some limit needs it.
+        let ask: SpendAsk | null | undefined;
+        const sized = () => (ask === undefined ? (ask = askOf(a)) : ask);
+        const tokens = gate.reserveTokens(key, () => sized()?.tokens ?? 1);
+        const held = tokens ? await tokens : null;
+        let settle: (cost: number | null, byok?: boolean) => void;
+        try {
+          settle = await gate.admit(key, sized);
+        } catch (err) {
+          held?.release();
+          throw err;
+        }
+        // Served on a BYOK credential: settled only in the limits that count BYOK spend (docs/byok.md).
+        const byok = (a as { byok?: unknown }).byok !== undefined;
+        return {
+          settle: (cost, used) => {
+            settle(cost, byok);
+            held?.settle(used ?? held.amountNano);
+          },
+          release: () => {
+            settle(null);
+            held?.release();
+          },
+        };
+      },
+    };
+  }
+
+  /**
+   * Admits a video job against the key's spending limit and stores it (`insert`) in one step: refused (402) when the
+   * key's spend — stored, not yet written, what its unfinished video jobs hold, and its requests in flight at their
+   * average cost — has reached the limit, or would pass it with the `reserve` this job holds (the most it can bill).
+   * Admissions of one key run one at a time: on this instance in memory, across instances under the store's key lock
+   * (so every figure read is fresh, not cached).
+   */
+  async admitVideo(key: KeyRow, reserve: number, insert: () => Promise<void>): Promise<void> {
+    const limit = key.limit;
+    if (limit === null) {
+      await insert();
+      if (reserve > 0) this.reservationsChanged();
+      return;
+    }
+    const run = async () => {
+      const spent = await this.limitSpend(key, limit, true);
+      if (spent >= limit) throw keyLimitError(key, limit, spent);
+      if (spent + reserve > limit + 1e-9) {
+        throw new HttpError(402, `Key limit would be exceeded: this video can cost up to $${reserve.toFixed(6)}, and $${spent.toFixed(6)} of $${limit} is spent or held (${key.limit_reset ?? 'no reset'})`, {
+          error_type: 'payment_required',
+          limit,
+          spent,
+          reserve,
+          limit_reset: key.limit_reset,
+        });
+      }
+      await insert();
+      this.reservationsChanged();
+    };
+    await this.oneAtATime(key.hash, run);
+  }
+
+  /**
+   * Ends a video job's hold: `end` moves the job to its terminal status and records its generation (whose cost then
+   * counts as spend not yet written). It runs as one step against the key's admissions, so that no admission can read
+   * the job as ended before its cost counts — it would see neither the hold nor the cost. Resolves with `end`'s result.
+   */
+  async endVideoHold<T>(keyHash: string, end: () => Promise<T>): Promise<T> {
+    return this.oneAtATime(keyHash, async () => {
+      const result = await end();
+      this.reservationsChanged();
+      return result;
+    });
+  }
+
+  /** Runs `fn` alone for the key: after this instance's earlier calls for it, and under the store's key lock. */
+  private async oneAtATime<T>(keyHash: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.admitting.get(keyHash) ?? Promise.resolve();
+    const mine = prev.then(() => this.deps.store.withKeyLock(keyHash, fn));
+    const tail = mine.catch(() => undefined);
+    this.admitting.set(keyHash, tail);
+    try {
+      return await mine;
+    } finally {
+      if (this.admitting.get(keyHash) === tail) this.admitting.delete(keyHash);
+    }
+  }
+
+  /** Video reservations changed (a job was admitted or ended): cached spend is read again, here and — with Redis — everywhere. */
+  reservationsChanged(): void {
+    this.reservations++;
+    this.deps.recorder.shared?.bump().catch(() => undefined);
+  }
+
+
+  /** Hands admissions of callers that give a request's maximum cost to spend control. */
+  useSpend(gate: SpendGate): void {
+    this.gate = gate;
+  }
+
+  /** The guardrail budgets that apply to a key (spend-control scopes). */
+  async budgetsOf(key: KeyRow): Promise<Budget[]> {
+    return (await this.policyFor(key)).budgets;
+  }
+
+  /** USD spent against a budget, read fresh (seeds a spend-control scope). */
+  budgetSpent(b: Budget, key: KeyRow): Promise<number> {
+    return this.spent(b, key, true, true);
+  }
+
+  /** The first budget of the policy that is spent, if any. */
+  async exhaustedBudget(key: KeyRow, policy: EffectivePolicy): Promise<{ budget: Budget; spent: number } | null> {
+    for (const budget of policy.budgets) {
+      const spent = await this.spent(budget, key);
+      if (spent >= budget.limitUsd) return { budget, spent };
+    }
+    return null;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * Token rate limits (docs/spend.md, "Token rate limits"): `rate_limit.tokens_per_minute` on a key, set at creation or
+ * by PATCH, shown on the key and in the OpenAPI document; each attempt reserves its token bound (the prompt's byte
+ * bound + max_tokens) in the key's current clock minute before its upstream call and settles to the tokens it used;
+ * over the limit, 429 with Retry-After and X-RateLimit-*. Exact on one instance (SQLite) and across two (PostgreSQL +
+ * Redis, one set of counters).
+ * Sizes here: `hello there` with max_tokens 12 reserves 27 + 12 = 39 tokens and uses 6 + 12 = 18.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { createSimulator, type Simulator } from '../../src/sim/index.js';
+import { simCatalog } from '../chat-helpers.js';
+import { createInferenceKey, startGateway, startTwoInstances, type TestGateway } from '../helpers.js';
+import { expectError } from './util.js';
+
+const RESERVED = 39;
+const USED = 18;
+const TPM = 10 * RESERVED; // room for exactly 10 requests in flight at once
+
+const body = { model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 12, provider: { only: ['sim-a'] } };
+
+/** Waits for a fresh clock minute when the current one ends within `ms` (the counters are per clock minute). */
+async function roomInMinute(ms: number): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < ms) await new Promise((r) => setTimeout(r, left + 50));
+}
+
+async function burst(instances: TestGateway[], key: string, n: number) {
+  return Promise.all(Array.from({ length: n }, (_, i) => instances[i % instances.length].call('POST', '/chat/completions', { key, body })));
+}
+
+describe('token rate limits', () => {
+  let sim: Simulator;
+  let file: string;
+  beforeAll(async () => {
+    sim = await createSimulator();
+    file = join(mkdtempSync(join(tmpdir(), 'gw-tpm-')), 'gateway.yaml');
+    writeFileSync(file, stringify(simCatalog(sim.url)));
+  });
+  afterAll(async () => sim?.close());
+
+  const exact = async (instances: TestGateway[]) => {
+    const [a] = instances;
+    const k = await createInferenceKey(a, { name: 'tpm', rate_limit: { tokens_per_minute: TPM } });
+    expect(k.data.rate_limit).toEqual({ tokens_per_minute: TPM });
+    await roomInMinute(15_000);
+    sim.setKnobs('sim-a', { latencyMs: 300 });
+    let replies;
+    try {
+      replies = await burst(instances, k.key, 50);
+    } finally {
+      sim.setKnobs('sim-a', { latencyMs: null });
+    }
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(10);
+    const refused = replies.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(40);
+    const r = refused[0];
+    expect(r.body.error.metadata).toMatchObject({ error_type: 'rate_limit_exceeded', limit_tokens: TPM, requested_tokens: RESERVED });
+    expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(r.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    expect(r.headers.get('x-ratelimit-limit')).toBe(String(TPM));
+    expect(Number(r.headers.get('x-ratelimit-remaining'))).toBeLessThan(RESERVED);
+    expect(Number(r.headers.get('x-ratelimit-reset')) % 60_000).toBe(0);
+    // Settled to what they used (10 × 18): 210 tokens are left in this minute — five more reservations of 39.
+    await new Promise((res) => setTimeout(res, 1_300)); // leases idle on the other instance are given back
+    const more = await burst(instances, k.key, 8);
+    expect(more.filter((x) => x.status === 200)).toHaveLength(Math.floor((TPM - 10 * USED) / RESERVED));
+  };
+
+  it('one instance (SQLite): a burst admits exactly what the minute holds; 429 with Retry-After and X-RateLimit-*', { timeout: 90_000 }, async () => {
+    const t = await startGateway('sqlite', { env: { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false' } });
+    try {
+      await exact([t]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('two instances (PostgreSQL + Redis): exact across both', { timeout: 90_000 }, async () => {
+    const { a, b, close } = await startTwoInstances({ GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false' });
+    try {
+      await exact([a, b]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('set, shown, changed and removed through the key API; bad settings name the field; in the OpenAPI document', async () => {
+    const t = await startGateway('sqlite', { env: { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false' } });
+    try {
+      const k = await createInferenceKey(t, { name: 'both', rate_limit: { requests: 5, interval: '1m', tokens_per_minute: 1000 } });
+      expect(k.data.rate_limit).toEqual({ requests: 5, interval: '1m', tokens_per_minute: 1000 });
+      expect((await t.call('GET', '/key', { key: k.key })).body.data.rate_limit).toMatchObject({ requests: 5, interval: '1m', tokens_per_minute: 1000 });
+      const set = await t.call('PATCH', `/keys/${k.hash}`, { body: { rate_limit: { tokens_per_minute: 20 } } });
+      expect(set.body.data.rate_limit).toEqual({ tokens_per_minute: 20 });
+      // 39 tokens can never fit in 20 per minute: said so.
+      const tooBig = await t.call('POST', '/chat/completions', { key: k.key, body });
+      expectError(tooBig, 429, { message: 'more than this key\'s 20 tokens per minute' });
+      expect((await t.call('PATCH', `/keys/${k.hash}`, { body: { rate_limit: null } })).body.data.rate_limit).toBeNull();
+      expect((await t.call('POST', '/chat/completions', { key: k.key, body })).status).toBe(200);
+      expectError(await t.call('PATCH', `/keys/${k.hash}`, { body: { rate_limit: { requests: 3 } } }), 400, { field: 'rate_limit.interval' });
+      expectError(await t.call('PATCH', `/keys/${k.hash}`, { body: { rate_limit: { interval: '1m' } } }), 400, { field: 'rate_limit.requests' });
+      expectError(await t.call('PATCH', `/keys/${k.hash}`, { body: { rate_limit: {} } }), 400, { field: 'rate_limit' });
+      expect((await t.call('PATCH', `/keys/${k.hash}`, { body: { rate_limit: { tokens_per_minute: 0 } } })).status).toBe(400);
+      const doc = (await t.call('GET', '/openapi.json')).body;
+      expect(JSON.stringify(doc.components?.schemas ?? doc)).toContain('tokens_per_minute');
+    } finally {
+      await t.close();
+    }
+  });
+});
