@@ -36,6 +36,7 @@ import type { WorkspaceService } from './workspaces.js';
 import type { GuardrailService } from './guardrails.js';
 import type { AttemptLog } from './attempts/errors.js';
 import { runGeneration, type AttemptHooks, type GenerationSpec, type Unserved } from './attempts/runner.js';
+import { recordingRefusal } from './attempts/refusal.js';
 import type { ParsedAnswer } from './codecs.js';
 import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
@@ -450,20 +451,7 @@ export class ChatService {
     if (policy && g.nothingToAdmit(call.key, policy) && !call.key.rate_limit_tokens_per_minute) return undefined;
     let bound: number | null = null;
     const hooks = g.spendHooks<Attempt>(call.key, (a) => outputAsk(a.endpoint, (bound ??= promptTokensBound(p.body)), p.maxOut));
-    if (!hooks) return undefined;
-    let admitted = false;
-    return {
-      admit: async (a) => {
-        try {
-          const admission = await hooks.admit(a);
-          admitted = true;
-          return admission;
-        } catch (err) {
-          if (!admitted && err instanceof HttpError && err.status === 402) this.record(p, call, newGenerationId(), { ...this.fresh(), status: 402, error: err }, [], null);
-          throw err;
-        }
-      },
-    };
+    return recordingRefusal(hooks, (err) => this.record(p, call, newGenerationId(), { ...this.fresh(), status: 402, error: err }, [], null));
   }
 
   private fresh(): Outcome {

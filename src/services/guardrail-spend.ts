@@ -163,18 +163,17 @@ export abstract class GuardrailSpend {
         const sized = () => (ask === undefined ? (ask = askOf(a)) : ask);
         const tokens = gate.reserveTokens(key, () => sized()?.tokens ?? 1);
         const held = tokens ? await tokens : null;
-        let settle: (cost: number | null, byok?: boolean) => void;
+        let settle: (cost: number | null) => void;
         try {
-          settle = await gate.admit(key, sized);
+          // On a BYOK credential: held only in the limits that count BYOK spend (docs/byok.md).
+          settle = await gate.admit(key, sized, (a as { byok?: unknown }).byok !== undefined);
         } catch (err) {
           held?.release();
           throw err;
         }
-        // Served on a BYOK credential: settled only in the limits that count BYOK spend (docs/byok.md).
-        const byok = (a as { byok?: unknown }).byok !== undefined;
         return {
           settle: (cost, used) => {
-            settle(cost, byok);
+            settle(cost);
             held?.settle(used ?? held.amountNano);
           },
           release: () => {

@@ -15,6 +15,7 @@ import type { UpstreamError } from '../core/provider-errors.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { answerRecord, type AnswerOutcome } from './generations.js';
 import type { AttemptLog } from './attempts/errors.js';
+import { recordingRefusal } from './attempts/refusal.js';
 import { planned, runGeneration } from './attempts/runner.js';
 import { cachedJson, type JsonReply } from './attempts/cache-step.js';
 import { sendForText } from './attempts/send.js';
@@ -158,7 +159,7 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
     call.trace?.record(row, io);
   };
   return runGeneration({
-    ...planned(plan, call.cancel, { health: deps.health, now, hooks: deps.guardrails?.spendHooks<Attempt>(call.key, (a) => run.ask?.(a) ?? null) }),
+    ...planned(plan, call.cancel, { health: deps.health, now, hooks: recordingRefusal(deps.guardrails?.spendHooks<Attempt>(call.key, (a) => run.ask?.(a) ?? null), (err) => record([], { attempt: null, status: 402, error: { status: 402, message: err.message }, cancelled: false })) }),
     observer: watchAttempts<Attempt>(io, call.trace, null),
     errorHeaders: { 'x-generation-id': id },
     attempt: async (a) => {

@@ -131,8 +131,9 @@ describe('two workers behind one port (GATEWAY_WORKERS=2)', () => {
   });
 
   it('a spending limit holds across the workers', async () => {
-    // $0.0001; each request costs $0.00003 and reserves $0.000027 first (see multi-instance.test.ts).
-    const k = await newKey({ name: 'limited', limit: 0.0001 });
+    // $0.00012; each request costs $0.00003 and reserves $0.000051 first (the prompt's byte bound + max_tokens 12; see
+    // multi-instance.test.ts).
+    const k = await newKey({ name: 'limited', limit: 0.00012 });
     for (let i = 0; i < 3; i++) expect((await chat(k.key)).status).toBe(200);
     // $0.00009 spent across both workers, nothing written yet: neither has room for another.
     const refused = await Promise.all([chat(k.key), chat(k.key)]);

@@ -177,7 +177,8 @@ describe('BYOK (SQLite)', () => {
   it("BYOK spend is byok_usage, and counts in the key's limit only with include_byok_in_limit", async () => {
     const id = (await env.t.call('POST', '/byok', { body: { provider: 'sim-own', key: SECRET, workspace_id: wsId } })).body.data.id;
     try {
-      // One request costs $0.00003: a $0.00004 limit has room for one counted request, never two.
+      // One request costs $0.00003 and reserves its bound (~$0.000052: the prompt's bytes + 12 output tokens). Not
+      // counted, BYOK never reserves in the limit; counted, a $0.00006 limit has room for one request, never two.
       const excluded = await createInferenceKey(env.t, { name: 'byok not counted', workspace_id: wsId, limit: 0.00004 });
       const served: string[] = [];
       for (let i = 0; i < 3; i++) {
@@ -185,7 +186,7 @@ describe('BYOK (SQLite)', () => {
         expect(r.usage).toMatchObject({ is_byok: true, cost: 0.00003 });
         served.push(r.id);
       }
-      const included = await createInferenceKey(env.t, { name: 'byok counted', workspace_id: wsId, limit: 0.00004, include_byok_in_limit: true });
+      const included = await createInferenceKey(env.t, { name: 'byok counted', workspace_id: wsId, limit: 0.00006, include_byok_in_limit: true });
       expect((await ask(included.key, ['sim-own'])).usage.is_byok).toBe(true);
       expect(await ask(included.key, ['sim-own']).catch((e: { status?: number }) => e.status)).toBe(402);
 
@@ -194,7 +195,7 @@ describe('BYOK (SQLite)', () => {
       expect(ex).toMatchObject({ usage: 0, byok_usage: 0.00009, byok_usage_daily: 0.00009, limit_remaining: 0.00004 });
       const inc = (await env.t.call('GET', `/keys/${included.hash}`)).body.data;
       expect(inc).toMatchObject({ usage: 0, byok_usage: 0.00003 });
-      expect(inc.limit_remaining).toBeCloseTo(0.00001, 12);
+      expect(inc.limit_remaining).toBeCloseTo(0.00003, 12);
       // The generation record says so too.
       const g = await env.t.call('GET', `/generation?id=${served[0]}`, { key: excluded.key });
       expect(g.body.data).toMatchObject({ is_byok: true, provider_name: 'sim-own', total_cost: 0.00003 });

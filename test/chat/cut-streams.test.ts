@@ -59,11 +59,12 @@ async function attack(instances: TestGateway[], key: string): Promise<Record<num
 }
 
 /** The key's generation records once every cut request has been recorded and written. */
-async function records(instances: TestGateway[], hash: string): Promise<Array<{ cancelled: boolean; total_cost: number | null; tokens_completion: number; error: { message: string } | null }>> {
+async function records(instances: TestGateway[], hash: string): Promise<Array<{ status: number; cancelled: boolean; total_cost: number | null; tokens_completion: number; error: { message: string } | null }>> {
   for (let i = 0; i < 50; i++) {
     await Promise.all(instances.map((t) => t.gw.svc.recorder.flush()));
-    const rows = (await instances[0].gw.svc.store.listGenerations({ keyHashes: [hash], limit: 100 })) as never as Array<{ cancelled: boolean; total_cost: number | null; tokens_completion: number; error: { message: string } | null }>;
-    if (rows.length >= N) return rows;
+    const rows = (await instances[0].gw.svc.store.listGenerations({ keyHashes: [hash], limit: 100 })) as never as Array<{ status: number; cancelled: boolean; total_cost: number | null; tokens_completion: number; error: { message: string } | null }>;
+    // The refused requests are in the log too (status 402, nothing sent upstream, no cost).
+    if (rows.filter((r) => r.status !== 402).length >= N) return rows;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('the cut requests were not recorded');
@@ -83,7 +84,10 @@ describe('cut streams are billed for what was generated', () => {
   afterAll(async () => sim?.close());
 
   const check = async (instances: TestGateway[], hash: string) => {
-    const rows = await records(instances, hash);
+    const all = await records(instances, hash);
+    const refused = all.filter((r) => r.status === 402);
+    for (const r of refused) expect(r.total_cost ?? 0).toBe(0);
+    const rows = all.filter((r) => r.status !== 402);
     expect(rows).toHaveLength(N);
     let spent = 0;
     for (const r of rows) {

@@ -107,32 +107,17 @@ export class SpendGate {
 
   /**
    * Reserves the attempt's maximum cost (`ask`, sized only when some limit needs it; null: unpriced, nothing to
-   * reserve but every limit must have room left). The settle function takes the served attempt's cost and whether it
-   * ran on a BYOK credential: BYOK spend settles only in the scopes that count it (`countsByok`), the others get their
-   * hold back (docs/byok.md).
+   * reserve but every limit must have room left). An attempt on a BYOK credential (`byok`) reserves only in the limits
+   * that count BYOK spend (`countsByok`: include_byok_in_limit / include_byok_in_budgets; never credits), so a full
+   * shared limit does not refuse what the workspace's own provider account pays for (docs/byok.md).
    */
-  async admit(key: KeyRow, ask: () => SpendAsk | null): Promise<(costUsd: number | null, byok?: boolean) => void> {
-    const scopes = await this.scopes(key);
+  async admit(key: KeyRow, ask: () => SpendAsk | null, byok = false): Promise<(costUsd: number | null) => void> {
+    const all = await this.scopes(key);
+    const scopes = byok ? all.filter((s) => s.countsByok) : all;
     if (scopes.length === 0) return () => undefined;
     // Sized only now: a request without limits never bounds its prompt.
-    const max = ask();
-    const withByok = scopes.filter((s) => s.countsByok);
-    const sharedOnly = scopes.filter((s) => !s.countsByok);
-    const a = sharedOnly.length > 0 ? await this.reserve(sharedOnly, max) : null;
-    let b: Reservation | null = null;
-    try {
-      b = withByok.length > 0 ? await this.reserve(withByok, max) : null;
-    } catch (err) {
-      a?.release();
-      throw err;
-    }
-    return (cost, byok = false) => {
-      for (const r of [a, b]) {
-        if (!r) continue;
-        if (cost === null || !(cost > 0) || (byok && r === a)) r.release();
-        else r.settle(usdToNano(cost));
-      }
-    };
+    const r = await this.reserve(scopes, ask());
+    return (cost) => (cost === null || !(cost > 0) ? r.release() : r.settle(usdToNano(cost)));
   }
 
   private async reserve(scopes: ScopeSpec[], max: SpendAsk | null): Promise<Reservation> {
