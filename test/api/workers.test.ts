@@ -134,8 +134,17 @@ describe('two workers behind one port (GATEWAY_WORKERS=2)', () => {
     // $0.00012; each request costs $0.00003 and reserves $0.000051 first (the prompt's byte bound + max_tokens 12; see
     // multi-instance.test.ts).
     const k = await newKey({ name: 'limited', limit: 0.00012 });
-    for (let i = 0; i < 3; i++) expect((await chat(k.key)).status).toBe(200);
-    // $0.00009 spent across both workers, nothing written yet: neither has room for another.
+    // At most 3 fit ($0.00009 spent leaves less than a reservation); a worker's lease may keep some room the other
+    // worker cannot use until it is returned, so 2 may be all that is admitted — never more than the limit allows.
+    let served = 0;
+    for (let i = 0; i < 5; i++) {
+      const r = await chat(k.key);
+      expect([200, 402], JSON.stringify(r.body)).toContain(r.status);
+      if (r.status === 200) served++;
+    }
+    expect(served).toBeGreaterThanOrEqual(2);
+    expect(served).toBeLessThanOrEqual(3);
+    // Nothing written yet: neither worker has room for another.
     const refused = await Promise.all([chat(k.key), chat(k.key)]);
     expect(refused.map((r) => r.status)).toEqual([402, 402]);
   });
