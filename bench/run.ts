@@ -108,6 +108,10 @@ async function workCpu(t: Target, w: Work, seconds: number): Promise<{ cpu: numb
     ),
   );
   const cpu1 = procStats(t.pid!).cpu;
+  if (r.non2xx > 0 && process.env.BENCH_DEBUG) {
+    const probe = await request(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: w.body(t.model) });
+    console.error(`${t.name} ${w.name}: ${probe.statusCode} ${(await probe.body.text()).slice(0, 300)}`);
+  }
   const units = Math.max(1, r.requests.total) * (w.chunks ?? 1);
   return { cpu: ((cpu1 - cpu0) * 1e6) / units, requests: r.requests.total, errors: r.non2xx + r.errors };
 }
@@ -207,7 +211,8 @@ async function main() {
   const sim = start('sim', process.execPath, [join(root, 'dist/sim/main.js')], { SIM_PORT: String(PORTS.sim) }, root, 0);
   console.log(PIN ? 'Pinned: load generator and simulator on CPU 0, each target on CPU 1.' : 'Not pinned: the OS places every process.');
   // The bare pass-through proxy from ../shared/bench, copied where our node_modules (undici) resolves.
-  const shared = resolve(root, '../shared/bench/bare-proxy.mjs');
+  // ../shared from a checkout beside it, ../../shared from a worktree one level deeper (BENCH_SHARED overrides).
+  const shared = [process.env.BENCH_SHARED ?? '', resolve(root, '../shared/bench/bare-proxy.mjs'), resolve(root, '../../shared/bench/bare-proxy.mjs')].find((f) => f && existsSync(f)) ?? resolve(root, '../shared/bench/bare-proxy.mjs');
   const vendor = join(root, 'node_modules/.cache/gw-bench');
   mkdirSync(vendor, { recursive: true });
   copyFileSync(shared, join(vendor, 'bare-proxy.mjs'));
