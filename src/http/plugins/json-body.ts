@@ -6,7 +6,7 @@
  * parsed at all (Fastify's text/plain parser is removed): a route answers 415 for a type it does not take.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { HttpError } from '../../core/errors.js';
 import { rememberRaw } from '../../core/raw-json.js';
 import { findUntrusted, MAX_JSON_DEPTH, mayHoldUnstorable, type UntrustedProblem } from '../../core/untrusted.js';
@@ -25,7 +25,9 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
   // As bytes, decoded once here (Fastify's string mode decodes each read and joins the pieces), and kept beside the
   // parse for a same-protocol upstream body to reuse (core/raw-json.ts).
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req: FastifyRequest, raw: string | Buffer, done) => {
-    const body = typeof raw === 'string' ? raw : raw.toString('utf8');
+    // ASCII (most JSON: the rest is often escaped) decodes as Latin-1, the same characters ~7× faster than as UTF-8.
+    const ascii = typeof raw !== 'string' && isAscii(raw);
+    const body = typeof raw === 'string' ? raw : ascii ? raw.toString('latin1') : raw.toString('utf8');
     if (body.length > bodyLimit / 4 && Buffer.byteLength(body) > bodyLimit) {
       done(new HttpError(413, `Request body is too large: JSON bodies are limited to ${bodyLimit} bytes (GATEWAY_BODY_LIMIT)`), undefined);
       return;
@@ -53,7 +55,7 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
     if (parsed !== null && typeof parsed === 'object') {
       checkedBodies.add(parsed);
       // Only well-formed UTF-8 is reused as is (a malformed sequence was decoded to U+FFFD in the parse).
-      if (typeof raw !== 'string' && !Array.isArray(parsed) && raw.length > RAW_MIN && isUtf8(raw)) rememberRaw(parsed, raw);
+      if (typeof raw !== 'string' && !Array.isArray(parsed) && raw.length > RAW_MIN && (ascii || isUtf8(raw))) rememberRaw(parsed, raw);
     }
     done(null, parsed);
   });
