@@ -106,6 +106,15 @@ export function rawMessages(body: object): Buffer | null {
 }
 
 /**
+ * The client's bytes of `body` when it is a body the JSON parser checked and its `messages` is still the parsed array
+ * (for hashing what the client sent instead of serializing it again), or null.
+ */
+export function rawBody(body: object): Buffer | null {
+  const r = raws.get(body);
+  return r && r.messages === (body as { messages?: unknown }).messages ? r.bytes : null;
+}
+
+/**
  * A JSON object's bytes: `fields` serialized, then `"messages":` with `messages` spliced in as they are (one copy
  * of the large part, no re-serialization).
  */

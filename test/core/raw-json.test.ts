@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forgetRaw, rawMessages, rememberRaw, topLevelValue, withRawMessages } from '../../src/core/raw-json.js';
+import { forgetRaw, rawBody, rawMessages, rememberRaw, topLevelValue, withRawMessages } from '../../src/core/raw-json.js';
 
 const raw = (s: string) => Buffer.from(s, 'utf8');
 
@@ -46,5 +46,16 @@ describe('rawMessages and withRawMessages', () => {
     rememberRaw(again, raw(text));
     forgetRaw(again);
     expect(rawMessages(again)).toBeNull();
+  });
+});
+
+describe('rawBody', () => {
+  it('gives the recorded bytes while messages is the parsed array', () => {
+    const text = '{"model":"m","messages":[{"role":"user","content":"a"}]}';
+    const body = JSON.parse(text) as Record<string, unknown>;
+    rememberRaw(body, raw(text));
+    expect(rawBody(body)?.toString()).toBe(text);
+    body.messages = [];
+    expect(rawBody(body)).toBeNull();
   });
 });
