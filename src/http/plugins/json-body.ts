@@ -25,7 +25,8 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
   // As bytes, decoded once here (Fastify's string mode decodes each read and joins the pieces), and kept beside the
   // parse for a same-protocol upstream body to reuse (core/raw-json.ts).
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req: FastifyRequest, raw: string | Buffer, done) => {
-    // ASCII (most JSON: the rest is often escaped) decodes as Latin-1, the same characters ~7× faster than as UTF-8.
+    // ASCII (most JSON) decodes as Latin-1: the same characters without the UTF-8 decoder's work (a small gain under
+    // load, where the fresh string's memory costs more than the decoding; docs/benchmark.md, issue 18).
     const ascii = typeof raw !== 'string' && isAscii(raw);
     const body = typeof raw === 'string' ? raw : ascii ? raw.toString('latin1') : raw.toString('utf8');
     if (body.length > bodyLimit / 4 && Buffer.byteLength(body) > bodyLimit) {
