@@ -115,11 +115,11 @@ export function rawBody(body: object): Buffer | null {
 }
 
 /**
- * A JSON object's bytes: `fields` serialized, then `"messages":` with `messages` spliced in as they are (one copy
- * of the large part, no re-serialization).
+ * A JSON object's bytes, in three parts: `fields` serialized, then `"messages":` with `messages` as they are (not
+ * re-serialized, not copied: the upstream request writes the parts one after the other), then the closing brace.
  */
-export function withRawMessages(fields: Record<string, unknown>, messages: Buffer): Buffer {
+export function withRawMessages(fields: Record<string, unknown>, messages: Buffer): Buffer[] {
   const head = JSON.stringify(fields);
   const open = head === '{}' ? '{"messages":' : `${head.slice(0, -1)},"messages":`;
-  return Buffer.concat([Buffer.from(open), messages, Buffer.from('}')]);
+  return [Buffer.from(open), messages, Buffer.from('}')];
 }

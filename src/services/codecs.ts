@@ -67,7 +67,7 @@ export interface StreamSession {
 }
 
 /** An attempt's upstream request: the body as bytes where the codec built them so (the same-protocol chat path). */
-export type AttemptRequest = Omit<UpstreamHttpRequest, 'body'> & { body: string | Buffer };
+export type AttemptRequest = Omit<UpstreamHttpRequest, 'body'> & { body: string | Buffer | Buffer[] };
 
 export interface AttemptCodec {
   request(ctx: UpstreamContext, stream: boolean): { req: AttemptRequest; dropped: string[] };
@@ -183,21 +183,23 @@ export function isPlainContentChunk(data: string, upstreamPrefix: string): boole
 
 /**
  * The same-protocol upstream body as bytes: the client's `messages` spliced in as received when the body is the one
- * the JSON parser checked (the large part, neither re-serialized nor re-encoded; core/raw-json.ts), the rest
- * serialized; else the whole body serialized, encoded once here (undici would encode a string itself).
+ * the JSON parser checked (the large part, neither re-serialized, re-encoded nor copied: undici writes the parts in
+ * turn, with their total as the content-length; core/raw-json.ts), the rest serialized; else the whole body
+ * serialized, encoded once here (undici would encode a string itself).
  */
-function upstreamBytes(body: Record<string, unknown>, out: Record<string, unknown>): Buffer {
+function upstreamBody(body: Record<string, unknown>, out: Record<string, unknown>, headers: Record<string, string>): { body: Buffer | Buffer[]; headers: Record<string, string> } {
   const raw = out.messages === body.messages ? rawMessages(body) : null;
-  if (!raw) return Buffer.from(JSON.stringify(out));
+  if (!raw) return { body: Buffer.from(JSON.stringify(out)), headers };
   const { messages: _m, ...fields } = out;
-  return withRawMessages(fields, raw);
+  const parts = withRawMessages(fields, raw);
+  return { body: parts, headers: { ...headers, 'content-length': String(parts.reduce((n, b) => n + b.length, 0)) } };
 }
 
 function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef): AttemptCodec {
   return {
     request(ctx, stream) {
       const { body: out, dropped } = openaiBody(body, endpoint, stream);
-      return { req: { url: chatUrl(ctx.provider), headers: chatHeaders(ctx.provider, ctx.apiKey, stream), body: upstreamBytes(body, out) }, dropped };
+      return { req: { url: chatUrl(ctx.provider), ...upstreamBody(body, out, chatHeaders(ctx.provider, ctx.apiKey, stream)) }, dropped };
     },
     parseError: openaiError,
     parse(text) {

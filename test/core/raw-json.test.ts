@@ -29,10 +29,10 @@ describe('rawMessages and withRawMessages', () => {
     const body = JSON.parse(text) as Record<string, unknown>;
     rememberRaw(body, raw(text));
     const m = rawMessages(body)!;
-    const out = withRawMessages({ model: 'up', temperature: 0.5 }, m);
+    const out = Buffer.concat(withRawMessages({ model: 'up', temperature: 0.5 }, m));
     expect(JSON.parse(out.toString())).toEqual({ model: 'up', temperature: 0.5, messages: body.messages });
     expect(out.toString()).toContain('"content":"x\\u0000y"');
-    expect(JSON.parse(withRawMessages({}, m).toString())).toEqual({ messages: body.messages });
+    expect(JSON.parse(Buffer.concat(withRawMessages({}, m)).toString())).toEqual({ messages: body.messages });
   });
 
   it('gives nothing once the messages array is replaced or the body forgotten, or for a body never recorded', () => {
