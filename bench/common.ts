@@ -39,7 +39,7 @@ export function writeGatewayConfig(dir: string, simBase: string): string {
       'providers:',
       `  - { slug: sim, name: Simulator, protocol: openai, base_url: "${simBase}", no_auth: true }`,
       'models:',
-      '  - { id: bench/model, name: Bench model, context_length: 32000 }',
+      '  - { id: bench/model, name: Bench model, context_length: 4000000 }',
       'endpoints:',
       '  - { model: bench/model, provider: sim, upstream_model: bench-model, pricing: { prompt: "0.000001", completion: "0.000002" } }',
     ].join('\n'),

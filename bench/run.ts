@@ -9,7 +9,12 @@
  * PEER_DIR (a folder whose node_modules has @portkey-ai/gateway, default ../bench-run) to add the peer gateway,
  * BENCH_LOG_LEVEL (gateway log level, default info), BENCH_PIN (1: where `taskset` exists and there are at least
  * 2 CPUs: the load generator and the simulator run on CPU 0, each target on CPU 1, as ../shared/bench/README.md advises
- * for steadier CPU figures — but the load generator then caps the bare proxy; default 0: the OS places every process).
+ * for steadier CPU figures — but the load generator then caps the bare proxy; default 0: the OS places every process),
+ * BENCH_WORK_SECONDS (each phase of the work-size table, default 3), BENCH_ONLY=work (only the work-size table).
+ *
+ * The work-size table (issue 18): gateway ÷ bare CPU per request for 1 KB, 100 KB and 1 MB bodies, a 1,000-message
+ * conversation (~1 MB) and a 10,000-chunk stream (per chunk), all on the same-protocol path (chat → an
+ * OpenAI-compatible upstream), the two targets loaded in alternation in each of BENCH_ROUNDS rounds (median).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,6 +32,8 @@ const SOAK = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
 const SERIAL = Number(process.env.BENCH_SERIAL ?? 2000);
 const PEER_DIR = resolve(root, process.env.PEER_DIR ?? '../bench-run');
 const ADMIN = 'sk-gw-v1-' + 'b'.repeat(64);
+const WORK_SECONDS = Number(process.env.BENCH_WORK_SECONDS ?? 3);
+const ONLY_WORK = process.env.BENCH_ONLY === 'work';
 const PORTS = { sim: 19100, bare: 19200, gateway: 19300, peer: 19787 };
 
 const PIN = process.env.BENCH_PIN === '1' && availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0;
@@ -65,6 +72,75 @@ function load(t: Target, connections: number, stream: boolean, seconds = SECONDS
       (e, r) => (e ? rej(e) : res(r)),
     );
   });
+}
+
+/** A chat body of about `bytes` bytes: one user message, or `messages` messages alternating user/assistant. */
+function sizedBody(model: string, bytes: number, messages = 1, stream = false): string {
+  const per = Math.max(1, Math.floor(bytes / messages) - 40);
+  const text = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(per / 27)).slice(0, per);
+  const list = Array.from({ length: messages }, (_, i) => ({ role: i % 2 === 0 || i === messages - 1 ? 'user' : 'assistant', content: text }));
+  return JSON.stringify({ model, messages: list, stream });
+}
+
+interface Work {
+  name: string;
+  connections: number;
+  body: (model: string) => string;
+  /** Chunks per stream: CPU is then reported per chunk. */
+  chunks?: number;
+}
+
+const WORKS: Work[] = [
+  { name: '1 KB body', connections: 64, body: (m) => sizedBody(m, 1024) },
+  { name: '100 KB body', connections: 16, body: (m) => sizedBody(m, 100 * 1024) },
+  { name: '1 MB body', connections: 16, body: (m) => sizedBody(m, 1024 * 1024) },
+  { name: '1,000 messages (~1 MB)', connections: 16, body: (m) => sizedBody(m, 1024 * 1024, 1000) },
+  { name: '10,000-chunk stream', connections: 8, chunks: 10_000, body: (m) => sizedBody(m, 200, 1, true) },
+];
+
+/** CPU µs of `t`'s process per request (or per chunk) under `w` for `seconds`, with the request count and errors. */
+async function workCpu(t: Target, w: Work, seconds: number): Promise<{ cpu: number; requests: number; errors: number }> {
+  const cpu0 = procStats(t.pid!).cpu;
+  const r = await new Promise<autocannon.Result>((res, rej) =>
+    autocannon(
+      { url: t.url, method: 'POST', connections: w.connections, duration: seconds, headers: { 'content-type': 'application/json', ...t.headers }, body: w.body(t.model) },
+      (e, x) => (e ? rej(e) : res(x)),
+    ),
+  );
+  const cpu1 = procStats(t.pid!).cpu;
+  if (r.non2xx > 0 && process.env.BENCH_DEBUG) {
+    const probe = await request(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: w.body(t.model) });
+    console.error(`${t.name} ${w.name}: ${probe.statusCode} ${(await probe.body.text()).slice(0, 300)}`);
+  }
+  const units = Math.max(1, r.requests.total) * (w.chunks ?? 1);
+  return { cpu: ((cpu1 - cpu0) * 1e6) / units, requests: r.requests.total, errors: r.non2xx + r.errors };
+}
+
+/** The work-size table: bare proxy and gateway alternately under each workload, median of ROUNDS rounds. */
+async function workTable(targets: Target[], knobs: (body: object | null) => Promise<void>) {
+  const pair = ['bare-proxy', 'gateway'].map((n) => targets.find((t) => t.name === n)!);
+  const rows: Array<Record<string, string | number>> = [];
+  for (const w of WORKS) {
+    await knobs(w.chunks ? { chunkGapMs: 0, completionTokens: w.chunks } : null);
+    for (const t of pair) await workCpu(t, w, 1).catch(() => null); // warm-up
+    const got = new Map<string, Array<{ cpu: number; requests: number; errors: number }>>();
+    for (let round = 0; round < ROUNDS; round++) for (const t of pair) got.set(t.name, [...(got.get(t.name) ?? []), await workCpu(t, w, WORK_SECONDS)]);
+    const med = (n: string) => quantile(got.get(n)!.map((x) => x.cpu), 0.5);
+    const total = (n: string, k: 'requests' | 'errors') => got.get(n)!.reduce((a, x) => a + x[k], 0);
+    const unit = w.chunks ? 'µs/chunk' : 'µs/req';
+    rows.push({
+      work: w.name,
+      conns: w.connections,
+      [`bare`]: `${med('bare-proxy').toFixed(w.chunks ? 2 : 0)} ${unit}`,
+      [`gateway`]: `${med('gateway').toFixed(w.chunks ? 2 : 0)} ${unit}`,
+      'gateway ÷ bare': +(med('gateway') / med('bare-proxy')).toFixed(2),
+      'requests (bare / gw)': `${total('bare-proxy', 'requests')} / ${total('gateway', 'requests')}`,
+      'errors (bare / gw)': `${total('bare-proxy', 'errors')} / ${total('gateway', 'errors')}`,
+    });
+  }
+  await knobs(null);
+  console.log(`\nWork sizes, same-protocol path (chat → OpenAI-compatible upstream): CPU per request (stream: per chunk), median of ${ROUNDS} rounds of ${WORK_SECONDS} s`);
+  console.table(rows);
 }
 
 /** Latencies (ms) of `n` requests one after the other. */
@@ -135,7 +211,8 @@ async function main() {
   const sim = start('sim', process.execPath, [join(root, 'dist/sim/main.js')], { SIM_PORT: String(PORTS.sim) }, root, 0);
   console.log(PIN ? 'Pinned: load generator and simulator on CPU 0, each target on CPU 1.' : 'Not pinned: the OS places every process.');
   // The bare pass-through proxy from ../shared/bench, copied where our node_modules (undici) resolves.
-  const shared = resolve(root, '../shared/bench/bare-proxy.mjs');
+  // ../shared from a checkout beside it, ../../shared from a worktree one level deeper (BENCH_SHARED overrides).
+  const shared = [process.env.BENCH_SHARED ?? '', resolve(root, '../shared/bench/bare-proxy.mjs'), resolve(root, '../../shared/bench/bare-proxy.mjs')].find((f) => f && existsSync(f)) ?? resolve(root, '../shared/bench/bare-proxy.mjs');
   const vendor = join(root, 'node_modules/.cache/gw-bench');
   mkdirSync(vendor, { recursive: true });
   copyFileSync(shared, join(vendor, 'bare-proxy.mjs'));
@@ -187,6 +264,11 @@ async function main() {
   const knobs = (body: object | null) =>
     request(`${simUrl}/_sim/knobs${body ? '/default' : ''}`, { method: body ? 'POST' : 'DELETE', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined }).then((r) => r.body.dump());
 
+  await workTable(targets, knobs);
+  if (ONLY_WORK) {
+    killAll();
+    process.exit(0);
+  }
   const rows: Array<Record<string, string | number>> = [];
   // Warm-up of every path measured below, plain and streamed: the figures are of warm processes (a JIT that has not
   // yet optimized the stream path's per-request code would otherwise weigh on the first stream-timing round).

@@ -14,7 +14,8 @@ import { UpstreamError } from '../core/provider-errors.js';
 export interface UpstreamCall {
   url: URL;
   headers: Record<string, string>;
-  body: string | Buffer;
+  /** Buffer[]: parts written in turn (the headers then carry their total as content-length). */
+  body: string | Buffer | Buffer[];
   timeouts: Timeouts;
   /** Set when the client goes away: the attempt is aborted at once. */
   cancel: Cancellation;
@@ -112,7 +113,8 @@ export class OriginPools {
         method: 'POST',
         path: target.path,
         headers: call.headers,
-        body: call.body,
+        // undici writes an iterable body part by part (documented; its DispatchOptions type lists no iterable).
+        body: call.body as string | Buffer,
         headersTimeout: call.timeouts.firstByteMs,
         bodyTimeout: call.timeouts.idleMs,
         // Over HTTP/2 undici sends a non-idempotent request only when its session has nothing else in flight: POSTs

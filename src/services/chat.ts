@@ -24,6 +24,7 @@ import type { CompiledFilter } from '../core/content-filters/index.js';
 import { NO_PLUGINS, type AnyPipelineEntry as PipelineEntry, type PluginSettings } from '../core/plugins.js';
 import type { PluginSteps } from './plugins/index.js';
 import { screenInput, screenOutput, streamBlockedError } from './content-guardrails.js';
+import { forgetRaw } from '../core/raw-json.js';
 import { codecFor, droppedFieldsHeader, INBOUND, irParams, type AttemptCodec, type InboundApi, type StreamSession } from './codecs.js';
 import { checkMessagesBody, messagesFallbackModels } from '../inbound/messages.js';
 import { checkStateless } from '../inbound/responses.js';
@@ -237,7 +238,12 @@ export class ChatService {
     // Plugins on the input (docs/plugins.md): file inputs and file-parser, middle-out — before the guardrails screen it.
     const plugins = this.deps.plugins?.settings(body) ?? NO_PLUGINS;
     const steps = this.deps.plugins?.needsInput(api, body, plugins) ? await this.deps.plugins.input(api, body, { workspaceId: call.key.workspace_id, models, plugins, maxTokens: maxTokensOf(body) }) : null;
-    if (steps) body = steps.body;
+    if (steps) {
+      // Input plugins may change messages in place (file parts → text): the client's raw bytes no longer say what the body holds.
+      forgetRaw(body);
+      forgetRaw(steps.body);
+      body = steps.body;
+    }
     // Content guardrails (docs/guardrails.md): a blocking filter → 403; redactions go into the body sent upstream.
     // The key's policy, read once (from memory on the hot path): filters here, the model rules and budgets below.
     const policy = g ? (g.peekPolicy(call.key) ?? (await g.policyFor(call.key))) : null;

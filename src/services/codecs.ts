@@ -13,6 +13,7 @@ import type { EndpointDef, Protocol } from '../core/catalog-types.js';
 import { carriesOutput, normalizeChoices } from '../core/chat-shape.js';
 import type { IrPart, IrRequest, IrResponse, IrStreamEvent, IrUsage } from '../core/ir.js';
 import { GATEWAY_FIELDS, MODEL_PARAMS, openaiBody } from '../core/params.js';
+import { rawMessages, withRawMessages } from '../core/raw-json.js';
 import type { TokenUsage } from '../core/pricing.js';
 import { isGatewaySignature } from '../core/reasoning-signature.js';
 import { chatInbound } from '../inbound/chat.js';
@@ -70,10 +71,13 @@ export interface StreamSession {
   outputPipeline?(): PipelineEntry[];
 }
 
+/** An attempt's upstream request: the body as bytes where the codec built them so (the same-protocol chat path). */
+export type AttemptRequest = Omit<UpstreamHttpRequest, 'body'> & { body: string | Buffer | Buffer[] };
+
 export interface AttemptCodec {
-  request(ctx: UpstreamContext, stream: boolean): { req: UpstreamHttpRequest; dropped: string[] };
+  request(ctx: UpstreamContext, stream: boolean): { req: AttemptRequest; dropped: string[] };
   /** The upstream protocol's last step before sending (signing, OAuth tokens); absent when `request` is final. */
-  authorize?(req: UpstreamHttpRequest, ctx: UpstreamContext): Promise<UpstreamHttpRequest>;
+  authorize?(req: AttemptRequest, ctx: UpstreamContext): Promise<AttemptRequest>;
   parseError(status: number, text: string, headers: Record<string, string | string[] | undefined>): UpstreamError;
   parse(text: string): ParsedAnswer;
   openStream(meta: AnswerMeta): StreamSession;
@@ -182,11 +186,25 @@ export function isPlainContentChunk(data: string, upstreamPrefix: string): boole
   return PLAIN_CONTENT_REST.test(data);
 }
 
+/**
+ * The same-protocol upstream body as bytes: the client's `messages` spliced in as received when the body is the one
+ * the JSON parser checked (the large part, neither re-serialized, re-encoded nor copied: undici writes the parts in
+ * turn, with their total as the content-length; core/raw-json.ts), the rest serialized; else the whole body
+ * serialized, encoded once here (undici would encode a string itself).
+ */
+function upstreamBody(body: Record<string, unknown>, out: Record<string, unknown>, headers: Record<string, string>): { body: Buffer | Buffer[]; headers: Record<string, string> } {
+  const raw = out.messages === body.messages ? rawMessages(body) : null;
+  if (!raw) return { body: Buffer.from(JSON.stringify(out)), headers };
+  const { messages: _m, ...fields } = out;
+  const parts = withRawMessages(fields, raw);
+  return { body: parts, headers: { ...headers, 'content-length': String(parts.reduce((n, b) => n + b.length, 0)) } };
+}
+
 function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef): AttemptCodec {
   return {
     request(ctx, stream) {
       const { body: out, dropped } = openaiBody(body, endpoint, stream);
-      return { req: { url: chatUrl(ctx.provider), headers: chatHeaders(ctx.provider, ctx.apiKey, stream), body: JSON.stringify(out) }, dropped };
+      return { req: { url: chatUrl(ctx.provider), ...upstreamBody(body, out, chatHeaders(ctx.provider, ctx.apiKey, stream)) }, dropped };
     },
     parseError: openaiError,
     parse(text) {
@@ -428,7 +446,8 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
       else if (ir.dropped_fields) dropped.push(...ir.dropped_fields);
       return { req, dropped };
     },
-    ...(upstream.authorize ? { authorize: upstream.authorize.bind(upstream) } : {}),
+    // The adapters' requests (`request` above) have string bodies: what reaches authorize is one of them.
+    ...(upstream.authorize ? { authorize: (req: AttemptRequest, ctx: UpstreamContext) => upstream.authorize!(req as UpstreamHttpRequest, ctx) } : {}),
     parseError: (status, text, headers) => upstream.parseError(status, text, headers),
     parse(text) {
       let res = upstream.parseResponse(text);

@@ -19,6 +19,7 @@ import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { badRequest } from '../core/errors.js';
+import { rawBody } from '../core/raw-json.js';
 
 export interface CachedAnswer {
   /** The body as sent: JSON text, or the whole event stream. */
@@ -90,7 +91,9 @@ export function cacheRequest(headers: Record<string, string | string[] | undefin
 
 /** The cache key of a request: key hash, API, stream flag and the SHA-256 of the body. */
 export function cacheKey(keyHash: string, api: string, stream: boolean, body: unknown): string {
-  const digest = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+  // A large body the JSON parser kept the bytes of is hashed as received (marked apart), not serialized again.
+  const raw = body !== null && typeof body === 'object' ? rawBody(body) : null;
+  const digest = (raw ? createHash('sha256').update('raw\n').update(raw) : createHash('sha256').update(JSON.stringify(body))).digest('hex');
   return `${keyHash}:${api}:${stream ? 's' : 'j'}:${digest}`;
 }
 

@@ -25,6 +25,12 @@ describe('HTTP/2 upstream', () => {
   beforeAll(async () => {
     process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
     server = http2.createSecureServer({ key: readFileSync(join(fixtures, 'h2-test-key.pem')), cert: readFileSync(join(fixtures, 'h2-test-cert.pem')) }, (req, res) => {
+      if (req.url.endsWith('/echo')) {
+        const parts: Buffer[] = [];
+        req.on('data', (d: Buffer) => parts.push(d));
+        req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(Buffer.concat(parts)));
+        return;
+      }
       inFlight++;
       peak = Math.max(peak, inFlight);
       req.resume();
@@ -51,6 +57,22 @@ describe('HTTP/2 upstream', () => {
       x.close();
       return { status: x.statusCode, text };
     });
+
+  it('a body given as parts (a large same-protocol body, core/raw-json.ts) arrives whole, with its content-length', async () => {
+    const http = new UpstreamHttp(() => ({ connections: 4, http2: true }));
+    try {
+      const parts = [Buffer.from('{"model":"m","messages":'), Buffer.from(JSON.stringify([{ role: 'user', content: 'x'.repeat(200_000) }])), Buffer.from('}')];
+      const length = parts.reduce((n, b) => n + b.length, 0);
+      const echo = new URL('/v1/echo', url);
+      const x = await http.post({ url: echo, headers: { 'content-type': 'application/json', 'content-length': String(length) }, body: parts, timeouts: TIMEOUTS, cancel: new Cancellation() });
+      const text = await x.text();
+      x.close();
+      expect(x.statusCode).toBe(200);
+      expect(text).toBe(Buffer.concat(parts).toString());
+    } finally {
+      await http.close();
+    }
+  });
 
   it('40 concurrent POSTs share one session and are answered together, not one after the other', async () => {
     const http = new UpstreamHttp(() => ({ connections: 16, http2: true }));

@@ -12,7 +12,8 @@ export type ErrorParser = (status: number, text: string, headers: Record<string,
 export interface UpstreamRequest {
   url: URL;
   headers: Record<string, string>;
-  body: string | Buffer;
+  /** Buffer[]: parts written in turn (the headers then carry their total as content-length). */
+  body: string | Buffer | Buffer[];
 }
 
 /** Sends `req`; resolves with the 2xx exchange (the caller closes it), or throws the mapped UpstreamError. */

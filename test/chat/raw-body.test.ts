@@ -1,0 +1,61 @@
+/**
+ * Issue 18: a large chat body to an OpenAI-protocol upstream goes with the client's `messages` bytes as received
+ * (core/raw-json.ts) and every other field as the gateway sets it; what the upstream parses is the same as before.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
+import { streamChat, type Json } from './util.js';
+
+let env: ChatEnv;
+beforeAll(async () => {
+  env = await startChatEnv('sqlite');
+});
+afterAll(async () => env?.close());
+beforeEach(() => {
+  env.sim.resetKnobs();
+  env.sim.resetStats();
+});
+
+const lastUpstream = (provider = 'sim-a'): Json => env.sim.stats(provider).lastBody;
+
+/** A raw JSON text of ~40 KB whose messages hold escapes JSON.stringify would spell differently. */
+function bigBody(extra: string): string {
+  const filler = 'x'.repeat(20_000);
+  return `{ "model" : "test/alpha", "messages" : [ {"role":"system","content":"caf\\u00e9 \\ud83d\\ude00 \\/ \\"q\\""}, {"role":"user","content":"${filler}"},
+    {"role":"assistant","content":"ok"}, {"role":"user","content":[{"type":"text","text":"${filler} \\t end"}]} ] ${extra} }`;
+}
+
+async function post(text: string) {
+  const res = await env.t.call('POST', '/chat/completions', { key: env.key, raw: text });
+  return { status: res.status, json: res.body as Json };
+}
+
+describe('large same-protocol bodies', () => {
+  it('reach the upstream with the same messages, the upstream model and no gateway field', async () => {
+    const text = bigBody(', "temperature": 0.25, "metadata": {"messages": "not these"}, "models": ["test/alpha"], "transforms": []');
+    const { status } = await post(text);
+    expect(status).toBe(200);
+    const up = lastUpstream();
+    expect(up.messages).toEqual(JSON.parse(text).messages);
+    expect(up.model).toBe('alpha-a');
+    expect(up.temperature).toBe(0.25);
+    for (const k of ['models', 'transforms', 'metadata']) expect(up).not.toHaveProperty(k);
+  });
+
+  it('streams with usage asked for, the messages unchanged', async () => {
+    const body = JSON.parse(bigBody(', "stream_options": {"include_usage": false}'));
+    const r = await streamChat(env, { ...body, stream: true });
+    expect(r.status).toBe(200);
+    const up = lastUpstream();
+    expect(up.messages).toEqual(body.messages);
+    expect(up.stream).toBe(true);
+    expect(up.stream_options).toEqual({ include_usage: true });
+  });
+
+  it('still refuses what the JSON body rules refuse in a large body', async () => {
+    const nul = await post(bigBody(', "user": "a\\u0000b"'));
+    expect(nul.status).toBe(400);
+    const surrogate = await post(bigBody('').replace('\\"q\\"', '\\ud800'));
+    expect(surrogate.status).toBe(400);
+  });
+});
