@@ -291,10 +291,11 @@ async function composeStack(app, work) {
     log(`one key, one chat to each instance ${lb ? 'through nginx with deploy/nginx.conf' : 'directly (no nginx here)'}: 200 from ${[...seen].join(' and ')}`);
 
     // Room for exactly one request (docs/spend.md): each reserves its maximum cost before the upstream call — at
-    // sim-cheap's prices, the prompt estimate at $0.0000001 per token plus max_tokens 20 at $0.0000004, about
-    // $0.0000088 — and settles to what it cost. A $0.0000095 limit admits the first; what it cost leaves less room
-    // than a second one's maximum, on either instance, so both refuse (402) and spend never passes the limit.
-    const tight = await call(entry, 'POST', '/keys', ADMIN_KEY, { name: 'deploy check: tight limit', limit: 0.0000095 });
+    // sim-cheap's prices, the prompt's byte bound (about 45 tokens) at $0.0000001 per token plus max_tokens 20 at
+    // $0.0000004, about $0.0000125 — and settles to what it cost (at least a few tokens, over $0.000001). A $0.0000135
+    // limit admits the first; what it cost leaves less room than a second one's maximum, on either instance, so both
+    // refuse (402) and spend never passes the limit.
+    const tight = await call(entry, 'POST', '/keys', ADMIN_KEY, { name: 'deploy check: tight limit', limit: 0.0000135 });
     const order = lb ? [lb.base, lb.base, lb.base] : [instances[0].base, instances[1].base, instances[0].base];
     const limited = (base, k) => call(base, 'POST', '/chat/completions', k, { model: 'demo/echo', max_tokens: 20, provider: { only: ['sim-cheap'] }, messages: [{ role: 'user', content: 'Hello through the deployment' }] });
     const results = [];
@@ -302,7 +303,7 @@ async function composeStack(app, work) {
     const statuses = results.map((r) => r.status);
     const refusers = new Set(results.slice(1).map((r, i) => r.instance ?? order[i + 1]));
     if (statuses.join() !== '200,402,402' || refusers.size !== 2) fail(`spending limit across instances: ${statuses.join(', ')} from ${results.map((r) => r.instance).join(', ')} (expected 200, then 402 from each instance): ${JSON.stringify(results.map((r) => r.body?.error?.message ?? null))}`);
-    log(`spending limit of $0.0000095 holds across both: 200 ($${results[0].body.usage?.cost}), then 402 from each instance`);
+    log(`spending limit of $0.0000135 holds across both: 200 ($${results[0].body.usage?.cost}), then 402 from each instance`);
 
     if (lb) await stop(lb.child, 10_000);
     for (const i of instances) await stop(i.child);
