@@ -121,30 +121,3 @@ export function leaseSlack(freeNano: number, amountNano: number, holders: number
   if (share < amountNano) return 0;
   return Math.min(share - (share % amountNano), amountNano * maxRequests);
 }
-
-/**
- * The maximum cost of a request at the endpoint it is sent to first (the plan's first priced attempt), with the output
- * tokens it may ask for and the prices (for the 402 message). A fallback to a dearer endpoint costs what it costs: the
- * reservation is settled at the real cost (docs/spend.md).
- */
-export interface PlannedMaxCost extends MaxCost {
-  nano: number;
-  /** The output tokens the request asked for (or the endpoint's maximum): the `N` of the 402 message. */
-  requestedTokens: number;
-  pricing: Pricing;
-  /** The 402 message given the room left (nano-dollars), for requests not priced by output tokens (e.g. images). */
-  refusal?: (availableNano: number) => string;
-}
-
-export function plannedMaxCost(
-  attempts: ReadonlyArray<{ endpoint: Pick<EndpointDef, 'pricing' | 'max_completion_tokens' | 'context_length'> }>,
-  promptTokens: number,
-  requested: number | null,
-): PlannedMaxCost | null {
-  for (const a of attempts) {
-    const out = maxOutputTokens(requested, a.endpoint, promptTokens);
-    const c = maxRequestCost(a.endpoint.pricing, promptTokens, out);
-    if (c.nano !== null && a.endpoint.pricing) return { ...c, nano: c.nano, requestedTokens: out, pricing: a.endpoint.pricing };
-  }
-  return null;
-}

@@ -447,14 +447,14 @@ export class ChatService {
   /**
    * Spend control (docs/spend.md): each attempt reserves its maximum cost at its endpoint's prices — the prompt's byte
    * bound plus the most output it may produce — and the runner settles it to the real cost. None when nothing can
-   * apply to the key (no limit, budget, credits or token rate limit: known from memory, no await). A request refused
-   * at its first attempt (nothing sent upstream) is recorded with status 402, so the request log shows it.
+   * apply to the key (`nothingToAdmit`: known from memory, no await). A request refused at its first attempt
+   * (nothing sent upstream) is recorded with status 402, so the request log shows it.
    */
   private spendHooks(p: Prepared, call: ChatCall): AttemptHooks<Attempt> | undefined {
     const g = this.deps.guardrails;
     if (!g) return undefined;
     const policy = g.peekPolicy(call.key);
-    if (policy && g.nothingToAdmit(call.key, policy) && !call.key.rate_limit_tokens_per_minute) return undefined;
+    if (policy && g.nothingToAdmit(call.key, policy)) return undefined;
     let bound: number | null = null;
     const hooks = g.spendHooks<Attempt>(call.key, (a) => outputAsk(a.endpoint, (bound ??= promptTokensBound(p.body)), p.maxOut));
     return recordingRefusal(hooks, (err) => this.record(p, call, newGenerationId(), { ...this.fresh(), status: 402, error: err }, [], null));

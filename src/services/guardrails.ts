@@ -15,12 +15,11 @@ import type { Logger } from 'pino';
 import type { EndpointDef, ModelDef } from '../core/catalog-types.js';
 import { budgetRefusal, combinePolicies, endpointVerdict, modelAccess, refusal, workspaceGuardrailId, workspaceGuardrailName, ZDR_GROUPS, type EffectivePolicy, type GuardrailPolicyInput, type GuardrailScope, type ModelAccess } from '../core/policy.js';
 import type { ProviderSortBy } from '../core/provider-prefs.js';
-import { filtersOf, screenInput, screenOutput, validContentFilters, validBuiltinFilters } from './content-guardrails.js';
-import type { CompiledFilter, PipelineEntry } from '../core/content-filters/index.js';
-import type { AnyPipelineEntry } from '../core/plugins.js';
+import { filtersOf, validContentFilters, validBuiltinFilters } from './content-guardrails.js';
+import type { CompiledFilter } from '../core/content-filters/index.js';
 import type { BuiltinSlug, ContentFilterAction, ScanScope } from '../core/content-filters/types.js';
 import type { ExclusionReason, RouteCatalog } from '../core/routing.js';
-import { badRequest, HttpError, notFound } from '../core/errors.js';
+import { badRequest, notFound } from '../core/errors.js';
 import { ConflictError, type GuardrailRow, type KeyRow, type OrgSettingsRow, type Store, type WorkspaceRow } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
 import { unresolvedMessage } from '../core/model-aliases.js';
@@ -347,20 +346,6 @@ export class GuardrailService extends GuardrailSpend {
 
   /** The content filters compiled with each cached policy (docs/guardrails.md). */
   private readonly filters = new WeakMap<EffectivePolicy, CompiledFilter[] | null>();
-
-  /**
-   * Content guardrails on a request's inputs, before any upstream call: a `block` match → 403 naming the guardrail;
-   * `redact` matches are replaced in a copy of `body`; returns it and the `gateway_metadata.pipeline` entries.
-   */
-  async screenInput(key: KeyRow, api: string, body: Record<string, unknown>): Promise<{ body: Record<string, unknown>; pipeline: PipelineEntry[]; filters: CompiledFilter[] | null }> {
-    const policy = await this.policyFor(key);
-    return screenInput(this.filters.get(policy) ?? null, api, body);
-  }
-
-  /** Content guardrails on a non-streamed reply (client shape, in place): redactions, pipeline; a block → the 403 to answer. */
-  async screenOutput(key: KeyRow, api: string, body: Record<string, unknown>, inputPipeline?: readonly AnyPipelineEntry[]): Promise<HttpError | null> {
-    return screenOutput(this.filters.get(await this.policyFor(key)) ?? null, api, body, inputPipeline);
-  }
 
   /** The key's effective policy when it is cached and fresh (the hot path, no await); undefined: ask `policyFor`. */
   peekPolicy(key: KeyRow): EffectivePolicy | undefined {

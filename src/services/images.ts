@@ -19,7 +19,6 @@ import { computeCost, formatPrice, type CostResult } from '../core/pricing.js';
 import type { EndpointDef, Pricing } from '../core/catalog-types.js';
 import type { ProviderPreferences } from '../core/provider-prefs.js';
 import type { Attempt, RouteCatalog, RoutePlan } from '../core/routing.js';
-import type { PlannedMaxCost } from '../core/spend.js';
 import { formatNano, usdToNano } from '../core/money.js';
 import { imageAdapter, type ImageAnswer, type ImageReference } from '../providers/registry.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';

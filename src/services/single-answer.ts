@@ -10,7 +10,6 @@ import type { EndpointDef, ProviderDef } from '../core/catalog-types.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type ExclusionReason, type RouteCatalog, type RoutePlan } from '../core/routing.js';
 import type { KeyRow } from '../store/types.js';
-import type { PlannedMaxCost } from '../core/spend.js';
 import type { UpstreamError } from '../core/provider-errors.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { answerRecord, type AnswerOutcome } from './generations.js';
@@ -82,11 +81,6 @@ export interface PlanRequest {
   estimatedPromptTokens?: number;
   /** Called with the plan before the limit check, e.g. to word a routing error for this API. */
   adjust?: (plan: RoutePlan) => void;
-  /**
-   * The request's maximum cost on its plan: given, every spending limit of the key (and workspace, credits) reserves
-   * it through spend control (docs/spend.md); absent, only the key's own limit is checked (reached or not).
-   */
-  maxCost?: (plan: RoutePlan) => PlannedMaxCost | null;
 }
 
 /**

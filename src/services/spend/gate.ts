@@ -58,11 +58,11 @@ export class SpendGate {
   }
 
   /**
-   * Whether a key's requests have no scope to reserve in, from what is cached (no await): no key limit, no guardrail
-   * budget in `policy`, credits off and the workspace known to have no budget. False when unsure.
+   * Whether a key's requests have no scope to reserve in, from what is cached (no await): no key limit, no token rate
+   * limit, no guardrail budget in `policy`, credits off and the workspace known to have no budget. False when unsure.
    */
   nothingToReserve(key: KeyRow, policy: { budgets: readonly Budget[] }): boolean {
-    return key.limit === null && policy.budgets.length === 0 && !this.deps.credits.enabled && this.deps.budgets.knownEmpty(key.workspace_id);
+    return key.limit === null && !key.rate_limit_tokens_per_minute && policy.budgets.length === 0 && !this.deps.credits.enabled && this.deps.budgets.knownEmpty(key.workspace_id);
   }
 
   /**
