@@ -13,7 +13,7 @@ import type { EndpointDef, Protocol } from '../core/catalog-types.js';
 import { carriesOutput, normalizeChoices } from '../core/chat-shape.js';
 import type { IrPart, IrRequest, IrResponse, IrStreamEvent, IrUsage } from '../core/ir.js';
 import { GATEWAY_FIELDS, MODEL_PARAMS, openaiBody } from '../core/params.js';
-import { rawMessages, withRawMessages } from '../core/raw-json.js';
+import { partsLength, rawMessages, spliceRaw, withRawMessages } from '../core/raw-json.js';
 import type { TokenUsage } from '../core/pricing.js';
 import { isGatewaySignature } from '../core/reasoning-signature.js';
 import { chatInbound } from '../inbound/chat.js';
@@ -405,8 +405,8 @@ function withoutReasoning(res: IrResponse): IrResponse {
   return { ...res, content: res.content.filter((p: IrPart) => p.type !== 'reasoning' && p.type !== 'redacted_reasoning') };
 }
 
-/** The client body, passed through to an upstream that speaks the same protocol. */
-function passthroughBody(body: Record<string, unknown>, endpoint: EndpointDef, stream: boolean, extraDrop: string[]): string {
+/** The client body, passed through to an upstream that speaks the same protocol (`raw`: its large field as received). */
+function passthroughBody(body: Record<string, unknown>, endpoint: EndpointDef, stream: boolean, extraDrop: string[], raw = false): string | Buffer[] {
   const out: Record<string, unknown> = {};
   for (const k in body) {
     if (GATEWAY_FIELDS.has(k) && k !== 'messages' && k !== 'stream') continue;
@@ -417,7 +417,7 @@ function passthroughBody(body: Record<string, unknown>, endpoint: EndpointDef, s
   out.model = endpoint.upstreamModel;
   out.stream = stream;
   if (Array.isArray(out.messages)) out.messages = withoutGatewayThinking(out.messages);
-  return JSON.stringify(out);
+  return raw ? spliceRaw(body, out, out.messages !== undefined ? 'messages' : 'input') : JSON.stringify(out);
 }
 
 /**
@@ -440,8 +440,16 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
   return {
     request(ctx, stream) {
       const { ir: forEndpoint, dropped } = irForEndpoint(ir, endpoint, stream);
-      const req = upstream.buildRequest(forEndpoint, ctx);
-      if (passthrough) req.body = passthroughBody(body, endpoint, stream, api === 'messages' ? ['fallbacks', 'models'] : ['models']);
+      // Passing through, the IR's messages are not serialized only to be replaced: the request's URL and headers do not
+      // depend on them (issue 18: a 1 MB conversation was serialized twice).
+      const req: AttemptRequest = upstream.buildRequest(passthrough ? { ...forEndpoint, messages: [] } : forEndpoint, ctx);
+      if (passthrough) {
+        // The client's `messages` (`input`) bytes as received when the body is the parsed one (core/raw-json.ts); a
+        // signed request (authorize) keeps a string body.
+        const sent = passthroughBody(body, endpoint, stream, api === 'messages' ? ['fallbacks', 'models'] : ['models'], upstream.authorize === undefined);
+        req.body = sent;
+        if (typeof sent !== 'string') req.headers = { ...req.headers, 'content-length': String(partsLength(sent)) };
+      }
       // What the IR could not carry reaches a same-protocol upstream only (X-Gateway-Dropped-Fields lists it otherwise).
       else if (ir.dropped_fields) dropped.push(...ir.dropped_fields);
       return { req, dropped };
