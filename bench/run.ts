@@ -99,11 +99,15 @@ interface Work {
   api?: WorkApi;
 }
 
-/** A target's URL and model for a work's API (the gateway's model routed to that protocol; the bare proxy's as is). */
+/**
+ * A target's URL and model for a work's API: the gateway's model routed to that protocol. The bare proxy forwards
+ * only the content type, which the simulator's Anthropic route refuses (it wants `anthropic-version`), so its
+ * reference for a Messages body is the same bytes sent to the chat route (to a byte-forwarding proxy, bytes are bytes).
+ */
 function workTarget(t: Target, api: WorkApi = 'chat'): { url: string; model: string } {
   if (api === 'chat') return { url: t.url, model: t.model };
-  const gateway = t.name === 'gateway';
-  return { url: t.url.replace(/\/chat\/completions$/, api === 'messages' ? '/messages' : '/responses'), model: gateway ? (api === 'messages' ? 'bench/claude' : 'bench/responses') : t.model };
+  if (t.name !== 'gateway') return { url: api === 'messages' ? t.url : t.url.replace(/\/chat\/completions$/, '/responses'), model: t.model };
+  return { url: t.url.replace(/\/chat\/completions$/, api === 'messages' ? '/messages' : '/responses'), model: api === 'messages' ? 'bench/claude' : 'bench/responses' };
 }
 
 const WORKS: Work[] = [
