@@ -611,10 +611,8 @@ export class ChatService {
           if (!s?.contentStarted) return undefined;
           // Too late to fall back (or the client left): what was produced is billed — the upstream's usage when it
           // came, else the output counted so far (docs/spend.md, "Cut streams"); the stream ends with the error event.
-          const usage = s.usage();
           const cancelled = e.type === 'cancelled' || call.cancel.aborted;
-          const counted = usage ? null : { promptTokens: p.promptEstimate, completionTokens: Math.min(s.producedTokens, p.maxOut ?? Infinity) };
-          Object.assign(o, { status: e.status, error: e, estimated: counted !== null, cancelled, finish: 'error', usage: usage ?? counted, upstreamId: s.upstreamId, nativeFinish: s.native });
+          Object.assign(o, { status: e.status, error: e, cancelled, finish: 'error', ...cutUsage(p, s), upstreamId: s.upstreamId, nativeFinish: s.native });
           const meta = this.answerMeta(p, o, attempts, id, created, call, true);
           const masked = e.status >= 500 ? 'Provider error during the stream' : e.message;
           out.commit();
@@ -646,12 +644,13 @@ export class ChatService {
    */
   private blockedStream(p: Prepared, call: ChatCall, id: string, created: number, o: Outcome, s: StreamSession, attempts: AttemptLog[], out: StreamOut, raw: ServerResponse, cur: Relay) {
     const err = streamBlockedError(s.blocked!, [...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]);
-    Object.assign(o, { status: err.status, error: err, finish: 'content_filter' });
+    // Billed and settled like a cut stream: the upstream's usage when it came, else the output it produced so far.
+    Object.assign(o, { status: err.status, error: err, finish: 'content_filter', ...cutUsage(p, s) });
     const meta = this.answerMeta(p, o, attempts, id, created, call, true);
     out.commit();
     raw.end(cur.held + s.errorOut(err.status, err.message, 'content_filter', meta));
     this.record(p, call, id, o, attempts, meta.cost);
-    return { result: null, cost: meta.cost };
+    return { result: null, cost: meta.cost, tokens: usedTokens(o) };
   }
 
   /**
@@ -686,6 +685,16 @@ export class ChatService {
     }
     if (session.failure) throw session.failure;
   }
+}
+
+/**
+ * The usage of a stream that ended early (cut, failed or blocked after content flowed): the upstream's when it came,
+ * else the output counted so far with the prompt estimated (docs/spend.md, "Cut streams").
+ */
+function cutUsage(p: Prepared, s: StreamSession): { usage: Outcome['usage']; estimated: boolean } {
+  const usage = s.usage();
+  if (usage) return { usage, estimated: false };
+  return { usage: { promptTokens: p.promptEstimate, completionTokens: Math.min(s.producedTokens, p.maxOut ?? Infinity) }, estimated: true };
 }
 
 /** `gateway_metadata.pipeline` when something acted (content guardrails on the input and the output). */

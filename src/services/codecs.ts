@@ -479,10 +479,14 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
         finish: null as string | null,
         native: null as string | null,
         upstreamId: null as string | null,
+        /** Output produced upstream, counted before the guardrails hold back or drop any (what a cut stream bills). */
+        count(events: IrStreamEvent[]): IrStreamEvent[] {
+          for (const ev of events) if (CONTENT_EVENTS.has(ev.type)) s.producedTokens += deltaTokens(irDeltaChars(ev));
+          return events;
+        },
         handle(events: IrStreamEvent[]): string {
           let out = '';
           for (const ev of events) {
-            if (CONTENT_EVENTS.has(ev.type)) s.producedTokens += deltaTokens(irDeltaChars(ev));
             switch (ev.type) {
               case 'error': {
                 const err = new UpstreamError(ev.status, ev.message, ev.error_type as UpstreamError['type'], null, ev.raw ?? null);
@@ -523,10 +527,10 @@ function irCodec(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequ
           } catch (err) {
             throw err instanceof UpstreamError ? err : new UpstreamError(502, 'Provider sent an invalid stream', 'provider_unavailable', 200, String(err));
           }
-          return s.handle(guard ? guard.events(events) : events);
+          return s.handle(guard ? guard.events(s.count(events)) : s.count(events));
         },
         end(): string {
-          const events = decoder.end();
+          const events = s.count(decoder.end());
           return s.handle(guard ? [...guard.events(events), ...guard.end()] : events);
         },
         finishOut(m: AnswerMeta): string {
