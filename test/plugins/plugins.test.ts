@@ -188,11 +188,54 @@ describe('response-healing', () => {
     expect(pipelineOf(ok.body)[0].data.results[0]).toEqual({ repaired: false, valid: true });
   });
 
-  it('streamed: relayed as it comes, the pipeline says healing did not apply', async () => {
-    sim.setKnobs('sim-c', { content: "{name: 'Ann'}" });
+  it('streamed, truncated JSON: the missing tail is sent as a last delta at the end of the stream', async () => {
+    sim.setKnobs('sim-c', { content: '{"name": "Ann", "age": 3', chunkChars: 4 });
     const r = await stream('/chat/completions', body([{ id: 'response-healing' }]));
-    expect(streamedText(r.chunks)).toBe("{name: 'Ann'}");
-    expect(r.chunks.at(-1).gateway_metadata.pipeline[0]).toMatchObject({ name: 'response-healing', data: { applied: false } });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(streamedText(r.chunks))).toEqual({ name: 'Ann', age: 3 });
+    // The tail precedes the finish: no content after the chunk with finish_reason.
+    const fin = r.chunks.findIndex((c: any) => c.choices?.[0]?.finish_reason);
+    expect(r.chunks[fin].choices[0].finish_reason).toBe('stop');
+    expect(r.chunks.slice(fin + 1).every((c: any) => !c.choices?.[0]?.delta?.content)).toBe(true);
+    expect(r.chunks.at(-1).gateway_metadata.pipeline).toEqual([
+      expect.objectContaining({ type: 'response_healing', name: 'response-healing', data: { format: 'json_schema', stream: true, results: [{ repaired: true, valid: true, delivery: 'appended' }] } }),
+    ]);
+  });
+
+  it('streamed, a repair that would change sent text: relayed as it came, the healed JSON in the pipeline', async () => {
+    sim.setKnobs('sim-c', { content: "{name: 'Ann', age: 3}", chunkChars: 5 });
+    const r = await stream('/chat/completions', body([{ id: 'response-healing' }]));
+    expect(streamedText(r.chunks)).toBe("{name: 'Ann', age: 3}");
+    const res = r.chunks.at(-1).gateway_metadata.pipeline[0].data.results[0];
+    expect(res).toMatchObject({ repaired: true, valid: true, delivery: 'metadata_only' });
+    expect(JSON.parse(res.healed)).toEqual({ name: 'Ann', age: 3 });
+  });
+
+  it('streamed, valid JSON is left alone; off: a truncated reply is relayed as it came, no entry', async () => {
+    sim.setKnobs('sim-c', { content: '{"name":"Bo","age":1}', chunkChars: 4 });
+    const ok = await stream('/chat/completions', body([{ id: 'response-healing' }]));
+    expect(streamedText(ok.chunks)).toBe('{"name":"Bo","age":1}');
+    expect(ok.chunks.at(-1).gateway_metadata.pipeline[0].data.results).toEqual([{ repaired: false, valid: true }]);
+    sim.setKnobs('sim-c', { content: '{"name": "Ann", "age": 3', chunkChars: 4 });
+    const off = await stream('/chat/completions', body());
+    expect(streamedText(off.chunks)).toBe('{"name": "Ann", "age": 3');
+    expect(off.chunks.at(-1).gateway_metadata?.pipeline).toBeUndefined();
+  });
+
+  it('streamed on messages and responses: the tail goes into the text block before it ends', async () => {
+    sim.setKnobs('sim-c', { content: '{"name": "Ann", "age": 3', chunkChars: 4 });
+    const m = await stream('/messages', { model: 'test/beta', max_tokens: 100, messages: [{ role: 'user', content: 'who?' }], output_format: { type: 'json_schema', schema }, plugins: [{ id: 'response-healing' }] });
+    expect(m.status, m.text).toBe(200);
+    const events = m.text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    const deltas = events.filter((e) => e.type === 'content_block_delta' && e.delta.type === 'text_delta');
+    expect(JSON.parse(deltas.map((e) => e.delta.text).join(''))).toEqual({ name: 'Ann', age: 3 });
+    const stop = events.findIndex((e) => e.type === 'content_block_stop');
+    expect(events.indexOf(deltas.at(-1))).toBeLessThan(stop);
+    const rs = await stream('/responses', { model: 'test/beta', input: 'who?', text: { format: { type: 'json_schema', name: 'person', schema } }, plugins: [{ id: 'response-healing' }] });
+    expect(rs.status, rs.text).toBe(200);
+    const revents = rs.text.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)));
+    const done = revents.find((e) => e.type === 'response.completed');
+    expect(JSON.parse(done.response.output[0].content[0].text)).toEqual({ name: 'Ann', age: 3 });
   });
 });
 
