@@ -593,8 +593,8 @@ export class SqlStore implements Store {
   }
 
   /** Files (store/files.ts). */
-  insertFile(row: FileRow): Promise<void> {
-    return insertFile(this.db, row);
+  insertFile(row: FileRow, quotaBytes: number): Promise<{ inserted: boolean; used: number }> {
+    return insertFile(this.db, this.kind, row, quotaBytes);
   }
 
   getFile(workspace_id: string, id: string): Promise<FileRow | null> {
