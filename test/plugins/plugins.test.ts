@@ -125,6 +125,49 @@ describe('file-parser', () => {
     expect(JSON.stringify(lastUpstream('sim-a').messages)).toContain('PINEAPPLE-42');
   });
 
+  it('images by file id: chat image_url (url or file_id), responses input_image, messages image → inline; Gemini upstreams get inlineData', async () => {
+    const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(24, 7)]);
+    const form = new FormData();
+    form.append('file', new Blob([PNG]), 'pic.png');
+    const up = await fetch(`${t.api}/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const png = ((await up.json()) as any).id as string;
+    const b64 = PNG.toString('base64');
+    const c = await post('/chat/completions', { model: 'test/alpha', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: png, detail: 'low' } }, { type: 'text', text: 'what?' }] }] });
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    expect(lastUpstream('sim-a').messages[0].content[0]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${b64}`, detail: 'low' } });
+    // The same through a Gemini upstream: inline data (Gemini's fileData would mean its own Files API).
+    const g = await post('/chat/completions', { model: 'test/gemini', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { file_id: png } }, { type: 'text', text: 'what?' }] }] });
+    expect(g.status, JSON.stringify(g.body)).toBe(200);
+    expect(lastUpstream('sim-google').contents[0].parts).toContainEqual({ inlineData: { mimeType: 'image/png', data: b64 } });
+    const r = await post('/responses', { model: 'test/alpha', input: [{ role: 'user', content: [{ type: 'input_image', file_id: png }, { type: 'input_text', text: 'what?' }] }] });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(lastUpstream('sim-a').messages[0].content[0].image_url.url).toBe(`data:image/png;base64,${b64}`);
+    const m = await post('/messages', { model: 'test/claude', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: png } }, { type: 'text', text: 'what?' }] }] });
+    expect(m.status, JSON.stringify(m.body)).toBe(200);
+    expect(lastUpstream('sim-anthropic').messages[0].content[0]).toMatchObject({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: b64 } });
+    // Gemini's own API: a stored file named in fileData.fileUri goes inline — an image as inlineData, a PDF as its text
+    // for a model that does not read files.
+    const gem = async (parts: unknown[]) => {
+      const res = await fetch(`${t.url}/api/v1beta/models/test/gemini:generateContent`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ contents: [{ role: 'user', parts }] }) });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const gi = await gem([{ fileData: { fileUri: png, mimeType: 'image/png' } }, { text: 'what?' }]);
+    expect(gi.status, JSON.stringify(gi.body)).toBe(200);
+    expect(lastUpstream('sim-google').contents[0].parts).toContainEqual({ inlineData: { mimeType: 'image/png', data: b64 } });
+    const gp = await gem([{ fileData: { fileUri: fileId } }, { text: 'code?' }]);
+    expect(gp.status, JSON.stringify(gp.body)).toBe(200);
+    expect(JSON.stringify(lastUpstream('sim-google').contents)).toContain('PINEAPPLE-42');
+  });
+
+  it('an image part naming a PDF, or an unknown image id, is a 400 naming the part', async () => {
+    const r = await post('/chat/completions', { model: 'test/alpha', messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: fileId } }] }] });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/^messages\[0\]\.content\[1\]: file gw_file_\w+ is application\/pdf, not an image/);
+    const u = await post('/responses', { model: 'test/alpha', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'gw_file_000000000000000000000000' }] }] });
+    expect(u.status).toBe(400);
+    expect(u.body.error.message).toMatch(/^input\[0\]\.content\[0\]: file gw_file_0+ not found/);
+  });
+
   it('an unknown file id, a bad engine and an unknown plugin are 400s naming the field', async () => {
     const r = await post('/chat/completions', { model: 'test/alpha', messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'gw_file_000000000000000000000000' } }] }] });
     expect(r.status).toBe(400);

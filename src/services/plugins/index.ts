@@ -16,7 +16,7 @@ import type { Moderation } from './moderation.js';
 type Obj = Record<string, unknown>;
 
 /** The protocol an upstream must speak to receive an API's file parts as sent (the body passes through). */
-const NATIVE_PROTOCOL: Record<string, string> = { chat: 'openai', messages: 'anthropic', responses: 'openai-responses' };
+const NATIVE_PROTOCOL: Record<string, string> = { chat: 'openai', messages: 'anthropic', responses: 'openai-responses', gemini: 'google' };
 
 export class PluginSteps {
   constructor(private readonly deps: { catalog: CatalogService; fileInputs: FileInputs | null; moderation: Moderation; now: () => number }) {}
