@@ -103,7 +103,7 @@ describe.each(BACKENDS)('Files (%s)', (backend) => {
     expect(((await noFile.json()) as any).error.message).toMatch(/file/);
     const json = await t.call('POST', '/files', { key, body: { file: 'x' } });
     expect(json.status).toBe(415); // multipart only
-    expect((await upload(t, key, PDF, 'a.pdf', {}, '?provider=openai')).status).toBe(400);
+    expect((await upload(t, key, PDF, 'a.pdf', {}, '?provider=openai')).status).toBe(400); // no BYOK credential for openai
     const cursor = await t.call('GET', '/files?cursor=nonsense', { key });
     expect(cursor.status).toBe(400);
     expect(cursor.body.error.message).toMatch(/^cursor/);
