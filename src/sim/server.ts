@@ -7,7 +7,7 @@
  *
  * Routes:
  *   POST /v1/chat/completions, GET /v1/models          provider `default`
- *   POST /v1/moderations (moderation.ts), /v1/embeddings (embeddings.ts), /v1/audio/speech (tts.ts), video jobs (video.ts), /v1/images/* (images.ts)
+ *   POST /v1/files (files.ts: OpenAI's and Anthropic's Files API), POST /v1/moderations (moderation.ts), /v1/embeddings (embeddings.ts), /v1/audio/speech (tts.ts), video jobs (video.ts), /v1/images/* (images.ts)
  *   GET  /search?q=…&format=json   a SearXNG search API (search.ts), for the web search server tool
  *   POST /<provider>/v1/chat/completions, GET .../models  provider `<provider>`
  *   POST   /_sim/knobs/<provider>   merge JSON knobs (null removes one)
