@@ -146,7 +146,7 @@ export function KeyChooser<T extends number | string>({
         list.map((k) => (
           <Check
             key={k.hash}
-            label={`${k.name} (${k.label})`}
+            label={`${k.name} (${k.label})${k.disabled ? ', disabled' : ''}`}
             checked={value.includes(ident(k))}
             onChange={(on) => onChange(on ? [...value, ident(k)] : value.filter((x) => x !== ident(k)))}
           />
