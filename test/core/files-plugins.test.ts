@@ -132,7 +132,7 @@ describe('StreamHealer (response-healing on streams)', () => {
     expect(ok.entry.data.results).toEqual([{ repaired: false, valid: true }]);
     const rewrite = run(deltas("{a: 'x'}"));
     expect(rewrite.text).toBe("{a: 'x'}");
-    expect(rewrite.entry.data.results[0]).toMatchObject({ repaired: true, valid: false, delivery: 'metadata_only', healed: '{"a": "x"}' });
+    expect((rewrite.entry.data.results as unknown[])[0]).toMatchObject({ repaired: true, valid: false, delivery: 'metadata_only', healed: '{"a": "x"}' });
   });
 
   it('past the size bound the stream is relayed unhealed and says so', () => {
