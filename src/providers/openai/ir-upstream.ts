@@ -17,6 +17,8 @@
  * - `max_tokens` is sent as `max_completion_tokens`, or as `max_tokens` when the endpoint lists only that name.
  * - `reasoning.effort` becomes `reasoning_effort` (`max` → `xhigh`; `enabled:false` → `none`; `enabled:true` alone → `medium`).
  * - Streams always ask for `stream_options.include_usage`.
+ * - `modalities` is sent as is; generated images (`message.images` / `delta.images` data URLs, the hosted router's
+ *   shape) come back as IR image parts / events.
  */
 import { SseParser } from '../sse.js';
 import { checkChatChunk, checkChatResponse } from './schemas.js';
@@ -271,6 +273,7 @@ export function buildChatBody(req: IrRequest, opts: ChatBodyOptions = {}): Obj {
   const effort = openaiEffort(req);
   if (effort) body.reasoning_effort = effort;
   if (req.user !== undefined) body.user = req.user;
+  if (req.modalities) body.modalities = req.modalities;
   if (req.stream) {
     body.stream = true;
     body.stream_options = { include_usage: true };
@@ -307,6 +310,18 @@ function argsText(a: unknown): string {
   return a === undefined || a === null ? '' : JSON.stringify(a);
 }
 
+/** Generated images of a chat answer or delta (`images[]` of base64 data URLs, the hosted router's shape) as IR parts. */
+function generatedImages(v: unknown): IrImage[] {
+  const out: IrImage[] = [];
+  if (!Array.isArray(v)) return out;
+  for (const img of v) {
+    const url = isObj(img) && isObj(img.image_url) ? str(img.image_url.url) : undefined;
+    const m = url ? /^data:([^;,]+);base64,(.+)$/s.exec(url) : null;
+    if (m) out.push({ type: 'image', data: m[2], media_type: m[1] });
+  }
+  return out;
+}
+
 /** A 2xx chat completion body as an IR response; throws UpstreamError for an error body or an invalid answer. */
 export function parseChatResponse(text: string): IrResponse {
   const body = parseJsonObject(text);
@@ -327,6 +342,7 @@ export function parseChatResponse(text: string): IrResponse {
   const t = contentText(msg.content);
   if (t) content.push({ type: 'text', text: t });
   if (typeof msg.refusal === 'string' && msg.refusal) content.push({ type: 'refusal', text: msg.refusal });
+  content.push(...generatedImages(msg.images));
   let calls = 0;
   if (Array.isArray(msg.tool_calls)) {
     for (const tc of msg.tool_calls) {
@@ -474,6 +490,7 @@ export class ChatStreamDecoder implements StreamDecoder {
     const text = contentText(d.content);
     if (text) out.push({ type: 'text_delta', index: this.slot('text').index, text });
     if (typeof d.refusal === 'string' && d.refusal) out.push({ type: 'refusal_delta', index: this.slot('refusal').index, text: d.refusal });
+    for (const img of generatedImages(d.images)) out.push({ type: 'image', index: this.next++, data: img.data!, media_type: img.media_type ?? 'image/png' });
     if (Array.isArray(d.tool_calls)) {
       for (const tc of d.tool_calls) if (isObj(tc)) this.onToolDelta(tc, out);
     } else if (isObj(d.function_call)) this.onToolDelta({ index: 0, id: 'call_0', function: d.function_call }, out);
