@@ -15,7 +15,7 @@ import type { EndpointDef, ImageProtocol, Protocol, ProviderDef, RerankProtocol,
 import type { TokenUsage } from '../core/pricing.js';
 import type { UpstreamError } from '../core/provider-errors.js';
 import { anthropicAdapter } from './anthropic/index.js';
-import { azureBuilder, azureError, onAzure } from './azure/index.js';
+import { azureBuilder, azureError, azureImages, azureSpeech, onAzure } from './azure/index.js';
 import { awsCredentialProblem, bedrockAdapter } from './bedrock/index.js';
 import { onVertex, serviceAccountProblem } from './vertex/index.js';
 import { anthropicCounter } from './anthropic/count-tokens.js';
@@ -122,6 +122,9 @@ export const PROTOCOLS = {
   'google-veo': { video: googleVeoAdapter },
   'openai-images': { images: openaiImagesAdapter },
   'gemini-image': { images: geminiImageAdapter },
+  // Azure OpenAI's images and speech deployments (docs/clouds.md): OpenAI's wire on Azure's URLs and auth.
+  'azure-openai-images': { images: azureImages(openaiImagesAdapter) },
+  'azure-openai-tts': { speech: azureSpeech(openaiTtsAdapter) },
 } satisfies Record<Protocol | SpeechProtocol | RerankProtocol | VideoProtocol | ImageProtocol, ProtocolEntry>;
 
 /**
