@@ -30,7 +30,7 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
 };
 
 /** Wire protocols with an embeddings adapter (OpenAI's `/embeddings`); other endpoints of embedding models are not routed. */
-export const EMBEDDING_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'azure-openai']);
+export const EMBEDDING_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'azure-openai', 'bedrock']);
 
 /** Wire protocols with a transcription adapter (OpenAI's `/audio/transcriptions`). */
 export const TRANSCRIPTION_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai']);

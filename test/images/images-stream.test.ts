@@ -26,13 +26,16 @@ function parseSse(text: string): { events: Array<Json | '[DONE]'>; comments: num
   return { events, comments };
 }
 
+const post = (env: ClockedEnv, body: Json) =>
+  fetch(`${env.t.api}/images`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${env.key}` }, body: JSON.stringify({ model: 'test/gpt-image', prompt: 'a red panda', stream: true, ...body }) });
+
+// A keep-alive period far above any answer time (even on a loaded machine): the 200 is committed with the answer.
 describe('POST /images, streamed', () => {
-  const isolated = isolatedEnv({ beforeAll, afterAll, beforeEach }, { extra: imageCatalog, env: { GATEWAY_STREAM_KEEPALIVE_MS: '100' } });
+  const isolated = isolatedEnv({ beforeAll, afterAll, beforeEach }, { extra: imageCatalog, env: { GATEWAY_STREAM_KEEPALIVE_MS: '20000' } });
   let env: ClockedEnv;
   beforeEach(() => {
     env = isolated();
   });
-  const post = (body: Json) => fetch(`${env.t.api}/images`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${env.key}` }, body: JSON.stringify({ model: 'test/gpt-image', prompt: 'a red panda', stream: true, ...body }) });
 
   it('the openai SDK: one completed event per image, usage and exact cost on the last, recorded', async () => {
     const client = new OpenAI({ apiKey: env.key, baseURL: env.t.api });
@@ -51,7 +54,7 @@ describe('POST /images, streamed', () => {
   });
 
   it('raw SSE: event-stream content type, generation id, [DONE]; the record has the cost', async () => {
-    const res = await post({ model: 'test/dalle' });
+    const res = await post(env, { model: 'test/dalle' });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const id = res.headers.get('x-generation-id');
@@ -62,33 +65,14 @@ describe('POST /images, streamed', () => {
     expect((await generation(env, id!)).total_cost).toBe(0.04);
   });
 
-  it('a slow upstream: keep-alive comments first, then the image', async () => {
-    env.sim.setKnobs('sim-img', { latencyMs: 450 });
-    const res = await post({});
-    const { events, comments } = parseSse(await res.text());
-    expect(comments).toBeGreaterThanOrEqual(2);
-    expect(events.at(-2)).toMatchObject({ type: 'image_generation.completed' });
-  });
-
-  it('an upstream failure after the stream started: the error event, then [DONE]', async () => {
-    env.sim.setKnobs('sim-img', { latencyMs: 300, errorStatus: 400 });
-    const res = await post({});
-    expect(res.status).toBe(200);
-    const { events, comments } = parseSse(await res.text());
-    expect(comments).toBeGreaterThanOrEqual(1);
-    expect(events).toHaveLength(2);
-    expect(events[0]).toMatchObject({ type: 'error', error: { code: '400', message: expect.any(String) } });
-    expect(events[1]).toBe('[DONE]');
-  });
-
   it('refused before the stream (bad input, unknown model): the JSON error with its status', async () => {
-    const bad = await post({ n: 11 });
+    const bad = await post(env, { n: 11 });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(await bad.json())).toMatch(/\bn\b/);
-    const unknown = await post({ model: 'test/nope' });
+    const unknown = await post(env, { model: 'test/nope' });
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get('content-type')).toMatch(/json/);
-    const quick = await (env.sim.setKnobs('sim-img', { errorStatus: 400 }), post({}));
+    const quick = await (env.sim.setKnobs('sim-img', { errorStatus: 400 }), post(env, {}));
     expect(quick.status).toBe(400);
     expect(((await quick.json()) as Json).error.code).toBe(400);
   });
@@ -98,5 +82,33 @@ describe('POST /images, streamed', () => {
     const ok = doc.paths['/images'].post.responses['200'].content;
     expect(Object.keys(ok)).toEqual(expect.arrayContaining(['application/json', 'text/event-stream']));
     expect(JSON.stringify(ok['text/event-stream'].schema)).toMatch(/image_generation\.completed/);
+  });
+});
+
+// A short keep-alive period and upstreams slower than it: the stream is committed before the answer.
+describe('POST /images, streamed, with a slow upstream', () => {
+  const isolated = isolatedEnv({ beforeAll, afterAll, beforeEach }, { extra: imageCatalog, env: { GATEWAY_STREAM_KEEPALIVE_MS: '100' } });
+  let env: ClockedEnv;
+  beforeEach(() => {
+    env = isolated();
+  });
+
+  it('a slow upstream: keep-alive comments first, then the image', async () => {
+    env.sim.setKnobs('sim-img', { latencyMs: 450 });
+    const res = await post(env, {});
+    const { events, comments } = parseSse(await res.text());
+    expect(comments).toBeGreaterThanOrEqual(2);
+    expect(events.at(-2)).toMatchObject({ type: 'image_generation.completed' });
+  });
+
+  it('an upstream failure after the stream started: the error event, then [DONE]', async () => {
+    env.sim.setKnobs('sim-img', { latencyMs: 300, errorStatus: 400 });
+    const res = await post(env, {});
+    expect(res.status).toBe(200);
+    const { events, comments } = parseSse(await res.text());
+    expect(comments).toBeGreaterThanOrEqual(1);
+    expect(events).toHaveLength(2);
+    expect(events[0]).toMatchObject({ type: 'error', error: { code: '400', message: expect.any(String) } });
+    expect(events[1]).toBe('[DONE]');
   });
 });
