@@ -3,7 +3,7 @@ import { UpstreamError } from '../../core/provider-errors.js';
 import { parseStreamData } from '../openai/ir-upstream.js';
 import { SseParser } from '../sse.js';
 import { checkResponsesEvent } from './schemas.js';
-import { finishOf, irUsageFromResponses, isObj, num, responsesError, str, type Obj } from './upstream.js';
+import { CUSTOM_OPEN, customArgs, customPiece, finishOf, irUsageFromResponses, isObj, num, responsesError, str, type Obj } from './upstream.js';
 import type { IrStreamEvent } from '../../core/ir.js';
 import type { StreamDecoder } from '../../core/adapters.js';
 
@@ -79,7 +79,8 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     if (this.slots.has(`${item}:fc`)) return;
     this.sawToolCall = true;
     const index = this.slot(item, 'fc');
-    out.push({ type: 'tool_call_start', index, id: str(it.call_id) ?? str(it.id) ?? `call_${item}`, name: str(it.name) ?? '' });
+    const ns = str(it.namespace);
+    out.push({ type: 'tool_call_start', index, id: str(it.call_id) ?? str(it.id) ?? `call_${item}`, name: str(it.name) ?? '', ...(ns ? { namespace: ns } : {}) });
   }
 
   /** Completes an output item from its final form and ends its parts. */
@@ -99,6 +100,13 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     } else if (it.type === 'function_call') {
       this.startCall(item, it, out);
       if (typeof it.arguments === 'string') this.complete('args', item, 'fc', it.arguments, out);
+    } else if (it.type === 'custom_tool_call') {
+      // Streamed: the escaped deltas made the JSON up to its closing (escaping piece by piece may differ from escaping
+      // the whole, e.g. a surrogate pair split in two, but parses to the same text). Else the whole input at once.
+      const streamed = this.emitted.has(`${item}:fc`);
+      this.startCall(item, it, out);
+      if (streamed) this.delta('args', item, 'fc', '"}', out);
+      else if (typeof it.input === 'string') this.delta('args', item, 'fc', customArgs(it.input), out);
     }
     for (const k of this.byItem.get(item) ?? []) out.push({ type: 'part_end', index: this.slots.get(k)! });
   }
@@ -124,6 +132,9 @@ export class ResponsesStreamDecoder implements StreamDecoder {
         if (isObj(ev.item) && ev.item.type === 'function_call') {
           this.startCall(item, ev.item, out);
           if (typeof ev.item.arguments === 'string') this.delta('args', item, 'fc', ev.item.arguments, out);
+        } else if (isObj(ev.item) && ev.item.type === 'custom_tool_call') {
+          this.startCall(item, ev.item, out);
+          this.delta('args', item, 'fc', CUSTOM_OPEN + customPiece(str(ev.item.input) ?? ''), out);
         }
         return;
       case 'response.output_text.delta':
@@ -134,6 +145,12 @@ export class ResponsesStreamDecoder implements StreamDecoder {
         return this.delta('reasoning', item, `s${num(ev.summary_index)}`, str(ev.delta) ?? '', out);
       case 'response.reasoning_text.delta':
         return this.delta('reasoning', item, `r${num(ev.content_index)}`, str(ev.delta) ?? '', out);
+      case 'response.custom_tool_call_input.delta':
+        if (!this.slots.has(`${item}:fc`)) {
+          this.startCall(item, { call_id: ev.item_id, name: '' }, out);
+          this.delta('args', item, 'fc', CUSTOM_OPEN, out);
+        }
+        return this.delta('args', item, 'fc', customPiece(str(ev.delta) ?? ''), out);
       case 'response.function_call_arguments.delta':
         if (!this.slots.has(`${item}:fc`)) this.startCall(item, { call_id: ev.item_id, name: '' }, out);
         return this.delta('args', item, 'fc', str(ev.delta) ?? '', out);

@@ -18,6 +18,9 @@
  *   enabled explicitly (`enabled: true`, e.g. Anthropic-style thinking) and not excluded.
  * - Not in the Responses API and dropped: `stop`, `seed`, `top_k`, `frequency_penalty`, `presence_penalty`.
  * - Answers: `output_text` → text, `refusal` → refusal, `function_call` → tool call (`call_id` is the id),
+ *   `custom_tool_call` (a free-form tool) → tool call whose arguments are `{"input": …}` (as the IR carries custom
+ *   tools, inbound/responses-tools.ts; streamed `custom_tool_call_input` deltas are escaped into that JSON), both with
+ *   their `namespace` when the tool is namespaced,
  *   `reasoning` → summary parts (`summary: true`), `reasoning_text` content → reasoning, `encrypted_content` →
  *   redacted reasoning. Status `incomplete` maps to `length` (max_output_tokens) or `content_filter`.
  */
@@ -199,11 +202,20 @@ function itemParts(item: Obj): IrPart[] {
       }
       break;
     case 'function_call':
-      out.push({ type: 'tool_call', id: str(item.call_id) ?? str(item.id) ?? '', name: str(item.name) ?? '', arguments: str(item.arguments) ?? '' });
+    case 'custom_tool_call': {
+      const args = item.type === 'custom_tool_call' ? customArgs(str(item.input) ?? '') : (str(item.arguments) ?? '');
+      const ns = str(item.namespace);
+      out.push({ type: 'tool_call', id: str(item.call_id) ?? str(item.id) ?? '', name: str(item.name) ?? '', arguments: args, ...(ns ? { namespace: ns } : {}) });
       break;
+    }
   }
   return out;
 }
+
+/** A free-form tool's input as the IR's JSON arguments, `{"input": …}` (and its pieces: opening, escaped text, closing). */
+export const customArgs = (input: string): string => JSON.stringify({ input });
+export const CUSTOM_OPEN = '{"input":"';
+export const customPiece = (text: string): string => JSON.stringify(text).slice(1, -1);
 
 /** The IR finish of a response object's status. */
 export function finishOf(resp: Obj, hasToolCalls: boolean): { finish_reason: IrFinishReason; native_finish_reason: string | null } {

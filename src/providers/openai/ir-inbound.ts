@@ -1,7 +1,7 @@
 /**
  * The client-facing chat completions API (OpenAI shape, OpenRouter extensions) through the IR: a validated chat body
  * → IR request (here), an IR response → chat completion body, IR stream events → `chat.completion.chunk` SSE
- * (ir-answer.ts).
+ * (ir-inbound-answer.ts).
  *
  * Mapping choices:
  * - `system` and `developer` messages, wherever they appear, become the IR system parts in order (cache marks kept).
@@ -31,7 +31,7 @@ import type {
   CacheControl,
 } from '../../core/ir.js';
 
-export { ChatStreamEncoder, chatErrorBody, chatFromIr, chatMessage, chatUsage } from './ir-answer.js';
+export { ChatStreamEncoder, chatErrorBody, chatFromIr, chatMessage, chatUsage } from './ir-inbound-answer.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
