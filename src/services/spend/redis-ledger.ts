@@ -30,6 +30,9 @@ interface Lease {
   reset: boolean;
   /** The scope is nearly spent and other instances need room: spare room goes back at once, no slack is taken. */
   squeezed: boolean;
+  /** Room left in Redis and other instances' spare room, as of the last sync or refusal. */
+  free: number;
+  spare: number;
 }
 
 /** A refusal, and the spare lease room other instances held then (room that may come back: worth another try). */
@@ -57,6 +60,8 @@ export class RedisLedger {
   private syncing = false;
   /** Per scope: this instance's trip to Redis under way (resolves once its grant is applied). */
   private readonly pending = new Map<string, Promise<void>>();
+  /** Per set of scopes: one sync under way for the refused requests waiting for spare room to come back. */
+  private readonly probes = new Map<string, Promise<void>>();
   /** Charges that could not reach Redis, per scope: retried by the sync timer. */
   private readonly owed = new Map<string, { spec: ScopeSpec; nano: number }>();
 
@@ -95,7 +100,7 @@ export class RedisLedger {
 
   private lease(spec: ScopeSpec): Lease {
     let l = this.leases.get(spec.id);
-    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, lastUse: this.now(), reset: false, squeezed: false }));
+    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
     else l.spec = spec;
     return l;
   }
@@ -124,12 +129,33 @@ export class RedisLedger {
       () => undefined,
     );
     for (const id of ids) this.pending.set(id, waitable);
-    return trip.then((r) => {
-      if (r.ok || !((r as Refusal).spareNano! > 0) || tries >= SQUEEZE_RETRIES) return r;
-      return new Promise<ReserveResult>((done, fail) => {
-        const t = setTimeout(() => Promise.resolve(this.reserve(scopes, amountNano, exact, tries + 1)).then(done, fail), this.o.syncMs + 25);
-        t.unref?.();
-      });
+    return trip.then((r) => this.squeezed(r, scopes, amountNano, exact, tries));
+  }
+
+  /**
+   * A refusal while other instances hold spare room: waits (with every other such refusal of the same scopes) for one
+   * sync a period later — by then they gave their spare room back — and tries again if the room came back; refused
+   * at once when no spare room is left anywhere.
+   */
+  private squeezed(r: ReserveResult, scopes: ScopeSpec[], amount: number, exact: boolean, tries: number): ReserveResult | Promise<ReserveResult> {
+    if (r.ok || !((r as Refusal).spareNano! > 0) || tries >= SQUEEZE_RETRIES) return r;
+    const leases = scopes.map((s) => this.lease(s));
+    const k = leases.map((l) => l.spec.id).join('|');
+    let probe = this.probes.get(k);
+    if (!probe) {
+      probe = new Promise<void>((done) => setTimeout(done, this.o.syncMs + 25).unref?.())
+        .then(() => this.acquire(leases, 0, new Map(), leases.map((l) => l.squeezed)))
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => this.probes.delete(k));
+      this.probes.set(k, probe);
+    }
+    return probe.then(() => {
+      const l = this.lease(r.scope);
+      if (this.fits(leases, amount) || l.free >= amount) return this.reserve(scopes, amount, exact, tries + 1);
+      return this.squeezed({ ...r, availableNano: Math.max(0, l.free), spareNano: l.spare } as Refusal, scopes, amount, exact, tries + 1);
     });
   }
 
@@ -209,11 +235,13 @@ export class RedisLedger {
       if (amount > 0 && this.fits(leases, amount)) return this.take(leases, amount);
       const l = leases[Number(res[2]) - 1];
       const spare = Number(res[4]);
+      (l.free = Number(res[3])), (l.spare = spare);
       if (spare > 0) l.squeezed = true;
       return { ok: false, scope: l.spec, availableNano: Math.max(0, Number(res[3])), spareNano: spare } as Refusal;
     }
     const flags = amount <= 0 ? 2 : 2 + leases.length;
     leases.forEach((l, i) => (l.squeezed = Number(res[flags + i]) === 1));
+    if (amount <= 0) leases.forEach((l, i) => ((l.free = Number(res[2 + leases.length + i])), (l.spare = Number(res[2 + 2 * leases.length + i]))));
     // Squeezed with spare room here: given back now rather than at the next sync.
     if (leases.some((l) => l.squeezed && l.granted - l.held - l.used > 0)) setImmediate(() => void this.sync().catch(() => undefined));
     if (amount <= 0) return true;

@@ -20,7 +20,8 @@
  *     squeezed, and the caller may try again once they gave it back) and nothing is reserved; else each scope's hold
  *     grows by the amount plus the lease slack (src/core/spend.ts `leaseSlack`, mirrored here; none while squeezed) —
  *     a grant without slack while others hold spare room squeezes the scope — and the answer is
- *     {1, lapsed, grant_1 … grant_n, squeezed_1 … squeezed_n}; without an amount, {1, lapsed, squeezed_1 … squeezed_n}.
+ *     {1, lapsed, grant_1 … grant_n, squeezed_1 … squeezed_n}; without an amount,
+ *     {1, lapsed, squeezed_1 … squeezed_n, free_1 … free_n, spare_1 … spare_n}.
  * Lua numbers are doubles: amounts are exact up to 2^53 nano-dollars (about $9 million) per scope.
  *
  * KEYS: hb, then spent_i, hold_i, squeeze_i for each scope. ARGV: instance, hb prefix, ttl ms, amount, max lease
@@ -85,6 +86,8 @@ end
 if amount <= 0 then
   local out = {1, lapsed}
   for i = 1, n do out[#out + 1] = squeezed[i] end
+  for i = 1, n do out[#out + 1] = tostring(free[i]) end
+  for i = 1, n do out[#out + 1] = tostring(spare[i]) end
   return out
 end
 for i = 1, n do
