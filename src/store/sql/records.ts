@@ -29,8 +29,8 @@ export abstract class RecordSql extends SqlBase implements RecordStore {
   }
 
   /** Files (store/files.ts). */
-  insertFile(row: FileRow): Promise<void> {
-    return insertFile(this.db, row);
+  insertFile(row: FileRow, quotaBytes: number): Promise<{ inserted: boolean; used: number }> {
+    return insertFile(this.db, this.kind, row, quotaBytes);
   }
 
   getFile(workspace_id: string, id: string): Promise<FileRow | null> {

@@ -9,7 +9,8 @@ export interface RecordStore {
   updateByokCredential(id: string, patch: import('../byok.js').ByokCredentialPatch): Promise<boolean>;
   nextByokSortOrder(provider: string, workspaceId: string | null): Promise<number>;
   /** Files (store/files.ts): rows of a workspace's files; the bytes are in the blob storage. */
-  insertFile(row: import('../files.js').FileRow): Promise<void>;
+  /** Inserted only if the workspace's files stay within quotaBytes (checked and inserted atomically). */
+  insertFile(row: import('../files.js').FileRow, quotaBytes: number): Promise<{ inserted: boolean; used: number }>;
   getFile(workspace_id: string, id: string): Promise<import('../files.js').FileRow | null>;
   /** Oldest first, after an id; at most limit + 1 rows. */
   listFiles(workspace_id: string, after: string | null, limit: number): Promise<Array<import('../files.js').FileRow>>;
