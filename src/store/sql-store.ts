@@ -16,7 +16,7 @@ import { runAnalytics, type AnalyticsQuery } from './analytics.js';
 import { insertFeedback, selectFeedback, type GenerationFeedbackRow } from './feedback.js';
 import { insertByok, nextByokSortOrder, selectActiveByok, selectByok, updateByok, type ByokCredentialPatch, type ByokCredentialRow } from './byok.js';
 import { deleteFileRow, insertFile, selectFile, selectFiles, selectParse, upsertParse, workspaceFileBytes, type FileParseRow, type FileRow } from './files.js';
-import { addRollups, rollupActivity } from './rollups.js';
+import { addRollups, rollupActivity, SQLITE_ROLLUP_UPSERT, sqliteRollupValues } from './rollups.js';
 import { addDestinationStats, insertDestination, selectDestination, selectDestinations, updateDestinationRow, type DestinationRow, type DestinationStats } from './destinations.js';
 import { deleteContentBefore, insertContent, selectContent, selectContentIds, type GenerationContentRow } from './generation-content.js';
 import {
@@ -179,13 +179,13 @@ export class SqlStore implements Store {
 
   /** Prepares the in-thread SQLite batch writer; the statements need the tables, so this runs after migrating. */
   private attachSqliteWriter(sqlite: Database.Database): void {
-    this.sqliteWriter = makeBatchWriter(sqlite, GENERATION_COLUMNS);
+    this.sqliteWriter = makeBatchWriter(sqlite, GENERATION_COLUMNS, SQLITE_ROLLUP_UPSERT);
   }
 
   /** The writer thread for a database file, started on the first batch (null: write in-thread). */
   private writerThread(): Promise<SqliteWriterThread> | null {
     if (!this.embeddedPath) return null;
-    this.writerStart ??= SqliteWriterThread.start(this.embeddedPath, GENERATION_COLUMNS);
+    this.writerStart ??= SqliteWriterThread.start(this.embeddedPath, GENERATION_COLUMNS, SQLITE_ROLLUP_UPSERT);
     return this.writerStart;
   }
 
@@ -492,10 +492,11 @@ export class SqlStore implements Store {
     const thread = this.writerThread();
     const values = this.embedded ? rows.map(encodeGeneration) : null;
     const merged = nanoUsage(usage);
+    // SQLite: the analytics rollups in the same transaction, by a prepared upsert (store/rollups.ts).
+    const rollups = values ? sqliteRollupValues(rows) : [];
     if (thread && values) {
       try {
-        await (await thread).write(values, merged);
-        await this.rollupsAfter(rows);
+        await (await thread).write(values, merged, rollups);
         return;
       } catch (err) {
         if (!(err instanceof WriterGone)) throw err;
@@ -505,8 +506,7 @@ export class SqlStore implements Store {
     const writer = this.sqliteWriter;
     if (writer && values) {
       // Holding Kysely's connection guarantees no Kysely transaction is open while the prepared batch runs.
-      await this.db.connection().execute(async () => writer(values, merged));
-      await this.rollupsAfter(rows);
+      await this.db.connection().execute(async () => writer(values, merged, rollups));
       return;
     }
     await this.db.transaction().execute(async (trx) => {
@@ -526,20 +526,6 @@ export class SqlStore implements Store {
       // again after an unclear commit adds nothing twice).
       await addRollups(trx, this.kind, inserted.size === rows.length ? rows : rows.filter((r) => inserted.has(r.id)));
     });
-  }
-
-  /** SQLite's prepared batch paths: records written, rows whose rollups could not be added yet (retried next batch). */
-  private rollupBacklog: GenerationRow[] = [];
-
-  /** Adds the rollups of records the SQLite writer just wrote; a failure keeps them for the next batch (never throws). */
-  private async rollupsAfter(rows: GenerationRow[]): Promise<void> {
-    const all = this.rollupBacklog.length > 0 ? this.rollupBacklog.concat(rows) : rows;
-    try {
-      await this.db.transaction().execute((trx) => addRollups(trx, this.kind, all));
-      this.rollupBacklog = [];
-    } catch {
-      this.rollupBacklog = all.slice(-100_000);
-    }
   }
 
   async deadLetterGenerations(entries: DeadLetter[], usage: KeyUsageDelta[]): Promise<void> {
