@@ -13,8 +13,9 @@
  * BENCH_WORK_SECONDS (each phase of the work-size table, default 3), BENCH_ONLY=work (only the work-size table).
  *
  * The work-size table (issue 18): gateway ÷ bare CPU per request for 1 KB, 100 KB and 1 MB bodies, a 1,000-message
- * conversation (~1 MB) and a 10,000-chunk stream (per chunk), all on the same-protocol path (chat → an
- * OpenAI-compatible upstream), the two targets loaded in alternation in each of BENCH_ROUNDS rounds (median).
+ * conversation (~1 MB) and a 10,000-chunk stream (per chunk) on the same-protocol path (chat → an OpenAI-compatible
+ * upstream), and 1,000-message conversations on the Messages API (→ Anthropic protocol) and the Responses API
+ * (→ Responses protocol); the two targets loaded in alternation in each of BENCH_ROUNDS rounds (median).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -74,13 +75,19 @@ function load(t: Target, connections: number, stream: boolean, seconds = SECONDS
   });
 }
 
-/** A chat body of about `bytes` bytes: one user message, or `messages` messages alternating user/assistant. */
-function sizedBody(model: string, bytes: number, messages = 1, stream = false): string {
+/**
+ * A body of about `bytes` bytes: one user message, or `messages` messages alternating user/assistant; for chat
+ * completions, the Messages API (with `max_tokens`) or the Responses API (the messages as `input`).
+ */
+function sizedBody(model: string, bytes: number, messages = 1, stream = false, api: WorkApi = 'chat'): string {
   const per = Math.max(1, Math.floor(bytes / messages) - 40);
   const text = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(per / 27)).slice(0, per);
   const list = Array.from({ length: messages }, (_, i) => ({ role: i % 2 === 0 || i === messages - 1 ? 'user' : 'assistant', content: text }));
-  return JSON.stringify({ model, messages: list, stream });
+  if (api === 'responses') return JSON.stringify({ model, input: list, stream });
+  return JSON.stringify(api === 'messages' ? { model, max_tokens: 64, messages: list, stream } : { model, messages: list, stream });
 }
+
+type WorkApi = 'chat' | 'messages' | 'responses';
 
 interface Work {
   name: string;
@@ -88,6 +95,19 @@ interface Work {
   body: (model: string) => string;
   /** Chunks per stream: CPU is then reported per chunk. */
   chunks?: number;
+  /** The client API, sent to a same-protocol upstream (default chat completions → OpenAI-compatible). */
+  api?: WorkApi;
+}
+
+/**
+ * A target's URL and model for a work's API: the gateway's model routed to that protocol. The bare proxy forwards
+ * only the content type, which the simulator's Anthropic route refuses (it wants `anthropic-version`), so its
+ * reference for a Messages body is the same bytes sent to the chat route (to a byte-forwarding proxy, bytes are bytes).
+ */
+function workTarget(t: Target, api: WorkApi = 'chat'): { url: string; model: string } {
+  if (api === 'chat') return { url: t.url, model: t.model };
+  if (t.name !== 'gateway') return { url: api === 'messages' ? t.url : t.url.replace(/\/chat\/completions$/, '/responses'), model: t.model };
+  return { url: t.url.replace(/\/chat\/completions$/, api === 'messages' ? '/messages' : '/responses'), model: api === 'messages' ? 'bench/claude' : 'bench/responses' };
 }
 
 const WORKS: Work[] = [
@@ -95,21 +115,24 @@ const WORKS: Work[] = [
   { name: '100 KB body', connections: 16, body: (m) => sizedBody(m, 100 * 1024) },
   { name: '1 MB body', connections: 16, body: (m) => sizedBody(m, 1024 * 1024) },
   { name: '1,000 messages (~1 MB)', connections: 16, body: (m) => sizedBody(m, 1024 * 1024, 1000) },
+  { name: '1,000 messages, Messages API (~1 MB)', connections: 16, api: 'messages', body: (m) => sizedBody(m, 1024 * 1024, 1000, false, 'messages') },
+  { name: '1,000 input items, Responses API (~1 MB)', connections: 16, api: 'responses', body: (m) => sizedBody(m, 1024 * 1024, 1000, false, 'responses') },
   { name: '10,000-chunk stream', connections: 8, chunks: 10_000, body: (m) => sizedBody(m, 200, 1, true) },
 ];
 
 /** CPU µs of `t`'s process per request (or per chunk) under `w` for `seconds`, with the request count and errors. */
 async function workCpu(t: Target, w: Work, seconds: number): Promise<{ cpu: number; requests: number; errors: number }> {
+  const { url, model } = workTarget(t, w.api);
   const cpu0 = procStats(t.pid!).cpu;
   const r = await new Promise<autocannon.Result>((res, rej) =>
     autocannon(
-      { url: t.url, method: 'POST', connections: w.connections, duration: seconds, headers: { 'content-type': 'application/json', ...t.headers }, body: w.body(t.model) },
+      { url, method: 'POST', connections: w.connections, duration: seconds, headers: { 'content-type': 'application/json', ...t.headers }, body: w.body(model) },
       (e, x) => (e ? rej(e) : res(x)),
     ),
   );
   const cpu1 = procStats(t.pid!).cpu;
   if (r.non2xx > 0 && process.env.BENCH_DEBUG) {
-    const probe = await request(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: w.body(t.model) });
+    const probe = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: w.body(model) });
     console.error(`${t.name} ${w.name}: ${probe.statusCode} ${(await probe.body.text()).slice(0, 300)}`);
   }
   const units = Math.max(1, r.requests.total) * (w.chunks ?? 1);
@@ -139,7 +162,7 @@ async function workTable(targets: Target[], knobs: (body: object | null) => Prom
     });
   }
   await knobs(null);
-  console.log(`\nWork sizes, same-protocol path (chat → OpenAI-compatible upstream): CPU per request (stream: per chunk), median of ${ROUNDS} rounds of ${WORK_SECONDS} s`);
+  console.log(`\nWork sizes, same-protocol paths (chat → OpenAI-compatible, messages → Anthropic, responses → Responses upstream): CPU per request (stream: per chunk), median of ${ROUNDS} rounds of ${WORK_SECONDS} s`);
   console.table(rows);
 }
 
@@ -233,7 +256,7 @@ async function main() {
   const simUrl = `http://127.0.0.1:${PORTS.sim}`;
   await waitUp(`${simUrl}/_sim/health`);
   await waitUp(`http://127.0.0.1:${PORTS.bare}/v1/models`).catch(() => undefined);
-  await waitUp(`http://127.0.0.1:${PORTS.gateway}/health`);
+  await waitUp(`http://127.0.0.1:${PORTS.gateway}/health`, 90_000); // start-up can take tens of seconds on a loaded machine
   const created = await request(`http://127.0.0.1:${PORTS.gateway}/api/v1/keys`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },

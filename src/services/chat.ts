@@ -73,7 +73,7 @@ export class ChatService implements ChatEngine {
   }
 
   codec(p: Prepared, a: Attempt): AttemptCodec {
-    return codecFor(p.api, p.body, p.protocols.has('translated') ? this.ir(p) : null, a.endpoint, a.provider.protocol, p.outputFilters);
+    return codecFor(p.api, p.body, p.protocols.has('translated') ? this.ir(p) : null, a.endpoint, a.provider.protocol, p.outputFilters, p.outputHealing);
   }
 
   /** The IR of the request, built once (throws HttpError 400 for what the IR cannot carry). */

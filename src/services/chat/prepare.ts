@@ -64,7 +64,6 @@ export async function prepareChat(deps: ChatDeps, sessions: Sessions, clock: () 
   const pipeline: PipelineEntry[] = [...(steps?.pipeline ?? []), ...(screened?.pipeline ?? [])];
   // The moderation plugin: the text as it would be sent, before any upstream call (403 when flagged).
   if (plugins.moderation && deps.plugins) pipeline.push(await deps.plugins.moderate(api, body));
-  if (plugins.responseHealing && body.stream === true && deps.plugins) pipeline.push(deps.plugins.heal(api, body, null)!);
   // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.
   const ir: Omit<IrRequest, 'model'> | undefined = api === 'chat' ? undefined : INBOUND[api].toIr(body);
   if (ir && call.anthropicBeta?.length) ir.anthropic_beta = call.anthropicBeta;
@@ -129,9 +128,11 @@ function planned(c: PlanContext, models: string[], decided: Decided | null): Pre
   const protocols = new Set<'translated'>();
   // A streamed reply screened by content guardrails goes through the IR, where its deltas are redacted as they pass.
   const outputFilters = body.stream === true ? c.filters : null;
-  if (outputFilters || plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
+  // response-healing on a stream: the text deltas are healed at the end of each part (plugins/healing.ts), in the IR too.
+  const outputHealing = body.stream === true && c.plugins.responseHealing ? (deps.plugins?.streamHealing(api, body) ?? null) : null;
+  if (outputFilters || outputHealing || plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
   const io = deps.io ? deps.io.capture(c.workspace, call.key.hash, api, body) : null;
-  const prepared: Prepared = { api, body, ir, protocols, requested: c.requested, plan, stream: body.stream === true, presetId: c.presetId, sessionId, dropped: new Map(), maxOut: typeof maxOut === 'number' ? maxOut : null, promptEstimate, filters: c.filters, pipeline: c.pipeline, outputFilters, plugins: c.plugins, io };
+  const prepared: Prepared = { api, body, ir, protocols, requested: c.requested, plan, stream: body.stream === true, presetId: c.presetId, sessionId, dropped: new Map(), maxOut: typeof maxOut === 'number' ? maxOut : null, promptEstimate, filters: c.filters, pipeline: c.pipeline, outputFilters, outputHealing, plugins: c.plugins, io };
   if (protocols.size > 0) prepared.ir ??= INBOUND[api].toIr(body);
   return prepared;
 }

@@ -131,10 +131,8 @@ function failedStream(e: ChatEngine, p: Prepared, call: ChatCall, st: StreamStat
   if (!s?.contentStarted) return undefined;
   // Too late to fall back (or the client left): what was produced is billed — the upstream's usage when it
   // came, else the output counted so far (docs/spend.md, "Cut streams"); the stream ends with the error event.
-  const usage = s.usage();
   const cancelled = err.type === 'cancelled' || call.cancel.aborted;
-  const counted = usage ? null : { promptTokens: p.promptEstimate, completionTokens: Math.min(s.producedTokens, p.maxOut ?? Infinity) };
-  Object.assign(o, { status: err.status, error: err, estimated: counted !== null, cancelled, finish: 'error', usage: usage ?? counted, upstreamId: s.upstreamId, nativeFinish: s.native });
+  Object.assign(o, { status: err.status, error: err, cancelled, finish: 'error', ...cutUsage(p, s), upstreamId: s.upstreamId, nativeFinish: s.native });
   const meta = answerMeta(p, o, attempts, st.id, st.created, call, true);
   const masked = err.status >= 500 ? 'Provider error during the stream' : err.message;
   st.out.commit();
@@ -151,12 +149,13 @@ function failedStream(e: ChatEngine, p: Prepared, call: ChatCall, st: StreamStat
 function blockedStream(e: ChatEngine, p: Prepared, call: ChatCall, st: StreamState, s: StreamSession, attempts: AttemptLog[]) {
   const { o } = st;
   const err = streamBlockedError(s.blocked!, [...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]);
-  Object.assign(o, { status: err.status, error: err, finish: 'content_filter' });
+  // Billed and settled like a cut stream: the upstream's usage when it came, else the output it produced so far.
+  Object.assign(o, { status: err.status, error: err, finish: 'content_filter', ...cutUsage(p, s) });
   const meta = answerMeta(p, o, attempts, st.id, st.created, call, true);
   st.out.commit();
   st.raw.end(st.cur.held + s.errorOut(err.status, err.message, 'content_filter', meta));
   e.record(p, call, st.id, o, attempts, meta.cost);
-  return { result: null, cost: meta.cost };
+  return { result: null, cost: meta.cost, tokens: usedTokens(o) };
 }
 
 /**
@@ -190,4 +189,14 @@ async function pipe(e: ChatEngine, cur: Relay, session: StreamSession, res: Upst
     cur.held += tail;
   }
   if (session.failure) throw session.failure;
+}
+
+/**
+ * The usage of a stream that ended early (cut, failed or blocked after content flowed): the upstream's when it came,
+ * else the output counted so far with the prompt estimated (docs/spend.md, "Cut streams").
+ */
+function cutUsage(p: Prepared, s: StreamSession): { usage: Outcome['usage']; estimated: boolean } {
+  const usage = s.usage();
+  if (usage) return { usage, estimated: false };
+  return { usage: { promptTokens: p.promptEstimate, completionTokens: Math.min(s.producedTokens, p.maxOut ?? Infinity) }, estimated: true };
 }

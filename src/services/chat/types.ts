@@ -13,6 +13,7 @@ import type { IrRequest } from '../../core/ir.js';
 import type { CompiledFilter } from '../../core/content-filters/index.js';
 import type { AnyPipelineEntry as PipelineEntry, PluginSettings } from '../../core/plugins.js';
 import type { PluginSteps } from '../plugins/index.js';
+import type { StreamHealer } from '../plugins/healing.js';
 import type { AttemptCodec, InboundApi, StreamSession } from '../codecs.js';
 import type { AttemptLog } from '../attempts/errors.js';
 import type { CatalogService } from '../catalog.js';
@@ -97,6 +98,8 @@ export interface Prepared {
   pipeline?: PipelineEntry[];
   /** Content guardrails on a streamed reply (null: none apply, or the reply is not streamed). */
   outputFilters?: CompiledFilter[] | null;
+  /** response-healing on a streamed reply: makes each attempt's healer (null when off or no JSON is asked for). */
+  outputHealing?: (() => StreamHealer) | null;
   /** The request's plugins (docs/plugins.md). */
   plugins: PluginSettings;
   /** I/O logging: what this request keeps of its content; null when its workspace does not log it. */
