@@ -38,10 +38,17 @@ export function writeGatewayConfig(dir: string, simBase: string): string {
     [
       'providers:',
       `  - { slug: sim, name: Simulator, protocol: openai, base_url: "${simBase}", no_auth: true }`,
+      // The same simulator in its other protocols (the translated streams of the work-size table).
+      `  - { slug: sim-anthropic, name: Simulator (Messages), protocol: anthropic, base_url: "${simBase}", no_auth: true }`,
+      `  - { slug: sim-responses, name: Simulator (Responses), protocol: openai-responses, base_url: "${simBase}", no_auth: true }`,
       'models:',
       '  - { id: bench/model, name: Bench model, context_length: 4000000 }',
+      '  - { id: bench/claude, name: Bench model over Messages, context_length: 4000000 }',
+      '  - { id: bench/responses, name: Bench model over Responses, context_length: 4000000 }',
       'endpoints:',
       '  - { model: bench/model, provider: sim, upstream_model: bench-model, pricing: { prompt: "0.000001", completion: "0.000002" } }',
+      '  - { model: bench/claude, provider: sim-anthropic, upstream_model: bench-model, pricing: { prompt: "0.000001", completion: "0.000002" } }',
+      '  - { model: bench/responses, provider: sim-responses, upstream_model: bench-model, pricing: { prompt: "0.000001", completion: "0.000002" } }',
     ].join('\n'),
   );
   return file;
