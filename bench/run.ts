@@ -107,7 +107,7 @@ const messagesBody = (model: string) => JSON.stringify({ model, max_tokens: 20_0
 const geminiBody = () => JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'lorem ipsum dolor sit amet '.repeat(6) }] }], generationConfig: { maxOutputTokens: 20_000 } });
 const geminiPath = (model: string) => `/api/v1beta/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`;
 
-const WORKS: Work[] = [
+const WORKS: Work[] = ([
   { name: '1 KB body', connections: 64, body: (m) => sizedBody(m, 1024) },
   { name: '100 KB body', connections: 16, body: (m) => sizedBody(m, 100 * 1024) },
   { name: '1 MB body', connections: 16, body: (m) => sizedBody(m, 1024 * 1024) },
@@ -136,7 +136,7 @@ const WORKS: Work[] = [
     body: geminiBody,
     via: { 'bare-proxy': { path: geminiPath('bench-model'), model: 'bench-model' }, gateway: { path: geminiPath('bench/responses'), model: 'bench/responses' } },
   },
-].filter((w) => !process.env.BENCH_WORK || w.name.includes(process.env.BENCH_WORK));
+] as Work[]).filter((w) => !process.env.BENCH_WORK || w.name.includes(process.env.BENCH_WORK));
 
 /** CPU µs of `t`'s process per request (or per chunk) under `w` for `seconds`, with the request count and errors. */
 async function workCpu(t: Target, w: Work, seconds: number): Promise<{ cpu: number; requests: number; errors: number }> {

@@ -14,7 +14,7 @@ const meta: AnswerMeta = { id: 'gen-1-abc', model: 'test/alpha', provider: 'Sim 
 
 function relay(events: string[]): Array<Record<string, unknown>> {
   const s = codecFor('chat', { model: 'test/alpha', messages: [] }, null, endpoint, 'openai').openStream(meta);
-  let out = s.push(events.map((e) => `data: ${e}\n\n`).join('') + 'data: [DONE]\n\n');
+  let out = String(s.push(events.map((e) => `data: ${e}\n\n`).join('') + 'data: [DONE]\n\n'));
   s.end();
   out += s.finishOut(meta);
   return out
