@@ -23,7 +23,7 @@ import { UpstreamError } from '../core/provider-errors.js';
 import { eventTooLarge, sseLimits, SseEventBound } from '../providers/sse.js';
 import { openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
 import type { StreamSession } from './codec-types.js';
-import { bytes, has, plainChunkLength, USAGE_NULL, USAGE_NULL_TAIL } from './chat-chunk-scan.js';
+import { hasAt, plainChunkAt, plainChunkChars, USAGE_NULL_TAIL } from './chat-chunk-scan.js';
 import { chatUsageView } from './codec-usage.js';
 
 const { streamError, tokenUsage, checkChunk: checkChatChunk } = openaiChatWire;
@@ -69,13 +69,12 @@ export function mirrorReasoning(choices: unknown, key: 'message' | 'delta'): boo
 
 // ---- the session -------------------------------------------------------------------------------------
 
-const LFLF = Buffer.from('\n\n');
-const DATA = bytes('data: ');
-const DONE = bytes('[DONE]');
-const CLOSE_CUT = bytes('}\n\n');
-/** Segment markers (negative starts): our prefix, and `}\n\n` after a cut `usage: null`. */
-const OUR = -1;
-const CUT = -2;
+const DATA = 'data: ';
+const DONE = '[DONE]';
+/** UTF-8 text as Latin-1 text of its bytes (what the relay's output is built of). */
+const latin1 = (s: string) => (s === '' ? '' : Buffer.from(s).toString('latin1'));
+/** The UTF-8 text of `buf` (Latin-1 text of bytes) from `s` to `e`. */
+const utf8Of = (buf: string, s: number, e: number) => Buffer.from(buf.slice(s, e), 'latin1').toString('utf8');
 
 /** The chat relay of one attempt (see the file comment). */
 export function chatRelay(meta: AnswerMeta): StreamSession {
@@ -98,22 +97,20 @@ class ChatRelay implements StreamSession {
   private readonly base: Record<string, unknown>;
   /** Most chunks need only their id, created and model replaced and the provider added (see chunkPrefix). */
   private readonly ourPrefix: string;
-  private readonly ourData: Buffer;
-  private upstreamPrefix: Buffer | null = null;
-  /** The bytes of an event not yet complete at the end of the last read. */
-  private carry: Buffer[] | null = null;
-  private carried = 0;
+  /** `data: ` and our prefix, as Latin-1 text of their UTF-8 bytes. */
+  private readonly ourData: string;
+  /** The upstream's usual prefix, as Latin-1 text of its UTF-8 bytes (as the reads are scanned). */
+  private upstreamPrefix: string | null = null;
+  private upstreamText: string | null = null;
+  /** The bytes (Latin-1 text) of an event not yet complete at the end of the last read. */
+  private carry = '';
   /** CR line ends seen: `eventsource-parser` reads the rest of the stream. */
   private legacy: { parser: ReturnType<typeof createParser>; events: EventSourceMessage[]; decoder: StringDecoder; bound: SseEventBound } | null = null;
-  // The current read's output: segments of the read (start, end) or markers (OUR, CUT) or decoded text (`-3 - k`: texts[k]).
-  private readonly starts: number[] = [];
-  private readonly ends: number[] = [];
-  private readonly texts: Buffer[] = [];
 
   constructor(private readonly meta: AnswerMeta) {
     this.base = { id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, provider: meta.provider };
     this.ourPrefix = chunkPrefix(meta.id, meta.created, meta.model, meta.provider);
-    this.ourData = Buffer.from(`data: ${this.ourPrefix}`);
+    this.ourData = latin1(`data: ${this.ourPrefix}`);
   }
 
   push(input: string | Uint8Array): Buffer | string {
@@ -121,101 +118,63 @@ class ChatRelay implements StreamSession {
     if (this.done) return '';
     if (this.legacy === null && chunk.indexOf(0x0d) !== -1) this.toLegacy();
     if (this.legacy !== null) return this.pushLegacy(chunk);
-    let buf = chunk;
-    if (this.carry !== null) {
-      // An event spread over reads: its pieces are kept apart until its end arrives (no copy per read).
-      const last = this.carry[this.carry.length - 1];
-      if (chunk.indexOf(LFLF) === -1 && !(last[last.length - 1] === 0x0a && chunk[0] === 0x0a)) {
-        this.carry.push(chunk);
-        this.carried += chunk.length;
-        if (this.carried > sseLimits.eventChars) throw eventTooLarge();
-        return '';
-      }
-      this.carry.push(chunk);
-      buf = Buffer.concat(this.carry);
-      this.carry = null;
-    }
-    this.starts.length = 0;
-    this.ends.length = 0;
-    this.texts.length = 0;
-    let total = 0;
+    // The read as Latin-1 text: one character per byte, a copy without decoding. Output is built the same way
+    // (slices of it, our prefix) and encoded back to the same bytes once per read.
+    const carried = this.carry;
+    const buf = carried + chunk.toString('latin1');
+    this.carry = '';
+    let out = '';
     let pos = 0;
     try {
       // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
-      const last = buf.lastIndexOf(LFLF);
-      const utf8 = last < 0 || isUtf8(buf.subarray(0, last));
-      for (let nn = buf.indexOf(LFLF, pos); nn !== -1 && !this.done; pos = nn + 2, nn = buf.indexOf(LFLF, pos)) {
+      const last = buf.lastIndexOf('\n\n');
+      const utf8 = last > 0 && (carried === '' ? isUtf8(chunk.subarray(0, last)) : isUtf8(Buffer.from(buf.slice(0, last), 'latin1')));
+      for (let nn = buf.indexOf('\n\n', pos); nn !== -1 && !this.done; pos = nn + 2, nn = buf.indexOf('\n\n', pos)) {
         let s = pos;
-        while (s < nn && buf[s] === 0x0a) s++; // blank lines beyond the first
+        while (s < nn && buf.charCodeAt(s) === 0x0a) s++; // blank lines beyond the first
         if (s === nn) continue;
-        if (utf8 && has(buf, s, nn, DATA) && buf.indexOf(0x0a, s) === nn) {
+        if (hasAt(buf, s, DATA)) {
           const d = s + DATA.length;
           const up = this.upstreamPrefix;
-          if (up !== null && has(buf, d, nn, up)) {
-            const chars = plainChunkLength(buf, d + up.length, nn);
-            if (chars >= 0) {
-              this.contentStarted = true;
-              this.producedTokens += deltaTokens(chars);
-              if (this.held !== '') total += this.text(this.takeHeld());
-              const cut = has(buf, nn - USAGE_NULL_TAIL.length, nn, USAGE_NULL);
-              this.starts.push(OUR, d + up.length, cut ? CUT : nn);
-              this.ends.push(0, cut ? nn - USAGE_NULL_TAIL.length : nn + 2, 0);
-              total += this.ourData.length + (cut ? nn - USAGE_NULL_TAIL.length - d - up.length + CLOSE_CUT.length : nn + 2 - d - up.length);
-              continue;
+          // A plain chunk's pattern admits no line break: the event is this one line.
+          if (utf8 && up !== null && hasAt(buf, d, up) && plainChunkAt(buf, d + up.length)) {
+            this.contentStarted = true;
+            this.producedTokens += deltaTokens(plainChunkChars(buf, d + up.length, nn));
+            if (this.held !== '') out += latin1(this.takeHeld());
+            out += hasAt(buf, nn - USAGE_NULL_TAIL.length, USAGE_NULL_TAIL)
+              ? `${this.ourData}${buf.slice(d + up.length, nn - USAGE_NULL_TAIL.length)}}\n\n`
+              : this.ourData + buf.slice(d + up.length, nn + 2);
+            continue;
+          }
+          if (buf.indexOf('\n', s) === nn) {
+            if (nn - d === DONE.length && hasAt(buf, d, DONE)) {
+              this.done = true;
+              break;
             }
+            out += latin1(this.data(utf8Of(buf, d, nn)));
+            continue;
           }
-          if (nn - d === DONE.length && has(buf, d, nn, DONE)) {
-            this.done = true;
-            break;
-          }
-          const line = this.data(buf.toString('utf8', d, nn));
-          if (line !== '') total += this.text(line);
-        } else if (buf[s] !== 0x3a || buf.indexOf(0x0a, s) !== nn) {
+        }
+        if (buf.charCodeAt(s) !== 0x3a || buf.indexOf('\n', s) !== nn) {
           // Anything but a one-line comment: an event of other fields (`event:`, several `data:` lines, `id:`).
-          for (const ev of parseEvents(buf.toString('utf8', s, nn + 2))) {
+          for (const ev of parseEvents(utf8Of(buf, s, nn + 2))) {
             if (ev.data === '[DONE]') {
               this.done = true;
               break;
             }
-            const line = this.data(ev.data);
-            if (line !== '') total += this.text(line);
+            out += latin1(this.data(ev.data));
           }
         }
       }
       if (!this.done && pos < buf.length) {
-        this.carried = buf.length - pos;
-        if (this.carried > sseLimits.eventChars) throw eventTooLarge();
-        this.carry = [buf.subarray(pos)];
+        if (buf.length - pos > sseLimits.eventChars) throw eventTooLarge();
+        this.carry = buf.slice(pos);
       }
     } catch (err) {
-      if (total === 0) throw err;
+      if (out === '') throw err;
       this.failure = err as UpstreamError;
     }
-    return total === 0 ? '' : this.output(buf, total);
-  }
-
-  /** The current read's segments, in one Buffer. */
-  private output(buf: Buffer, total: number): Buffer {
-    const out = Buffer.allocUnsafe(total);
-    let at = 0;
-    const { starts, ends, texts } = this;
-    for (let k = 0; k < starts.length; k++) {
-      const s = starts[k];
-      if (s >= 0) at += buf.copy(out, at, s, ends[k]);
-      else if (s === OUR) at += this.ourData.copy(out, at);
-      else if (s === CUT) at += CLOSE_CUT.copy(out, at);
-      else at += texts[-3 - s].copy(out, at);
-    }
-    return out;
-  }
-
-  /** Adds decoded output to the current read's; its length in bytes. */
-  private text(s: string): number {
-    const b = Buffer.from(s);
-    this.starts.push(-3 - this.texts.length);
-    this.ends.push(0);
-    this.texts.push(b);
-    return b.length;
+    return out === '' ? '' : Buffer.from(out, 'latin1');
   }
 
   private takeHeld(): string {
@@ -228,8 +187,8 @@ class ChatRelay implements StreamSession {
     const events: EventSourceMessage[] = [];
     this.legacy = { parser: createParser({ onEvent: (ev) => events.push(ev) }), events, decoder: new StringDecoder('utf8'), bound: new SseEventBound() };
     const carry = this.carry;
-    this.carry = null;
-    if (carry) for (const b of carry) this.legacy.parser.feed(this.legacy.decoder.write(b));
+    this.carry = '';
+    if (carry) this.legacy.parser.feed(this.legacy.decoder.write(Buffer.from(carry, 'latin1')));
   }
 
   private pushLegacy(chunk: Buffer): string {
@@ -283,9 +242,10 @@ class ChatRelay implements StreamSession {
     const norm = normalizeChoices(choices);
     if (norm) this.finish = norm;
     if (this.upstreamPrefix === null && typeof json.id === 'string' && typeof json.created === 'number' && typeof json.model === 'string') {
-      this.upstreamPrefix = Buffer.from(chunkPrefix(json.id, json.created, json.model));
+      this.upstreamText = chunkPrefix(json.id, json.created, json.model);
+      this.upstreamPrefix = latin1(this.upstreamText);
     }
-    const up = this.upstreamPrefix === null ? null : this.upstreamPrefix.toString('utf8');
+    const up = this.upstreamText;
     const verbatim = norm === null && !mirrored && !withUsage && json.provider === undefined && up !== null && data.startsWith(up);
     const line = verbatim ? `data: ${this.ourPrefix}${data.slice(up!.length)}\n\n` : `data: ${JSON.stringify(Object.assign(json, this.base))}\n\n`;
     if (!this.contentStarted && !output) {
