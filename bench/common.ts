@@ -30,7 +30,10 @@ export function procStats(pid: number): { cpu: number; hwmMb: number; rssMb: num
   return { cpu, hwmMb: kb('VmHWM') / 1024, rssMb: kb('VmRSS') / 1024 };
 }
 
-/** A gateway config file routing `bench/model` to the simulator at `simBase` (…/v1); returns its path. */
+/**
+ * A gateway config file routing `bench/model` to the simulator at `simBase` (…/v1) as an OpenAI-compatible upstream,
+ * `bench/claude` as an Anthropic one and `bench/responses` as a Responses one; returns its path.
+ */
 export function writeGatewayConfig(dir: string, simBase: string): string {
   const file = join(dir, 'gateway.yaml');
   writeFileSync(
@@ -38,13 +41,12 @@ export function writeGatewayConfig(dir: string, simBase: string): string {
     [
       'providers:',
       `  - { slug: sim, name: Simulator, protocol: openai, base_url: "${simBase}", no_auth: true }`,
-      // The same simulator in its other protocols (the translated streams of the work-size table).
-      `  - { slug: sim-anthropic, name: Simulator (Messages), protocol: anthropic, base_url: "${simBase}", no_auth: true }`,
+      `  - { slug: sim-anthropic, name: Simulator (Anthropic), protocol: anthropic, base_url: "${simBase}", no_auth: true }`,
       `  - { slug: sim-responses, name: Simulator (Responses), protocol: openai-responses, base_url: "${simBase}", no_auth: true }`,
       'models:',
       '  - { id: bench/model, name: Bench model, context_length: 4000000 }',
-      '  - { id: bench/claude, name: Bench model over Messages, context_length: 4000000 }',
-      '  - { id: bench/responses, name: Bench model over Responses, context_length: 4000000 }',
+      '  - { id: bench/claude, name: Bench model (Messages API upstream), context_length: 4000000 }',
+      '  - { id: bench/responses, name: Bench model (Responses API upstream), context_length: 4000000 }',
       'endpoints:',
       '  - { model: bench/model, provider: sim, upstream_model: bench-model, pricing: { prompt: "0.000001", completion: "0.000002" } }',
       '  - { model: bench/claude, provider: sim-anthropic, upstream_model: bench-model, pricing: { prompt: "0.000001", completion: "0.000002" } }',

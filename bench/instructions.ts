@@ -8,7 +8,8 @@
  * is not a per-request cost).
  *
  * Needs `valgrind` and `callgrind_annotate` (Debian: `apt-get install valgrind`). A and B are checkouts with `dist/`
- * built (see bench/pair.ts). Env: INSTR_REQUESTS (default 1500), INSTR_STREAM=1 (streamed requests).
+ * built (see bench/pair.ts). Env: INSTR_REQUESTS (default 1500), INSTR_STREAM=1 (streamed requests), INSTR_WORK (the
+ * body: small, 1mb, turns, messages-api, responses-api; see workRequest).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -36,8 +37,30 @@ function start(cmd: string, args: string[], env: Record<string, string>): ChildP
   return k;
 }
 
+/**
+ * INSTR_WORK: the request body — `small` (default: one short chat message), `1mb` (one 1 MB chat message), `turns`
+ * (1,000 chat messages, ~1 MB), `messages-api` and `responses-api` (the same 1,000 turns to the Messages and the
+ * Responses API, each to an upstream of its own protocol). Large bodies are slow under callgrind: use INSTR_REQUESTS=100.
+ */
+const WORK = process.env.INSTR_WORK ?? 'small';
+
+function workRequest(): { path: string; body: string } {
+  const turns = (bytes: number, n: number) => {
+    const per = Math.max(1, Math.floor(bytes / n) - 40);
+    const text = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(per / 27)).slice(0, per);
+    return Array.from({ length: n }, (_, i) => ({ role: i % 2 === 0 || i === n - 1 ? 'user' : 'assistant', content: text }));
+  };
+  const chat = (messages: unknown[]) => ({ path: '/api/v1/chat/completions', body: JSON.stringify({ model: 'bench/model', messages, stream: STREAM }) });
+  if (WORK === '1mb') return chat(turns(1 << 20, 1));
+  if (WORK === 'turns') return chat(turns(1 << 20, 1000));
+  if (WORK === 'messages-api') return { path: '/api/v1/messages', body: JSON.stringify({ model: 'bench/claude', max_tokens: 64, messages: turns(1 << 20, 1000), stream: STREAM }) };
+  if (WORK === 'responses-api') return { path: '/api/v1/responses', body: JSON.stringify({ model: 'bench/responses', input: turns(1 << 20, 1000), stream: STREAM }) };
+  return chat([{ role: 'user', content: 'hello' }]);
+}
+const REQUEST = workRequest();
+
 function load(url: string, key: string, amount: number): Promise<autocannon.Result> {
-  const body = JSON.stringify({ model: 'bench/model', messages: [{ role: 'user', content: 'hello' }], stream: STREAM });
+  const body = REQUEST.body;
   return new Promise((res, rej) =>
     autocannon(
       { url, method: 'POST', connections: 16, amount, timeout: 120, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body },
@@ -80,7 +103,7 @@ async function measure(dir: string, port: number, config: string, scratch: strin
   await waitUp(`${base}/health`, 300_000);
   const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'instr' }) });
   const { key } = (await res.body.json()) as { key: string };
-  const url = `${base}/api/v1/chat/completions`;
+  const url = `${base}${REQUEST.path}`;
   await load(url, key, N);
   await load(url, key, N);
   const control = (cmd: string) => execFileSync('callgrind_control', [prefix, cmd, String(gw.pid)], { env: { ...process.env, HOST }, stdio: 'ignore' });
@@ -99,7 +122,7 @@ async function main() {
   start(process.execPath, [join(root, 'dist/sim/main.js')], { SIM_PORT: String(SIM_PORT) });
   await waitUp(`http://127.0.0.1:${SIM_PORT}/_sim/health`);
   const config = writeGatewayConfig(scratch, `http://127.0.0.1:${SIM_PORT}/v1`);
-  console.log(`A = ${a}\nB = ${b}\n${STREAM ? 'streamed' : 'plain'} requests: ${N} counted after ${2 * N} warm-up, 16 connections`);
+  console.log(`A = ${a}\nB = ${b}\n${STREAM ? 'streamed' : 'plain'} requests (${WORK} body): ${N} counted after ${2 * N} warm-up, 16 connections`);
   const [ra, rb] = await Promise.all([measure(a, 19361, config, scratch), measure(b, 19362, config, scratch)]);
   const k = (x: number) => `${(x / N / 1000).toFixed(0)} kIr/req`;
   console.log(`A ${k(ra.total)} (${k(ra.withoutCompiler)} without the compiler, ${ra.errors} errors)`);

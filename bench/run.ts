@@ -15,9 +15,11 @@
  *
  * The work-size table (issue 18): gateway ÷ bare CPU per request for 1 KB, 100 KB and 1 MB bodies, a 1,000-message
  * conversation (~1 MB) and a 10,000-chunk stream (per chunk) on the same-protocol path (chat → an OpenAI-compatible
- * upstream), then 10,000-chunk streams translated between protocols (Anthropic Messages in → chat upstream, chat in →
- * Anthropic Messages upstream, Gemini in → OpenAI Responses upstream), the two targets loaded in alternation in each
- * of BENCH_ROUNDS rounds (median). For a translated row the bare proxy relays the client's protocol where the
+ * upstream), and 1,000-message conversations on the Messages API (→ Anthropic protocol) and the Responses API
+ * (→ Responses protocol), and 10,000-chunk streams translated between
+ * protocols (Anthropic Messages in → chat upstream, chat in → Anthropic Messages upstream, Gemini in → OpenAI Responses
+ * upstream); the two targets loaded in alternation in each of BENCH_ROUNDS rounds (median).
+ * For a translated stream row the bare proxy relays the client's protocol where the
  * simulator takes it from the bare proxy (Gemini to Gemini, chat to chat), else the upstream's (Messages in: the bare
  * proxy forwards no `anthropic-version`, so it relays the chat stream); either way 10,000 content events, and the
  * gateway's extra work is the translation. Streams are read to their end (see streamLoad).
@@ -80,13 +82,19 @@ function load(t: Target, connections: number, stream: boolean, seconds = SECONDS
   });
 }
 
-/** A chat body of about `bytes` bytes: one user message, or `messages` messages alternating user/assistant. */
-function sizedBody(model: string, bytes: number, messages = 1, stream = false): string {
+/**
+ * A body of about `bytes` bytes: one user message, or `messages` messages alternating user/assistant; for chat
+ * completions, the Messages API (with `max_tokens`) or the Responses API (the messages as `input`).
+ */
+function sizedBody(model: string, bytes: number, messages = 1, stream = false, api: WorkApi = 'chat'): string {
   const per = Math.max(1, Math.floor(bytes / messages) - 40);
   const text = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(per / 27)).slice(0, per);
   const list = Array.from({ length: messages }, (_, i) => ({ role: i % 2 === 0 || i === messages - 1 ? 'user' : 'assistant', content: text }));
-  return JSON.stringify({ model, messages: list, stream });
+  if (api === 'responses') return JSON.stringify({ model, input: list, stream });
+  return JSON.stringify(api === 'messages' ? { model, max_tokens: 64, messages: list, stream } : { model, messages: list, stream });
 }
+
+type WorkApi = 'chat' | 'messages' | 'responses';
 
 interface Work {
   name: string;
@@ -99,6 +107,19 @@ interface Work {
    * body, or in the path for Gemini); default: the target's chat URL and model.
    */
   via?: Record<'bare-proxy' | 'gateway', { path: string; model: string }>;
+  /** The client API, sent to a same-protocol upstream (default chat completions → OpenAI-compatible). */
+  api?: WorkApi;
+}
+
+/**
+ * A target's URL and model for a work's API: the gateway's model routed to that protocol. The bare proxy forwards
+ * only the content type, which the simulator's Anthropic route refuses (it wants `anthropic-version`), so its
+ * reference for a Messages body is the same bytes sent to the chat route (to a byte-forwarding proxy, bytes are bytes).
+ */
+function workTarget(t: Target, api: WorkApi = 'chat'): { url: string; model: string } {
+  if (api === 'chat') return { url: t.url, model: t.model };
+  if (t.name !== 'gateway') return { url: api === 'messages' ? t.url : t.url.replace(/\/chat\/completions$/, '/responses'), model: t.model };
+  return { url: t.url.replace(/\/chat\/completions$/, api === 'messages' ? '/messages' : '/responses'), model: api === 'messages' ? 'bench/claude' : 'bench/responses' };
 }
 
 /** A Messages body (Anthropic's API) streaming one short user message. */
@@ -112,6 +133,8 @@ const WORKS: Work[] = ([
   { name: '100 KB body', connections: 16, body: (m) => sizedBody(m, 100 * 1024) },
   { name: '1 MB body', connections: 16, body: (m) => sizedBody(m, 1024 * 1024) },
   { name: '1,000 messages (~1 MB)', connections: 16, body: (m) => sizedBody(m, 1024 * 1024, 1000) },
+  { name: '1,000 messages, Messages API (~1 MB)', connections: 16, api: 'messages', body: (m) => sizedBody(m, 1024 * 1024, 1000, false, 'messages') },
+  { name: '1,000 input items, Responses API (~1 MB)', connections: 16, api: 'responses', body: (m) => sizedBody(m, 1024 * 1024, 1000, false, 'responses') },
   { name: '10,000-chunk stream', connections: 8, chunks: 10_000, body: (m) => sizedBody(m, 200, 1, true) },
   {
     name: '10,000-chunk stream, Messages in → chat upstream',
@@ -141,8 +164,8 @@ const WORKS: Work[] = ([
 /** CPU µs of `t`'s process per request (or per chunk) under `w` for `seconds`, with the request count and errors. */
 async function workCpu(t: Target, w: Work, seconds: number): Promise<{ cpu: number; requests: number; errors: number }> {
   const via = w.via?.[t.name as 'bare-proxy' | 'gateway'];
-  const url = via ? new URL(via.path, t.url).href : t.url;
-  const body = w.body(via ? via.model : t.model);
+  const { url, model } = via ? { url: new URL(via.path, t.url).href, model: via.model } : workTarget(t, w.api);
+  const body = w.body(model);
   const cpu0 = procStats(t.pid!).cpu;
   const headers = { 'content-type': 'application/json', ...t.headers };
   const r = w.chunks
@@ -210,7 +233,7 @@ async function workTable(targets: Target[], knobs: (body: object | null) => Prom
     });
   }
   await knobs(null);
-  console.log(`\nWork sizes, same-protocol path (chat → OpenAI-compatible upstream) unless named: CPU per request (stream: per chunk), median of ${ROUNDS} rounds of ${WORK_SECONDS} s`);
+  console.log(`\nWork sizes, same-protocol paths (chat → OpenAI-compatible, messages → Anthropic, responses → Responses upstream) unless a row names a translation: CPU per request (stream: per chunk), median of ${ROUNDS} rounds of ${WORK_SECONDS} s`);
   console.table(rows);
 }
 
@@ -304,7 +327,7 @@ async function main() {
   const simUrl = `http://127.0.0.1:${PORTS.sim}`;
   await waitUp(`${simUrl}/_sim/health`);
   await waitUp(`http://127.0.0.1:${PORTS.bare}/v1/models`).catch(() => undefined);
-  await waitUp(`http://127.0.0.1:${PORTS.gateway}/health`);
+  await waitUp(`http://127.0.0.1:${PORTS.gateway}/health`, 90_000); // start-up can take tens of seconds on a loaded machine
   const created = await request(`http://127.0.0.1:${PORTS.gateway}/api/v1/keys`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },

@@ -37,6 +37,11 @@ export interface IrToolCall {
   id: string;
   name: string;
   arguments: string;
+  /**
+   * Set by a Responses upstream for a call to a namespaced tool (`name` is then the tool's own name inside the
+   * namespace); a Responses client gets the call named back (inbound/responses-tools.ts).
+   */
+  namespace?: string;
   cache_control?: CacheControl;
 }
 
@@ -192,7 +197,7 @@ export type IrStreamEvent =
   | { type: 'refusal_delta'; index: number; text: string }
   /** A whole generated image (base64 data), as one event: a part of its own (no part_end). */
   | { type: 'image'; index: number; data: string; media_type: string }
-  | { type: 'tool_call_start'; index: number; id: string; name: string }
+  | { type: 'tool_call_start'; index: number; id: string; name: string; namespace?: string }
   | { type: 'tool_call_delta'; index: number; arguments: string }
   | { type: 'part_end'; index: number }
   | { type: 'finish'; finish_reason: IrFinishReason; native_finish_reason: string | null }

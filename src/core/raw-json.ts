@@ -5,11 +5,15 @@
  * passed its rules (NUL, lone surrogates, non-finite numbers, depth). Pure: no I/O.
  */
 
-/** Parsed bodies → the raw bytes they were parsed from, and the `messages` array as parsed (identity check). */
-const raws = new WeakMap<object, { bytes: Buffer; messages: unknown }>();
+/** The large fields whose bytes are reused: chat's and Messages' `messages`, Responses' `input`. */
+export type RawField = 'messages' | 'input';
+
+/** Parsed bodies → the raw bytes they were parsed from, and `messages` and `input` as parsed (identity checks). */
+const raws = new WeakMap<object, { bytes: Buffer; messages: unknown; input: unknown }>();
 
 export function rememberRaw(parsed: object, bytes: Buffer): void {
-  raws.set(parsed, { bytes, messages: (parsed as { messages?: unknown }).messages });
+  const p = parsed as { messages?: unknown; input?: unknown };
+  raws.set(parsed, { bytes, messages: p.messages, input: p.input });
 }
 
 /**
@@ -100,10 +104,34 @@ export function topLevelValue(b: Buffer, key: string): Buffer | null {
  * changes bodies (the same `messages` array; in-place changes call forgetRaw), or null.
  */
 export function rawMessages(body: object): Buffer | null {
-  const r = raws.get(body);
-  if (!r || r.messages !== (body as { messages?: unknown }).messages || !Array.isArray(r.messages)) return null;
-  return topLevelValue(r.bytes, 'messages');
+  return rawField(body, 'messages');
 }
+
+/**
+ * The raw bytes of `body[key]` (`messages` or `input`) when `body` is a body the JSON parser checked and `body[key]`
+ * is still the array it parsed (in-place changes call forgetRaw), or null.
+ */
+export function rawField(body: object, key: RawField): Buffer | null {
+  const r = raws.get(body);
+  if (!r || r[key] !== (body as Record<string, unknown>)[key] || !Array.isArray(r[key])) return null;
+  return topLevelValue(r.bytes, key);
+}
+
+/**
+ * A same-protocol upstream body: `out` serialized, except that when `out[key]` is still the parsed value of `body`
+ * (the client's), its bytes as received are spliced in (parts for the upstream request to write in turn; their total
+ * is the content-length). A string when nothing could be reused.
+ */
+export function spliceRaw(body: object, out: Record<string, unknown>, key: RawField): string | Buffer[] {
+  const raw = out[key] !== undefined && out[key] === (body as Record<string, unknown>)[key] ? rawField(body, key) : null;
+  if (!raw) return JSON.stringify(out);
+  const fields: Record<string, unknown> = {};
+  for (const k in out) if (k !== key) fields[k] = out[k];
+  return withRawField(fields, key, raw);
+}
+
+/** The byte length of a body's parts. */
+export const partsLength = (parts: Buffer[]): number => parts.reduce((n, b) => n + b.length, 0);
 
 /**
  * The client's bytes of `body` when it is a body the JSON parser checked and its `messages` is still the parsed array
@@ -111,7 +139,8 @@ export function rawMessages(body: object): Buffer | null {
  */
 export function rawBody(body: object): Buffer | null {
   const r = raws.get(body);
-  return r && r.messages === (body as { messages?: unknown }).messages ? r.bytes : null;
+  const b = body as { messages?: unknown; input?: unknown };
+  return r && r.messages === b.messages && r.input === b.input ? r.bytes : null;
 }
 
 /**
@@ -119,7 +148,12 @@ export function rawBody(body: object): Buffer | null {
  * re-serialized, not copied: the upstream request writes the parts one after the other), then the closing brace.
  */
 export function withRawMessages(fields: Record<string, unknown>, messages: Buffer): Buffer[] {
+  return withRawField(fields, 'messages', messages);
+}
+
+/** `withRawMessages` for any top-level key (`input` of a Responses body). */
+export function withRawField(fields: Record<string, unknown>, key: RawField, value: Buffer): Buffer[] {
   const head = JSON.stringify(fields);
-  const open = head === '{}' ? '{"messages":' : `${head.slice(0, -1)},"messages":`;
-  return [Buffer.from(open), messages, Buffer.from('}')];
+  const open = head === '{}' ? `{"${key}":` : `${head.slice(0, -1)},"${key}":`;
+  return [Buffer.from(open), value, Buffer.from('}')];
 }

@@ -3,7 +3,7 @@
  * events (`response.created`, `response.completed`, …): the request fields the object echoes, the output items, the
  * status, and usage with the gateway's cost.
  */
-import { callItem, type ResponsesToolMap } from './responses-tools.js';
+import { callItem, flatOfCall, type ResponsesToolMap } from './responses-tools.js';
 import type { IrFinishReason, IrPart, IrUsage } from '../core/ir.js';
 import type { AnswerMeta } from '../core/adapters.js';
 import { idSuffix, isObject, type Json } from './common.js';
@@ -174,7 +174,7 @@ export function outputItems(parts: IrPart[], meta: AnswerMeta, tools: ResponsesT
       }
       case 'tool_call':
         // Namespaced and custom tools are named back (responses-tools.ts).
-        out.push(callItem(tools, itemId('fc', meta, out.length), p.id, p.name, p.arguments, 'completed'));
+        out.push(callItem(tools, itemId('fc', meta, out.length), p.id, flatOfCall(tools, p.name, p.namespace), p.arguments, 'completed'));
         break;
       default:
         break;

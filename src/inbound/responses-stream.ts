@@ -15,7 +15,7 @@ import type { IrFinishReason, IrStreamEvent, IrUsage } from '../core/ir.js';
 import type { AnswerMeta, StreamEncoder } from '../core/adapters.js';
 import { idSuffix, sse, type Json } from './common.js';
 import { finishStatus, itemId, responseErrorCode, responseObject } from './responses-output.js';
-import { callItem, customInput, type ResponsesToolMap } from './responses-tools.js';
+import { callItem, customInput, flatOfCall, type ResponsesToolMap } from './responses-tools.js';
 
 /** `custom_tool_call`: a call to a free-form tool, whose input is sent whole when the call ends (responses-tools.ts). */
 type ItemKind = 'message' | 'reasoning' | 'function_call' | 'custom_tool_call' | 'local_shell_call' | 'apply_patch_call';
@@ -234,7 +234,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       case 'tool_call_start':
         this.sawTool = true;
         if ((this.open?.kind === 'function_call' || this.open?.kind === 'custom_tool_call' || this.open?.kind === 'local_shell_call' || this.open?.kind === 'apply_patch_call') && this.open.irIndex === ev.index) return '';
-        return this.toolItem(ev.index, ev.id, ev.name);
+        return this.toolItem(ev.index, ev.id, flatOfCall(this.tools, ev.name, ev.namespace));
       case 'tool_call_delta': {
         this.sawTool = true;
         // A custom tool's input is the `input` string of the JSON arguments: collected, sent whole at the end.

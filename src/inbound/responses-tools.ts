@@ -148,6 +148,17 @@ export function flatOf(map: ResponsesToolMap, name: string, namespace: unknown):
   return map.byName.get(key(name, typeof namespace === 'string' && namespace !== '' ? namespace : undefined)) ?? name;
 }
 
+/**
+ * The upstream function name of an IR call. Chat, Anthropic and Gemini upstreams call the function the gateway made
+ * (its flat name); a Responses upstream, which got the tools as sent, names a namespaced tool by its own name and
+ * `namespace`, and a custom tool by its own name.
+ */
+export function flatOfCall(map: ResponsesToolMap | null, name: string, namespace?: string): string {
+  if (!map) return name;
+  if (namespace !== undefined) return flatOf(map, name, namespace);
+  return map.byFlat.has(name) ? name : flatOf(map, name, undefined);
+}
+
 /** A custom tool's `input` from the JSON arguments the upstream produced (the raw text when they are not `{input}`). */
 export function customInput(args: string): string {
   try {

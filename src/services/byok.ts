@@ -148,6 +148,17 @@ export class ByokService {
     };
   }
 
+  /**
+   * The secret of the first credential (in routing order) that a key may use with a provider, whatever the model: for
+   * calls that are not a model's (a file stored on the provider's own Files API, docs/files.md). Null when none.
+   */
+  secretFor(key: KeyRow, provider: string): string | null {
+    const own = this.table.get(key.workspace_id) ?? [];
+    const global = this.table.get('') ?? [];
+    const c = [...own, ...global].filter((x) => x.row.provider === provider && allows(x.row.allowed_api_key_hashes, key.hash) && allows(x.row.allowed_user_ids, key.creator_user_id)).sort(ORDER)[0];
+    return c ? c.secret : null;
+  }
+
   /** The secret an attempt runs with: its BYOK credential's, else the operator's key for the provider. */
   apiKey(a: Pick<Attempt, 'provider' | 'byok'>): string | null {
     if (!a.byok) return this.deps.catalog.apiKey(a.provider);

@@ -21,6 +21,7 @@ import type { GenerationRow, KeyRow } from '../store/types.js';
 import type { IrRequest } from '../core/ir.js';
 import { unpricedCostDetails, type AnswerMeta } from '../core/adapters.js';
 import type { CompiledFilter } from '../core/content-filters/index.js';
+import type { StreamHealer } from './plugins/healing.js';
 import { NO_PLUGINS, type AnyPipelineEntry as PipelineEntry, type PluginSettings } from '../core/plugins.js';
 import type { PluginSteps } from './plugins/index.js';
 import { screenInput, screenOutput, streamBlockedError } from './content-guardrails.js';
@@ -95,6 +96,8 @@ interface Prepared {
   pipeline?: PipelineEntry[];
   /** Content guardrails on a streamed reply (null: none apply, or the reply is not streamed). */
   outputFilters?: CompiledFilter[] | null;
+  /** response-healing on a streamed reply: makes each attempt's healer (null when off or no JSON is asked for). */
+  outputHealing?: (() => StreamHealer) | null;
   /** The request's plugins (docs/plugins.md). */
   plugins: PluginSettings;
   /** I/O logging: what this request keeps of its content; null when its workspace does not log it. */
@@ -253,7 +256,6 @@ export class ChatService {
     const pipeline: PipelineEntry[] = [...(steps?.pipeline ?? []), ...(screened?.pipeline ?? [])];
     // The moderation plugin: the text as it would be sent, before any upstream call (403 when flagged).
     if (plugins.moderation && this.deps.plugins) pipeline.push(await this.deps.plugins.moderate(api, body));
-    if (plugins.responseHealing && body.stream === true && this.deps.plugins) pipeline.push(this.deps.plugins.heal(api, body, null)!);
     // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.
     const ir = api === 'chat' ? undefined : INBOUND[api].toIr(body);
     if (ir && call.anthropicBeta?.length) ir.anthropic_beta = call.anthropicBeta;
@@ -288,9 +290,11 @@ export class ChatService {
     const protocols = new Set<'translated'>();
     // A streamed reply screened by content guardrails goes through the IR, where its deltas are redacted as they pass.
     const outputFilters = body.stream === true ? filters : null;
-    if (outputFilters || plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
+    // response-healing on a stream: the text deltas are healed at the end of each part (plugins/healing.ts), in the IR too.
+    const outputHealing = body.stream === true && plugins.responseHealing ? (this.deps.plugins?.streamHealing(api, body) ?? null) : null;
+    if (outputFilters || outputHealing || plan.attempts.some((a) => !(api === 'chat' && a.provider.protocol === 'openai'))) protocols.add('translated');
     const io = this.deps.io ? this.deps.io.capture(workspace, call.key.hash, api, body) : null;
-    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), maxOut: typeof maxOut === 'number' ? maxOut : null, promptEstimate, filters, pipeline, outputFilters, plugins, io };
+    const prepared: Prepared = { api, body, ir, protocols, requested: requestedModels.join(', '), plan, stream: body.stream === true, presetId, sessionId, dropped: new Map(), maxOut: typeof maxOut === 'number' ? maxOut : null, promptEstimate, filters, pipeline, outputFilters, outputHealing, plugins, io };
     // A chat request that some attempt must translate: build its IR now, so that a 400 comes before any attempt.
     if (protocols.size > 0) this.ir(prepared);
     return prepared;
@@ -386,7 +390,7 @@ export class ChatService {
   }
 
   private codec(p: Prepared, a: Attempt): AttemptCodec {
-    return codecFor(p.api, p.body, p.protocols.has('translated') ? this.ir(p) : null, a.endpoint, a.provider.protocol, p.outputFilters);
+    return codecFor(p.api, p.body, p.protocols.has('translated') ? this.ir(p) : null, a.endpoint, a.provider.protocol, p.outputFilters, p.outputHealing);
   }
 
   /** The IR of the request, built once (throws HttpError 400 for what the IR cannot carry). */
@@ -611,10 +615,8 @@ export class ChatService {
           if (!s?.contentStarted) return undefined;
           // Too late to fall back (or the client left): what was produced is billed — the upstream's usage when it
           // came, else the output counted so far (docs/spend.md, "Cut streams"); the stream ends with the error event.
-          const usage = s.usage();
           const cancelled = e.type === 'cancelled' || call.cancel.aborted;
-          const counted = usage ? null : { promptTokens: p.promptEstimate, completionTokens: Math.min(s.producedTokens, p.maxOut ?? Infinity) };
-          Object.assign(o, { status: e.status, error: e, estimated: counted !== null, cancelled, finish: 'error', usage: usage ?? counted, upstreamId: s.upstreamId, nativeFinish: s.native });
+          Object.assign(o, { status: e.status, error: e, cancelled, finish: 'error', ...cutUsage(p, s), upstreamId: s.upstreamId, nativeFinish: s.native });
           const meta = this.answerMeta(p, o, attempts, id, created, call, true);
           const masked = e.status >= 500 ? 'Provider error during the stream' : e.message;
           out.commit();
@@ -646,12 +648,13 @@ export class ChatService {
    */
   private blockedStream(p: Prepared, call: ChatCall, id: string, created: number, o: Outcome, s: StreamSession, attempts: AttemptLog[], out: StreamOut, raw: ServerResponse, cur: Relay) {
     const err = streamBlockedError(s.blocked!, [...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]);
-    Object.assign(o, { status: err.status, error: err, finish: 'content_filter' });
+    // Billed and settled like a cut stream: the upstream's usage when it came, else the output it produced so far.
+    Object.assign(o, { status: err.status, error: err, finish: 'content_filter', ...cutUsage(p, s) });
     const meta = this.answerMeta(p, o, attempts, id, created, call, true);
     out.commit();
     raw.end(cur.held + s.errorOut(err.status, err.message, 'content_filter', meta));
     this.record(p, call, id, o, attempts, meta.cost);
-    return { result: null, cost: meta.cost };
+    return { result: null, cost: meta.cost, tokens: usedTokens(o) };
   }
 
   /**
@@ -686,6 +689,16 @@ export class ChatService {
     }
     if (session.failure) throw session.failure;
   }
+}
+
+/**
+ * The usage of a stream that ended early (cut, failed or blocked after content flowed): the upstream's when it came,
+ * else the output counted so far with the prompt estimated (docs/spend.md, "Cut streams").
+ */
+function cutUsage(p: Prepared, s: StreamSession): { usage: Outcome['usage']; estimated: boolean } {
+  const usage = s.usage();
+  if (usage) return { usage, estimated: false };
+  return { usage: { promptTokens: p.promptEstimate, completionTokens: Math.min(s.producedTokens, p.maxOut ?? Infinity) }, estimated: true };
 }
 
 /** `gateway_metadata.pipeline` when something acted (content guardrails on the input and the output). */

@@ -6,10 +6,12 @@
 import type { EndpointDef } from '../core/catalog-types.js';
 import type { IrPart, IrRequest, IrResponse, IrStreamEvent, IrUsage } from '../core/ir.js';
 import { GATEWAY_FIELDS, MODEL_PARAMS } from '../core/params.js';
+import { partsLength, spliceRaw } from '../core/raw-json.js';
 import { isGatewaySignature } from '../core/reasoning-signature.js';
 import { UpstreamError } from '../core/provider-errors.js';
 import { responsesInbound } from '../inbound/responses.js';
 import { IrStreamGuard, type CompiledFilter } from '../core/content-filters/index.js';
+import type { StreamHealer } from './plugins/healing.js';
 import type { AnswerMeta, InboundAdapter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
 import type { AttemptCodec, AttemptRequest } from './codec-types.js';
 import { irToTokens } from './codec-usage.js';
@@ -64,8 +66,8 @@ function withoutReasoning(res: IrResponse): IrResponse {
   return { ...res, content: res.content.filter((p: IrPart) => p.type !== 'reasoning' && p.type !== 'redacted_reasoning') };
 }
 
-/** The client body, passed through to an upstream that speaks the same protocol. */
-function passthroughBody(body: Record<string, unknown>, endpoint: EndpointDef, stream: boolean, extraDrop: string[]): string {
+/** The client body, passed through to an upstream that speaks the same protocol (`raw`: its large field as received). */
+function passthroughBody(body: Record<string, unknown>, endpoint: EndpointDef, stream: boolean, extraDrop: string[], raw = false): string | Buffer[] {
   const out: Record<string, unknown> = {};
   for (const k in body) {
     if (GATEWAY_FIELDS.has(k) && k !== 'messages' && k !== 'stream') continue;
@@ -76,7 +78,7 @@ function passthroughBody(body: Record<string, unknown>, endpoint: EndpointDef, s
   out.model = endpoint.upstreamModel;
   out.stream = stream;
   if (Array.isArray(out.messages)) out.messages = withoutGatewayThinking(out.messages);
-  return JSON.stringify(out);
+  return raw ? spliceRaw(body, out, out.messages !== undefined ? 'messages' : 'input') : JSON.stringify(out);
 }
 
 /**
@@ -91,7 +93,7 @@ export function withoutGatewayThinking(messages: unknown[]): unknown[] {
 }
 
 /** The codec of a translated (or same-protocol Messages / Responses) attempt; `inbound` is the adapter of `api`. */
-export function irCodec(api: InboundApi, inbound: InboundAdapter, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'>, endpoint: EndpointDef, upstream: UpstreamAdapter, filters: CompiledFilter[] | null): AttemptCodec {
+export function irCodec(api: InboundApi, inbound: InboundAdapter, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'>, endpoint: EndpointDef, upstream: UpstreamAdapter, filters: CompiledFilter[] | null, healing: (() => StreamHealer) | null): AttemptCodec {
   const exclude = ir.reasoning?.exclude === true;
   const request = api === 'responses' ? body : undefined;
   // Same protocol on both sides: the body passes through (Anthropic needs max_tokens, so only when the client sent it).
@@ -99,8 +101,16 @@ export function irCodec(api: InboundApi, inbound: InboundAdapter, body: Record<s
   return {
     request(ctx, stream) {
       const { ir: forEndpoint, dropped } = irForEndpoint(ir, endpoint, stream);
-      const req = upstream.buildRequest(forEndpoint, ctx);
-      if (passthrough) req.body = passthroughBody(body, endpoint, stream, api === 'messages' ? ['fallbacks', 'models'] : ['models']);
+      // Passing through, the IR's messages are not serialized only to be replaced: the request's URL and headers do not
+      // depend on them (issue 18: a 1 MB conversation was serialized twice).
+      const req: AttemptRequest = upstream.buildRequest(passthrough ? { ...forEndpoint, messages: [] } : forEndpoint, ctx);
+      if (passthrough) {
+        // The client's `messages` (`input`) bytes as received when the body is the parsed one (core/raw-json.ts); a
+        // signed request (authorize) keeps a string body.
+        const sent = passthroughBody(body, endpoint, stream, api === 'messages' ? ['fallbacks', 'models'] : ['models'], upstream.authorize === undefined);
+        req.body = sent;
+        if (typeof sent !== 'string') req.headers = { ...req.headers, 'content-length': String(partsLength(sent)) };
+      }
       // What the IR could not carry reaches a same-protocol upstream only (X-Gateway-Dropped-Fields lists it otherwise).
       else if (ir.dropped_fields) dropped.push(...ir.dropped_fields);
       return { req, dropped };
@@ -126,22 +136,28 @@ export function irCodec(api: InboundApi, inbound: InboundAdapter, body: Record<s
       let pending: IrStreamEvent[] = [];
       // Content guardrails on the output (core/content-filters/ir-stream.ts): deltas redacted as they pass.
       const guard = filters ? new IrStreamGuard(filters) : null;
+      // response-healing (services/plugins/healing.ts): after the guardrails, on what the client receives.
+      const healer = healing ? healing() : null;
       const s = {
         binary: decoder.pushBytes !== undefined,
         get blocked() {
           return guard?.blocked ?? null;
         },
-        outputPipeline: () => guard?.pipeline() ?? [],
+        outputPipeline: () => [...(guard?.pipeline() ?? []), ...(healer?.pipeline() ?? [])],
         contentStarted: false,
         failure: null as UpstreamError | null,
         producedTokens: 0,
         finish: null as string | null,
         native: null as string | null,
         upstreamId: null as string | null,
+        /** Output produced upstream, counted before the guardrails hold back or drop any (what a cut stream bills). */
+        count(events: IrStreamEvent[]): IrStreamEvent[] {
+          for (const ev of events) if (CONTENT_EVENTS.has(ev.type)) s.producedTokens += deltaTokens(irDeltaChars(ev));
+          return events;
+        },
         handle(events: IrStreamEvent[]): string {
           let out = '';
           for (const ev of events) {
-            if (CONTENT_EVENTS.has(ev.type)) s.producedTokens += deltaTokens(irDeltaChars(ev));
             switch (ev.type) {
               case 'error': {
                 const err = new UpstreamError(ev.status, ev.message, ev.error_type as UpstreamError['type'], null, ev.raw ?? null);
@@ -182,11 +198,13 @@ export function irCodec(api: InboundApi, inbound: InboundAdapter, body: Record<s
           } catch (err) {
             throw err instanceof UpstreamError ? err : new UpstreamError(502, 'Provider sent an invalid stream', 'provider_unavailable', 200, String(err));
           }
-          return s.handle(guard ? guard.events(events) : events);
+          const out = guard ? guard.events(s.count(events)) : s.count(events);
+          return s.handle(healer && !guard?.blocked ? healer.events(out) : out);
         },
         end(): string {
-          const events = decoder.end();
-          return s.handle(guard ? [...guard.events(events), ...guard.end()] : events);
+          const events = s.count(decoder.end());
+          const out = guard ? [...guard.events(events), ...guard.end()] : events;
+          return s.handle(healer && !guard?.blocked ? [...healer.events(out), ...healer.end()] : out);
         },
         finishOut(m: AnswerMeta): string {
           let out = '';

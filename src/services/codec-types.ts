@@ -1,7 +1,8 @@
 /** What a codec is: how one upstream attempt is encoded and decoded (see codecs.ts), and its stream session. */
 import type { UpstreamError } from '../core/provider-errors.js';
 import type { TokenUsage } from '../core/pricing.js';
-import type { CompiledFilter, PipelineEntry } from '../core/content-filters/index.js';
+import type { CompiledFilter } from '../core/content-filters/index.js';
+import type { AnyPipelineEntry as PipelineEntry } from '../core/plugins.js';
 import type { AnswerMeta, UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
 
 /** A parsed non-streaming answer, rendered for the client once cost and metadata are known. */

@@ -16,6 +16,7 @@ import { messagesInbound } from '../inbound/messages.js';
 import { responsesInbound } from '../inbound/responses.js';
 import { chatAdapter } from '../providers/registry.js';
 import type { CompiledFilter } from '../core/content-filters/index.js';
+import type { StreamHealer } from './plugins/healing.js';
 import type { InboundAdapter } from '../core/adapters.js';
 import type { AttemptCodec } from './codec-types.js';
 import { openaiPassthrough } from './codec-chat.js';
@@ -36,10 +37,11 @@ export function droppedFieldsHeader(dropped: string[] | undefined): Record<strin
 
 /**
  * `outputFilters`: content guardrails on a streamed reply — the stream then goes through the IR (also chat → OpenAI
- * protocol), where text deltas are redacted as they pass.
+ * protocol), where text deltas are redacted as they pass. `outputHealing`: the response-healing plugin on a streamed
+ * reply (services/plugins/healing.ts), in the IR as well.
  */
-export function codecFor(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'> | null, endpoint: EndpointDef, protocol: Protocol, outputFilters: CompiledFilter[] | null = null): AttemptCodec {
-  if (api === 'chat' && protocol === 'openai' && !outputFilters) return openaiPassthrough(body, endpoint);
+export function codecFor(api: InboundApi, body: Record<string, unknown>, ir: Omit<IrRequest, 'model'> | null, endpoint: EndpointDef, protocol: Protocol, outputFilters: CompiledFilter[] | null = null, outputHealing: (() => StreamHealer) | null = null): AttemptCodec {
+  if (api === 'chat' && protocol === 'openai' && !outputFilters && !outputHealing) return openaiPassthrough(body, endpoint);
   if (!ir) throw new Error('IR request missing for a translated attempt');
-  return irCodec(api, INBOUND[api], body, ir, endpoint, chatAdapter(protocol), outputFilters);
+  return irCodec(api, INBOUND[api], body, ir, endpoint, chatAdapter(protocol), outputFilters, outputHealing);
 }

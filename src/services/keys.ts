@@ -34,7 +34,7 @@ export interface RateLimitSetting {
   tokens_per_minute: number | null;
 }
 
-export type KeyPatch = Partial<Pick<KeyRow, 'name' | 'disabled' | 'limit' | 'limit_reset' | 'include_byok_in_limit'>> & { rate_limit?: RateLimitSetting | null };
+export type KeyPatch = Partial<Pick<KeyRow, 'name' | 'disabled' | 'limit' | 'limit_reset' | 'include_byok_in_limit' | 'expires_at'>> & { rate_limit?: RateLimitSetting | null };
 
 interface CacheEntry {
   row: KeyRow;
@@ -137,11 +137,12 @@ export class KeyService {
   }
 
   async update(hash: string, patch: KeyPatch): Promise<KeyRow> {
+    if (patch.expires_at && Date.parse(patch.expires_at) <= this.now()) throw badRequest('expires_at must be in the future', { field: 'expires_at' });
     const current = await this.get(hash);
     if (patch.disabled === true && !current.disabled && current.kind === 'management') await this.refuseLastManagementKey();
-    // Only the patchable fields: unknown body fields (or workspace_id, expires_at, …) must never reach the database.
+    // Only the patchable fields: unknown body fields (or workspace_id, kind, …) must never reach the database.
     const known: Partial<KeyRow> = {};
-    for (const k of ['name', 'disabled', 'limit', 'limit_reset', 'include_byok_in_limit'] as const) {
+    for (const k of ['name', 'disabled', 'limit', 'limit_reset', 'include_byok_in_limit', 'expires_at'] as const) {
       if (patch[k] !== undefined) (known as Record<string, unknown>)[k] = patch[k];
     }
     if (patch.rate_limit !== undefined) {

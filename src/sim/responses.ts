@@ -6,7 +6,11 @@
  * - `input` (string or items) and `instructions` make the prompt; prompt tokens follow openai.ts (per item
  *   ceil(chars/4) + 3, 85 per image, plus the tools' JSON).
  * - With function tools a `function_call` item is produced (knob `toolCall`, `tool_choice` none/required/named;
- *   automatic: not right after a `function_call_output`), else one `message` with `output_text`
+ *   automatic: not right after a `function_call_output`), else one `message` with `output_text`. Tools are those of
+ *   `tools` and of `additional_tools` input items; a `namespace` tool's tools are callable with their `namespace`, and
+ *   a `custom` (free-form) tool is called with a `custom_tool_call` item whose `input` is a string (streamed as
+ *   `response.custom_tool_call_input.delta`/`.done`). The `toolName` knob picks a tool by name (or
+ *   `<namespace>__<name>`)
  *   (`content` knob, `text.format` json_schema/json_object, or generated words).
  * - A `reasoning` item comes first when `reasoning.effort` (not `none`) or `reasoning.summary` is set, or the
  *   `reasoningTokens` knob is > 0. It has a `summary_text` only when `reasoning.summary` is set, and
@@ -113,26 +117,43 @@ const isToolOutput = (it: Obj | undefined): boolean => it?.type === 'function_ca
 interface ToolPick {
   name: string;
   parameters: unknown;
+  /** A free-form (`custom`) tool: called with an `input` string. */
+  custom: boolean;
+  namespace?: string;
+}
+
+/** The callable tools of a request: its `tools` and those of its `additional_tools` input items, namespaces opened. */
+function callableTools(body: Obj, items: Obj[]): ToolPick[] {
+  const out: ToolPick[] = [];
+  const add = (t: unknown, namespace?: string): void => {
+    if (!isObj(t) || typeof t.name !== 'string') return;
+    if (t.type === 'function') out.push({ name: t.name, parameters: t.parameters, custom: false, namespace });
+    else if (t.type === 'custom') out.push({ name: t.name, parameters: undefined, custom: true, namespace });
+    else if (t.type === 'namespace' && namespace === undefined && Array.isArray(t.tools)) for (const inner of t.tools) add(inner, t.name);
+  };
+  if (Array.isArray(body.tools)) for (const t of body.tools) add(t);
+  for (const it of items) if (it.type === 'additional_tools' && Array.isArray(it.tools)) for (const t of it.tools) add(t);
+  return out;
 }
 
 function pickTool(body: Obj, items: Obj[], toolKnob: boolean | undefined, toolName?: string): ToolPick | undefined {
-  if (!Array.isArray(body.tools) || toolKnob === false) return undefined;
+  if (toolKnob === false) return undefined;
   const choice = body.tool_choice;
   if (choice === 'none') return undefined;
-  const fns: ToolPick[] = [];
-  for (const t of body.tools) if (isObj(t) && t.type === 'function' && typeof t.name === 'string') fns.push({ name: t.name, parameters: t.parameters });
+  const fns = callableTools(body, items);
   if (fns.length === 0) return undefined;
   const named = isObj(choice) && choice.type === 'function' && typeof choice.name === 'string' ? choice.name : undefined;
   const forced = named !== undefined || choice === 'required';
   const afterTool = isToolOutput(lastTurn(items));
   if (!(toolKnob ?? (forced || !afterTool))) return undefined;
-  return fns.find((f) => f.name === named) ?? fns.find((f) => f.name === toolName) ?? fns[0];
+  const byKnob = (f: ToolPick): boolean => f.name === toolName || (f.namespace !== undefined && `${f.namespace}__${f.name}` === toolName);
+  return fns.find((f) => f.name === named) ?? fns.find(byKnob) ?? fns[0];
 }
 
 interface Generation {
   /** Text pieces, or argument pieces of the function call. */
   pieces: string[];
-  tool?: { callId: string; name: string };
+  tool?: { callId: string; name: string; custom: boolean; namespace?: string };
   /** Reasoning item (summary pieces empty when no summary was asked for). */
   reasoning?: { summary: string[]; encrypted: string | null };
   truncated: boolean;
@@ -169,11 +190,12 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
 
   const tool = k.content === undefined ? pickTool(body, items, k.toolCall, k.toolName) : undefined;
   if (tool) {
-    let pieces = splitFixed(JSON.stringify(sampleFromSchema(tool.parameters ?? { type: 'object' })));
+    // A free-form tool's input is plain text (a JavaScript expression, so that a code-running tool accepts it).
+    let pieces = splitFixed(tool.custom ? '"simulated input"' : JSON.stringify(sampleFromSchema(tool.parameters ?? { type: 'object' })));
     const budget = Math.max(0, max - reasoningTokens - 1); // the call itself counts as one token
     const truncated = pieces.length > budget;
     if (truncated) pieces = pieces.slice(0, budget);
-    return { pieces, tool: { callId: `call_sim${ctx.rid}`, name: tool.name }, reasoning, truncated, chunks: summaryChunks + pieces.length + 1, reasoningTokens };
+    return { pieces, tool: { callId: `call_sim${ctx.rid}`, name: tool.name, custom: tool.custom, namespace: tool.namespace }, reasoning, truncated, chunks: summaryChunks + pieces.length + 1, reasoningTokens };
   }
 
   let pieces: string[];
@@ -227,7 +249,11 @@ function reasoningItem(ids: Ids, gen: Generation): Obj {
 
 function mainItem(ids: Ids, gen: Generation, status: string): Obj {
   const text = gen.pieces.join('');
-  if (gen.tool) return { id: ids.fc, type: 'function_call', status, arguments: text, call_id: gen.tool.callId, name: gen.tool.name };
+  if (gen.tool) {
+    const ns = gen.tool.namespace !== undefined ? { namespace: gen.tool.namespace } : {};
+    if (gen.tool.custom) return { id: ids.fc, type: 'custom_tool_call', status, call_id: gen.tool.callId, name: gen.tool.name, ...ns, input: text };
+    return { id: ids.fc, type: 'function_call', status, arguments: text, call_id: gen.tool.callId, name: gen.tool.name, ...ns };
+  }
   return { id: ids.msg, type: 'message', status, role: 'assistant', content: [{ type: 'output_text', annotations: [], logprobs: [], text }] };
 }
 
@@ -298,7 +324,11 @@ function streamEvents(ids: Ids, body: Obj, gen: Generation, usage: Obj): SseEven
   }
   const status = gen.truncated ? 'incomplete' : 'completed';
   const final = mainItem(ids, gen, status);
-  if (gen.tool) {
+  if (gen.tool?.custom) {
+    push('response.output_item.added', { output_index: oi, item: { ...final, status: 'in_progress', input: '' } }, true);
+    for (const p of gen.pieces) push('response.custom_tool_call_input.delta', { item_id: ids.fc, output_index: oi, delta: p }, true);
+    push('response.custom_tool_call_input.done', { item_id: ids.fc, output_index: oi, input: final.input });
+  } else if (gen.tool) {
     push('response.output_item.added', { output_index: oi, item: { ...final, status: 'in_progress', arguments: '' } }, true);
     for (const p of gen.pieces) push('response.function_call_arguments.delta', { item_id: ids.fc, output_index: oi, delta: p }, true);
     push('response.function_call_arguments.done', { item_id: ids.fc, output_index: oi, name: gen.tool.name, arguments: final.arguments });

@@ -7,7 +7,7 @@
  *
  * Routes:
  *   POST /v1/chat/completions, GET /v1/models          provider `default`
- *   POST /v1/moderations (moderation.ts), /v1/embeddings (embeddings.ts), /v1/audio/speech (tts.ts), video jobs (video.ts), /v1/images/* (images.ts)
+ *   POST /v1/files (files.ts: OpenAI's and Anthropic's Files API), POST /v1/moderations (moderation.ts), /v1/embeddings (embeddings.ts), /v1/audio/speech (tts.ts), video jobs (video.ts), /v1/images/* (images.ts)
  *   GET  /search?q=…&format=json   a SearXNG search API (search.ts), for the web search server tool
  *   POST /<provider>/v1/chat/completions, GET .../models  provider `<provider>`
  *   POST   /_sim/knobs/<provider>   merge JSON knobs (null removes one)
@@ -38,6 +38,7 @@ import { isAudioReply, ttsEndpoints, writeAudio } from './tts.js';
 import { parseMultipart, sttEndpoints } from './stt.js';
 import { rerankEndpoints } from './rerank.js';
 import { moderationEndpoints } from './moderation.js';
+import { providerFilesEndpoints } from './files.js';
 import { searchEndpoints } from './search.js';
 import { videoEndpoints } from './video.js';
 import { imageEndpoints } from './images.js';
@@ -113,6 +114,8 @@ ENDPOINTS.push(...videoEndpoints);
 ENDPOINTS.push(...embeddingEndpoints, ...sttEndpoints, ...rerankEndpoints);
 // OpenAI's moderation API, for the gateway's moderation plugin (moderation.ts).
 ENDPOINTS.push(...moderationEndpoints);
+// Provider Files APIs (OpenAI's and Anthropic's), for POST /files?provider=… (files.ts).
+ENDPOINTS.push(...providerFilesEndpoints);
 // A SearXNG search API for the web search server tool (search.ts).
 ENDPOINTS.push(...searchEndpoints);
 // Text-to-speech (tts.ts): OpenAI /v1/audio/speech and Gemini TTS models, first because the Gemini chat pattern also

@@ -35,8 +35,20 @@ type Db = Kysely<any>;
 const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : String(v));
 const decode = (r: Record<string, unknown>): FileRow => ({ ...(r as unknown as FileRow), size_bytes: Number(r.size_bytes), created_at: iso(r.created_at) });
 
-export async function insertFile(db: Db, row: FileRow): Promise<void> {
-  await db.insertInto('files').values({ ...row }).execute();
+/**
+ * Inserts the row unless the workspace's files would then pass `quotaBytes`: the check and the insert are one
+ * transaction, serialized per workspace (PostgreSQL: a transaction-scoped advisory lock on the workspace, so that two
+ * instances uploading at once cannot both pass; SQLite: its transactions are immediate, one writer at a time).
+ * Returns the bytes stored before, and whether the row went in.
+ */
+export async function insertFile(db: Db, kind: 'sqlite' | 'postgres', row: FileRow, quotaBytes: number): Promise<{ inserted: boolean; used: number }> {
+  return db.transaction().execute(async (trx) => {
+    if (kind === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`gw-files:${row.workspace_id}`}))`.execute(trx);
+    const used = await workspaceFileBytes(trx, row.workspace_id);
+    if (used + row.size_bytes > quotaBytes) return { inserted: false, used };
+    await trx.insertInto('files').values({ ...row }).execute();
+    return { inserted: true, used };
+  });
 }
 
 export async function selectFile(db: Db, workspaceId: string, id: string): Promise<FileRow | null> {

@@ -275,10 +275,10 @@ describe.each(BACKENDS)('Errors, authentication and protocol (%s)', (backend) =>
       const k = await createInferenceKey(t, { name: 'patch target' });
       const other = await t.call('POST', '/workspaces', { body: { name: 'elsewhere', slug: 'elsewhere' } });
       const res = await t.call('PATCH', `/keys/${k.hash}`, {
-        body: { name: 'renamed', workspace_id: other.body.data.id, expires_at: '2000-01-01T00:00:00Z', kind: 'management', label: 'x', no_such_column: 1 },
+        body: { name: 'renamed', workspace_id: other.body.data.id, created_at: '2000-01-01T00:00:00Z', kind: 'management', label: 'x', no_such_column: 1 },
       });
       expectStatus(res, 200);
-      expect(res.body.data).toMatchObject({ name: 'renamed', workspace_id: k.data.workspace_id, expires_at: null, label: k.data.label, is_management_key: false });
+      expect(res.body.data).toMatchObject({ name: 'renamed', workspace_id: k.data.workspace_id, created_at: k.data.created_at, expires_at: null, label: k.data.label, is_management_key: false });
       expectStatus(await t.call('GET', '/key', { key: k.key }), 200);
       expectError(await t.call('GET', '/workspaces', { key: k.key }), 403);
     });

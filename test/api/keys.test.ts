@@ -113,6 +113,25 @@ describe.each(BACKENDS)('API keys (%s)', (backend) => {
     expect(res.body.error.message).toMatch(/expired/);
   });
 
+  it('PATCH expires_at (extension): a new UTC expiry in the future takes effect at once; null clears it; the past or a zone is refused', async () => {
+    const k = await createInferenceKey(t, { name: 're-expiring', expires_at: '2099-01-01T00:00:00Z' });
+    const later = await t.call('PATCH', `/keys/${k.hash}`, { body: { expires_at: '2099-06-30T12:00:00Z' } });
+    expect(later.status).toBe(200);
+    expect(later.body.data.expires_at).toBe('2099-06-30T12:00:00.000Z');
+    const never = await t.call('PATCH', `/keys/${k.hash}`, { body: { expires_at: null } });
+    expect(never.body.data.expires_at).toBeNull();
+    const past = await t.call('PATCH', `/keys/${k.hash}`, { body: { expires_at: '2001-01-01T00:00:00Z' } });
+    expect(past.status).toBe(400);
+    expect(past.body.error.message).toContain('expires_at');
+    expect((await t.call('PATCH', `/keys/${k.hash}`, { body: { expires_at: '2099-01-01T00:00:00+02:00' } })).status).toBe(400);
+    expect((await t.call('GET', `/keys/${k.hash}`)).body.data.expires_at).toBeNull();
+    // Shortened to a moment from now: the key stops working then (the key cache follows the change).
+    expect((await t.call('GET', '/key', { key: k.key })).status).toBe(200);
+    expect((await t.call('PATCH', `/keys/${k.hash}`, { body: { expires_at: new Date(Date.now() + 1000).toISOString() } })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1200));
+    expect((await t.call('GET', '/key', { key: k.key })).status).toBe(401);
+  });
+
   it('GET /key describes the calling key without its identity fields', async () => {
     const k = await createInferenceKey(t, { name: 'me', limit: 5 });
     const res = await t.call('GET', '/key', { key: k.key });

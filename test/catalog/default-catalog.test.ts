@@ -52,6 +52,7 @@ describe('default providers', () => {
   it('ships the expected hosted providers with their protocol, URL and key variable', () => {
     const expected: [string, string, string, string][] = [
       ['openai', 'openai', 'https://api.openai.com/v1', 'OPENAI_API_KEY'],
+      ['openai-responses', 'openai-responses', 'https://api.openai.com/v1', 'OPENAI_API_KEY'],
       ['anthropic', 'anthropic', 'https://api.anthropic.com/v1', 'ANTHROPIC_API_KEY'],
       [
         'google-ai-studio',
@@ -267,6 +268,13 @@ describe('default endpoints', () => {
       input_cache_write: '0.00000375',
     });
     expect(find('google/gemini-2.5-flash', 'google-ai-studio')?.prompt).toBe('0.0000003');
+    // Codex's default model, over the Responses API (developers.openai.com/api/docs/models/gpt-6.1-sol).
+    expect(find('openai/gpt-6.1-sol', 'openai-responses')).toEqual({
+      prompt: '0.000002',
+      completion: '0.00001',
+      input_cache_read: '0.0000001',
+      input_cache_write: '0.0000025',
+    });
   });
 
   it('has consistent limits', () => {
@@ -295,7 +303,7 @@ describe('default endpoints', () => {
       const reasoningParams = params.some((p) => p === 'reasoning' || p === 'reasoning_effort');
       expect(reasoningParams, label(e)).toBe(m.reasoning !== null);
     }
-    const openai = DEFAULT_ENDPOINTS.filter((e) => e.provider === 'openai');
+    const openai = DEFAULT_ENDPOINTS.filter((e) => e.provider === 'openai' || e.provider === 'openai-responses');
     // OpenAI reasoning models take no sampling parameters.
     for (const e of some(openai, (x) => modelsById.get(x.model)!.reasoning !== null, 'OpenAI reasoning endpoint')) {
       expect(e.supported_parameters, label(e)).not.toContain('temperature');
@@ -307,15 +315,17 @@ describe('default endpoints', () => {
   });
 
   it('flags moderation, quantization and implicit caching per provider', () => {
-    const closed = new Set(['openai', 'anthropic', 'google-ai-studio', 'xai', 'mistral', 'deepseek']);
+    // OpenAI's two providers (Chat Completions and the Responses API) are one company's endpoints: same flags.
+    const isOpenAI = (x: EndpointDef) => x.provider === 'openai' || x.provider === 'openai-responses';
+    const closed = new Set(['openai', 'openai-responses', 'anthropic', 'google-ai-studio', 'xai', 'mistral', 'deepseek']);
     for (const e of DEFAULT_ENDPOINTS) {
-      expect(e.is_moderated, label(e)).toBe(e.provider === 'openai' || e.provider === 'anthropic');
+      expect(e.is_moderated, label(e)).toBe(isOpenAI(e) || e.provider === 'anthropic');
       expect(e.quantization, label(e)).toMatch(/^(unknown|fp4|int4|int8|fp6|fp8|fp16|bf16|fp32)$/);
     }
     for (const e of some(DEFAULT_ENDPOINTS, (x) => closed.has(x.provider), 'closed-model endpoint')) expect(e.quantization, label(e)).toBe('unknown');
     for (const e of some(DEFAULT_ENDPOINTS, (x) => x.supports_implicit_caching, 'implicit caching')) expect(e.pricing?.input_cache_read, label(e)).toBeDefined();
     for (const e of some(DEFAULT_ENDPOINTS, (x) => x.provider === 'anthropic', 'Anthropic endpoint')) expect(e.supports_implicit_caching, label(e)).toBe(false);
-    for (const e of some(DEFAULT_ENDPOINTS, (x) => x.provider === 'openai', 'OpenAI endpoint')) expect(e.supports_implicit_caching, label(e)).toBe(true);
+    for (const e of some(DEFAULT_ENDPOINTS, isOpenAI, 'OpenAI endpoint')) expect(e.supports_implicit_caching, label(e)).toBe(true);
   });
 
   it('serves open models from several providers with their own prices', () => {

@@ -59,3 +59,48 @@ describe('large same-protocol bodies', () => {
     expect(surrogate.status).toBe(400);
   });
 });
+
+/** A ~40 KB conversation as raw JSON, with escapes JSON.stringify would spell differently (`\u00e9`, `\/`). */
+const RAW_TURNS = `[ {"role":"user","content":"caf\\u00e9 \\/ ${'y'.repeat(20_000)}"}, {"role":"assistant","content":"ok"},
+  {"role":"user","content":[{"type":"text","text":"${'z'.repeat(20_000)} \\t end"}]} ]`;
+
+/** What the upstream got: its parsed body, and whether its byte length says the turns were sent as the client spelled them. */
+function sentAsReceived(provider: string, key: 'messages' | 'input'): { up: Json; asReceived: boolean } {
+  const up = env.sim.stats(provider).lastBody as Json;
+  const length = Number((env.sim.stats(provider).lastHeaders as Record<string, string>)['content-length']);
+  const reserialized = Buffer.byteLength(JSON.stringify(up));
+  return { up, asReceived: length === reserialized - Buffer.byteLength(JSON.stringify(up[key])) + Buffer.byteLength(RAW_TURNS) };
+}
+
+describe('large same-protocol bodies of the Messages and Responses APIs', () => {
+  it('a Messages body reaches an Anthropic upstream with its messages bytes as received', async () => {
+    const text = `{"model":"test/claude","max_tokens":50,"fallbacks":[],"temperature":0.5,"messages":${RAW_TURNS}}`;
+    const res = await env.t.call('POST', '/messages', { key: env.key, raw: text });
+    expect(res.status).toBe(200);
+    const { up, asReceived } = sentAsReceived('sim-anthropic', 'messages');
+    expect(up.messages).toEqual(JSON.parse(RAW_TURNS));
+    expect(up.model).toBe('claude-sim');
+    expect(up.max_tokens).toBe(50);
+    expect(up.temperature).toBe(0.5);
+    expect(up).not.toHaveProperty('fallbacks');
+    expect(asReceived).toBe(true);
+  });
+
+  it('a Responses body reaches a Responses upstream with its input bytes as received', async () => {
+    const text = `{"model":"test/responses","models":["test/responses"],"input":${RAW_TURNS}}`;
+    const res = await env.t.call('POST', '/responses', { key: env.key, raw: text });
+    expect(res.status).toBe(200);
+    const { up, asReceived } = sentAsReceived('sim-responses', 'input');
+    expect(up.input).toEqual(JSON.parse(RAW_TURNS));
+    expect(up.model).toBe('resp-sim');
+    expect(up).not.toHaveProperty('models');
+    expect(asReceived).toBe(true);
+  });
+
+  it('a Messages body still answers 400 naming the field for a bad content block', async () => {
+    const text = `{"model":"test/claude","max_tokens":50,"messages":${RAW_TURNS.replace('"type":"text","text"', '"type":"text","txt"')}}`;
+    const res = await env.t.call('POST', '/messages', { key: env.key, raw: text });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain('messages[2].content[0].text');
+  });
+});

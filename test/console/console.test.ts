@@ -3,7 +3,8 @@
  * against a gateway over SQLite whose catalog routes to the simulator. The console is built first (vite), exactly as
  * `npm run build` does. Flows: sign in; create a key and see its secret once; traffic appears in Overview and in
  * Requests with its detail; the playground streams an answer; a workspace budget makes a request 402, seen in the
- * log; a disabled key is refused. Every page is screenshot into test-artifacts/console/ (light and dark) and checked
+ * log; a disabled key is refused; a key's expiry is edited; a workspace's I/O logging keys are chosen; a BYOK credential
+ * is added and edited with its order, always-use and allowed models, keys and members. Every page is screenshot into test-artifacts/console/ (light and dark) and checked
  * with axe-core (no serious or critical violation).
  */
 import { spawnSync } from 'node:child_process';
@@ -77,7 +78,7 @@ describe('console (chromium)', () => {
     figures.build_ms = Date.now() - started;
     rmSync(ARTIFACTS, { recursive: true, force: true });
     mkdirSync(ARTIFACTS, { recursive: true });
-    env = await startChatEnv('sqlite', { env: { GATEWAY_RECORD_FLUSH_MS: '50' } });
+    env = await startChatEnv('sqlite', { env: { GATEWAY_RECORD_FLUSH_MS: '50', GATEWAY_ENCRYPTION_KEY: 'console-test-encryption-key-0123456789abcdef' } });
     base = `${env.t.url}/console`;
     profile = mkdtempSync(join(tmpdir(), 'gw-chromium-'));
     // A fresh profile directory for each run.
@@ -192,8 +193,37 @@ describe('console (chromium)', () => {
     expect((await chat(secret)).status).toBe(200);
   });
 
+  it("edits a key's expiry (and back to never) in the same form as creation", async () => {
+    const keyOf = async () => ((await env.t.call('GET', '/keys')).body.data as any[]).find((k) => k.name === 'console-made');
+    const row = page.getByRole('row', { name: /console-made/ }).first();
+    await row.getByRole('button', { name: 'Edit' }).click();
+    const form = page.getByRole('form', { name: 'Edit console-made' });
+    // The create form's fields, filled with the key's settings.
+    expect(await form.getByLabel('Spending limit (USD)').inputValue()).toBe('5');
+    expect(await form.getByLabel('Rate limit: requests').inputValue()).toBe('100');
+    expect(await form.getByLabel('Expires').inputValue()).toBe('');
+    await form.getByLabel('Expires').fill('2099-03-04T05:06');
+    await shot('02b-keys-edit-expiry');
+    await accessible('keys (edit)');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.waitFor({ state: 'detached' });
+    const expected = await page.evaluate(() => new Date('2099-03-04T05:06').toISOString());
+    await expect.poll(async () => (await keyOf()).expires_at).toBe(expected);
+    expect(await row.textContent()).toContain('2099');
+    expect((await keyOf()).limit).toBe(5);
+    // Cleared: never expires.
+    await row.getByRole('button', { name: 'Edit' }).click();
+    expect(await form.getByLabel('Expires').inputValue()).toBe('2099-03-04T05:06');
+    await form.getByLabel('Expires').fill('');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.waitFor({ state: 'detached' });
+    await expect.poll(async () => (await keyOf()).expires_at).toBeNull();
+    expect(await row.getByRole('cell', { name: 'never' }).count()).toBe(1);
+    expect((await chat(secret)).status).toBe(200);
+  });
+
   it('shows traffic in Overview charts and in Requests with its detail', async () => {
-    for (let i = 0; i < 3; i++) expect((await chat(secret)).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await chat(secret)).status).toBe(200);
     expect((await chat(secret, 'test/beta')).status).toBe(200);
     await new Promise((r) => setTimeout(r, 300));
     await open('/overview', 'Overview');
@@ -293,6 +323,77 @@ describe('console (chromium)', () => {
     expect(await page.getByLabel('Allowed models').inputValue()).toBe('test/alpha');
     await shot('10-guardrails');
     await accessible('guardrails');
+  });
+
+  it("chooses a workspace's I/O logging keys", async () => {
+    const made = ((await env.t.call('GET', '/keys?include_disabled=true')).body.data as any[]).find((k) => k.name === 'console-made');
+    await open('/workspaces', 'Workspaces');
+    await page.getByRole('link', { name: /Default/ }).click();
+    const io = page.getByRole('group', { name: 'I/O logging keys' });
+    await io.waitFor();
+    expect(await io.getByLabel('Log the requests of every key').isChecked()).toBe(true);
+    await io.getByLabel('Log the requests of every key').uncheck();
+    await io.getByLabel(/^console-made \(/).check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Saved.').waitFor();
+    const ws = async () => (await env.t.call('GET', `/workspaces/${made.workspace_id}`)).body.data;
+    await expect.poll(async () => (await ws()).io_logging_api_key_ids).toEqual([made.id]);
+    await shot('10b-workspace-io-keys');
+    await accessible('workspace (I/O logging keys)');
+    // Back to every key.
+    await io.getByLabel('Log the requests of every key').check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(async () => (await ws()).io_logging_api_key_ids).toBeNull();
+  });
+
+  it('adds a BYOK credential with its order, always-use and allowed models, keys and members, then edits it', async () => {
+    const made = ((await env.t.call('GET', '/keys?include_disabled=true')).body.data as any[]).find((k) => k.name === 'console-made');
+    const byok = async () => ((await env.t.call('GET', '/byok')).body.data as any[])[0];
+    await open('/byok', 'BYOK');
+    await page.getByText('No provider credential yet.').waitFor();
+    const add = page.getByRole('region', { name: 'Add a credential' });
+    await add.getByLabel('Provider slug').fill('sim-b');
+    await add.getByLabel('API key').fill('sk-console-byok-0001');
+    await add.getByLabel('Name', { exact: true }).fill('team key');
+    await add.getByLabel('Order').fill('3');
+    await add.getByLabel('Allowed models').fill('test/alpha, test/beta');
+    await add.getByLabel('Allowed members').fill('user_one');
+    await add.getByLabel(/^Always use/).check();
+    await add.getByLabel('Every key of the workspace may use it').uncheck();
+    await add.getByLabel(/^console-made \(/).check();
+    await shot('14b-byok-add');
+    await accessible('BYOK (add)');
+    await add.getByRole('button', { name: 'Add credential' }).click();
+    const row = page.getByRole('row', { name: /team key/ }).first();
+    await row.waitFor();
+    expect(await row.textContent()).toMatch(/first \(order 3\), never the operator key/);
+    expect(await row.textContent()).toContain('models: test/alpha, test/beta; 1 key; members: user_one');
+    expect(await byok()).toMatchObject({ provider: 'sim-b', name: 'team key', sort_order: 3, always_use: true, is_fallback: false, allowed_models: ['test/alpha', 'test/beta'], allowed_api_key_hashes: [made.hash], allowed_user_ids: ['user_one'] });
+    // Edit: the same fields, filled; a later order, no model restriction, every key, a fallback.
+    await row.getByRole('button', { name: 'Edit team key' }).click();
+    const form = page.getByRole('form', { name: 'Edit team key' });
+    expect(await form.getByLabel('Order').inputValue()).toBe('3');
+    expect(await form.getByLabel('Allowed models').inputValue()).toBe('test/alpha, test/beta');
+    expect(await form.getByLabel(/^console-made \(/).isChecked()).toBe(true);
+    await form.getByLabel('Order').fill('7');
+    await form.getByLabel('Allowed models').fill('');
+    await form.getByLabel('Every key of the workspace may use it').check();
+    await form.getByLabel(/^Use only as a fallback/).check();
+    await form.getByLabel(/^Always use/).uncheck();
+    await shot('14c-byok-edit');
+    await accessible('BYOK (edit)');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.waitFor({ state: 'detached' });
+    await expect.poll(async () => byok()).toMatchObject({ sort_order: 7, always_use: false, is_fallback: true, allowed_models: null, allowed_api_key_hashes: null, allowed_user_ids: ['user_one'] });
+    expect(await row.textContent()).toContain('fallback after shared endpoints');
+    // A bad list is the API's error, shown in the form.
+    await row.getByRole('button', { name: 'Edit team key' }).click();
+    await form.getByLabel('Every key of the workspace may use it').uncheck();
+    await form.getByRole('button', { name: 'Save' }).click();
+    await expect(form.getByRole('alert').textContent()).resolves.toMatch(/Error 400.*allowed_api_key_hashes/);
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await row.getByRole('button', { name: 'Delete team key' }).click();
+    await page.getByText('No provider credential yet.').waitFor();
   });
 
   it('renders every other page (screenshots, axe) and the dark theme', async () => {

@@ -1,10 +1,11 @@
-/** Pure parts of files and plugins: type sniffing, middle-out, plugin settings, the IR stream guard. */
+/** Pure parts of files and plugins: type sniffing, middle-out, plugin settings, the IR stream guard, the stream healer (response-healing). */
 import { describe, expect, it } from 'vitest';
 import { compileFilters, IrStreamGuard } from '../../src/core/content-filters/index.js';
 import { sniffMime } from '../../src/core/file-types.js';
 import { dropOrphanToolMessages, middleOut } from '../../src/core/middle-out.js';
 import { pluginSettings } from '../../src/core/plugins.js';
 import type { IrStreamEvent } from '../../src/core/ir.js';
+import { MAX_HEALED_STREAM_CHARS, StreamHealer } from '../../src/services/plugins/healing.js';
 
 describe('sniffMime', () => {
   const b = (s: string) => Buffer.from(s, 'latin1');
@@ -98,5 +99,46 @@ describe('IrStreamGuard', () => {
     const out = [...g.events([{ type: 'text_delta', index: 0, text: 'ok then 123-45-' }]), ...g.events([{ type: 'text_delta', index: 0, text: '6789 more' }]), ...g.end()];
     expect(g.blocked?.name).toBe('ssn');
     expect(text(out)).not.toContain('123-45');
+  });
+});
+
+describe('StreamHealer (response-healing on streams)', () => {
+  const format = { type: 'json_schema' as const, schema: { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] } };
+  const deltas = (text: string, n = 3): IrStreamEvent[] => Array.from({ length: Math.ceil(text.length / n) }, (_, i) => ({ type: 'text_delta', index: 0, text: text.slice(i * n, i * n + n) }) as IrStreamEvent);
+  const run = (events: IrStreamEvent[]) => {
+    const h = new StreamHealer(format);
+    const out = [...h.events(events), ...h.end()];
+    return { out, text: out.map((e) => (e.type === 'text_delta' ? e.text : '')).join(''), entry: h.pipeline()[0] };
+  };
+
+  it('a truncated reply: the tail goes out before the part ends (part_end, then finish)', () => {
+    const r = run([...deltas('{"a": 1, "b": [1, 2'), { type: 'part_end', index: 0 }, { type: 'finish', finish_reason: 'stop', native_finish_reason: 'stop' }]);
+    expect(JSON.parse(r.text)).toEqual({ a: 1, b: [1, 2] });
+    const tail = r.out.findIndex((e, i) => e.type === 'text_delta' && i > 0 && r.out[i + 1]?.type === 'part_end');
+    expect(tail).toBeGreaterThan(0);
+    expect(r.entry.data).toEqual({ format: 'json_schema', stream: true, results: [{ repaired: true, valid: true, delivery: 'appended' }] });
+  });
+
+  it('no part_end: healed before the finish; no finish either: at the end of the stream', () => {
+    const withFinish = run([...deltas('{"a": 2'), { type: 'finish', finish_reason: 'length', native_finish_reason: 'length' }]);
+    expect(withFinish.out.at(-1)?.type).toBe('finish');
+    expect(JSON.parse(withFinish.text)).toEqual({ a: 2 });
+    expect(JSON.parse(run(deltas('[1, 2, {"a": 3')).text)).toEqual([1, 2, { a: 3 }]);
+  });
+
+  it('valid JSON untouched; a repair that rewrites sent text is reported with the healed JSON; invalid schema flagged', () => {
+    const ok = run(deltas('{"a": 1}'));
+    expect(ok.text).toBe('{"a": 1}');
+    expect(ok.entry.data.results).toEqual([{ repaired: false, valid: true }]);
+    const rewrite = run(deltas("{a: 'x'}"));
+    expect(rewrite.text).toBe("{a: 'x'}");
+    expect((rewrite.entry.data.results as unknown[])[0]).toMatchObject({ repaired: true, valid: false, delivery: 'metadata_only', healed: '{"a": "x"}' });
+  });
+
+  it('past the size bound the stream is relayed unhealed and says so', () => {
+    const big = '{"a": "' + 'x'.repeat(MAX_HEALED_STREAM_CHARS);
+    const r = run([{ type: 'text_delta', index: 0, text: big }]);
+    expect(r.text).toBe(big);
+    expect(r.entry.data).toMatchObject({ applied: false, reason: 'too_long' });
   });
 });

@@ -84,8 +84,8 @@ describe('resolveModelId', () => {
 
 describe('the shipped catalog', () => {
   const shipped = buildAliasIndex(shippedCatalog().models);
-  // What the agents send by default (Claude Code 2.1.331: claude-opus-5-5, its haiku and sonnet; dated ids) and the
-  // issue's examples.
+  // What the agents send by default (Claude Code 2.1.331: claude-opus-5-5, its haiku and sonnet; dated ids; Codex
+  // 0.169.0: gpt-6.1-sol) and the examples.
   it.each([
     ['claude-opus-5-5', 'anthropic/claude-opus-5.5'],
     ['claude-sonnet-5-5', 'anthropic/claude-sonnet-5.5'],
@@ -98,6 +98,8 @@ describe('the shipped catalog', () => {
     ['claude-sonnet-4-6', 'anthropic/claude-sonnet-4.6'],
     ['gpt-5', 'openai/gpt-5'],
     ['gpt-5.5', 'openai/gpt-5.5'],
+    ['gpt-6.1-sol', 'openai/gpt-6.1-sol'],
+    ['gpt-6.1-sol-2026-09-29', 'openai/gpt-6.1-sol'],
     ['gemini-2.5-pro', 'google/gemini-2.5-pro'],
     ['gemini-2.5-flash', 'google/gemini-2.5-flash'],
   ])('%s → %s', (requested, id) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forgetRaw, rawBody, rawMessages, rememberRaw, topLevelValue, withRawMessages } from '../../src/core/raw-json.js';
+import { forgetRaw, rawBody, rawField, rawMessages, rememberRaw, spliceRaw, topLevelValue, withRawMessages } from '../../src/core/raw-json.js';
 
 const raw = (s: string) => Buffer.from(s, 'utf8');
 
@@ -57,5 +57,36 @@ describe('rawBody', () => {
     expect(rawBody(body)?.toString()).toBe(text);
     body.messages = [];
     expect(rawBody(body)).toBeNull();
+  });
+});
+
+describe('rawField and spliceRaw (Messages and Responses passthrough)', () => {
+  const text = '{"model":"a","input":[ {"role":"user","content":"caf\\u00e9 \\/"} ],"models":["a"],"max_tokens":5}';
+  const parsed = () => {
+    const body = JSON.parse(text) as Record<string, unknown>;
+    rememberRaw(body, raw(text));
+    return body;
+  };
+
+  it('splices the client bytes of `input` after the fields the gateway sets', () => {
+    const body = parsed();
+    expect(rawField(body, 'input')!.toString()).toBe('[ {"role":"user","content":"caf\\u00e9 \\/"} ]');
+    const out = { model: 'up', input: body.input, stream: false };
+    const parts = spliceRaw(body, out, 'input') as Buffer[];
+    expect(Array.isArray(parts)).toBe(true);
+    const sent = Buffer.concat(parts).toString();
+    expect(sent).toContain('"caf\\u00e9 \\/"');
+    expect(JSON.parse(sent)).toEqual({ model: 'up', stream: false, input: body.input });
+  });
+
+  it('serializes when the field is not the parsed one, or the body was never recorded', () => {
+    const body = parsed();
+    const changed = { model: 'up', input: [...(body.input as unknown[])] };
+    expect(spliceRaw(body, changed, 'input')).toBe(JSON.stringify(changed));
+    body.input = [];
+    expect(rawField(body, 'input')).toBeNull();
+    expect(rawBody(body)).toBeNull();
+    const plain = { model: 'a', input: [{ role: 'user', content: 'x' }] };
+    expect(spliceRaw(plain, { input: plain.input }, 'input')).toBe(JSON.stringify({ input: plain.input }));
   });
 });

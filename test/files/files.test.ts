@@ -103,7 +103,7 @@ describe.each(BACKENDS)('Files (%s)', (backend) => {
     expect(((await noFile.json()) as any).error.message).toMatch(/file/);
     const json = await t.call('POST', '/files', { key, body: { file: 'x' } });
     expect(json.status).toBe(415); // multipart only
-    expect((await upload(t, key, PDF, 'a.pdf', {}, '?provider=openai')).status).toBe(400);
+    expect((await upload(t, key, PDF, 'a.pdf', {}, '?provider=openai')).status).toBe(400); // no BYOK credential for openai
     const cursor = await t.call('GET', '/files?cursor=nonsense', { key });
     expect(cursor.status).toBe(400);
     expect(cursor.body.error.message).toMatch(/^cursor/);
@@ -208,5 +208,56 @@ describe('Files in S3-compatible storage, with a workspace quota', () => {
     expect(b.body.error.metadata.error_type).toBe('quota_exceeded');
     expect((await t.call('DELETE', `/files/${a.body.id}`, { key })).status).toBe(200);
     expect((await upload(t, key, Buffer.alloc(150, 0x62), 'b.txt')).status).toBe(200);
+  });
+});
+
+describe.each(BACKENDS)('The workspace quota under concurrent uploads (%s)', (backend) => {
+  let t: TestGateway;
+  let key: string;
+  let workspace: string;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gw-files-race-'));
+    t = await startGateway(backend, { env: { GATEWAY_FILES_DIR: dir, GATEWAY_FILES_QUOTA_BYTES: '300' } });
+    const k = await createInferenceKey(t);
+    key = k.key;
+    workspace = (await t.gw.svc.store.getKey(k.hash))!.workspace_id;
+  });
+  afterAll(async () => t?.close());
+
+  it('12 concurrent uploads of 100 bytes against a 300-byte quota: exactly 3 stored, never more; refused bytes removed', async () => {
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => upload(t, key, Buffer.alloc(100, 0x61 + i), `r${i}.txt`)));
+    const ok = results.filter((r) => r.status === 200);
+    const refused = results.filter((r) => r.status !== 200);
+    expect(ok).toHaveLength(3);
+    for (const r of refused) expect(r.body.error.metadata.error_type).toBe('quota_exceeded');
+    expect(await t.gw.svc.store.workspaceFileBytes(workspace)).toBe(300);
+    // Only the stored files' bytes are on disk (a refused upload's object and spool file are removed).
+    expect(readdirSync(join(dir, workspace)).sort()).toEqual(ok.map((r) => r.body.id).sort());
+    expect(readdirSync(join(dir, '.incoming'))).toEqual([]);
+  });
+
+  it('the store checks and inserts atomically: 20 concurrent inserts of 100 bytes under a 500-byte quota → 5', async () => {
+    const ws = `ws-race-${backend}`;
+    const now = Date.now();
+    const rows = Array.from({ length: 20 }, (_, i) => ({
+      id: `gw_file_race${String(i).padStart(20, '0')}`,
+      workspace_id: ws,
+      filename: `f${i}`,
+      mime_type: 'text/plain',
+      size_bytes: 100,
+      sha256: 'x'.repeat(64),
+      storage: 'local' as const,
+      storage_key: `${ws}/f${i}`,
+      purpose: null,
+      created_at: new Date(now).toISOString(),
+    }));
+    const out = await Promise.all(rows.map((r) => t.gw.svc.store.insertFile(r, 500)));
+    expect(out.filter((r) => r.inserted)).toHaveLength(5);
+    for (const r of out) expect(r.used).toBeLessThanOrEqual(500);
+    expect(await t.gw.svc.store.workspaceFileBytes(ws)).toBe(500);
+    // A file that fits exactly is still accepted at the boundary, one past it is not.
+    expect((await t.gw.svc.store.insertFile({ ...rows[0], id: 'gw_file_raceboundary0000000000', size_bytes: 0 }, 500)).inserted).toBe(true);
+    expect((await t.gw.svc.store.insertFile({ ...rows[0], id: 'gw_file_raceboundary0000000001', size_bytes: 1 }, 500)).inserted).toBe(false);
   });
 });

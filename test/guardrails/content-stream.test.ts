@@ -121,6 +121,48 @@ describe('Content guardrails on streamed replies (sqlite)', () => {
     expect(g.pipeline).toEqual([expect.objectContaining({ type: 'guardrail', name: 'content_filter:ssn', data: expect.objectContaining({ action: 'block', stage: 'output' }) })]);
   });
 
+  it('a blocked stream is billed for the output produced (counted, as a cut stream) and settled against the key', async () => {
+    const { key } = await keyWith({ content_filter_builtins: [{ slug: 'ssn', action: 'block' }] });
+    const hash = hashSecret(key);
+    const r = await stream('chat', key);
+    expect(r.text).toContain('Blocked by guardrail');
+    const id = r.evs[0].id as string;
+    let g: any = null;
+    for (let i = 0; i < 100 && !g; i++) {
+      const res = await env.t.call('GET', `/generation?id=${id}`, { key });
+      if (res.status === 200) g = res.body.data;
+      else await new Promise((ok) => setTimeout(ok, 50));
+    }
+    // The simulator reports usage only at the end, which the block never reached: the output up to the SSN is counted
+    // (about 60 characters, ~15 tokens; never the whole 80-character reply), the prompt estimated.
+    expect(g).toMatchObject({ finish_reason: 'content_filter', status: 403 });
+    expect(g.tokens_completion).toBeGreaterThan(5);
+    expect(g.tokens_completion).toBeLessThan(30);
+    expect(g.total_cost).toBeGreaterThan(0);
+    expect(g.error?.message ?? '').toMatch(/usage estimated/);
+    // Settled against the key's limit: its usage is the generation's cost.
+    let usage = 0;
+    for (let i = 0; i < 50 && usage === 0; i++) {
+      usage = (await env.t.call('GET', `/keys/${hash}`)).body.data.usage;
+      if (usage === 0) await new Promise((ok) => setTimeout(ok, 50));
+    }
+    expect(usage).toBeCloseTo(g.total_cost, 12);
+  });
+
+  it('a stream that is only redacted is billed from the upstream usage, not counted', async () => {
+    const { key } = await keyWith({ content_filter_builtins: [{ slug: 'email', action: 'redact' }] });
+    const r = await stream('chat', key);
+    const id = r.evs[0].id as string;
+    let g: any = null;
+    for (let i = 0; i < 100 && !g; i++) {
+      const res = await env.t.call('GET', `/generation?id=${id}`, { key });
+      if (res.status === 200) g = res.body.data;
+      else await new Promise((ok) => setTimeout(ok, 50));
+    }
+    expect(g).toMatchObject({ status: 200, error: null });
+    expect(g.total_cost).toBeGreaterThan(0);
+  });
+
   it('the actions on a redacted stream are kept on its generation', async () => {
     const { key } = await keyWith({ content_filter_builtins: [{ slug: 'email', action: 'redact' }] });
     const r = await stream('chat', key);

@@ -125,6 +125,49 @@ describe('file-parser', () => {
     expect(JSON.stringify(lastUpstream('sim-a').messages)).toContain('PINEAPPLE-42');
   });
 
+  it('images by file id: chat image_url (url or file_id), responses input_image, messages image → inline; Gemini upstreams get inlineData', async () => {
+    const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(24, 7)]);
+    const form = new FormData();
+    form.append('file', new Blob([PNG]), 'pic.png');
+    const up = await fetch(`${t.api}/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const png = ((await up.json()) as any).id as string;
+    const b64 = PNG.toString('base64');
+    const c = await post('/chat/completions', { model: 'test/alpha', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: png, detail: 'low' } }, { type: 'text', text: 'what?' }] }] });
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    expect(lastUpstream('sim-a').messages[0].content[0]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${b64}`, detail: 'low' } });
+    // The same through a Gemini upstream: inline data (Gemini's fileData would mean its own Files API).
+    const g = await post('/chat/completions', { model: 'test/gemini', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { file_id: png } }, { type: 'text', text: 'what?' }] }] });
+    expect(g.status, JSON.stringify(g.body)).toBe(200);
+    expect(lastUpstream('sim-google').contents[0].parts).toContainEqual({ inlineData: { mimeType: 'image/png', data: b64 } });
+    const r = await post('/responses', { model: 'test/alpha', input: [{ role: 'user', content: [{ type: 'input_image', file_id: png }, { type: 'input_text', text: 'what?' }] }] });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(lastUpstream('sim-a').messages[0].content[0].image_url.url).toBe(`data:image/png;base64,${b64}`);
+    const m = await post('/messages', { model: 'test/claude', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: png } }, { type: 'text', text: 'what?' }] }] });
+    expect(m.status, JSON.stringify(m.body)).toBe(200);
+    expect(lastUpstream('sim-anthropic').messages[0].content[0]).toMatchObject({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: b64 } });
+    // Gemini's own API: a stored file named in fileData.fileUri goes inline — an image as inlineData, a PDF as its text
+    // for a model that does not read files.
+    const gem = async (parts: unknown[]) => {
+      const res = await fetch(`${t.url}/api/v1beta/models/test/gemini:generateContent`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ contents: [{ role: 'user', parts }] }) });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const gi = await gem([{ fileData: { fileUri: png, mimeType: 'image/png' } }, { text: 'what?' }]);
+    expect(gi.status, JSON.stringify(gi.body)).toBe(200);
+    expect(lastUpstream('sim-google').contents[0].parts).toContainEqual({ inlineData: { mimeType: 'image/png', data: b64 } });
+    const gp = await gem([{ fileData: { fileUri: fileId } }, { text: 'code?' }]);
+    expect(gp.status, JSON.stringify(gp.body)).toBe(200);
+    expect(JSON.stringify(lastUpstream('sim-google').contents)).toContain('PINEAPPLE-42');
+  });
+
+  it('an image part naming a PDF, or an unknown image id, is a 400 naming the part', async () => {
+    const r = await post('/chat/completions', { model: 'test/alpha', messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: fileId } }] }] });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/^messages\[0\]\.content\[1\]: file gw_file_\w+ is application\/pdf, not an image/);
+    const u = await post('/responses', { model: 'test/alpha', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'gw_file_000000000000000000000000' }] }] });
+    expect(u.status).toBe(400);
+    expect(u.body.error.message).toMatch(/^input\[0\]\.content\[0\]: file gw_file_0+ not found/);
+  });
+
   it('an unknown file id, a bad engine and an unknown plugin are 400s naming the field', async () => {
     const r = await post('/chat/completions', { model: 'test/alpha', messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'gw_file_000000000000000000000000' } }] }] });
     expect(r.status).toBe(400);
@@ -188,11 +231,54 @@ describe('response-healing', () => {
     expect(pipelineOf(ok.body)[0].data.results[0]).toEqual({ repaired: false, valid: true });
   });
 
-  it('streamed: relayed as it comes, the pipeline says healing did not apply', async () => {
-    sim.setKnobs('sim-c', { content: "{name: 'Ann'}" });
+  it('streamed, truncated JSON: the missing tail is sent as a last delta at the end of the stream', async () => {
+    sim.setKnobs('sim-c', { content: '{"name": "Ann", "age": 3', chunkChars: 4 });
     const r = await stream('/chat/completions', body([{ id: 'response-healing' }]));
-    expect(streamedText(r.chunks)).toBe("{name: 'Ann'}");
-    expect(r.chunks.at(-1).gateway_metadata.pipeline[0]).toMatchObject({ name: 'response-healing', data: { applied: false } });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(streamedText(r.chunks))).toEqual({ name: 'Ann', age: 3 });
+    // The tail precedes the finish: no content after the chunk with finish_reason.
+    const fin = r.chunks.findIndex((c: any) => c.choices?.[0]?.finish_reason);
+    expect(r.chunks[fin].choices[0].finish_reason).toBe('stop');
+    expect(r.chunks.slice(fin + 1).every((c: any) => !c.choices?.[0]?.delta?.content)).toBe(true);
+    expect(r.chunks.at(-1).gateway_metadata.pipeline).toEqual([
+      expect.objectContaining({ type: 'response_healing', name: 'response-healing', data: { format: 'json_schema', stream: true, results: [{ repaired: true, valid: true, delivery: 'appended' }] } }),
+    ]);
+  });
+
+  it('streamed, a repair that would change sent text: relayed as it came, the healed JSON in the pipeline', async () => {
+    sim.setKnobs('sim-c', { content: "{name: 'Ann', age: 3}", chunkChars: 5 });
+    const r = await stream('/chat/completions', body([{ id: 'response-healing' }]));
+    expect(streamedText(r.chunks)).toBe("{name: 'Ann', age: 3}");
+    const res = r.chunks.at(-1).gateway_metadata.pipeline[0].data.results[0];
+    expect(res).toMatchObject({ repaired: true, valid: true, delivery: 'metadata_only' });
+    expect(JSON.parse(res.healed)).toEqual({ name: 'Ann', age: 3 });
+  });
+
+  it('streamed, valid JSON is left alone; off: a truncated reply is relayed as it came, no entry', async () => {
+    sim.setKnobs('sim-c', { content: '{"name":"Bo","age":1}', chunkChars: 4 });
+    const ok = await stream('/chat/completions', body([{ id: 'response-healing' }]));
+    expect(streamedText(ok.chunks)).toBe('{"name":"Bo","age":1}');
+    expect(ok.chunks.at(-1).gateway_metadata.pipeline[0].data.results).toEqual([{ repaired: false, valid: true }]);
+    sim.setKnobs('sim-c', { content: '{"name": "Ann", "age": 3', chunkChars: 4 });
+    const off = await stream('/chat/completions', body());
+    expect(streamedText(off.chunks)).toBe('{"name": "Ann", "age": 3');
+    expect(off.chunks.at(-1).gateway_metadata?.pipeline).toBeUndefined();
+  });
+
+  it('streamed on messages and responses: the tail goes into the text block before it ends', async () => {
+    sim.setKnobs('sim-c', { content: '{"name": "Ann", "age": 3', chunkChars: 4 });
+    const m = await stream('/messages', { model: 'test/beta', max_tokens: 100, messages: [{ role: 'user', content: 'who?' }], output_format: { type: 'json_schema', schema }, plugins: [{ id: 'response-healing' }] });
+    expect(m.status, m.text).toBe(200);
+    const events = m.text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    const deltas = events.filter((e) => e.type === 'content_block_delta' && e.delta.type === 'text_delta');
+    expect(JSON.parse(deltas.map((e) => e.delta.text).join(''))).toEqual({ name: 'Ann', age: 3 });
+    const stop = events.findIndex((e) => e.type === 'content_block_stop');
+    expect(events.indexOf(deltas.at(-1))).toBeLessThan(stop);
+    const rs = await stream('/responses', { model: 'test/beta', input: 'who?', text: { format: { type: 'json_schema', name: 'person', schema } }, plugins: [{ id: 'response-healing' }] });
+    expect(rs.status, rs.text).toBe(200);
+    const revents = rs.text.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)));
+    const done = revents.find((e) => e.type === 'response.completed');
+    expect(JSON.parse(done.response.output[0].content[0].text)).toEqual({ name: 'Ann', age: 3 });
   });
 });
 

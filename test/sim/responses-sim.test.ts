@@ -152,6 +152,35 @@ describe('Responses wire format (SDK)', () => {
     expect(forced.output[0].type).toBe('function_call');
   });
 
+  it('namespace and custom tools, also inside additional_tools items: namespaced calls, custom_tool_call with an input string', async () => {
+    const ns = { type: 'namespace', name: 'functions', description: '', tools: [{ type: 'custom', name: 'exec', description: 'Run code' }, WEATHER_TOOL] };
+    // Codex's shape: the tools in an `additional_tools` input item, `tools` empty; the toolName knob picks `exec`.
+    sim.setKnobs('ns', { toolName: 'functions__exec' });
+    const body = { model: 'gpt-sim', tools: [], input: [{ type: 'additional_tools', role: 'developer', tools: [ns] }, { role: 'user', content: PROMPT }] };
+    const plain = (await (await post('/ns/v1/responses', body)).json()) as any;
+    expect(plain.output[0]).toMatchObject({ type: 'custom_tool_call', name: 'exec', namespace: 'functions', input: '"simulated input"', status: 'completed' });
+    expect(plain.output[0].call_id).toMatch(/^call_sim/);
+    const events = sseEvents((await readAll(await post('/ns/v1/responses', { ...body, stream: true }))).text);
+    const types = events.map((e) => e.event);
+    expect(types).toContain('response.custom_tool_call_input.delta');
+    expect(events.filter((e) => e.event === 'response.custom_tool_call_input.delta').map((e) => e.data.delta).join('')).toBe('"simulated input"');
+    expect(events.find((e) => e.event === 'response.custom_tool_call_input.done')?.data.input).toBe('"simulated input"');
+    expect(events.find((e) => e.event === 'response.output_item.done')?.data.item).toMatchObject({ type: 'custom_tool_call', namespace: 'functions', input: '"simulated input"' });
+    // A namespaced function tool (by its bare name); after its output, a reply.
+    sim.setKnobs('ns', { toolName: 'get_weather' });
+    const fn = (await (await post('/ns/v1/responses', { model: 'gpt-sim', tools: [ns], input: PROMPT })).json()) as any;
+    expect(fn.output[0]).toMatchObject({ type: 'function_call', name: 'get_weather', namespace: 'functions' });
+    expect(JSON.parse(fn.output[0].arguments)).toEqual({ city: 'example', days: 1, unit: 'celsius' });
+    const after = (await (
+      await post('/ns/v1/responses', {
+        model: 'gpt-sim',
+        tools: [ns],
+        input: [{ role: 'user', content: PROMPT }, { type: 'custom_tool_call', call_id: 'c1', name: 'exec', namespace: 'functions', input: 'x' }, { type: 'custom_tool_call_output', call_id: 'c1', output: 'done' }],
+      })
+    ).json()) as any;
+    expect(after.output[0].type).toBe('message');
+  });
+
   it('reasoning: summary when reasoning.summary is set, encrypted content when included, reasoning tokens knob', async () => {
     sim.setKnobs('default', { reasoningTokens: 40, cachedTokens: 8 });
     const r = await client().responses.create({

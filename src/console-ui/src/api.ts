@@ -84,6 +84,8 @@ export function qs(params: Record<string, string | number | boolean | null | und
 }
 
 export interface Key {
+  /** The numeric id a workspace's `io_logging_api_key_ids` lists. */
+  id: number;
   hash: string;
   name: string;
   label: string;
@@ -110,7 +112,7 @@ export interface Workspace {
   default_text_model: string | null;
   default_image_model: string | null;
   default_provider_sort: string | null;
-  io_logging_api_key_ids: string[] | null;
+  io_logging_api_key_ids: number[] | null;
   io_logging_sampling_rate: number;
   is_observability_broadcast_enabled: boolean;
   is_observability_io_logging_enabled: boolean;

@@ -5,6 +5,7 @@
  * and then longest wins) and `flag` matches are only reported.
  */
 import { BUILTINS } from './builtins.js';
+import { linearFinder } from './linear-regex.js';
 import type { BuiltinFilterEntry, CompiledFilter, ContentFilterAction, ContentFilterEntry, FilterSource, Span } from './types.js';
 
 export interface GuardrailFilters {
@@ -15,7 +16,10 @@ export interface GuardrailFilters {
 
 const USER_ROLES: ReadonlySet<string> = new Set(['user']);
 
-/** Every filter of the given guardrails, in guardrail order (key, member, workspace). Patterns are assumed checked. */
+/**
+ * Every filter of the given guardrails, in guardrail order (key, member, workspace). Patterns are assumed checked;
+ * custom ones run on the linear-time engine (linear-regex.ts), builtins on V8 (their patterns are ours, reviewed).
+ */
 export function compileFilters(guardrails: GuardrailFilters[]): CompiledFilter[] {
   const out: CompiledFilter[] = [];
   for (const g of guardrails) {
@@ -25,7 +29,6 @@ export function compileFilters(guardrails: GuardrailFilters[]): CompiledFilter[]
       out.push({ kind: 'builtin', name: b.slug, action: b.action, label: def.label, roles, source: g.source, find: def.find });
     }
     for (const f of g.content_filters ?? []) {
-      const re = new RegExp(f.pattern, 'g');
       out.push({
         kind: 'custom',
         name: f.label ?? f.pattern.slice(0, 100),
@@ -33,15 +36,7 @@ export function compileFilters(guardrails: GuardrailFilters[]): CompiledFilter[]
         label: f.label ?? '[REDACTED]',
         roles: null,
         source: g.source,
-        find: (text) => {
-          const spans: Span[] = [];
-          re.lastIndex = 0;
-          for (let m = re.exec(text); m; m = re.exec(text)) {
-            if (m[0].length === 0) re.lastIndex++;
-            else spans.push({ start: m.index, end: m.index + m[0].length });
-          }
-          return spans;
-        },
+        find: linearFinder(f.pattern),
       });
     }
   }

@@ -8,13 +8,16 @@
  *   `(\d{1,3}\.){3}` is accepted
  * - an unboundedly repeated group containing alternation (`(a|a)*`, `(x|xy)+`): ambiguous alternatives repeated
  *   without bound backtrack exponentially too
- * Each pattern must also compile (flag `g`) and be at most 100,000 characters.
+ * Each pattern must also compile (flag `g`) and be at most 100,000 characters, and compile on the linear-time engine
+ * that runs it (linear-regex.ts; rule `unsupported` otherwise). The static rules are the reference's; what they
+ * accept can still be polynomial on a backtracking engine (`a+b`), which is why custom filters never run on V8.
  */
+import { compileLinear } from './linear-regex.js';
 
 export const MAX_PATTERN_LENGTH = 100_000;
 
 export interface PatternProblem {
-  rule: 'too_long' | 'syntax' | 'lookaround' | 'backreference' | 'nested_quantifier' | 'repeated_alternation';
+  rule: 'too_long' | 'syntax' | 'unsupported' | 'lookaround' | 'backreference' | 'nested_quantifier' | 'repeated_alternation';
   message: string;
 }
 
@@ -104,6 +107,11 @@ export function checkPattern(p: string): PatternProblem | null {
       continue;
     }
     i = afterAtom(p, i + 1, stack);
+  }
+  try {
+    compileLinear(p);
+  } catch (e) {
+    return { rule: 'unsupported', message: `not supported by the linear-time regex engine (${(e as Error).message})` };
   }
   return null;
 }

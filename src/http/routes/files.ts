@@ -11,6 +11,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, forbidden } from '../../core/errors.js';
 import type { FileRow } from '../../store/files.js';
 import { MAX_FILE_BYTES, type Spooled } from '../../services/files/index.js';
+import { uploadToProvider } from '../../services/files/provider-upload.js';
 import type { Services } from '../../services/index.js';
 import { errors } from '../schemas/common.js';
 import { FileDeleted, FileList, FileListQuery, FileObject, FileParams, FileScopeQuery, FileUploadBody, type FileShape } from '../schemas/files.js';
@@ -34,7 +35,7 @@ export function fileView(f: FileRow, shape: FileShape): Record<string, unknown> 
 
 /** The workspace of a request: an inference key's own (another one → 403); a management key's choice or the default. */
 async function workspaceOf(svc: Services, req: FastifyRequest, q: Scope): Promise<string> {
-  if (q.provider !== undefined) throw badRequest(`provider: storing files on ${q.provider}'s Files API is not offered by this gateway; omit provider to use the gateway's storage`, { field: 'provider' });
+  if (q.provider !== undefined) throw badRequest(`provider: only uploads go to ${q.provider}'s own Files API (POST /files?provider=${q.provider}); the gateway lists, serves and deletes its own files`, { field: 'provider' });
   if (req.key.kind === 'inference') {
     if (q.workspace_id !== undefined) {
       const ws = await svc.workspaces.resolve(q.workspace_id);
@@ -121,6 +122,11 @@ export default async function fileRoutes(app: FastifyInstance, { svc }: { svc: S
       async (req) => {
         const file = req.body.file;
         if (typeof file?.path !== 'string') throw badRequest('file must be an uploaded file part', { field: 'file' });
+        // provider=openai|anthropic: stored on the provider's own Files API with the key's BYOK credential (nothing kept here).
+        if (req.query.provider !== undefined) {
+          if (req.key.kind !== 'inference') throw badRequest('provider: uploads to a provider use the BYOK credentials of an inference key', { field: 'provider' });
+          return uploadToProvider(svc, req.key, req.query.provider, file, file.filename ?? 'file', req.body.purpose ?? null);
+        }
         const ws = await workspaceOf(svc, req, req.query);
         const row = await svc.files.create(ws, file, file.filename, req.body.purpose ?? null);
         return fileView(row, shapeOf(req, req.body.purpose));

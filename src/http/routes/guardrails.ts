@@ -17,7 +17,7 @@ const Slug = StringEnum(['email', 'phone', 'ssn', 'credit-card', 'ip-address', '
 const ScanScope = StringEnum(['user_only', 'all_messages'] as const, { description: 'Which message roles regex-prompt-injection scans (default all_messages); ignored by the other builtins.' });
 const ContentFilterEntry = Type.Object(
   {
-    pattern: Type.String({ minLength: 1, description: 'A JavaScript regular expression (flag g), at most 100,000 characters. Lookaround, backreferences and nested quantifiers are refused (400 invalid_regex_pattern).' }),
+    pattern: Type.String({ minLength: 1, description: 'A JavaScript regular expression (flag g), at most 100,000 characters. Lookaround, backreferences and nested quantifiers are refused (400 invalid_regex_pattern); run on a linear-time engine (RE2).' }),
     action: Action,
     label: Type.Optional(Nullable(Type.String({ maxLength: 100 }), { description: 'Redaction placeholder and name in blocks; [REDACTED] when null.' })),
   },

@@ -77,6 +77,9 @@ const PatchBody = Type.Object(
     limit_reset: Type.Optional(LimitReset),
     include_byok_in_limit: Type.Optional(Type.Boolean()),
     rate_limit: Type.Optional(RateLimit),
+    expires_at: Type.Optional(
+      Nullable(Type.String({ format: 'date-time', pattern: '(Z|[+-]00:00)$', description: 'Extension (the hosted API cannot change an expiry): a new expiry, UTC only and in the future; null: never expires.' })),
+    ),
   },
   { minProperties: 1 },
 );
@@ -178,7 +181,8 @@ export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Se
       schema: { tags: ['API keys'], summary: 'Update an API key', params: HashParams, body: PatchBody, response: { 200: Type.Object({ data: Type.Ref('ApiKey') }), ...errors(400, 401, 403, 404, 409, 429, 500) } },
     },
     async (req) => {
-      const row = await svc.keys.update(hashOf(req.params), { ...req.body, rate_limit: rateLimitSetting(req.body.rate_limit) });
+      const { expires_at, ...rest } = req.body;
+      const row = await svc.keys.update(hashOf(req.params), { ...rest, rate_limit: rateLimitSetting(req.body.rate_limit), ...(expires_at !== undefined ? { expires_at: expires_at ? new Date(expires_at).toISOString() : null } : {}) });
       return { data: (await withUsage([row]))[0] };
     },
   );

@@ -39,7 +39,13 @@ export const OpenAIFile = Type.Object(
   { description: "A stored file in OpenAI's Files API shape." },
 );
 
-export const FileObject = Type.Union([GatewayLike('gateway'), OpenAIFile, GatewayLike('anthropic')], { description: 'A stored file, in the negotiated shape (`_shape`).' });
+/** A file stored on a provider's own Files API (`POST /files?provider=…`): the provider's object as it answered. */
+export const ProviderFile = Type.Object(
+  { _shape: StringEnum(['openai', 'anthropic']), id: Type.String({ description: "The provider's file id (e.g. `file-…` or `file_…`)." }) },
+  { additionalProperties: true, description: "A file stored on the provider's own Files API (upload with `provider`): the provider's file object, every field as it answered." },
+);
+
+export const FileObject = Type.Union([GatewayLike('gateway'), OpenAIFile, GatewayLike('anthropic'), ProviderFile], { description: 'A stored file, in the negotiated shape (`_shape`).' });
 
 const Ids = { first_id: Type.Union([Type.String(), Type.Null()]), last_id: Type.Union([Type.String(), Type.Null()]), has_more: Type.Boolean() };
 export const FileList = Type.Union(
@@ -62,7 +68,7 @@ export const FileDeleted = Type.Union(
 
 const Scope = {
   workspace_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "Workspace id or slug (management keys; an inference key's own workspace otherwise, the default workspace when omitted)." })),
-  provider: Type.Optional(StringEnum(['openai', 'anthropic'], { description: "Store on the provider's own Files API: not offered by this gateway (400)." })),
+  provider: Type.Optional(StringEnum(['openai', 'anthropic'], { description: "Upload only: store the file on that provider's own Files API with the key's BYOK credential for it; the provider's file object is answered and nothing is kept by the gateway. Refused (400) on the other file routes." })),
 };
 export const FileScopeQuery = Type.Object(Scope, { additionalProperties: false });
 

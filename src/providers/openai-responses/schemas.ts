@@ -16,7 +16,8 @@ const Texts = Opt(Type.Array(Type.Object({ text: Opt(Type.String()) })));
 const ITEM_SCHEMAS: Record<string, TSchema> = {
   message: Type.Object({ content: Opt(Type.Array(Type.Object({ type: Type.String(), text: Opt(Type.String()), refusal: Opt(Type.String()) }))) }),
   reasoning: Type.Object({ summary: Texts, content: Texts, encrypted_content: Opt(Type.String()) }),
-  function_call: Type.Object({ call_id: Opt(Type.String()), id: Opt(Type.String()), name: Type.String(), arguments: Opt(Type.String()) }),
+  function_call: Type.Object({ call_id: Opt(Type.String()), id: Opt(Type.String()), name: Type.String(), arguments: Opt(Type.String()), namespace: Opt(Type.String()) }),
+  custom_tool_call: Type.Object({ call_id: Opt(Type.String()), id: Opt(Type.String()), name: Type.String(), input: Opt(Type.String()), namespace: Opt(Type.String()) }),
 };
 
 type Check = (value: unknown, at?: string) => unknown;
@@ -59,6 +60,7 @@ const EVENTS = checks(
     'response.reasoning_summary_text.delta': Delta('summary_index'),
     'response.reasoning_text.delta': Delta('content_index'),
     'response.function_call_arguments.delta': Type.Object({ output_index: OutputIndex, item_id: Opt(Type.String()), delta: Type.String() }),
+    'response.custom_tool_call_input.delta': Type.Object({ output_index: OutputIndex, item_id: Opt(Type.String()), delta: Type.String() }),
     'response.completed': WithResponse,
     'response.incomplete': WithResponse,
   },

@@ -18,6 +18,9 @@
  *   enabled explicitly (`enabled: true`, e.g. Anthropic-style thinking) and not excluded.
  * - Not in the Responses API and dropped: `stop`, `seed`, `top_k`, `frequency_penalty`, `presence_penalty`.
  * - Answers: `output_text` → text, `refusal` → refusal, `function_call` → tool call (`call_id` is the id),
+ *   `custom_tool_call` (a free-form tool) → tool call whose arguments are `{"input": …}` (as the IR carries custom
+ *   tools, inbound/responses-tools.ts; streamed `custom_tool_call_input` deltas are escaped into that JSON), both with
+ *   their `namespace` when the tool is namespaced,
  *   `reasoning` → summary parts (`summary: true`), `reasoning_text` content → reasoning, `encrypted_content` →
  *   redacted reasoning. Status `incomplete` maps to `length` (max_output_tokens) or `content_filter`.
  */
@@ -200,11 +203,20 @@ function itemParts(item: Obj): IrPart[] {
       }
       break;
     case 'function_call':
-      out.push({ type: 'tool_call', id: str(item.call_id) ?? str(item.id) ?? '', name: str(item.name) ?? '', arguments: str(item.arguments) ?? '' });
+    case 'custom_tool_call': {
+      const args = item.type === 'custom_tool_call' ? customArgs(str(item.input) ?? '') : (str(item.arguments) ?? '');
+      const ns = str(item.namespace);
+      out.push({ type: 'tool_call', id: str(item.call_id) ?? str(item.id) ?? '', name: str(item.name) ?? '', arguments: args, ...(ns ? { namespace: ns } : {}) });
       break;
+    }
   }
   return out;
 }
+
+/** A free-form tool's input as the IR's JSON arguments, `{"input": …}` (and its pieces: opening, escaped text, closing). */
+const customArgs = (input: string): string => JSON.stringify({ input });
+const CUSTOM_OPEN = '{"input":"';
+const customPiece = (text: string): string => JSON.stringify(text).slice(1, -1);
 
 /** The IR finish of a response object's status. */
 function finishOf(resp: Obj, hasToolCalls: boolean): { finish_reason: IrFinishReason; native_finish_reason: string | null } {
@@ -324,7 +336,8 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     if (this.slots.has(`${item}:fc`)) return;
     this.sawToolCall = true;
     const index = this.slot(item, 'fc');
-    out.push({ type: 'tool_call_start', index, id: str(it.call_id) ?? str(it.id) ?? `call_${item}`, name: str(it.name) ?? '' });
+    const ns = str(it.namespace);
+    out.push({ type: 'tool_call_start', index, id: str(it.call_id) ?? str(it.id) ?? `call_${item}`, name: str(it.name) ?? '', ...(ns ? { namespace: ns } : {}) });
   }
 
   /** Completes an output item from its final form and ends its parts. */
@@ -344,6 +357,13 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     } else if (it.type === 'function_call') {
       this.startCall(item, it, out);
       if (typeof it.arguments === 'string') this.complete('args', item, 'fc', it.arguments, out);
+    } else if (it.type === 'custom_tool_call') {
+      // Streamed: the escaped deltas made the JSON up to its closing (escaping piece by piece may differ from escaping
+      // the whole, e.g. a surrogate pair split in two, but parses to the same text). Else the whole input at once.
+      const streamed = this.emitted.has(`${item}:fc`);
+      this.startCall(item, it, out);
+      if (streamed) this.delta('args', item, 'fc', '"}', out);
+      else if (typeof it.input === 'string') this.delta('args', item, 'fc', customArgs(it.input), out);
     }
     for (const k of this.byItem.get(item) ?? []) out.push({ type: 'part_end', index: this.slots.get(k)! });
   }
@@ -369,6 +389,9 @@ export class ResponsesStreamDecoder implements StreamDecoder {
         if (isObj(ev.item) && ev.item.type === 'function_call') {
           this.startCall(item, ev.item, out);
           if (typeof ev.item.arguments === 'string') this.delta('args', item, 'fc', ev.item.arguments, out);
+        } else if (isObj(ev.item) && ev.item.type === 'custom_tool_call') {
+          this.startCall(item, ev.item, out);
+          this.delta('args', item, 'fc', CUSTOM_OPEN + customPiece(str(ev.item.input) ?? ''), out);
         }
         return;
       case 'response.output_text.delta':
@@ -379,6 +402,12 @@ export class ResponsesStreamDecoder implements StreamDecoder {
         return this.delta('reasoning', item, `s${num(ev.summary_index)}`, str(ev.delta) ?? '', out);
       case 'response.reasoning_text.delta':
         return this.delta('reasoning', item, `r${num(ev.content_index)}`, str(ev.delta) ?? '', out);
+      case 'response.custom_tool_call_input.delta':
+        if (!this.slots.has(`${item}:fc`)) {
+          this.startCall(item, { call_id: ev.item_id, name: '' }, out);
+          this.delta('args', item, 'fc', CUSTOM_OPEN, out);
+        }
+        return this.delta('args', item, 'fc', customPiece(str(ev.delta) ?? ''), out);
       case 'response.function_call_arguments.delta':
         if (!this.slots.has(`${item}:fc`)) this.startCall(item, { call_id: ev.item_id, name: '' }, out);
         return this.delta('args', item, 'fc', str(ev.delta) ?? '', out);

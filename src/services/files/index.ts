@@ -103,10 +103,9 @@ export class FileService {
       if (!mime) {
         throw badRequest('file: unsupported file type (from its content): upload a PDF, a PNG/JPEG/GIF/WebP image, a DOCX/XLSX/PPTX document, MP3/WAV/FLAC/OGG audio or UTF-8 text', { field: 'file' });
       }
+      // A first check before the bytes are stored (cheap refusal); the insert below checks again, atomically.
       const used = await this.deps.store.workspaceFileBytes(workspaceId);
-      if (used + s.size > this.deps.quotaBytes) {
-        throw forbidden(`The workspace's file quota (${this.deps.quotaBytes} bytes) would be exceeded: ${used} bytes stored, this file has ${s.size}`, { error_type: 'quota_exceeded', field: 'file' });
-      }
+      if (used + s.size > this.deps.quotaBytes) throw this.overQuota(used, s.size);
       const id = newFileId(this.deps.now());
       const row: FileRow = {
         id,
@@ -121,16 +120,26 @@ export class FileService {
         created_at: new Date(this.deps.now()).toISOString(),
       };
       await this.deps.storage.put(row.storage_key, s.path, s.size, mime);
+      let r: { inserted: boolean; used: number };
       try {
-        await this.deps.store.insertFile(row);
+        r = await this.deps.store.insertFile(row, this.deps.quotaBytes);
       } catch (err) {
         await this.deps.storage.delete(row.storage_key).catch(() => undefined);
         throw err;
+      }
+      // Concurrent uploads: one that would pass the quota once the others are in is refused, its bytes removed.
+      if (!r.inserted) {
+        await this.deps.storage.delete(row.storage_key).catch(() => undefined);
+        throw this.overQuota(r.used, s.size);
       }
       return row;
     } finally {
       await this.discard(s);
     }
+  }
+
+  private overQuota(used: number, size: number): HttpError {
+    return forbidden(`The workspace's file quota (${this.deps.quotaBytes} bytes) would be exceeded: ${used} bytes stored, this file has ${size}`, { error_type: 'quota_exceeded', field: 'file' });
   }
 
   /** A page, oldest first: `limit` rows after `after`, and whether more follow. */

@@ -5,6 +5,10 @@
  * `native` engine) or as their text (`text` engine: extracted here with unpdf, cached by content hash), so a model
  * whose upstream cannot read PDFs can still answer about one. The default engine is native when every requested
  * model reads files through an upstream that receives the part as sent, else text.
+ * Image parts may name a stored image the same way (chat `image_url.url` or `image_url.file_id`, responses
+ * `input_image.file_id`, messages `image` with `source.type: "file"`): it goes inline (a data URL / base64 source), so
+ * every upstream gets it — Gemini as `inlineData`. Gemini requests name stored files in `fileData.fileUri`: any type
+ * goes inline as `inlineData` (PDFs too, unless the text engine applies).
  */
 import { createHash } from 'node:crypto';
 import { extractText, getDocumentProxy } from 'unpdf';
@@ -14,11 +18,14 @@ import type { Store } from '../../store/types.js';
 import type { FileService } from '../files/index.js';
 
 type Obj = Record<string, unknown>;
+const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** One file part found in a body, with how to rewrite it in place. */
 interface FilePart {
   where: string;
+  /** An image part (only images may be named there), a file part, or a Gemini media part (any type, inline data). */
+  kind: 'file' | 'image' | 'media';
   /** A stored file's id, or inline bytes (data URL / base64), or neither (a URL: left alone). */
   fileId: string | null;
   inline: { mime: string; data: Buffer } | null;
@@ -35,10 +42,16 @@ function dataUrl(s: unknown): { mime: string; data: Buffer } | null {
   return m ? { mime: m[1].toLowerCase(), data: Buffer.from(s.slice(m[0].length), 'base64') } : null;
 }
 
+/** Ids of stored files (services/files): an image URL or a Gemini fileUri of this shape names one. */
+const isFileId = (v: unknown): v is string => typeof v === 'string' && v.startsWith('gw_file_');
+const dataUrlOf = (mime: string, data: Buffer) => `data:${mime};base64,${data.toString('base64')}`;
+
 function partsOf(api: string, body: Obj): FilePart[] {
   const out: FilePart[] = [];
   const lists: Array<[unknown[], string]> = [];
-  if (api === 'chat' || api === 'messages') {
+  if (api === 'gemini') {
+    (Array.isArray(body.contents) ? body.contents : []).forEach((c, i) => isObj(c) && Array.isArray(c.parts) && lists.push([c.parts, `contents[${i}].parts`]));
+  } else if (api === 'chat' || api === 'messages') {
     (Array.isArray(body.messages) ? body.messages : []).forEach((m, i) => isObj(m) && Array.isArray(m.content) && lists.push([m.content, `messages[${i}].content`]));
   } else if (api === 'responses' && Array.isArray(body.input)) {
     body.input.forEach((m, i) => isObj(m) && Array.isArray(m.content) && lists.push([m.content, `input[${i}].content`]));
@@ -48,10 +61,51 @@ function partsOf(api: string, body: Obj): FilePart[] {
       if (!isObj(p)) return;
       const where = `${at}[${j}]`;
       const replace = (part: Obj) => (list[j] = part);
-      if (api === 'chat' && p.type === 'file' && isObj(p.file)) {
+      if (api === 'gemini' && isObj(p.fileData) && isFileId(p.fileData.fileUri)) {
+        // Gemini reads every stored type (images, PDFs, audio, text) as inline data; its fileUri means Google's Files API.
+        out.push({
+          kind: 'media', where, replace,
+          fileId: p.fileData.fileUri as string,
+          inline: null,
+          filename: null,
+          inlinePart: (mime, data) => ({ inlineData: { mimeType: mime, data: data.toString('base64') } }),
+          textPart: (text) => ({ text }),
+        });
+      } else if (api === 'chat' && p.type === 'image_url' && isObj(p.image_url) && (isFileId(p.image_url.file_id) || isFileId(p.image_url.url))) {
+        const iu = p.image_url;
+        out.push({
+          kind: 'image', where, replace,
+          fileId: (isFileId(iu.file_id) ? iu.file_id : iu.url) as string,
+          inline: null,
+          filename: null,
+          inlinePart: (mime, data) => ({ ...p, image_url: { url: dataUrlOf(mime, data), ...(typeof iu.detail === 'string' ? { detail: iu.detail } : {}) } }),
+          textPart: (text) => ({ type: 'text', text }),
+        });
+      } else if (api === 'responses' && p.type === 'input_image' && isFileId(p.file_id)) {
+        out.push({
+          kind: 'image', where, replace,
+          fileId: p.file_id as string,
+          inline: null,
+          filename: null,
+          inlinePart: (mime, data) => {
+            const { file_id: _, ...rest } = p;
+            return { ...rest, image_url: dataUrlOf(mime, data) };
+          },
+          textPart: (text) => ({ type: 'input_text', text }),
+        });
+      } else if (api === 'messages' && p.type === 'image' && isObj(p.source) && p.source.type === 'file' && isFileId(p.source.file_id)) {
+        out.push({
+          kind: 'image', where, replace,
+          fileId: p.source.file_id as string,
+          inline: null,
+          filename: null,
+          inlinePart: (mime, data) => ({ ...p, source: { type: 'base64', media_type: mime, data: data.toString('base64') } }),
+          textPart: (text) => ({ type: 'text', text }),
+        });
+      } else if (api === 'chat' && p.type === 'file' && isObj(p.file)) {
         const f = p.file;
         out.push({
-          where, replace,
+          kind: 'file', where, replace,
           fileId: typeof f.file_id === 'string' ? f.file_id : null,
           inline: dataUrl(f.file_data),
           filename: typeof f.filename === 'string' ? f.filename : null,
@@ -60,7 +114,7 @@ function partsOf(api: string, body: Obj): FilePart[] {
         });
       } else if (api === 'responses' && p.type === 'input_file') {
         out.push({
-          where, replace,
+          kind: 'file', where, replace,
           fileId: typeof p.file_id === 'string' ? p.file_id : null,
           inline: dataUrl(p.file_data),
           filename: typeof p.filename === 'string' ? p.filename : null,
@@ -70,7 +124,7 @@ function partsOf(api: string, body: Obj): FilePart[] {
       } else if (api === 'messages' && p.type === 'document' && isObj(p.source)) {
         const s = p.source;
         out.push({
-          where, replace,
+          kind: 'file', where, replace,
           fileId: s.type === 'file' && typeof s.file_id === 'string' ? s.file_id : null,
           inline: s.type === 'base64' && typeof s.data === 'string' && typeof s.media_type === 'string' ? { mime: s.media_type, data: Buffer.from(s.data, 'base64') } : null,
           filename: typeof p.title === 'string' ? p.title : null,
@@ -86,7 +140,7 @@ function partsOf(api: string, body: Obj): FilePart[] {
 
 /** Whether a body has any file part (cheap: most requests have none, and skip the step). */
 export function hasFileParts(api: string, body: Obj): boolean {
-  return (api === 'chat' || api === 'messages' || api === 'responses') && partsOf(api, body).length > 0;
+  return (api === 'chat' || api === 'messages' || api === 'responses' || api === 'gemini') && partsOf(api, body).length > 0;
 }
 
 export interface FileInputContext {
@@ -113,13 +167,16 @@ export class FileInputs {
         const row = await this.deps.files.get(ctx.workspaceId, p.fileId).catch(() => {
           throw badRequest(`${p.where}: file ${p.fileId} not found in this workspace`, { field: p.where });
         });
+        if (p.kind === 'image' && !IMAGE_TYPES.has(row.mime_type)) {
+          throw badRequest(`${p.where}: file ${p.fileId} is ${row.mime_type}, not an image (PNG, JPEG, GIF or WebP)`, { field: p.where });
+        }
         file = { mime: row.mime_type, data: await this.deps.files.storage.read(row.storage_key) };
         filename ??= row.filename;
         sha = row.sha256;
       }
       if (!file) continue; // a URL: the upstream fetches it
       filename ??= 'file';
-      if (file.mime === 'application/pdf' && engine === 'text') {
+      if (file.mime === 'application/pdf' && engine === 'text' && p.kind !== 'image') {
         const r = await this.pdfText(file.data, sha ?? createHash('sha256').update(file.data).digest('hex'), p.where);
         parsed.push({ filename, pages: r.pages, cached: r.cached });
         p.replace(p.textPart(`<file name="${filename.replace(/"/g, "'")}">\n${r.text}\n</file>`));

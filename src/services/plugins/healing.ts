@@ -3,10 +3,14 @@
  * json_object or json_schema whose text is not valid JSON is repaired (jsonrepair: unquoted keys, trailing commas,
  * single quotes, truncated structures, code fences, …), then checked against the schema (json_schema); the repaired
  * text replaces the reply's, and what was done goes to gateway_metadata.pipeline. Replies that parse are left alone.
- * Streams are relayed as they come (healing would need the whole reply first): the pipeline says it did not apply.
+ * Streams (StreamHealer): deltas are relayed as they come; at the end of each text part the whole text is healed, and
+ * when the repair only appends (a truncated structure: closing quotes, brackets, braces) the missing tail is sent as a
+ * last delta of that part; a repair that would change text already sent cannot be made in the stream, so the healed
+ * JSON is given in the pipeline entry (`data.results[].healed`) instead.
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import { jsonrepair } from 'jsonrepair';
+import type { IrStreamEvent } from '../../core/ir.js';
 import type { PluginPipelineEntry } from '../../core/plugins.js';
 
 type Obj = Record<string, unknown>;
@@ -16,7 +20,12 @@ const ajv = new Ajv({ strict: false, allErrors: false });
 const compiled = new WeakMap<object, ValidateFunction | null>();
 
 /** The JSON format a request asks for: `json_object`, or `json_schema` with its schema; null when none. */
-export function jsonFormat(api: string, body: Obj): { type: 'json_object' | 'json_schema'; schema: Obj | null } | null {
+export interface JsonFormat {
+  type: 'json_object' | 'json_schema';
+  schema: Obj | null;
+}
+
+export function jsonFormat(api: string, body: Obj): JsonFormat | null {
   const rf = api === 'responses' ? (isObj(body.text) ? body.text.format : undefined) : api === 'messages' ? (isObj(body.output_format) ? body.output_format : undefined) : body.response_format;
   if (!isObj(rf)) return null;
   if (rf.type === 'json_object') return { type: 'json_object', schema: null };
@@ -56,7 +65,7 @@ function validator(schema: Obj): ValidateFunction | null {
 export function healReply(api: string, request: Obj, reply: Obj): PluginPipelineEntry | null {
   const format = jsonFormat(api, request);
   if (!format) return null;
-  const results: Array<{ repaired: boolean; valid: boolean | null; error?: string }> = [];
+  const results: HealResult[] = [];
   for (const s of textSlots(api, reply)) {
     const text = s.get();
     let value: unknown;
@@ -74,25 +83,126 @@ export function healReply(api: string, request: Obj, reply: Obj): PluginPipeline
         continue;
       }
     }
-    const check = format.schema ? validator(format.schema) : null;
-    const valid = check ? check(value) : null;
-    results.push({ repaired, valid, ...(check && !valid ? { error: ajv.errorsText(check.errors).slice(0, 300) } : {}) });
+    results.push({ repaired, ...check(format, value) });
   }
   if (api === 'responses' && typeof reply.output_text === 'string') {
     const texts = textSlots(api, reply).map((s) => s.get());
     if (texts.length > 0) reply.output_text = texts.join('');
   }
+  return entry(format, results);
+}
+
+/** What healing one text did (the `results` of the pipeline entry). */
+interface HealResult {
+  repaired: boolean;
+  valid: boolean | null;
+  error?: string;
+  /** Streams: how the repair reached the client (`appended`: the missing tail sent as a last delta). */
+  delivery?: 'appended' | 'metadata_only';
+  /** Streams: the healed JSON, when the repair would change text already sent (so it could not be streamed). */
+  healed?: string;
+}
+
+function check(format: JsonFormat, value: unknown): Pick<HealResult, 'valid' | 'error'> {
+  const v = format.schema ? validator(format.schema) : null;
+  const valid = v ? v(value) : null;
+  return { valid, ...(v && !valid ? { error: ajv.errorsText(v.errors).slice(0, 300) } : {}) };
+}
+
+function entry(format: JsonFormat, results: HealResult[], extra: Obj = {}): PluginPipelineEntry {
   const n = results.filter((r) => r.repaired).length;
   const invalid = results.filter((r) => r.valid === false).length;
   return {
     type: 'response_healing',
     name: 'response-healing',
     summary: n === 0 ? (invalid === 0 ? 'The reply was valid JSON' : 'The reply could not be healed') : `Repaired ${n} invalid JSON repl${n === 1 ? 'y' : 'ies'}${invalid > 0 ? '; still not valid against the schema' : format.schema ? ' (valid against the schema)' : ''}`,
-    data: { format: format.type, results },
+    data: { format: format.type, results, ...extra },
   };
 }
 
-/** The pipeline entry of a streamed request with response-healing on (relayed unhealed). */
-export function healingSkipped(): PluginPipelineEntry {
-  return { type: 'response_healing', name: 'response-healing', summary: 'Not applied: streamed replies are relayed as they come', data: { applied: false, reason: 'stream' } };
+/** Texts of a streamed reply kept for healing, per stream (past it the stream is relayed unhealed). */
+export const MAX_HEALED_STREAM_CHARS = 8 * 1024 * 1024;
+
+/**
+ * response-healing on a streamed reply, over IR stream events (after the content guardrails: it heals what the client
+ * received). Events pass through unchanged; each text part's deltas are also kept, and healed when the part ends
+ * (its `part_end`, else the finish or the end of the stream): a repair that only appends goes out as one more delta
+ * of that part, before the event that ends it.
+ */
+export class StreamHealer {
+  private readonly texts = new Map<number, string>();
+  private readonly results: HealResult[] = [];
+  private chars = 0;
+  private overflow = false;
+  private finished = false;
+
+  constructor(private readonly format: JsonFormat) {}
+
+  events(events: IrStreamEvent[]): IrStreamEvent[] {
+    if (this.finished) return events;
+    let out: IrStreamEvent[] | null = null; // copied only when a delta is added
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i];
+      let extra: IrStreamEvent[] = [];
+      if (ev.type === 'text_delta') {
+        this.chars += ev.text.length;
+        if (this.chars > MAX_HEALED_STREAM_CHARS) {
+          this.overflow = true;
+          this.texts.clear();
+        } else if (!this.overflow) this.texts.set(ev.index, (this.texts.get(ev.index) ?? '') + ev.text);
+      } else if (ev.type === 'part_end' && this.texts.has(ev.index)) {
+        extra = this.heal(ev.index);
+      } else if (ev.type === 'finish') {
+        extra = this.healAll();
+      }
+      if (extra.length > 0) out ??= events.slice(0, i);
+      if (out) out.push(...extra, ev);
+    }
+    return out ?? events;
+  }
+
+  /** The end of the stream: parts not ended yet are healed (their tails, if any, to send). */
+  end(): IrStreamEvent[] {
+    return this.finished ? [] : this.healAll();
+  }
+
+  pipeline(): PluginPipelineEntry[] {
+    if (this.overflow) return [{ type: 'response_healing', name: 'response-healing', summary: `Not applied: the streamed reply is longer than ${MAX_HEALED_STREAM_CHARS} characters`, data: { applied: false, reason: 'too_long', format: this.format.type } }];
+    return this.results.length > 0 ? [entry(this.format, this.results, { stream: true })] : [];
+  }
+
+  private healAll(): IrStreamEvent[] {
+    const out: IrStreamEvent[] = [];
+    for (const index of [...this.texts.keys()]) out.push(...this.heal(index));
+    this.finished = true;
+    return out;
+  }
+
+  private heal(index: number): IrStreamEvent[] {
+    const text = this.texts.get(index) ?? '';
+    this.texts.delete(index);
+    if (this.overflow) return [];
+    try {
+      this.results.push({ repaired: false, ...check(this.format, JSON.parse(text)) });
+      return [];
+    } catch {
+      // not valid JSON: repaired below
+    }
+    let fixed: string;
+    let value: unknown;
+    try {
+      fixed = jsonrepair(text);
+      value = JSON.parse(fixed);
+    } catch (err) {
+      this.results.push({ repaired: false, valid: false, error: `not repairable: ${(err as Error).message.slice(0, 200)}` });
+      return [];
+    }
+    const checked = check(this.format, value);
+    if (fixed.startsWith(text)) {
+      this.results.push({ repaired: true, ...checked, delivery: 'appended' });
+      return [{ type: 'text_delta', index, text: fixed.slice(text.length) }];
+    }
+    this.results.push({ repaired: true, ...checked, delivery: 'metadata_only', healed: fixed });
+    return [];
+  }
 }

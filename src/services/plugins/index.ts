@@ -2,7 +2,7 @@
  * The request plugins as steps of request preparation and of the reply (docs/plugins.md; settings: core/plugins.ts):
  *   input:   file inputs and file-parser (./file-inputs.ts), then context-compression middle-out (core/middle-out.ts)
  *   before the call: moderation (./moderation.ts)
- *   reply:   response-healing (./healing.ts)
+ *   reply:   response-healing (./healing.ts; streams: StreamHealer, run by the attempt's stream codec)
  * `web` is the web search server tool: withWebPlugin adds it to the request's tools before the server-tool check.
  */
 import type { EndpointDef, ModelDef } from '../../core/catalog-types.js';
@@ -10,13 +10,13 @@ import { dropOrphanToolMessages, middleOut } from '../../core/middle-out.js';
 import { pluginSettings, type PluginPipelineEntry, type PluginSettings } from '../../core/plugins.js';
 import type { CatalogService } from '../catalog.js';
 import { FileInputs, hasFileParts } from './file-inputs.js';
-import { healingSkipped, healReply } from './healing.js';
+import { healReply, jsonFormat, StreamHealer } from './healing.js';
 import type { Moderation } from './moderation.js';
 
 type Obj = Record<string, unknown>;
 
 /** The protocol an upstream must speak to receive an API's file parts as sent (the body passes through). */
-const NATIVE_PROTOCOL: Record<string, string> = { chat: 'openai', messages: 'anthropic', responses: 'openai-responses' };
+const NATIVE_PROTOCOL: Record<string, string> = { chat: 'openai', messages: 'anthropic', responses: 'openai-responses', gemini: 'google' };
 
 export class PluginSteps {
   constructor(private readonly deps: { catalog: CatalogService; fileInputs: FileInputs | null; moderation: Moderation; now: () => number }) {}
@@ -53,9 +53,15 @@ export class PluginSteps {
     return this.deps.moderation.check(api, body, this.deps.now);
   }
 
-  /** response-healing on a non-streamed reply (in place), or its note on a stream. */
-  heal(api: string, request: Obj, reply: Obj | null): PluginPipelineEntry | null {
-    return reply ? healReply(api, request, reply) : healingSkipped();
+  /** response-healing on a non-streamed reply (in place). */
+  heal(api: string, request: Obj, reply: Obj): PluginPipelineEntry | null {
+    return healReply(api, request, reply);
+  }
+
+  /** response-healing on a streamed reply: a healer per attempt's stream, or null when the request asks for no JSON. */
+  streamHealing(api: string, request: Obj): (() => StreamHealer) | null {
+    const format = jsonFormat(api, request);
+    return format ? () => new StreamHealer(format) : null;
   }
 
   private models(ids: string[]): Array<{ model: ModelDef | undefined; endpoints: EndpointDef[] }> {

@@ -255,6 +255,37 @@ describe('Responses stream → IR events', () => {
     }
   });
 
+  it('custom (free-form) and namespaced tool calls: arguments {"input": …} with the namespace, plain and streamed', () => {
+    const input = 'say("a \\"quoted\\" 😀")\n';
+    const call = { id: 'ctc_1', type: 'custom_tool_call', call_id: 'call_c1', name: 'exec', namespace: 'functions', input, status: 'completed' };
+    const usage = { input_tokens: 10, output_tokens: 5 };
+    const r = openaiResponsesAdapter.parseResponse(JSON.stringify({ id: 'resp_c', object: 'response', status: 'completed', model: 'gpt-6.1-sol', output: [call], usage }));
+    expect(r.content).toEqual([{ type: 'tool_call', id: 'call_c1', name: 'exec', namespace: 'functions', arguments: JSON.stringify({ input }) }]);
+    expect(r.finish_reason).toBe('tool_calls');
+    const fn = openaiResponsesAdapter.parseResponse(JSON.stringify({ id: 'resp_f', status: 'completed', output: [{ type: 'function_call', call_id: 'call_f', name: 'read', namespace: 'fs', arguments: '{}' }], usage }));
+    expect(fn.content).toEqual([{ type: 'tool_call', id: 'call_f', name: 'read', namespace: 'fs', arguments: '{}' }]);
+    // Streamed in pieces (the emoji's surrogate pair split across two deltas): the arguments parse to the same input.
+    const cut = input.indexOf('😀') + 1; // inside the pair
+    const deltas = [input.slice(0, 5), input.slice(5, cut), input.slice(cut)];
+    expect(deltas.join('')).toBe(input);
+    const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    const sse = [
+      ev('response.created', { response: { id: 'resp_s', model: 'gpt-6.1-sol', status: 'in_progress', output: [] } }),
+      ev('response.output_item.added', { output_index: 0, item: { ...call, status: 'in_progress', input: '' } }),
+      ...deltas.map((delta) => ev('response.custom_tool_call_input.delta', { output_index: 0, item_id: 'ctc_1', delta })),
+      ev('response.custom_tool_call_input.done', { output_index: 0, item_id: 'ctc_1', input }),
+      ev('response.output_item.done', { output_index: 0, item: call }),
+      ev('response.completed', { response: { id: 'resp_s', model: 'gpt-6.1-sol', status: 'completed', output: [call], usage } }),
+    ].join('');
+    for (const { parts } of chunkings(sse)) {
+      const events = decode(new ResponsesStreamDecoder(), parts);
+      expect(events[1]).toEqual({ type: 'tool_call_start', index: 0, id: 'call_c1', name: 'exec', namespace: 'functions' });
+      const args = events.filter((e) => e.type === 'tool_call_delta').map((e) => (e as { arguments: string }).arguments).join('');
+      expect(JSON.parse(args)).toEqual({ input });
+      expect(events.find((e) => e.type === 'finish')).toMatchObject({ finish_reason: 'tool_calls' });
+    }
+  });
+
   it('reasoning summary deltas, encrypted content on output_item.done, then text', () => {
     for (const { parts } of chunkings(fx('stream-reasoning.sse'))) {
       const ev = decode(new ResponsesStreamDecoder(), parts);

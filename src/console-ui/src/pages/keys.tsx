@@ -1,13 +1,13 @@
 /**
  * Keys: every key of a workspace with its usage against its limit and rate limit; create (the secret is shown once,
- * with a copy button), edit the limit, reset, rate limit and name, disable or enable, delete.
+ * with a copy button), edit the name, limit, reset, expiry and rate limit (one form for both: forms.tsx), disable or
+ * enable, delete.
  */
 import { useState, type FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { del, patch, post, qs, type Key, type Workspace } from '../api';
-import { Card, Check, Empty, ErrorNote, Field, Page, Query, numOrNull, usd, useAction, useGet, when } from '../ui';
-
-const RESETS = ['', 'daily', 'weekly', 'monthly'];
+import { KeyFields, keyBody, keyForm } from '../forms';
+import { Card, Check, Empty, ErrorNote, Field, Page, Query, usd, useAction, useGet, when } from '../ui';
 
 export function WorkspacePicker({ value, onChange, label = 'Workspace' }: { value: string; onChange: (id: string) => void; label?: string }) {
   const ws = useGet<{ data: Workspace[] }>('/workspaces?limit=100');
@@ -109,15 +109,14 @@ function SecretOnce({ name, secret: key, onDone }: { name: string; secret: strin
 function CreateKey({ workspace, onCreated }: { workspace: string; onCreated: (name: string, key: string) => void }) {
   const qc = useQueryClient();
   const [open, setOpen] = useState(false);
-  const [f, setF] = useState({ name: '', limit: '', reset: '', expires: '', rlRequests: '', rlInterval: '1m', management: false });
+  const [f, setF] = useState(keyForm());
+  const [management, setManagement] = useState(false);
   const create = useAction(async () => {
-    const body: Record<string, unknown> = { name: f.name, limit: numOrNull(f.limit), limit_reset: f.reset || null, management: f.management };
+    const body: Record<string, unknown> = { ...keyBody(f, 'create'), management };
     if (workspace) body.workspace_id = workspace;
-    if (f.expires) body.expires_at = new Date(f.expires).toISOString();
-    if (f.rlRequests) body.rate_limit = { requests: Number(f.rlRequests), interval: f.rlInterval };
     const res = await post<{ key: string }>('/keys', body);
     onCreated(f.name, res.key);
-    setF({ ...f, name: '', limit: '', expires: '', rlRequests: '' });
+    setF({ ...keyForm(), reset: f.reset, rlInterval: f.rlInterval });
     setOpen(false);
     await qc.invalidateQueries();
   });
@@ -136,31 +135,8 @@ function CreateKey({ workspace, onCreated }: { workspace: string; onCreated: (na
   return (
     <Card title="New key">
       <form onSubmit={submit} className="grid-form">
-        <Field label="Name">{(id) => <input id={id} value={f.name} onChange={(e) => setF({ ...f, name: e.target.value })} required autoFocus />}</Field>
-        <Field label="Spending limit (USD)" hint="Empty: no limit">
-          {(id) => <input id={id} type="number" min="0" step="any" value={f.limit} onChange={(e) => setF({ ...f, limit: e.target.value })} />}
-        </Field>
-        <Field label="Limit resets">
-          {(id) => (
-            <select id={id} value={f.reset} onChange={(e) => setF({ ...f, reset: e.target.value })}>
-              {RESETS.map((r) => (
-                <option key={r} value={r}>
-                  {r || 'never'}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Expires" hint="Empty: never (your local time)">
-          {(id) => <input id={id} type="datetime-local" value={f.expires} onChange={(e) => setF({ ...f, expires: e.target.value })} />}
-        </Field>
-        <Field label="Rate limit: requests" hint="Empty: none">
-          {(id) => <input id={id} type="number" min="1" value={f.rlRequests} onChange={(e) => setF({ ...f, rlRequests: e.target.value })} />}
-        </Field>
-        <Field label="Rate limit: per" hint="10s, 1m, 1h, 1d">
-          {(id) => <input id={id} value={f.rlInterval} onChange={(e) => setF({ ...f, rlInterval: e.target.value })} />}
-        </Field>
-        <Check label="Management key (administers the gateway; cannot call models)" checked={f.management} onChange={(v) => setF({ ...f, management: v })} />
+        <KeyFields f={f} setF={setF} autoFocus />
+        <Check label="Management key (administers the gateway; cannot call models)" checked={management} onChange={setManagement} />
         <ErrorNote error={create.error} />
         <div className="field-actions">
           <button type="submit" disabled={create.busy}>
@@ -253,20 +229,9 @@ function KeyRow({ k }: { k: Key }) {
 
 function EditKey({ k, onDone }: { k: Key; onDone: () => void }) {
   const qc = useQueryClient();
-  const [f, setF] = useState({
-    name: k.name,
-    limit: k.limit === null ? '' : String(k.limit),
-    reset: k.limit_reset ?? '',
-    rlRequests: k.rate_limit ? String(k.rate_limit.requests) : '',
-    rlInterval: k.rate_limit?.interval ?? '1m',
-  });
+  const [f, setF] = useState(keyForm(k));
   const save = useAction(async () => {
-    await patch(`/keys/${k.hash}`, {
-      name: f.name,
-      limit: numOrNull(f.limit),
-      limit_reset: f.reset || null,
-      rate_limit: f.rlRequests ? { requests: Number(f.rlRequests), interval: f.rlInterval } : null,
-    });
+    await patch(`/keys/${k.hash}`, keyBody(f, 'edit'));
     await qc.invalidateQueries();
     onDone();
   });
@@ -279,26 +244,7 @@ function EditKey({ k, onDone }: { k: Key; onDone: () => void }) {
         void save.run();
       }}
     >
-      <Field label="Name">{(id) => <input id={id} value={f.name} onChange={(e) => setF({ ...f, name: e.target.value })} />}</Field>
-      <Field label="Spending limit (USD)" hint="Empty: no limit">
-        {(id) => <input id={id} type="number" min="0" step="any" value={f.limit} onChange={(e) => setF({ ...f, limit: e.target.value })} />}
-      </Field>
-      <Field label="Limit resets">
-        {(id) => (
-          <select id={id} value={f.reset} onChange={(e) => setF({ ...f, reset: e.target.value })}>
-            {RESETS.map((r) => (
-              <option key={r} value={r}>
-                {r || 'never'}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
-      <Field label="Rate limit: requests" hint="Empty: none">
-        {(id) => <input id={id} type="number" min="1" value={f.rlRequests} onChange={(e) => setF({ ...f, rlRequests: e.target.value })} />}
-      </Field>
-      <Field label="Rate limit: per">{(id) => <input id={id} value={f.rlInterval} onChange={(e) => setF({ ...f, rlInterval: e.target.value })} />}</Field>
-      <p className="muted small">The expiry is set when a key is created; to change it, create a new key.</p>
+      <KeyFields f={f} setF={setF} />
       <ErrorNote error={save.error} />
       <div className="field-actions">
         <button type="submit" disabled={save.busy}>

@@ -5,6 +5,7 @@
 import { useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { del, post, patch, put, type Workspace } from '../api';
+import { KeyChooser } from '../forms';
 import { Card, Check, Empty, ErrorNote, Field, Link, Page, Query, navigate, usd, useAction, useGet, usePath, when } from '../ui';
 
 export function Workspaces() {
@@ -93,6 +94,7 @@ function Settings({ w }: { w: Workspace }) {
     default_provider_sort: w.default_provider_sort ?? '',
     io: w.is_observability_io_logging_enabled,
     sampling: String(w.io_logging_sampling_rate),
+    ioKeys: w.io_logging_api_key_ids,
     broadcast: w.is_observability_broadcast_enabled,
   });
   const [saved, setSaved] = useState(false);
@@ -104,6 +106,7 @@ function Settings({ w }: { w: Workspace }) {
       default_provider_sort: f.default_provider_sort || null,
       is_observability_io_logging_enabled: f.io,
       io_logging_sampling_rate: Number(f.sampling),
+      io_logging_api_key_ids: f.ioKeys,
       is_observability_broadcast_enabled: f.broadcast,
     });
     setSaved(true);
@@ -145,6 +148,14 @@ function Settings({ w }: { w: Workspace }) {
         <Field label="I/O logging sampling rate" hint="0.0001 to 1">
           {(id) => <input id={id} type="number" min="0.0001" max="1" step="any" value={f.sampling} onChange={(e) => setF({ ...f, sampling: e.target.value })} />}
         </Field>
+        <KeyChooser<number>
+          legend="I/O logging keys"
+          allLabel="Log the requests of every key"
+          workspace={w.id}
+          by="id"
+          value={f.ioKeys}
+          onChange={(ioKeys) => setF({ ...f, ioKeys })}
+        />
         <Check label="Broadcast traces to the observability destinations" checked={f.broadcast} onChange={(v) => setF({ ...f, broadcast: v })} />
         <ErrorNote error={save.error ?? remove.error} />
         {saved ? (
