@@ -57,6 +57,7 @@ export function imageProtocolOf(e: EndpointDef, provider: ProviderDef | undefine
   if (e.image_protocol) return e.image_protocol;
   if (provider?.protocol === 'openai') return 'openai-images';
   if (provider?.protocol === 'google') return 'gemini-image';
+  if (provider?.protocol === 'azure-openai') return 'azure-openai-images';
   return null;
 }
 
@@ -78,7 +79,7 @@ function defaultParameters(m: ModelDef, video: boolean, speech: SpeechProtocol |
   if (isRerankModel(m)) return ['top_n'];
   if (isImageModel(m) && !m.architecture.output_modalities.includes('text')) return ['n', 'size', 'quality', 'background', 'output_format', 'input_references'];
   if (isTranscriptionModel(m)) return ['language', 'prompt', 'temperature', 'response_format', 'timestamp_granularities'];
-  if (speech) return speech === 'openai-tts' ? ['speed'] : [];
+  if (speech) return speech === 'openai-tts' || speech === 'azure-openai-tts' ? ['speed'] : [];
   return ['temperature', 'top_p', 'max_tokens', 'stop', 'seed', 'frequency_penalty', 'presence_penalty', 'tools', 'tool_choice', 'response_format'];
 }
 
@@ -265,6 +266,10 @@ function checkKinds(e: EndpointDef, provider: ProviderDef | undefined, m: ModelD
   if (e.audio_formats !== undefined && e.speech_protocol === undefined) problems.push(`${where}.audio_formats needs speech_protocol`);
   if (e.rerank_protocol !== undefined && !isRerankModel(m)) problems.push(`${where}.rerank_protocol needs a rerank model (output_modalities: [rerank])`);
   if (e.image_protocol !== undefined && !isImageModel(m)) problems.push(`${where}.image_protocol needs an image model (output_modalities: [image])`);
+  // Azure's deployment URLs are built from an Azure OpenAI provider's resource endpoint and cloud settings.
+  for (const [field, value] of [['speech_protocol', e.speech_protocol], ['image_protocol', e.image_protocol]] as const) {
+    if ((value === 'azure-openai-tts' || value === 'azure-openai-images') && provider && provider.protocol !== 'azure-openai') problems.push(`${where}.${field} ${value} needs an azure-openai provider (got ${provider.protocol})`);
+  }
   if (e.video && !videoProtocolOf(e, provider)) problems.push(`${where}.video.protocol must be set (${VIDEO_PROTOCOLS.join(', ')}): the provider's protocol has no video API`);
 }
 

@@ -26,11 +26,11 @@ const bool = (text = 'must be true or false') => opt(Type.Boolean(rule(text)));
 const strings = (text = 'must be a list of strings') => Type.Array(Type.String(), rule(text));
 
 export const PROTOCOLS = ['openai', 'anthropic', 'google', 'openai-responses', 'azure-openai', 'azure-openai-responses', 'bedrock', 'vertex', 'vertex-anthropic'] as const;
-export const SPEECH_PROTOCOL_NAMES = ['openai-tts', 'gemini-tts'] as const;
+export const SPEECH_PROTOCOL_NAMES = ['openai-tts', 'gemini-tts', 'azure-openai-tts'] as const;
 export const AUDIO_FORMAT_NAMES = ['mp3', 'pcm'] as const;
 export const RERANK_PROTOCOL_NAMES = ['jina', 'cohere', 'voyage'] as const;
 export const VIDEO_PROTOCOL_NAMES = ['openai-video', 'google-veo'] as const;
-export const IMAGE_PROTOCOL_NAMES = ['openai-images', 'gemini-image'] as const;
+export const IMAGE_PROTOCOL_NAMES = ['openai-images', 'gemini-image', 'azure-openai-images'] as const;
 
 const DataPolicy = Type.Object(
   { training: bool(), retains_prompts: bool(), zdr: bool() },

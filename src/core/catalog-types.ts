@@ -12,16 +12,18 @@ export type Protocol = 'openai' | 'anthropic' | 'google' | 'openai-responses' | 
  * routed by the chat APIs.
  * - `openai-tts`: OpenAI `POST /audio/speech` (and OpenAI-compatible TTS servers): raw audio bytes, or SSE with
  *   base64 chunks and token usage when the endpoint lists `stream_format` in `supported_parameters`;
- * - `gemini-tts`: Gemini `streamGenerateContent` with `responseModalities: ["AUDIO"]`: base64 PCM inside JSON events.
+ * - `gemini-tts`: Gemini `streamGenerateContent` with `responseModalities: ["AUDIO"]`: base64 PCM inside JSON events;
+ * - `azure-openai-tts`: OpenAI's speech API on an Azure OpenAI deployment (`/openai/deployments/{d}/audio/speech`).
  */
-export type SpeechProtocol = 'openai-tts' | 'gemini-tts';
+export type SpeechProtocol = 'openai-tts' | 'gemini-tts' | 'azure-openai-tts';
 
 /**
  * Upstream image generation APIs (docs/images.md; see `EndpointDef.image_protocol`):
  * - `openai-images`: OpenAI `POST /images/generations` and `POST /images/edits` (gpt-image, DALL·E);
- * - `gemini-image`: Gemini `generateContent` with `responseModalities: ["TEXT", "IMAGE"]` (images as inlineData parts).
+ * - `gemini-image`: Gemini `generateContent` with `responseModalities: ["TEXT", "IMAGE"]` (images as inlineData parts);
+ * - `azure-openai-images`: OpenAI's images API on an Azure OpenAI deployment (`/openai/deployments/{d}/images/generations`).
  */
-export type ImageProtocol = 'openai-images' | 'gemini-image';
+export type ImageProtocol = 'openai-images' | 'gemini-image' | 'azure-openai-images';
 
 /** Upstream rerank APIs (see `EndpointDef.rerank_protocol`). */
 export type RerankProtocol = 'jina' | 'cohere' | 'voyage';

@@ -7,7 +7,7 @@
  *   Gemini convention of a signature riding on the next part) → `thoughtSignature` on the next part, or on an empty text
  *   part when nothing follows; redacted reasoning → a thought part whose signature is `gateway-redacted:<data>` (sent
  *   back, it is redacted reasoning again); text and refusals → text; tool calls → `functionCall {id, name, args}` (whole
- *   calls: streamed arguments are gathered until the call ends).
+ *   calls: streamed arguments are gathered until the call ends); generated images → `inlineData {mimeType, data}`.
  * - finishReason: stop and tool_calls → STOP, length → MAX_TOKENS, content_filter → the upstream's Gemini reason when it
  *   gave one (SAFETY, RECITATION, …) else SAFETY, error → the upstream's Gemini reason else OTHER.
  * - usageMetadata: promptTokenCount = input (cache reads and writes included), cachedContentTokenCount = cache reads,
@@ -89,8 +89,12 @@ export function partsOut(content: IrPart[]): Json[] {
       case 'tool_call':
         push({ functionCall: { id: p.id, name: p.name, args: parseArguments(p.arguments) } });
         break;
+      case 'image':
+        // A generated image (image-output models, docs/images.md).
+        if (p.data) push({ inlineData: { mimeType: p.media_type ?? 'image/png', data: p.data } });
+        break;
       default:
-        break; // images and tool results are not model output here
+        break; // tool results are not model output
     }
   }
   if (pending !== undefined) out.push({ text: '', thoughtSignature: pending });
@@ -243,8 +247,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
         return '';
       case 'start':
         return '';
-      case 'image': // generated images are rendered by the chat completions API only (docs/images.md)
-        return '';
+      case 'image': // a generated image (docs/images.md): one chunk with its inlineData part
+        return this.chunk([{ inlineData: { mimeType: ev.media_type, data: ev.data } }]);
       case 'error':
         return this.error(ev.status, ev.message, ev.error_type, this.meta);
     }

@@ -28,8 +28,10 @@
  *   (`geminiServerTools`, docs/server-tools.md) for any upstream; it is left out of the IR's tools.
  * - Refused with a 400 naming the field: `candidateCount` > 1, `cachedContent` (a cache on Google's side that other
  *   upstreams cannot read), the other built-in tools (`codeExecution`, `urlContext`, …), response MIME types other
- *   than text/plain and application/json. Ignored: `safetySettings`, `labels`, `responseModalities` of text only,
- *   `mediaResolution` and other knobs that no other protocol has.
+ *   than text/plain and application/json, `responseModalities` other than TEXT and IMAGE. Ignored: `safetySettings`,
+ *   `labels`, `responseModalities` of text only, `mediaResolution` and other knobs that no other protocol has.
+ * - `responseModalities` with IMAGE asks an image-output model for images (the IR's `modalities`); generated images
+ *   come back as `inlineData` parts (gemini-output.ts).
  */
 import type { IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrResponseFormat, IrText, IrTool, IrToolChoice } from '../core/ir.js';
 import type { InboundAdapter } from '../core/adapters.js';
@@ -350,6 +352,22 @@ function generationConfig(g: unknown, req: Omit<IrRequest, 'model'>): void {
   if (rf) req.response_format = rf;
   const r = thinking(g.thinkingConfig);
   if (r) req.reasoning = r;
+  const modalities = responseModalities(g.responseModalities);
+  if (modalities) req.modalities = modalities;
+}
+
+/** `responseModalities` with IMAGE asks an image-output model for images (docs/images.md); AUDIO is not served here. */
+function responseModalities(v: unknown): Array<'text' | 'image'> | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v)) throw invalid('generationConfig.responseModalities must be an array (TEXT, IMAGE)');
+  const out: Array<'text' | 'image'> = [];
+  v.forEach((m, i) => {
+    const name = typeof m === 'string' ? m.toUpperCase() : m;
+    if (name !== 'TEXT' && name !== 'IMAGE') throw invalid(`generationConfig.responseModalities[${i}] "${String(m)}" is not supported (TEXT, IMAGE; speech has its own API)`);
+    const mod = name === 'TEXT' ? 'text' : 'image';
+    if (!out.includes(mod)) out.push(mod);
+  });
+  return out.includes('image') ? out : undefined;
 }
 
 /** A Gemini GenerateContentRequest (schema-validated) as an IR request. */

@@ -9,7 +9,7 @@ import type { AnswerMeta } from '../core/adapters.js';
 import { idSuffix, isObject, type Json } from './common.js';
 
 /** Output-item id: `<prefix>_<gen suffix>_<output index>`, stable for a generation (the stream and replays agree). */
-export const itemId = (prefix: 'msg' | 'rs' | 'fc', meta: AnswerMeta, outputIndex: number): string => `${prefix}_${idSuffix(meta.id)}_${outputIndex}`;
+export const itemId = (prefix: 'msg' | 'rs' | 'fc' | 'ig', meta: AnswerMeta, outputIndex: number): string => `${prefix}_${idSuffix(meta.id)}_${outputIndex}`;
 
 /**
  * The request fields a Response object echoes (OpenAI's documented object; defaults as OpenAI reports them).
@@ -135,10 +135,15 @@ export function responseObject(i: ResponseObjectInput): Json {
   return body;
 }
 
+/** An `image_generation_call` output item (OpenAI's and the reference's shape: the image's base64 bytes in `result`). */
+export function imageItem(id: string, b64: string | null, status: 'in_progress' | 'generating' | 'completed'): Json {
+  return { id, type: 'image_generation_call', status, result: b64 };
+}
+
 /**
  * IR answer parts → Response output items, in order: reasoning items (summary text, the signature when known, an
  * encrypted part folded into the reasoning item just before it), one message item per run of text/refusal parts,
- * and function_call items.
+ * function_call items, and an image_generation_call item per generated image.
  */
 export function outputItems(parts: IrPart[], meta: AnswerMeta, tools: ResponsesToolMap | null = null): Json[] {
   const out: Json[] = [];
@@ -175,6 +180,10 @@ export function outputItems(parts: IrPart[], meta: AnswerMeta, tools: ResponsesT
       case 'tool_call':
         // Namespaced and custom tools are named back (responses-tools.ts).
         out.push(callItem(tools, itemId('fc', meta, out.length), p.id, flatOfCall(tools, p.name, p.namespace), p.arguments, 'completed'));
+        break;
+      case 'image':
+        // A generated image (image-output models, docs/images.md): OpenAI's image_generation_call item, base64 result.
+        if (p.data) out.push(imageItem(itemId('ig', meta, out.length), p.data, 'completed'));
         break;
       default:
         break;

@@ -7,14 +7,15 @@
  *
  * Items: a reasoning item per IR reasoning part (summary part + `reasoning_summary_text` deltas; the signature and
  * encrypted content land on the item), one message item per run of text/refusal parts (a content part per IR part,
- * `output_text` or `refusal` deltas), a function_call item per tool call (`function_call_arguments` deltas). Items
+ * `output_text` or `refusal` deltas), a function_call item per tool call (`function_call_arguments` deltas), an
+ * image_generation_call item per generated image (its `image_generation_call.*` events). Items
  * are sequential: a new item closes the open one. The final Response is built from the same snapshot, so a late
  * signature or late arguments still reach it.
  */
 import type { IrFinishReason, IrStreamEvent, IrUsage } from '../core/ir.js';
 import type { AnswerMeta, StreamEncoder } from '../core/adapters.js';
 import { idSuffix, sse, type Json } from './common.js';
-import { finishStatus, itemId, responseErrorCode, responseObject } from './responses-output.js';
+import { finishStatus, imageItem, itemId, responseErrorCode, responseObject } from './responses-output.js';
 import { callItem, customInput, flatOfCall, type ResponsesToolMap } from './responses-tools.js';
 
 /** `custom_tool_call`: a call to a free-form tool, whose input is sent whole when the call ends (responses-tools.ts). */
@@ -167,14 +168,34 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     return this.openItem('function_call', irIndex, item);
   }
 
+  /**
+   * A generated image (docs/images.md): a whole image_generation_call item — added (in progress), the
+   * `in_progress`, `generating` and `completed` events OpenAI sends, then done with the base64 image in `result`.
+   */
+  private image(b64: string): string {
+    let out = this.closeItem();
+    const outputIndex = this.output.length;
+    const id = itemId('ig', this.meta, outputIndex);
+    const item = imageItem(id, null, 'in_progress');
+    this.output.push(item);
+    const ids = { item_id: id, output_index: outputIndex };
+    out += this.emit('response.output_item.added', { output_index: outputIndex, item: structuredClone(item) });
+    out += this.emit('response.image_generation_call.in_progress', ids);
+    out += this.emit('response.image_generation_call.generating', ids);
+    Object.assign(item, imageItem(id, b64, 'completed'));
+    out += this.emit('response.image_generation_call.completed', ids);
+    return out + this.emit('response.output_item.done', { output_index: outputIndex, item: structuredClone(item) });
+  }
+
   // ---- events ----
 
   event(ev: IrStreamEvent): string {
     if (this.done) return '';
     switch (ev.type) {
       case 'start':
-      case 'image': // generated images are rendered by the chat completions API only (docs/images.md)
         return '';
+      case 'image':
+        return this.image(ev.data);
       case 'usage':
         this.usage = ev.usage;
         return '';

@@ -294,8 +294,28 @@ function toIr(body: Json): Omit<IrRequest, 'model'> {
   if (r) req.reasoning = r;
   const user = str(body.user) || str(body.safety_identifier);
   if (user) req.user = user;
+  const modalities = outputModalities(body);
+  if (modalities) req.modalities = modalities;
   if (rt.drops.length > 0) req.dropped_fields = rt.drops;
   return req;
+}
+
+/**
+ * Image output (docs/images.md): `modalities` as the chat API has it, or OpenAI's hosted `image_generation` tool,
+ * which through the IR asks an image-output model for images (`image_generation_call` output items).
+ */
+function outputModalities(body: Json): Array<'text' | 'image'> | undefined {
+  if (body.modalities !== undefined && body.modalities !== null) {
+    if (!Array.isArray(body.modalities)) throw invalid('modalities must be an array of "text" and "image"');
+    const out: Array<'text' | 'image'> = [];
+    body.modalities.forEach((m, i) => {
+      if (m !== 'text' && m !== 'image') throw invalid(`modalities[${i}] must be "text" or "image"`);
+      if (!out.includes(m)) out.push(m);
+    });
+    return out.length > 0 ? out : undefined;
+  }
+  if (Array.isArray(body.tools) && body.tools.some((t) => isObject(t) && t.type === 'image_generation')) return ['image', 'text'];
+  return undefined;
 }
 
 // ---- IR → Response -----------------------------------------------------------------------------------------------

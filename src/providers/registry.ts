@@ -10,13 +10,14 @@
  * video, images.
  */
 import { checkChatChunk, checkChatResponse } from './openai/schemas.js';
-import type { TokenCounter, UpstreamAdapter } from '../core/adapters.js';
+import type { TokenCounter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
 import type { EndpointDef, ImageProtocol, Protocol, ProviderDef, RerankProtocol, SpeechProtocol, VideoProtocol } from '../core/catalog-types.js';
 import type { TokenUsage } from '../core/pricing.js';
 import type { UpstreamError } from '../core/provider-errors.js';
 import { anthropicAdapter } from './anthropic/index.js';
-import { azureBuilder, azureError, onAzure } from './azure/index.js';
-import { awsCredentialProblem, bedrockAdapter } from './bedrock/index.js';
+import { azureBuilder, azureError, azureImages, azureSpeech, onAzure } from './azure/index.js';
+import { authorizeBedrock, awsCredentialProblem, bedrockAdapter, bedrockError } from './bedrock/index.js';
+import { bedrockMaxInputs, buildBedrockEmbeddings, parseBedrockEmbeddings } from './bedrock/embeddings.js';
 import { onVertex, serviceAccountProblem } from './vertex/index.js';
 import { anthropicCounter } from './anthropic/count-tokens.js';
 import { geminiImageAdapter } from './gemini-image/index.js';
@@ -71,6 +72,10 @@ export interface EmbeddingsWire {
   build: typeof buildEmbeddingsRequest;
   parse: typeof parseEmbeddings;
   parseError: ErrorParser;
+  /** Signs a built request (Bedrock's SigV4), when the protocol authenticates that way. */
+  authorize?: (req: UpstreamHttpRequest, ctx: UpstreamContext) => Promise<UpstreamHttpRequest>;
+  /** Inputs one call of the endpoint takes (absent: any number); a larger batch skips the endpoint. */
+  maxInputs?: (endpoint: EndpointDef) => number;
 }
 
 export interface TranscriptionWire {
@@ -106,8 +111,8 @@ export const PROTOCOLS = {
     embeddings: { build: azureBuilder(buildEmbeddingsRequest, 'embeddings'), parse: parseEmbeddings, parseError: azureError },
   },
   'azure-openai-responses': { chat: onAzure(openaiResponsesAdapter, 'azure-openai-responses') },
-  // Amazon Bedrock's Converse API (docs/clouds.md): SigV4-signed, AWS event-stream framing.
-  bedrock: { chat: bedrockAdapter },
+  // Amazon Bedrock's Converse API (docs/clouds.md): SigV4-signed, AWS event-stream framing; embeddings by InvokeModel.
+  bedrock: { chat: bedrockAdapter, embeddings: { build: buildBedrockEmbeddings, parse: parseBedrockEmbeddings, parseError: bedrockError, authorize: authorizeBedrock, maxInputs: bedrockMaxInputs } },
   // Google Vertex AI (docs/clouds.md): Gemini and Anthropic bodies on Vertex URLs, service-account OAuth tokens.
   vertex: { chat: onVertex(googleAdapter, 'vertex') },
   'vertex-anthropic': { chat: onVertex(anthropicAdapter, 'vertex-anthropic') },
@@ -122,6 +127,9 @@ export const PROTOCOLS = {
   'google-veo': { video: googleVeoAdapter },
   'openai-images': { images: openaiImagesAdapter },
   'gemini-image': { images: geminiImageAdapter },
+  // Azure OpenAI's images and speech deployments (docs/clouds.md): OpenAI's wire on Azure's URLs and auth.
+  'azure-openai-images': { images: azureImages(openaiImagesAdapter) },
+  'azure-openai-tts': { speech: azureSpeech(openaiTtsAdapter) },
 } satisfies Record<Protocol | SpeechProtocol | RerankProtocol | VideoProtocol | ImageProtocol, ProtocolEntry>;
 
 /**

@@ -30,7 +30,7 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
 };
 
 /** Wire protocols with an embeddings adapter (OpenAI's `/embeddings`); other endpoints of embedding models are not routed. */
-export const EMBEDDING_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'azure-openai']);
+export const EMBEDDING_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai', 'azure-openai', 'bedrock']);
 
 /** Wire protocols with a transcription adapter (OpenAI's `/audio/transcriptions`). */
 export const TRANSCRIPTION_PROTOCOLS: ReadonlySet<Protocol> = new Set(['openai']);
@@ -125,7 +125,7 @@ export class CatalogService {
         const imageApi = imageProtocolOf(e, providers.get(e.provider));
         if (imageApi) push(this.imageRoute, e);
         // Image-only models (and image APIs other than Gemini's) are never chat models.
-        if (imageApi === 'openai-images' || !m.architecture.output_modalities.includes('text')) {
+        if (imageApi === 'openai-images' || imageApi === 'azure-openai-images' || !m.architecture.output_modalities.includes('text')) {
           if (!imageApi) unrouted.add(`${e.provider} (${protocol}, image)`);
           continue;
         }

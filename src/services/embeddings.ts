@@ -105,7 +105,12 @@ export class EmbeddingsService {
       route,
       model,
       // An endpoint that cannot size the vectors is skipped.
-      endpointFilter: (ep) => (wantsDimensions && !ep.supported_parameters.includes('dimensions') ? 'unsupported_parameter' : undefined),
+      // An endpoint that takes fewer inputs per call than sent (Titan on Bedrock: one) is skipped too.
+      endpointFilter: (ep, provider) => {
+        if (wantsDimensions && !ep.supported_parameters.includes('dimensions')) return 'unsupported_parameter';
+        const max = embeddingsWire(provider).maxInputs?.(ep);
+        return max !== undefined && inputCount(body.input) > max ? 'unsupported_parameter' : undefined;
+      },
       // Optional parameters the caller set (encoding_format is always honoured by the gateway itself).
       params: (['input_type', 'user'] as const).filter((p) => body[p] !== undefined && body[p] !== null),
       provider: body.provider,
@@ -140,8 +145,10 @@ export class EmbeddingsService {
       ask: (a) => fixedAsk(a.endpoint.pricing, { promptTokens: (bound ??= valueTokensBound(p.body.input)), completionTokens: 0 }, undefined, 'these embeddings'),
       request: (a) => {
         const wire = embeddingsWire(a.provider);
-        const built = wire.build(p.body, a.endpoint, a.provider, attemptKey(this.deps, a));
-        return { ...built.req, dropped: built.dropped, parseError: wire.parseError, parse: (text) => wire.parse(text, { inputs: p.inputs, format: p.format, dimensions }) };
+        const apiKey = attemptKey(this.deps, a);
+        const built = wire.build(p.body, a.endpoint, a.provider, apiKey);
+        const authorize = wire.authorize ? (req: { url: URL; headers: Record<string, string>; body: string }) => wire.authorize!(req, { provider: a.provider, endpoint: a.endpoint, apiKey }) : undefined;
+        return { ...built.req, dropped: built.dropped, parseError: wire.parseError, parse: (text) => wire.parse(text, { inputs: p.inputs, format: p.format, dimensions }), ...(authorize ? { authorize } : {}) };
       },
       served: (id, a, parsed) => {
         const tokens = parsed.promptTokens ?? p.estimatedTokens;
@@ -175,4 +182,11 @@ export class EmbeddingsService {
       usage,
     };
   }
+}
+
+/** Inputs of an embeddings body (a string is one). */
+function inputCount(input: unknown): number {
+  if (!Array.isArray(input)) return 1;
+  // A list of token ids is one input; a list of strings or of token-id lists is one per item.
+  return input.length > 0 && typeof input[0] === 'number' ? 1 : input.length;
 }

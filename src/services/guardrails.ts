@@ -12,13 +12,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { EndpointDef, ModelDef } from '../core/catalog-types.js';
+import type { EndpointDef, ModelDef, ProviderDef } from '../core/catalog-types.js';
 import { budgetRefusal, combinePolicies, endpointVerdict, modelAccess, refusal, workspaceGuardrailId, workspaceGuardrailName, ZDR_GROUPS, type EffectivePolicy, type GuardrailPolicyInput, type GuardrailScope, type ModelAccess } from '../core/policy.js';
 import type { ProviderSortBy } from '../core/provider-prefs.js';
 import { filtersOf, validContentFilters, validBuiltinFilters } from './content-guardrails.js';
 import type { CompiledFilter } from '../core/content-filters/index.js';
 import type { BuiltinSlug, ContentFilterAction, ScanScope } from '../core/content-filters/types.js';
-import type { ExclusionReason, RouteCatalog } from '../core/routing.js';
+import type { ByokRouting, ExclusionReason, RouteCatalog } from '../core/routing.js';
 import { badRequest, notFound } from '../core/errors.js';
 import { ConflictError, type GuardrailRow, type KeyRow, type OrgSettingsRow, type Store, type WorkspaceRow } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
@@ -399,11 +399,13 @@ export class GuardrailService extends GuardrailSpend {
     return policy;
   }
 
-  private access(policy: EffectivePolicy, modelId: string): ModelAccess {
+  private access(policy: EffectivePolicy, modelId: string, byok?: ByokRouting): ModelAccess {
     // An embeddings, transcription or rerank model's endpoints are those its own API routes.
     const cat = this.deps.catalog;
     const route = cat.otherApi.get(modelId)?.route ?? cat.route;
-    return modelAccess(policy, route, cat.hasCredentials, modelId);
+    // A provider without the operator's key is reachable through a BYOK credential of the key's that allows the model.
+    const reachable = byok ? (p: ProviderDef) => cat.hasCredentials(p) || byok.credentials(p, modelId).length > 0 : cat.hasCredentials;
+    return modelAccess(policy, route, reachable, modelId);
   }
 
   /**
@@ -455,11 +457,14 @@ export class GuardrailService extends GuardrailSpend {
     return { models: kept, defaultSort: policy.defaultSort, endpointPolicy: (ep, provider) => endpointVerdict(policy, ep, provider)?.reason };
   }
 
-  /** `GET /models/user`: every model the key can reach, with the endpoints left to it (none at all once a budget is spent). */
-  async userModels(key: KeyRow): Promise<Array<{ model: ModelDef; endpoints: EndpointDef[] }>> {
+  /**
+   * `GET /models/user`: every model the key can reach, with the endpoints left to it (none at all once a budget is
+   * spent) — through the operator's keys or the key's BYOK credentials (`byok`, docs/byok.md).
+   */
+  async userModels(key: KeyRow, byok?: ByokRouting): Promise<Array<{ model: ModelDef; endpoints: EndpointDef[] }>> {
     const policy = await this.policyFor(key);
     if (policy.budgets.length > 0 && (await this.exhaustedBudget(key, policy))) return [];
-    return this.deps.catalog.catalog.models.map((model) => ({ model, endpoints: this.access(policy, model.id).endpoints })).filter((x) => x.endpoints.length > 0);
+    return this.deps.catalog.catalog.models.map((model) => ({ model, endpoints: this.access(policy, model.id, byok).endpoints })).filter((x) => x.endpoints.length > 0);
   }
 }
 

@@ -13,17 +13,21 @@ const GEMINI_RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '4:5', '5:4', '9:16', 
 const OPENAI_RATIOS = ['1:1', '3:2', '2:3'];
 
 /** What each parameter accepts on an image API (an endpoint lists which of them it takes). */
+const OPENAI_DESCRIPTORS: Record<string, Capability> = {
+  n: { type: 'range', min: 1, max: 10 },
+  size: { type: 'enum', values: ['auto', '1024x1024', '1536x1024', '1024x1536'] },
+  aspect_ratio: { type: 'enum', values: OPENAI_RATIOS },
+  quality: { type: 'enum', values: ['auto', 'low', 'medium', 'high'] },
+  background: { type: 'enum', values: ['auto', 'transparent', 'opaque'] },
+  output_format: { type: 'enum', values: ['png', 'jpeg', 'webp'] },
+  output_compression: { type: 'range', min: 0, max: 100 },
+  input_references: { type: 'range', min: 0, max: 16 },
+};
+
 const DESCRIPTORS: Record<ImageProtocol, Record<string, Capability>> = {
-  'openai-images': {
-    n: { type: 'range', min: 1, max: 10 },
-    size: { type: 'enum', values: ['auto', '1024x1024', '1536x1024', '1024x1536'] },
-    aspect_ratio: { type: 'enum', values: OPENAI_RATIOS },
-    quality: { type: 'enum', values: ['auto', 'low', 'medium', 'high'] },
-    background: { type: 'enum', values: ['auto', 'transparent', 'opaque'] },
-    output_format: { type: 'enum', values: ['png', 'jpeg', 'webp'] },
-    output_compression: { type: 'range', min: 0, max: 100 },
-    input_references: { type: 'range', min: 0, max: 16 },
-  },
+  'openai-images': OPENAI_DESCRIPTORS,
+  // Azure takes no reference images on its JSON API (its edits are multipart): never listed for an Azure endpoint.
+  'azure-openai-images': Object.fromEntries(Object.entries(OPENAI_DESCRIPTORS).filter(([k]) => k !== 'input_references')),
   'gemini-image': {
     aspect_ratio: { type: 'enum', values: GEMINI_RATIOS },
     seed: { type: 'boolean' },

@@ -80,6 +80,10 @@ function eventsOf(res: ReturnType<typeof parseChatResponse>): IrStreamEvent[] {
       case 'tool_call':
         events.push({ type: 'tool_call_start', index, id: p.id, name: p.name }, { type: 'tool_call_delta', index, arguments: p.arguments });
         break;
+      case 'image':
+        // An image made by gateway:image_generation: one event, a part of its own (no part_end).
+        if (p.data) events.push({ type: 'image', index, data: p.data, media_type: p.media_type ?? 'image/png' });
+        return;
       default:
         return;
     }

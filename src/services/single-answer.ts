@@ -35,6 +35,8 @@ export interface AttemptRequest<R> {
   parseError: (status: number, text: string, headers: Record<string, string | string[] | undefined>) => UpstreamError;
   /** A 2xx answer; throws UpstreamError (502) when it is not a valid one. */
   parse: (text: string) => R;
+  /** Signs the request as sent (Bedrock's SigV4), when the protocol authenticates that way. */
+  authorize?: (req: { url: URL; headers: Record<string, string>; body: string }) => Promise<{ url: URL; headers: Record<string, string>; body: string }>;
 }
 
 /** What a valid answer bills, and the reply body (gateway_metadata is added by the runner when asked). */
@@ -159,7 +161,8 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
     attempt: async (a) => {
       const req = run.request(a);
       dropped = req.dropped;
-      const sent = call.trace ? { ...req, headers: call.trace.headers(req.headers) } : req;
+      let sent = call.trace ? { ...req, headers: call.trace.headers(req.headers) } : req;
+      if (req.authorize) sent = { ...sent, ...(await req.authorize({ url: sent.url, headers: sent.headers, body: String(sent.body) })) };
       return req.parse(await sendForText(deps.http, sent, req.parseError, deps.catalog.timeouts(a.provider), call.cancel));
     },
     served: (a, parsed, _i, attempts) => {

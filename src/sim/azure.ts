@@ -4,6 +4,8 @@
  *
  *   POST /openai/deployments/{deployment}/chat/completions?api-version=…
  *   POST /openai/deployments/{deployment}/embeddings?api-version=…
+ *   POST /openai/deployments/{deployment}/images/generations?api-version=…   (each image with Azure's filter results)
+ *   POST /openai/deployments/{deployment}/audio/speech?api-version=…
  *   POST /openai/responses?api-version=…              (deployment = body `model`)
  *   POST /openai/v1/chat/completions, /openai/v1/responses, /openai/v1/embeddings   (the v1 API, no api-version)
  *
@@ -17,6 +19,8 @@ import { embeddings } from './embeddings.js';
 import { chatCompletions } from './openai.js';
 import type { Endpoint, EndpointContext, JsonReply, Protocol, Reply } from './protocol.js';
 import { createResponse } from './responses.js';
+import { openaiImageGenerations } from './images.js';
+import { openaiSpeech } from './tts.js';
 
 const JSON_HEADERS: OutgoingHttpHeaders = { 'content-type': 'application/json' };
 const FILTERS = { hate: { filtered: false, severity: 'safe' }, self_harm: { filtered: false, severity: 'safe' }, sexual: { filtered: false, severity: 'safe' }, violence: { filtered: false, severity: 'safe' } };
@@ -25,7 +29,8 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function azureMessage(status: number, ctx: Partial<EndpointContext>): { code: string; message: string } {
-  const op = ctx.path?.endsWith('/embeddings') ? 'Embeddings_Create' : ctx.path?.endsWith('/responses') ? 'Responses_Create' : 'ChatCompletions_Create';
+  const path = ctx.path ?? '';
+  const op = path.endsWith('/embeddings') ? 'Embeddings_Create' : path.endsWith('/responses') ? 'Responses_Create' : path.endsWith('/images/generations') ? 'ImageGenerations_Create' : path.endsWith('/audio/speech') ? 'Speech_Create' : 'ChatCompletions_Create';
   const version = new URLSearchParams(ctx.query ?? '').get('api-version') ?? 'v1';
   switch (status) {
     case 401:
@@ -97,7 +102,15 @@ function withModel(ctx: EndpointContext, deployment: string | null): EndpointCon
   return { ...ctx, body: { ...ctx.body, model: deployment } };
 }
 
-const DEPLOYMENT = /^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/;
+const DEPLOYMENT = /^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings|images\/generations|audio\/speech)$/;
+
+/** Azure's filter annotations on each generated image. */
+function annotateImages(reply: Reply): Reply {
+  if (reply.kind !== 'json' || reply.status !== 200) return reply;
+  const body = JSON.parse(reply.body) as Obj;
+  if (Array.isArray(body.data)) for (const d of body.data) if (isObj(d)) Object.assign(d, { content_filter_results: FILTERS, prompt_filter_results: { ...FILTERS, jailbreak: { filtered: false, detected: false } } });
+  return { ...reply, body: JSON.stringify(body) };
+}
 
 function perDeployment(ctx: EndpointContext): Reply {
   const m = DEPLOYMENT.exec(ctx.path)!;
@@ -105,7 +118,16 @@ function perDeployment(ctx: EndpointContext): Reply {
   const bad = refuse(ctx, deployment);
   if (bad) return bad;
   const c = withModel(ctx, deployment);
-  return m[2] === 'embeddings' ? embeddings(c) : annotate(chatCompletions(c), c);
+  switch (m[2]) {
+    case 'embeddings':
+      return embeddings(c);
+    case 'images/generations':
+      return annotateImages(openaiImageGenerations(c));
+    case 'audio/speech':
+      return openaiSpeech(c);
+    default:
+      return annotate(chatCompletions(c), c);
+  }
 }
 
 function bodyModel(ctx: EndpointContext): string | null {

@@ -3,6 +3,9 @@
  *
  *   POST /model/{modelId}/converse          JSON answer
  *   POST /model/{modelId}/converse-stream   AWS event stream (`application/vnd.amazon.eventstream`, binary frames)
+ *   POST /model/{modelId}/invoke            InvokeModel, for the embeddings models: Cohere Embed
+ *                                           (`{texts, input_type, embedding_types?}`) and Titan Text Embeddings
+ *                                           (`{inputText, dimensions?, normalize?}`), vectors from `simEmbedding`
  *
  * Every request must be signed with SigV4 for service `bedrock` (checked by sigv4.ts; simulated key pairs
  * `AKIDSIM…` / `simsecret/<id>`) or carry a Bedrock API key as a bearer token. Errors are Bedrock's: the status, an
@@ -16,6 +19,7 @@ import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { generate, usageOf, type Generation, type Usage } from './anthropic.js';
 import type { Endpoint, EndpointContext, JsonReply, Protocol, Reply, SseEvent } from './protocol.js';
 import { verifySigV4 } from './sigv4.js';
+import { simEmbedding, simEmbeddingTokens } from './embeddings.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -202,4 +206,37 @@ function converse(ctx: EndpointContext): Reply {
   return { kind: 'json', status: 200, body: answerBody(gen, usage), headers: { ...headers, 'content-type': 'application/json' }, chunks: gen.chunks };
 }
 
-export const bedrockEndpoints: Endpoint[] = [{ method: 'POST', path: PATH, protocol: bedrockProtocol, modelCall: true, handle: converse }];
+const INVOKE = /^\/model\/([^/]+)\/invoke$/;
+
+/** InvokeModel of an embeddings model, in its family's own body (Cohere Embed, Titan Text Embeddings). */
+function invoke(ctx: EndpointContext): Reply {
+  const denied = authenticate(ctx);
+  if (denied) return denied;
+  const modelId = decodeURIComponent(INVOKE.exec(ctx.path)![1]);
+  if (ctx.knobs.models && !ctx.knobs.models.includes(modelId)) return bedrockProtocol.error(404, ctx, { type: 'ResourceNotFoundException', message: 'Could not resolve the foundation model from the provided model identifier.' });
+  const b = ctx.body;
+  if (!isObj(b)) return invalid(ctx, 'Malformed input request, please reformat your input and try again.');
+  const headers: OutgoingHttpHeaders = { 'x-amzn-requestid': `sim-${ctx.rid}`, 'content-type': 'application/json' };
+  const id = modelId.replace(/^(us|eu|apac|global)\./, '');
+  if (id.startsWith('cohere.embed')) {
+    const texts = b.texts;
+    if (!Array.isArray(texts) || texts.length === 0 || texts.length > 96 || !texts.every((t) => typeof t === 'string')) return invalid(ctx, 'Malformed input request: #/texts: expected an array of 1 to 96 strings');
+    if (typeof b.input_type !== 'string' || !['search_query', 'search_document', 'classification', 'clustering'].includes(b.input_type)) return invalid(ctx, 'Malformed input request: #/input_type: search_query, search_document, classification or clustering is required');
+    const vectors = (texts as string[]).map((t) => simEmbedding(t, modelId, 1024));
+    const byType = Array.isArray(b.embedding_types);
+    const headersOut = { ...headers, 'x-amzn-bedrock-input-token-count': String((texts as string[]).reduce((n, t) => n + simEmbeddingTokens(t), 0)) };
+    return { kind: 'json', status: 200, body: JSON.stringify({ id: `sim-emb-${ctx.rid}`, texts, embeddings: byType ? { float: vectors } : vectors, response_type: byType ? 'embeddings_by_type' : 'embeddings_floats' }), headers: headersOut, chunks: 1 };
+  }
+  if (id.startsWith('amazon.titan-embed')) {
+    if (typeof b.inputText !== 'string' || b.inputText === '') return invalid(ctx, 'Malformed input request: #/inputText: expected a non-empty string');
+    const dims = b.dimensions ?? 1024;
+    if (dims !== 256 && dims !== 512 && dims !== 1024) return invalid(ctx, 'Malformed input request: #/dimensions: 256, 512 or 1024');
+    return { kind: 'json', status: 200, body: JSON.stringify({ embedding: simEmbedding(b.inputText, modelId, dims as number), inputTextTokenCount: simEmbeddingTokens(b.inputText) }), headers, chunks: 1 };
+  }
+  return invalid(ctx, `The provided model identifier is invalid for InvokeModel in this simulator (${modelId}).`);
+}
+
+export const bedrockEndpoints: Endpoint[] = [
+  { method: 'POST', path: PATH, protocol: bedrockProtocol, modelCall: true, handle: converse },
+  { method: 'POST', path: INVOKE, protocol: bedrockProtocol, modelCall: true, handle: invoke },
+];

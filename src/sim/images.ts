@@ -149,9 +149,12 @@ function geminiImage(ctx: EndpointContext): Reply {
   return { kind: 'json', status: 200, body: JSON.stringify(values.map((v) => v.value)), headers: JSON_HEADERS, chunks: 2 };
 }
 
+/** OpenAI's `POST /images/generations` handler (also behind Azure's deployment URL, azure.ts). */
+export const openaiImageGenerations = openaiImages(false);
+
 /** Registered before the Gemini chat endpoints, whose path pattern also matches image models. */
 export const imageEndpoints: Endpoint[] = [
-  { method: 'POST', path: '/v1/images/generations', protocol: openaiProtocol, modelCall: true, handle: openaiImages(false) },
+  { method: 'POST', path: '/v1/images/generations', protocol: openaiProtocol, modelCall: true, handle: openaiImageGenerations },
   { method: 'POST', path: '/v1/images/edits', protocol: openaiProtocol, modelCall: true, handle: openaiImages(true) },
   { method: 'POST', path: GEMINI_IMAGE_PATH, protocol: geminiProtocol, modelCall: true, handle: geminiImage },
 ];

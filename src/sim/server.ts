@@ -74,6 +74,8 @@ export interface LoggedRequest {
   method: string;
   /** Path after the provider prefix. */
   path: string;
+  /** Query string (without `?`; empty when none). */
+  query: string;
   headers: IncomingHttpHeaders;
   body: unknown;
   /** `Date.now()` at arrival. */
@@ -385,7 +387,7 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
       ps.lastHeaders = headers;
       const state: ReqState = (st = { closed: false, destroyedByUs: false });
       if (logLimit > 0) {
-        state.entry = { seq, provider, method: req.method ?? 'GET', path, headers, body, at: Date.now() };
+        state.entry = { seq, provider, method: req.method ?? 'GET', path, query, headers, body, at: Date.now() };
         if (log.length >= logLimit) log.splice(0, log.length - logLimit + 1);
         log.push(state.entry);
       }

@@ -138,7 +138,8 @@ const OPENAI_FORMATS = new Set(['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm']);
 const invalid = (ctx: EndpointContext, message: string, param: string | null, code: string | null = null): JsonReply =>
   openaiProtocol.error(400, ctx, { message, type: 'invalid_request_error', param, code });
 
-function openaiSpeech(ctx: EndpointContext): Reply {
+/** OpenAI's `POST /audio/speech` handler (also behind Azure's deployment URL, azure.ts). */
+export function openaiSpeech(ctx: EndpointContext): Reply {
   const b = ctx.body;
   if (!isObj(b)) return invalid(ctx, 'We could not parse the JSON body of your request.', null);
   if (typeof b.model !== 'string' || b.model === '') return invalid(ctx, "Missing required parameter: 'model'.", 'model', 'missing_required_parameter');

@@ -4,11 +4,12 @@
  * to the images service, shape the reply.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import { notFound } from '../../core/errors.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError, notFound } from '../../core/errors.js';
 import { errors, Nullable, StringEnum } from '../schemas/common.js';
 import { ProviderPreferencesSchema } from '../schemas/inference.js';
-import { answerOnce, MetadataHeader } from './inference.js';
+import { answerOnce, apiCall, MetadataHeader } from './inference.js';
+import { streamImages } from '../../services/images-stream.js';
 import { imageModelEndpoints, imageModels } from '../../services/image-models.js';
 import type { ImagesBody as ServiceBody } from '../../services/images.js';
 import type { Services } from '../../services/index.js';
@@ -44,7 +45,7 @@ export const ImagesBody = Type.Object(
     output_format: Type.Optional(StringEnum(['png', 'jpeg', 'webp', 'svg'] as const)),
     output_compression: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
     seed: Type.Optional(Type.Integer({ minimum: -2147483648, maximum: 4294967295 })),
-    stream: Type.Optional(Type.Boolean({ description: 'Accepted; the answer is always buffered (no endpoint streams partial images yet).' })),
+    stream: Type.Optional(Type.Boolean({ description: 'Answer as Server-Sent Events: an `image_generation.completed` event per image (usage and cost on the last), or an `error` event, then `[DONE]`. No partial images: upstreams answer each image whole.' })),
     input_references: Type.Optional(Type.Array(Reference, { maxItems: 16, description: 'Reference images for image-to-image generation (edits).' })),
     provider: Type.Optional(Nullable(ProviderPreferencesSchema)),
     // OpenAI's fields, accepted for the openai SDK: images always come back as base64.
@@ -54,6 +55,15 @@ export const ImagesBody = Type.Object(
   { additionalProperties: false, description: 'Image generation request.' },
 );
 
+const ImageUsage = Type.Object({
+  prompt_tokens: Type.Integer(),
+  completion_tokens: Type.Integer(),
+  total_tokens: Type.Integer(),
+  completion_tokens_details: Type.Object({ image_tokens: Type.Integer() }),
+  cost: Nullable(Type.Number({ description: 'USD; null when the price is unknown.' })),
+  is_byok: Type.Boolean(),
+});
+
 const ImagesResponse = Type.Object(
   {
     id: Type.String({ description: 'The generation id (also in X-Generation-Id).' }),
@@ -61,17 +71,37 @@ const ImagesResponse = Type.Object(
     model: Type.String({ description: 'The model that served.' }),
     provider: Type.String(),
     data: Type.Array(Type.Object({ b64_json: Type.String(), media_type: Type.Optional(Type.String({ description: 'e.g. image/png; absent when unknown.' })) })),
-    usage: Type.Object({
-      prompt_tokens: Type.Integer(),
-      completion_tokens: Type.Integer(),
-      total_tokens: Type.Integer(),
-      completion_tokens_details: Type.Object({ image_tokens: Type.Integer() }),
-      cost: Nullable(Type.Number({ description: 'USD; null when the price is unknown.' })),
-      is_byok: Type.Boolean(),
-    }),
+    usage: ImageUsage,
     gateway_metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
   },
   { additionalProperties: false },
+);
+
+/** One `data:` event of the image stream (`stream: true`), then `data: [DONE]`. */
+const ImageStreamEvent = Type.Object(
+  {
+    data: Type.Union([
+      Type.Object(
+        {
+          type: Type.Literal('image_generation.completed'),
+          b64_json: Type.String(),
+          media_type: Type.Optional(Type.String()),
+          created: Type.Integer(),
+          usage: Type.Optional(ImageUsage),
+          gateway_metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+        },
+        { description: 'One per image; usage and cost on the last.' },
+      ),
+      Type.Object(
+        {
+          type: Type.Literal('error'),
+          error: Type.Object({ code: Nullable(Type.String()), message: Type.String(), param: Nullable(Type.String()), type: Nullable(Type.String()) }),
+        },
+        { description: 'The generation failed after the stream started (keep-alive comments had been sent).' },
+      ),
+    ]),
+  },
+  { description: 'Server-Sent Events: each `data:` line holds one event object; the stream ends with `data: [DONE]`.' },
 );
 
 const Capability = Type.Union([
@@ -115,6 +145,24 @@ const ModelParams = Type.Object({ author: Type.String({ minLength: 1, maxLength:
 
 export default async function imageRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
   const tags = ['Images'];
+
+  /** `stream: true`: refusals before the stream as JSON errors, then the image event stream (services/images-stream.ts). */
+  async function streamed(req: FastifyRequest<{ Body: Static<typeof ImagesBody> }>, reply: FastifyReply): Promise<FastifyReply> {
+    const call = apiCall(req, reply);
+    const prepared = await svc.images.prepare(req.body as ServiceBody, call);
+    reply.hijack();
+    try {
+      await streamImages(reply.raw, req.id, svc.config.streamKeepaliveMs, () => call.cancel.aborted, () => svc.images.generate(prepared, call));
+    } catch (err) {
+      const e = err instanceof HttpError ? err : new HttpError(500, 'Internal server error', { error_type: 'server' });
+      if (!(err instanceof HttpError)) req.log.error({ err }, 'image stream failed');
+      if (!reply.raw.headersSent && !reply.raw.destroyed) {
+        reply.raw.writeHead(e.status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': req.id, ...e.headers });
+        reply.raw.end(JSON.stringify(e.envelope()));
+      } else if (!reply.raw.writableEnded) reply.raw.end();
+    }
+    return reply;
+  }
   // POST /images (the hosted API's path) and POST /images/generations (OpenAI's, for the openai SDK's images.generate).
   for (const [url, summary] of [
     ['/images', 'Generate images from a prompt (and reference images)'],
@@ -129,16 +177,21 @@ export default async function imageRoutes(app: FastifyInstance, { svc }: { svc: 
           summary,
           headers: MetadataHeader,
           body: ImagesBody,
-          response: { 200: ImagesResponse, ...errors(400, 401, 402, 403, 404, 413, 429, 500, 502, 503, 524, 529) },
+          response: {
+            200: { description: 'The images (JSON), or with `stream: true` their event stream', content: { 'application/json': { schema: ImagesResponse }, 'text/event-stream': { schema: ImageStreamEvent } } },
+            ...errors(400, 401, 402, 403, 404, 413, 429, 500, 502, 503, 524, 529),
+          },
         },
       },
-      async (req, reply) =>
-        answerOnce(
+      async (req, reply) => {
+        if (req.body.stream === true) return streamed(req, reply);
+        return answerOnce(
           req,
           reply,
           (call) => svc.images.prepare(req.body as ServiceBody, call),
           (p, call) => svc.images.generate(p, call),
-        ),
+        );
+      },
     );
   }
 

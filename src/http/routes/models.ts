@@ -182,7 +182,7 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
       schema: {
         tags,
         summary:
-          "The models the calling key can reach: routable endpoints left after the organization's provider preferences and privacy rules and every guardrail of the key, its member and its workspace (none once a guardrail budget is spent); pricing reflects those endpoints",
+          "The models the calling key can reach: routable endpoints (through the operator's keys or the key's BYOK credentials) left after the organization's provider preferences and privacy rules and every guardrail of the key, its member and its workspace (none once a guardrail budget is spent); pricing reflects those endpoints",
         querystring: UserQuery,
         response: { 200: ModelListResponse, ...errors(400, 401, 404, 500) },
       },
@@ -191,7 +191,7 @@ export default async function modelRoutes(app: FastifyInstance, { svc }: { svc: 
       // The same policy function decides chat routing (src/core/policy.ts), so this list and routing agree.
       // `aliases`: the model ids that routing resolves to each model besides its id (docs/agents.md).
       const aliases = await aliasesOf();
-      const items = (await svc.guardrails.userModels(req.key))
+      const items = (await svc.guardrails.userModels(req.key, svc.byok.routing(req.key)))
         .sort((a, b) => b.model.created - a.model.created || a.model.id.localeCompare(b.model.id))
         .map((x) => ({ ...modelView(x.model, x.endpoints), aliases: aliases.get(x.model.id) ?? [] }));
       return page(items, req.query, '/api/v1/models/user', new URLSearchParams(req.url.split('?')[1] ?? ''));

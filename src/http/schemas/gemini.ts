@@ -81,6 +81,7 @@ const GenerationConfig = Type.Object(
     responseSchema: Type.Optional(Type.Object({}, { ...Open, description: 'OpenAPI-subset schema of a JSON answer.' })),
     responseJsonSchema: Type.Optional(Type.Object({}, { ...Open, description: 'JSON Schema of a JSON answer.' })),
     thinkingConfig: Type.Optional(ThinkingConfig),
+    responseModalities: Type.Optional(Type.Array(Type.String(), { description: 'TEXT and IMAGE: IMAGE asks an image-output model for images, answered as inlineData parts.' })),
   },
   Open,
 );

@@ -11,7 +11,8 @@ import { buildConverseBody, converseUrl } from './request.js';
 import { parseConverseResponse } from './response.js';
 import { ConverseStreamDecoder } from './stream.js';
 
-export { awsCredentialProblem, parseAwsCredentials } from './auth.js';
+export { authorizeBedrock, awsCredentialProblem, parseAwsCredentials } from './auth.js';
+export { bedrockError } from './errors.js';
 export { EVENT_STREAM } from './stream.js';
 
 export const bedrockAdapter: UpstreamAdapter = {

@@ -2,7 +2,7 @@
 import { checkChatResponse } from './schemas.js';
 import type { IrPart, IrResponse } from '../../core/ir.js';
 import { streamError } from './chat.js';
-import { irFinish, irUsageFromOpenAI, invalidResponse, isObj, parseJsonObject, str, type Obj } from './ir-shared.js';
+import { generatedImages, irFinish, irUsageFromOpenAI, invalidResponse, isObj, parseJsonObject, str, type Obj } from './ir-shared.js';
 
 // ------------------------------------------------------------------------------------------------ chat answer → IR
 
@@ -53,6 +53,7 @@ export function parseChatResponse(text: string): IrResponse {
   const t = contentText(msg.content);
   if (t) content.push({ type: 'text', text: t });
   if (typeof msg.refusal === 'string' && msg.refusal) content.push({ type: 'refusal', text: msg.refusal });
+  content.push(...generatedImages(msg.images));
   let calls = 0;
   if (Array.isArray(msg.tool_calls)) {
     for (const tc of msg.tool_calls) {

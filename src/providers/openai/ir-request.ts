@@ -16,6 +16,8 @@
  * - `max_tokens` is sent as `max_completion_tokens`, or as `max_tokens` when the endpoint lists only that name.
  * - `reasoning.effort` becomes `reasoning_effort` (`max` → `xhigh`; `enabled:false` → `none`; `enabled:true` alone → `medium`).
  * - Streams always ask for `stream_options.include_usage`.
+ * - `modalities` is sent as is; generated images (`message.images` / `delta.images` data URLs, the hosted router's
+ *   shape) come back as IR image parts / events.
  */
 import { systemTexts } from '../../core/system-turns.js';
 import type { IrImage, IrMessage, IrPart, IrRequest, IrText, IrToolResult } from '../../core/ir.js';
@@ -177,6 +179,7 @@ export function buildChatBody(req: IrRequest, opts: ChatBodyOptions = {}): Obj {
   const effort = openaiEffort(req);
   if (effort) body.reasoning_effort = effort;
   if (req.user !== undefined) body.user = req.user;
+  if (req.modalities) body.modalities = req.modalities;
   if (req.stream) {
     body.stream = true;
     body.stream_options = { include_usage: true };

@@ -84,3 +84,15 @@ export function parseStreamData(data: string): unknown {
     throw invalidResponse('Provider sent an invalid stream event', data.slice(0, 512));
   }
 }
+
+/** Generated images of a chat answer or delta (`images[]` of base64 data URLs, the hosted router's shape) as IR parts. */
+export function generatedImages(v: unknown): IrImage[] {
+  const out: IrImage[] = [];
+  if (!Array.isArray(v)) return out;
+  for (const img of v) {
+    const url = isObj(img) && isObj(img.image_url) ? str(img.image_url.url) : undefined;
+    const m = url ? /^data:([^;,]+);base64,(.+)$/s.exec(url) : null;
+    if (m) out.push({ type: 'image', data: m[2], media_type: m[1] });
+  }
+  return out;
+}

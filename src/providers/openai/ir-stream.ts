@@ -5,7 +5,7 @@ import type { IrStreamEvent, IrUsage } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import type { StreamDecoder } from '../../core/adapters.js';
 import { streamError } from './chat.js';
-import { irFinish, irUsageFromOpenAI, isObj, parseStreamData, str, type Obj } from './ir-shared.js';
+import { generatedImages, irFinish, irUsageFromOpenAI, isObj, parseStreamData, str, type Obj } from './ir-shared.js';
 import { argsText, contentText } from './ir-answer.js';
 
 // ------------------------------------------------------------------------------------------------ stream decoder
@@ -130,6 +130,7 @@ export class ChatStreamDecoder implements StreamDecoder {
     const text = contentText(d.content);
     if (text) out.push({ type: 'text_delta', index: this.slot('text').index, text });
     if (typeof d.refusal === 'string' && d.refusal) out.push({ type: 'refusal_delta', index: this.slot('refusal').index, text: d.refusal });
+    for (const img of generatedImages(d.images)) out.push({ type: 'image', index: this.next++, data: img.data!, media_type: img.media_type ?? 'image/png' });
     if (Array.isArray(d.tool_calls)) {
       for (const tc of d.tool_calls) if (isObj(tc)) this.onToolDelta(tc, out);
     } else if (isObj(d.function_call)) this.onToolDelta({ index: 0, id: 'call_0', function: d.function_call }, out);
