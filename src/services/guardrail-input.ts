@@ -6,7 +6,7 @@ import { ConfigError } from '../config.js';
 import type { EndpointDef, ProviderDef } from '../core/catalog-types.js';
 import { matchesModel, ZDR_GROUPS, type GuardrailPolicyInput, type GuardrailScope, type OrgSettings, type PolicyRefusal } from '../core/policy.js';
 import type { ProviderSortBy } from '../core/provider-prefs.js';
-import { contentFiltersView } from './content-guardrails.js';
+import { contentFiltersView, validBuiltinFilters, validContentFilters } from './content-guardrails.js';
 import type { BuiltinSlug, ContentFilterAction, ScanScope } from '../core/content-filters/types.js';
 import type { ExclusionReason } from '../core/routing.js';
 import { badRequest, HttpError } from '../core/errors.js';
@@ -218,4 +218,108 @@ export function orgSettingsFromConfig(raw: unknown, catalog: CatalogService): Or
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return out;
+}
+
+/** The organization settings of an organization that never set them. */
+export function defaultOrgSettings(now: string): OrgSettingsRow {
+  return {
+    id: SETTINGS_ID,
+    allowed_providers: null,
+    ignored_providers: null,
+    allowed_models: null,
+    ignored_models: null,
+    default_provider_sort: null,
+    data_collection: 'allow',
+    enforce_zdr: false,
+    model_aliases: null,
+    created_at: now,
+    updated_at: null,
+  };
+}
+
+/** The settings a PATCH /organization/settings body makes of the current ones (the lists validated; the first problem thrown). */
+export function patchOrgSettings(lists: Lists, current: OrgSettingsRow, patch: OrgSettingsPatch, now: string): OrgSettingsRow {
+  const problems: Array<{ field: string; message: string }> = [];
+  const next: OrgSettingsRow = { ...current, updated_at: now };
+  for (const k of ['allowed_providers', 'ignored_providers'] as const) {
+    const v = patch[k];
+    if (v === undefined) continue;
+    const list = v === null ? [] : lists.providers(v, k, problems);
+    next[k] = list.length > 0 ? list : null;
+  }
+  for (const k of ['allowed_models', 'ignored_models'] as const) {
+    const v = patch[k];
+    if (v === undefined) continue;
+    const list = v === null ? [] : lists.models(v, k, problems);
+    next[k] = list.length > 0 ? list : null;
+  }
+  if (patch.model_aliases !== undefined) next.model_aliases = patch.model_aliases === null ? null : lists.aliases(patch.model_aliases, 'model_aliases', problems);
+  throwFirst(problems);
+  if (patch.default_provider_sort !== undefined) next.default_provider_sort = patch.default_provider_sort;
+  if (patch.data_collection !== undefined) next.data_collection = patch.data_collection;
+  if (patch.enforce_zdr !== undefined) next.enforce_zdr = patch.enforce_zdr;
+  return next;
+}
+
+/** Applies the fields of a create or patch body to a row, validating the lists. */
+export function applyGuardrailInput(lists: Lists, row: GuardrailRow, b: GuardrailInput, creating: boolean): GuardrailRow {
+  const problems: Array<{ field: string; message: string }> = [];
+  const out: GuardrailRow = { ...row };
+  if (b.content_filters !== undefined) out.content_filters = validContentFilters(b.content_filters);
+  if (b.content_filter_builtins !== undefined) out.content_filter_builtins = validBuiltinFilters(b.content_filter_builtins);
+  if (b.name !== undefined) out.name = b.name;
+  if (b.description !== undefined) out.description = b.description;
+  if (b.limit_usd !== undefined) out.limit_usd = b.limit_usd;
+  if (b.reset_interval !== undefined) out.reset_interval = b.reset_interval;
+  if (b.include_byok_in_budgets !== undefined) out.include_byok_in_budgets = b.include_byok_in_budgets;
+  for (const k of ['allowed_providers', 'ignored_providers'] as const) {
+    const v = b[k];
+    if (v !== undefined) out[k] = v === null ? null : lists.providers(v, k, problems);
+  }
+  for (const k of ['allowed_models', 'ignored_models'] as const) {
+    const v = b[k];
+    if (v !== undefined) out[k] = v === null ? null : lists.models(v, k, problems);
+  }
+  throwFirst(problems);
+  // The deprecated enforce_zdr fills every per-vendor switch the body leaves unset.
+  for (const grp of ZDR_GROUPS) {
+    const f = `enforce_zdr_${grp}` as const;
+    const v = b[f] ?? b.enforce_zdr;
+    if (v !== undefined && v !== null) out[f] = v;
+    else if (creating) out[f] = false;
+  }
+  for (const k of ['enable_free_model_publication', 'enable_free_model_training', 'enable_paid_model_training'] as const) {
+    if (b[k] !== undefined) out[k] = b[k] ?? null;
+  }
+  return out;
+}
+
+/** A new guardrail row: no limits, no lists, every switch off. */
+export function blankGuardrail(id: string, name: string, workspaceId: string, isDefault: boolean, now: string): GuardrailRow {
+  return {
+    id,
+    name,
+    description: null,
+    workspace_id: workspaceId,
+    is_workspace_default: isDefault,
+    limit_usd: null,
+    reset_interval: null,
+    include_byok_in_budgets: false,
+    allowed_models: null,
+    ignored_models: null,
+    allowed_providers: null,
+    ignored_providers: null,
+    enforce_zdr_anthropic: false,
+    enforce_zdr_openai: false,
+    enforce_zdr_google: false,
+    enforce_zdr_xai: false,
+    enforce_zdr_other: false,
+    enable_free_model_publication: null,
+    enable_free_model_training: null,
+    enable_paid_model_training: null,
+    content_filters: null,
+    content_filter_builtins: null,
+    created_at: now,
+    updated_at: null,
+  };
 }

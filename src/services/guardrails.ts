@@ -13,26 +13,22 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { EndpointDef, ModelDef, ProviderDef } from '../core/catalog-types.js';
-import { budgetRefusal, combinePolicies, endpointVerdict, modelAccess, refusal, workspaceGuardrailId, workspaceGuardrailName, ZDR_GROUPS, type EffectivePolicy, type GuardrailPolicyInput, type GuardrailScope, type ModelAccess } from '../core/policy.js';
+import { budgetRefusal, combinePolicies, endpointVerdict, modelAccess, refusal, workspaceGuardrailId, workspaceGuardrailName, type EffectivePolicy, type GuardrailPolicyInput, type GuardrailScope, type ModelAccess } from '../core/policy.js';
 import type { ProviderSortBy } from '../core/provider-prefs.js';
-import { filtersOf, validContentFilters, validBuiltinFilters } from './content-guardrails.js';
+import { filtersOf } from './content-guardrails.js';
 import type { CompiledFilter } from '../core/content-filters/index.js';
-import type { BuiltinSlug, ContentFilterAction, ScanScope } from '../core/content-filters/types.js';
-import type { ByokRouting, ExclusionReason, RouteCatalog } from '../core/routing.js';
+import type { ByokRouting, RouteCatalog } from '../core/routing.js';
 import { badRequest, notFound } from '../core/errors.js';
 import { ConflictError, type GuardrailRow, type KeyRow, type OrgSettingsRow, type Store, type WorkspaceRow } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
-import { unresolvedMessage } from '../core/model-aliases.js';
 import type { GenerationRecorder } from './generations.js';
 import type { InvalidationBus } from './invalidation.js';
 import { mapConflict, type WorkspaceService } from './workspaces.js';
-import { Lists, policyInput, SETTINGS_ID, throwFirst, toHttp, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
+import { applyGuardrailInput, blankGuardrail, defaultOrgSettings, Lists, patchOrgSettings, policyInput, toHttp, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
 import { GuardrailSpend } from './guardrail-spend.js';
 
 export { guardrailView, MAX_ORG_ALIASES, orgSettingsFromConfig, orgSettingsView, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
 export { keyLimitError } from './guardrail-spend.js';
-
-
 
 export class GuardrailService extends GuardrailSpend {
   private readonly policies = new Map<string, { policy: EffectivePolicy; at: number }>();
@@ -99,19 +95,7 @@ export class GuardrailService extends GuardrailSpend {
   // ---- organization settings ---------------------------------------------------------------------
 
   private defaults(): OrgSettingsRow {
-    return {
-      id: SETTINGS_ID,
-      allowed_providers: null,
-      ignored_providers: null,
-      allowed_models: null,
-      ignored_models: null,
-      default_provider_sort: null,
-      data_collection: 'allow',
-      enforce_zdr: false,
-      model_aliases: null,
-      created_at: this.iso(),
-      updated_at: null,
-    };
+    return defaultOrgSettings(this.iso());
   }
 
   /** The organization settings (cached; defaults when never set). */
@@ -126,25 +110,7 @@ export class GuardrailService extends GuardrailSpend {
 
   async updateSettings(patch: OrgSettingsPatch): Promise<OrgSettingsRow> {
     const current = (await this.deps.store.getOrgSettings()) ?? this.defaults();
-    const problems: Array<{ field: string; message: string }> = [];
-    const next: OrgSettingsRow = { ...current, updated_at: this.iso() };
-    for (const k of ['allowed_providers', 'ignored_providers'] as const) {
-      const v = patch[k];
-      if (v === undefined) continue;
-      const list = v === null ? [] : this.lists.providers(v, k, problems);
-      next[k] = list.length > 0 ? list : null;
-    }
-    for (const k of ['allowed_models', 'ignored_models'] as const) {
-      const v = patch[k];
-      if (v === undefined) continue;
-      const list = v === null ? [] : this.lists.models(v, k, problems);
-      next[k] = list.length > 0 ? list : null;
-    }
-    if (patch.model_aliases !== undefined) next.model_aliases = patch.model_aliases === null ? null : this.lists.aliases(patch.model_aliases, 'model_aliases', problems);
-    throwFirst(problems);
-    if (patch.default_provider_sort !== undefined) next.default_provider_sort = patch.default_provider_sort;
-    if (patch.data_collection !== undefined) next.data_collection = patch.data_collection;
-    if (patch.enforce_zdr !== undefined) next.enforce_zdr = patch.enforce_zdr;
+    const next = patchOrgSettings(this.lists, current, patch, this.iso());
     await this.deps.store.saveOrgSettings(next);
     this.changed();
     return next;
@@ -180,66 +146,12 @@ export class GuardrailService extends GuardrailSpend {
     throw notFound(`Guardrail ${id} not found`);
   }
 
-  /** Applies the fields of a create or patch body to a row, validating the lists. */
   private apply(row: GuardrailRow, b: GuardrailInput, creating: boolean): GuardrailRow {
-    const problems: Array<{ field: string; message: string }> = [];
-    const out: GuardrailRow = { ...row };
-    if (b.content_filters !== undefined) out.content_filters = validContentFilters(b.content_filters);
-    if (b.content_filter_builtins !== undefined) out.content_filter_builtins = validBuiltinFilters(b.content_filter_builtins);
-    if (b.name !== undefined) out.name = b.name;
-    if (b.description !== undefined) out.description = b.description;
-    if (b.limit_usd !== undefined) out.limit_usd = b.limit_usd;
-    if (b.reset_interval !== undefined) out.reset_interval = b.reset_interval;
-    if (b.include_byok_in_budgets !== undefined) out.include_byok_in_budgets = b.include_byok_in_budgets;
-    for (const k of ['allowed_providers', 'ignored_providers'] as const) {
-      const v = b[k];
-      if (v !== undefined) out[k] = v === null ? null : this.lists.providers(v, k, problems);
-    }
-    for (const k of ['allowed_models', 'ignored_models'] as const) {
-      const v = b[k];
-      if (v !== undefined) out[k] = v === null ? null : this.lists.models(v, k, problems);
-    }
-    throwFirst(problems);
-    // The deprecated enforce_zdr fills every per-vendor switch the body leaves unset.
-    for (const grp of ZDR_GROUPS) {
-      const f = `enforce_zdr_${grp}` as const;
-      const v = b[f] ?? b.enforce_zdr;
-      if (v !== undefined && v !== null) out[f] = v;
-      else if (creating) out[f] = false;
-    }
-    for (const k of ['enable_free_model_publication', 'enable_free_model_training', 'enable_paid_model_training'] as const) {
-      if (b[k] !== undefined) out[k] = b[k] ?? null;
-    }
-    return out;
+    return applyGuardrailInput(this.lists, row, b, creating);
   }
 
   private blank(id: string, name: string, workspaceId: string, isDefault: boolean): GuardrailRow {
-    return {
-      id,
-      name,
-      description: null,
-      workspace_id: workspaceId,
-      is_workspace_default: isDefault,
-      limit_usd: null,
-      reset_interval: null,
-      include_byok_in_budgets: false,
-      allowed_models: null,
-      ignored_models: null,
-      allowed_providers: null,
-      ignored_providers: null,
-      enforce_zdr_anthropic: false,
-      enforce_zdr_openai: false,
-      enforce_zdr_google: false,
-      enforce_zdr_xai: false,
-      enforce_zdr_other: false,
-      enable_free_model_publication: null,
-      enable_free_model_training: null,
-      enable_paid_model_training: null,
-      content_filters: null,
-      content_filter_builtins: null,
-      created_at: this.iso(),
-      updated_at: null,
-    };
+    return blankGuardrail(id, name, workspaceId, isDefault, this.iso());
   }
 
   async create(b: GuardrailInput & { name: string }): Promise<GuardrailRow> {

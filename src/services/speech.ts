@@ -27,6 +27,8 @@ import { planRoute, type Attempt, type RouteCatalog, type RoutePlan } from '../c
 import { badRequest } from '../core/errors.js';
 import { UpstreamError } from '../core/provider-errors.js';
 import { speechAdapter, type SpeechAdapter } from '../providers/registry.js';
+import type { AudioDecoder } from '../providers/speech.js';
+import type { UpstreamExchange } from '../providers/http.js';
 import type { GenerationRow } from '../store/types.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
 import { attemptKey } from './byok.js';
@@ -260,18 +262,11 @@ export class SpeechService {
         const res = await sendAttempt(this.deps.http, built.req, adapter.parseError, this.deps.catalog.timeouts(a.provider), call.cancel);
         try {
           const decoder = adapter.openStream(p.format, res.headers);
-          let sent = 0;
-          const relay = async (bufs: Buffer[]) => {
-            for (const b of bufs) {
-              if (b.length === 0) continue;
-              if (firstByteAt === null) firstByteAt = this.now();
-              commit();
-              sent += b.length;
-              await write(b);
-            }
-          };
-          for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) await relay(decoder.push(chunk));
-          await relay(decoder.end());
+          const sent = await relayAudio(res, decoder, async (b) => {
+            if (firstByteAt === null) firstByteAt = this.now();
+            commit();
+            await write(b);
+          });
           if (sent === 0) throw new UpstreamError(502, 'Provider returned no audio', 'provider_unavailable', res.statusCode, null);
           return decoder;
         } finally {
@@ -306,4 +301,19 @@ export class SpeechService {
       errorMetadata: (attempts) => (call.wantMetadata ? this.metadata(p, attempts, dropped) : undefined),
     });
   }
+}
+
+/** Decodes an upstream body and passes each non-empty piece of audio to `out`, in order; returns the bytes passed. */
+async function relayAudio(res: UpstreamExchange, decoder: AudioDecoder, out: (b: Buffer) => Promise<void>): Promise<number> {
+  let sent = 0;
+  const relay = async (bufs: Buffer[]) => {
+    for (const b of bufs) {
+      if (b.length === 0) continue;
+      sent += b.length;
+      await out(b);
+    }
+  };
+  for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) await relay(decoder.push(chunk));
+  await relay(decoder.end());
+  return sent;
 }

@@ -3,7 +3,7 @@
  * simulated providers (`/<provider>/v1/...`, plus `/v1/...` = `default`),
  * each with its own behaviour knobs, a control API under `/_sim/`, stats and
  * a request log. Protocol modules (see `protocol.ts`) render responses; this
- * file routes, applies knobs (delays, pacing, injected faults) and writes.
+ * file routes and applies knobs, model-call.ts paces replies and injects faults.
  *
  * Routes:
  *   POST /v1/chat/completions, GET /v1/models          provider `default`
@@ -25,16 +25,15 @@ import { bedrockEndpoints } from './bedrock.js';
 import { vertexEndpoints } from './vertex.js';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { performance } from 'node:perf_hooks';
 import { anthropicEndpoints } from './anthropic.js';
 import { embeddingEndpoints } from './embeddings.js';
 import { geminiEndpoints } from './gemini.js';
-import { corrupt, type Malformed } from './corrupt.js';
 import { applyPatch, headerKnobs, KnobError, parseKnobs, type KnobPatch, type Knobs } from './knobs.js';
 import { openaiEndpoints, openaiProtocol } from './openai.js';
-import { sseText, type Endpoint, type EndpointContext, type JsonReply, type SseEvent, type SseReply } from './protocol.js';
+import type { Endpoint, EndpointContext } from './protocol.js';
+import { runModel, send, type ReqState } from './model-call.js';
 import { responsesEndpoints } from './responses.js';
-import { isAudioReply, ttsEndpoints, writeAudio } from './tts.js';
+import { ttsEndpoints } from './tts.js';
 import { parseMultipart, sttEndpoints } from './stt.js';
 import { rerankEndpoints } from './rerank.js';
 import { moderationEndpoints } from './moderation.js';
@@ -129,39 +128,6 @@ ENDPOINTS.unshift(...imageEndpoints);
 const FALLBACK_PROTOCOL = openaiProtocol;
 
 const EMPTY_KNOBS: Knobs = Object.freeze({});
-const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
-
-/** Per-request state for model calls: cancellation of waits and abort accounting. */
-interface ReqState {
-  closed: boolean;
-  /** We destroyed the socket on purpose (`disconnectAfterChunks`): not a client abort. */
-  destroyedByUs: boolean;
-  /** Cancels the pending wait, if any. */
-  wake?: () => void;
-  entry?: LoggedRequest;
-}
-
-/** Wait `ms`; resolves false (early) if the connection closes. */
-function sleep(ms: number, st: ReqState): Promise<boolean> {
-  if (st.closed) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const t = setTimeout(() => {
-      st.wake = undefined;
-      resolve(true);
-    }, ms);
-    st.wake = () => {
-      clearTimeout(t);
-      st.wake = undefined;
-      resolve(false);
-    };
-  });
-}
-
-/** Gap between content chunks in ms (0 = unpaced). */
-function chunkGap(k: Knobs): number {
-  if (k.chunkGapMs !== undefined) return k.chunkGapMs;
-  return k.tokensPerSecond ? 1000 / k.tokensPerSecond : 0;
-}
 
 function matches(ep: Endpoint, method: string | undefined, path: string): boolean {
   return ep.method === method && (typeof ep.path === 'string' ? ep.path === path : ep.path.test(path));
@@ -221,137 +187,6 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
     const bearer = typeof h.authorization === 'string' ? h.authorization.replace(/^Bearer /, '') : undefined;
     return [bearer, h['x-api-key'], h['x-goog-api-key'], h['api-key']].some((v) => typeof v === 'string' && k.rejectKeys!.includes(v));
   };
-
-  /** Write a complete JSON reply. */
-  function send(res: ServerResponse, reply: JsonReply, ctx: EndpointContext, st?: ReqState, body = reply.body): void {
-    if (st) {
-      if (st.closed) return;
-      if (st.entry) st.entry.status = reply.status;
-    }
-    res.writeHead(reply.status, { ...reply.headers, 'content-length': Buffer.byteLength(body), 'x-request-id': `req_${ctx.rid}` });
-    res.end(body);
-  }
-
-  /** Destroy the connection on purpose (`disconnectAfterChunks`), after `data` (if any) is flushed. */
-  function disconnect(res: ServerResponse, st: ReqState, data?: string | Uint8Array): void {
-    st.destroyedByUs = true;
-    if (data) res.write(data, () => res.destroy());
-    else res.destroy();
-  }
-
-  /** Model call: latency, faults, generation pacing. */
-  async function runModel(res: ServerResponse, ep: Endpoint, ctx: EndpointContext, st: ReqState): Promise<void> {
-    const k = ctx.knobs;
-    // Fault knobs apply to every request, or only to the first `failTimes` ones.
-    let faulty = true;
-    if (k.failTimes !== undefined) {
-      const n = failCounts.get(ctx.provider) ?? 0;
-      faulty = n < k.failTimes;
-      if (faulty) failCounts.set(ctx.provider, n + 1);
-    }
-    const anyFault =
-      k.errorStatus !== undefined || k.hang || k.errorAfterChunks !== undefined || k.disconnectAfterChunks !== undefined || k.malformed;
-    const errorStatus = faulty ? (k.errorStatus ?? (k.failTimes !== undefined && !anyFault ? 500 : undefined)) : undefined;
-
-    if (k.latencyMs && !(await sleep(k.latencyMs, st))) return;
-    if (faulty && k.hang) return; // never answer; the 'close' handler cleans up
-    if (errorStatus !== undefined) {
-      statsOf(ctx.provider).failures++;
-      return send(res, ep.protocol.error(errorStatus, ctx), ctx, st);
-    }
-
-    const reply = ep.handle(ctx);
-    const errorAfter = faulty ? k.errorAfterChunks : undefined;
-    const disconnectAfter = faulty ? k.disconnectAfterChunks : undefined;
-    const malformed = faulty ? k.malformed : undefined;
-    if (reply.kind === 'sse') return stream(res, reply, ep, ctx, st, errorAfter, disconnectAfter, malformed);
-    if (isAudioReply(reply) && reply.status === 200) {
-      if (st.closed) return;
-      const io = { sleep: (ms: number) => sleep(ms, st), disconnect: () => disconnect(res, st), status: (code: number) => void (st.entry && (st.entry.status = code)) };
-      return writeAudio(res, reply, k, { errorAfter, disconnectAfter, malformed }, io, ctx.rid);
-    }
-
-    const body = reply.status === 200 && malformed ? corrupt(reply.body, malformed, k.hugeBytes) : reply.body;
-    if (reply.status !== 200 || reply.chunks === undefined) return send(res, reply, ctx, st, body);
-    // A complete response stands for `chunks` generated chunks: take the time to "generate" them.
-    const gap = chunkGap(k);
-    const fault = Math.min(errorAfter ?? Infinity, disconnectAfter ?? Infinity);
-    const n = Math.min(fault, reply.chunks);
-    const wait = (k.ttftMs ?? 0) + Math.max(0, n - 1) * gap;
-    if (wait > 0 && !(await sleep(wait, st))) return;
-    if (fault !== Infinity) {
-      if (fault === errorAfter) return send(res, ep.protocol.error(500, ctx), ctx, st);
-      return disconnect(res, st);
-    }
-    send(res, reply, ctx, st, body);
-  }
-
-  /** Write an SSE reply, pacing content events and injecting chunk faults. */
-  async function stream(
-    res: ServerResponse,
-    reply: SseReply,
-    ep: Endpoint,
-    ctx: EndpointContext,
-    st: ReqState,
-    errorAfter: number | undefined,
-    disconnectAfter: number | undefined,
-    malformed: Malformed | undefined,
-  ): Promise<void> {
-    if (st.closed) return;
-    if (st.entry) st.entry.status = 200;
-    res.writeHead(200, { ...SSE_HEADERS, 'x-request-id': `req_${ctx.rid}`, ...reply.headers });
-    if (malformed === 'empty') return void res.end();
-    // SSE text, or the reply's own framing (binary event streams): `buf` holds what is not written yet.
-    const frame = reply.frame;
-    const enc = (ev: SseEvent): string | Uint8Array => (frame ? frame(ev) : sseText(ev));
-    const join = (a: string | Uint8Array, b: string | Uint8Array): string | Uint8Array =>
-      typeof a === 'string' && typeof b === 'string' ? a + b : Buffer.concat([Buffer.from(a), Buffer.from(b)]);
-    const empty = (b: string | Uint8Array) => b.length === 0;
-
-    const events = reply.events;
-    // Index of the event before which a chunk fault fires: the N-th content event,
-    // or right after the last content event when there are fewer.
-    let firstContent = -1;
-    let lastContent = -1;
-    const contentIdx: number[] = [];
-    for (let i = 0; i < events.length; i++) {
-      if (events[i].content) {
-        if (firstContent === -1) firstContent = i;
-        lastContent = i;
-        if (errorAfter !== undefined || disconnectAfter !== undefined) contentIdx.push(i);
-      }
-    }
-    const faultAt = (n: number | undefined) => (n === undefined ? -1 : n < contentIdx.length ? contentIdx[n] : lastContent + 1);
-    const errorIdx = faultAt(errorAfter);
-    const disconnectIdx = faultAt(disconnectAfter);
-    const brokenIdx = malformed ? Math.max(0, firstContent) : -1;
-
-    const ttft = ctx.knobs.ttftMs ?? 0;
-    const gap = chunkGap(ctx.knobs);
-    if (ttft > 0 || gap > 0) res.flushHeaders();
-    let buf: string | Uint8Array = '';
-    let sent = 0; // content events written
-    let t0 = 0; // time of the first content event (pacing reference, no drift)
-    for (let i = 0; i <= events.length; i++) {
-      if (i === errorIdx && (disconnectIdx === -1 || errorIdx <= disconnectIdx)) {
-        return void res.end(join(buf, enc(ep.protocol.streamError(ctx))));
-      }
-      if (i === disconnectIdx) return disconnect(res, st, empty(buf) ? (frame ? undefined : ': sim\n\n') : buf);
-      if (i === events.length) break;
-      const ev = events[i];
-      // ttft before the first event; then content events every `gap` ms from the first one.
-      let wait = i === 0 ? ttft : 0;
-      if (ev.content && sent > 0 && gap > 0) wait = t0 + sent * gap - performance.now();
-      if (wait >= 1) {
-        if (!empty(buf)) res.write(buf);
-        buf = '';
-        if (!(await sleep(wait, st))) return;
-      }
-      if (ev.content && sent++ === 0) t0 = performance.now();
-      buf = join(buf, i === brokenIdx ? enc({ ...ev, data: corrupt(ev.data, malformed!, ctx.knobs.hugeBytes) }) : enc(ev));
-    }
-    res.end(buf);
-  }
 
   /** API route (model call or listing) after the body is read. */
   function serveApi(req: IncomingMessage, res: ServerResponse, ep: Endpoint, provider: string, path: string, query: string, text?: string, raw?: Buffer): void {
@@ -425,7 +260,7 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
       return;
     }
     const state = st;
-    runModel(res, ep, ctx, state).catch((err: unknown) => {
+    runModel(res, ep, ctx, state, { failCounts, statsOf }).catch((err: unknown) => {
       if (!res.headersSent) {
         send(res, ep.protocol.error(500, ctx, { message: `Simulator failure: ${String(err)}` }), ctx, state);
       } else res.destroy();
