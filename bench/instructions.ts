@@ -9,7 +9,12 @@
  *
  * Needs `valgrind` and `callgrind_annotate` (Debian: `apt-get install valgrind`). A and B are checkouts with `dist/`
  * built (see bench/pair.ts). Env: INSTR_REQUESTS (default 1500), INSTR_STREAM=1 (streamed requests), INSTR_WORK (the
- * body: small, 1mb, turns, messages-api, responses-api; see workRequest).
+ * body: small, 1mb, turns, messages-api, responses-api; see workRequest), INSTR_PORT (the simulator's port, default
+ * 19160; the gateways take + 201 and + 202), INSTR_ENV_B and INSTR_KEY_B (as PAIR_ENV_B and PAIR_KEY_B in
+ * bench/pair.ts: environment variables and the key body of B only).
+ *
+ * `npm run bench:spend:instructions` is bench:spend's comparison counted this way: one build against itself, A a single
+ * instance on SQLite with a key without limits, B with Redis and a key with a spending limit.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -24,7 +29,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const N = Math.max(100, Number(process.env.INSTR_REQUESTS ?? 1500));
 const STREAM = process.env.INSTR_STREAM === '1';
 const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
-const SIM_PORT = 19160;
+const SIM_PORT = Number(process.env.INSTR_PORT ?? 19160);
 // valgrind names its control pipes after HOST; the controller must see the same value.
 const HOST = '127.0.0.1';
 
@@ -87,7 +92,7 @@ function instructions(outDir: string): { total: number; withoutCompiler: number 
   return { total, withoutCompiler: total - compiler };
 }
 
-async function measure(dir: string, port: number, config: string, scratch: string): Promise<{ total: number; withoutCompiler: number; errors: number }> {
+async function measure(dir: string, port: number, config: string, scratch: string, extraEnv: Record<string, string> = {}, keyBody: Record<string, unknown> = {}): Promise<{ total: number; withoutCompiler: number; errors: number }> {
   const outDir = mkdtempSync(join(scratch, 'cg-'));
   const prefix = `--vgdb-prefix=${join(outDir, 'vgdb')}`;
   const gw = start('valgrind', ['--tool=callgrind', '--instr-atstart=no', prefix, `--callgrind-out-file=${join(outDir, 'cg.out.%p')}`, process.execPath, join(dir, 'dist/bin.js'), 'serve'], {
@@ -98,10 +103,11 @@ async function measure(dir: string, port: number, config: string, scratch: strin
     GATEWAY_CONFIG: config,
     GATEWAY_DEFAULT_CATALOG: 'false',
     GATEWAY_LOG_LEVEL: 'info',
+    ...extraEnv,
   });
   const base = `http://127.0.0.1:${port}`;
   await waitUp(`${base}/health`, 300_000);
-  const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'instr' }) });
+  const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'instr', ...keyBody }) });
   const { key } = (await res.body.json()) as { key: string };
   const url = `${base}${REQUEST.path}`;
   await load(url, key, N);
@@ -123,7 +129,9 @@ async function main() {
   await waitUp(`http://127.0.0.1:${SIM_PORT}/_sim/health`);
   const config = writeGatewayConfig(scratch, `http://127.0.0.1:${SIM_PORT}/v1`);
   console.log(`A = ${a}\nB = ${b}\n${STREAM ? 'streamed' : 'plain'} requests (${WORK} body): ${N} counted after ${2 * N} warm-up, 16 connections`);
-  const [ra, rb] = await Promise.all([measure(a, 19361, config, scratch), measure(b, 19362, config, scratch)]);
+  const keyB = JSON.parse(process.env.INSTR_KEY_B ?? '{}') as Record<string, unknown>;
+  const envB = Object.fromEntries((process.env.INSTR_ENV_B ?? '').split(',').filter((x) => x.includes('=')).map((x) => [x.slice(0, x.indexOf('=')).trim(), x.slice(x.indexOf('=') + 1)]));
+  const [ra, rb] = await Promise.all([measure(a, SIM_PORT + 201, config, scratch), measure(b, SIM_PORT + 202, config, scratch, envB, keyB)]);
   const k = (x: number) => `${(x / N / 1000).toFixed(0)} kIr/req`;
   console.log(`A ${k(ra.total)} (${k(ra.withoutCompiler)} without the compiler, ${ra.errors} errors)`);
   console.log(`B ${k(rb.total)} (${k(rb.withoutCompiler)} without the compiler, ${rb.errors} errors)`);

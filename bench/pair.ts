@@ -75,7 +75,7 @@ async function gateway(dir: string, port: number, config: string, scratch: strin
     ...extraEnv,
   });
   const base = `http://127.0.0.1:${port}`;
-  await waitUp(`${base}/health`);
+  await waitUp(`${base}/health`, 90_000); // a loaded machine can take long to start two gateways
   const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'pair', ...keyBody }) });
   const { key } = (await res.body.json()) as { key: string };
   return { proc, url: `${base}/api/v1/chat/completions`, key };
@@ -87,7 +87,7 @@ async function main() {
   for (const d of [a, b]) if (!existsSync(join(d, 'dist/bin.js'))) throw new Error(`${d}/dist/bin.js is missing: build that checkout first`);
   const scratch = mkdtempSync(join(tmpdir(), 'gw-pair-'));
   const sim = start([join(root, 'dist/sim/main.js')], { SIM_PORT: String(SIM_PORT) });
-  await waitUp(`http://127.0.0.1:${SIM_PORT}/_sim/health`);
+  await waitUp(`http://127.0.0.1:${SIM_PORT}/_sim/health`, 90_000);
   const config = writeGatewayConfig(scratch, `http://127.0.0.1:${SIM_PORT}/v1`);
   console.log(`A = ${a}\nB = ${b}\n${STREAM ? 'streamed' : 'plain'} requests, ${CONNECTIONS} connections each, ${SECONDS} s per round`);
   const keyB = JSON.parse(process.env.PAIR_KEY_B ?? '{}') as Record<string, unknown>;

@@ -34,7 +34,6 @@ import { WebFetcher } from './providers/web/fetch.js';
 import { ResponseCache } from './services/response-cache.js';
 import { CacheStep } from './services/attempts/cache-step.js';
 import { GenerationRecorder } from './services/generations.js';
-import { SharedSpend } from './services/shared-spend.js';
 import { Redis } from 'ioredis';
 import { whenReady } from './services/redis.js';
 import { SpendService } from './services/spend/index.js';
@@ -157,9 +156,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const http = new UpstreamHttp((origin) => catalog.originLimits(origin, config.upstream), config.upstreamMaxBytes);
   // One stream event is bounded too (process-wide: the smaller of the setting and the parser's own 32 MiB default).
   sseLimits.eventChars = Math.min(DEFAULT_SSE_EVENT_CHARS, config.upstreamMaxBytes);
-  // With Redis, every instance counts the others' not-yet-written spend in limits and budgets.
-  const sharedSpend = config.redisUrl ? new SharedSpend(config.redisUrl, logger) : null;
-  const recorder = new GenerationRecorder(store, logger, opts.recorder ?? { intervalMs: config.recordFlushMs, batchSize: 500 }, sharedSpend);
+  const recorder = new GenerationRecorder(store, logger, opts.recorder ?? { intervalMs: config.recordFlushMs, batchSize: 500 });
   // BYOK credentials (docs/byok.md): sealed with GATEWAY_ENCRYPTION_KEY; routed from an in-memory table.
   const keyring = new SecretKeyring(config.encryption.key, config.encryption.previous);
   configureSecrets(keyring);
@@ -217,7 +214,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, log: logger, now, options: config.video });
   const rateLimits = new RateLimiter(config.redisUrl ?? null, logger, now);
   // Shared counters count from the first request (each waits up to 2 s for Redis; without it, this instance counts).
-  await Promise.all([rateLimits.ready(), sharedSpend?.ready(), spendRedis ? whenReady(spendRedis, 2000) : undefined]);
+  await Promise.all([rateLimits.ready(), spendRedis ? whenReady(spendRedis, 2000) : undefined]);
   // Metrics are taken from the generation records (one per request of every API); none when GATEWAY_METRICS=off.
   const metrics = config.metrics === 'off' ? null : new GatewayMetrics(recorder, () => bus.redisUp());
   if (metrics) recorder.observer = metrics.observe;
@@ -270,7 +267,6 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
       () => recorder.close(),
       async () => tracing?.shutdown(),
       () => broadcast.close(),
-      async () => sharedSpend?.close(),
       async () => {
         await spend.close();
         spendRedis?.disconnect();

@@ -9,7 +9,6 @@ import type { Logger } from 'pino';
 import { utcDay } from '../core/limits.js';
 import { nanoToUsd, usdToNano } from '../core/money.js';
 import type { DeadLetter, GenerationRow, KeyUsageDelta, Store } from '../store/types.js';
-import type { SharedSpend } from './shared-spend.js';
 import { buildContent, type IoCapture } from '../core/io-log.js';
 import type { GenerationContentRow } from '../store/generation-content.js';
 
@@ -36,8 +35,8 @@ export function keyUsage(batch: readonly GenerationRow[]): KeyUsageDelta[] {
 }
 
 /**
- * The id under which a key's BYOK spend is counted while not yet written (`unflushedSpend`, the shared pending
- * counters): apart from its other spend, which is all that a limit without `include_byok_*` counts (docs/byok.md).
+ * The id under which a key's BYOK spend is counted while not yet written (`unflushedSpend`):
+ * apart from its other spend, which is all that a limit without `include_byok_*` counts (docs/byok.md).
  */
 export function byokSpendId(hash: string): string {
   return `${hash}+byok`;
@@ -128,8 +127,6 @@ export class GenerationRecorder {
     private readonly store: Store,
     private readonly log: Logger,
     private readonly opts: { intervalMs: number; batchSize: number } = { intervalMs: 500, batchSize: 500 },
-    /** With several instances (Redis): not-yet-written spend shared with the others. */
-    readonly shared: SharedSpend | null = null,
   ) {}
 
   /** Queues a record, and (I/O logging on for this request) what it captured, assembled and stored at flush time. */
@@ -141,7 +138,6 @@ export class GenerationRecorder {
     if (row.total_cost) {
       const id = row.is_byok ? byokSpendId(row.key_hash) : row.key_hash;
       this.unflushedSpend.set(id, nanoToUsd(usdToNano(this.unflushedSpend.get(id) ?? 0) + usdToNano(row.total_cost)));
-      this.shared?.add(id, row.total_cost);
     }
     if (this.queue.length >= this.opts.batchSize) this.flush().catch(() => undefined);
     else if (!this.timer && !this.closed) {
@@ -243,13 +239,6 @@ export class GenerationRecorder {
   /** Bookkeeping once rows are in the store (written or dead-lettered): no longer pending nor unflushed spend. */
   private async settled(rows: GenerationRow[]): Promise<void> {
     if (rows.length === 0) return;
-    if (this.shared) {
-      const byKey = new Map<string, number>();
-      const add = (id: string, usd: number) => usd > 0 && byKey.set(id, (byKey.get(id) ?? 0) + usd);
-      for (const d of keyUsage(rows)) (add(d.key_hash, d.usage), add(byokSpendId(d.key_hash), d.byok_usage));
-      // Never throws into the flush: the rows are written, and a retry would add their usage twice.
-      await this.shared.settle(byKey).catch((err: unknown) => this.log.warn({ err }, 'settling shared spend failed'));
-    }
     for (const r of rows) {
       this.pending.delete(r.id);
       if (r.total_cost) {

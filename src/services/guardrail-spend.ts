@@ -44,8 +44,6 @@ export abstract class GuardrailSpend {
   protected readonly spend = new Map<string, { hashes: string[]; totals: KeyUsageTotals; reserved: number; flushes: string; at: number }>();
   /** Bumped whenever video reservations change on this instance (cached spend figures include them). */
   private reservations = 0;
-  /** Per key: the tail of this instance's chain of video admissions and hold ends (one at a time per key). */
-  private readonly admitting = new Map<string, Promise<unknown>>();
   protected gate: SpendGate | null = null;
 
   constructor(protected readonly deps: GuardrailSpendDeps) {}
@@ -53,26 +51,22 @@ export abstract class GuardrailSpend {
   /** The effective policy of a key (its budgets). */
   abstract policyFor(key: KeyRow): Promise<EffectivePolicy>;
 
-  /** Whether video jobs can exist (the catalog has video models): only then can their holds fill a key's limit. */
-  protected abstract videoHoldsPossible(): boolean;
-
   protected now(): number {
     return this.deps.now ? this.deps.now() : Date.now();
   }
 
   /**
-   * USD spent against a budget: the scope's keys' usage in the budget's window, plus what is not yet flushed, plus
-   * what their unfinished video jobs hold. `fresh` reads the database whatever the cache holds.
+   * USD spent against a budget: the scope's keys' usage in the budget's window, plus what this instance has not yet
+   * written, plus what their unfinished video jobs hold. `fresh` reads the database whatever the cache holds. These
+   * figures seed spend control's counters and answer `limit_remaining` and the 403 of a spent budget; the limits
+   * themselves are enforced by spend control (reservations), exact across instances — another instance's spend
+   * shows here once it is written (GATEWAY_RECORD_FLUSH_MS) or the cache expires.
    */
   private async spent(b: Budget, key: KeyRow, withPending = true, fresh = false): Promise<number> {
     const member = b.scope === 'member' && key.creator_user_id ? key.creator_user_id : null;
     const scopeKey = b.scope === 'workspace' ? `w:${key.workspace_id}` : member ? `m:${member}` : `k:${key.hash}`;
-    // The cached database total stays exact while no batch was written: by this instance, or — with Redis — any.
-    let shared = this.deps.recorder.shared;
-    // Redis unreachable: this instance's own figures (its unwritten spend, its flushes) until it is back.
-    const epoch = shared ? await shared.epoch().catch(() => null) : null;
-    if (epoch === null) shared = null;
-    const flushes = `${epoch ?? this.deps.recorder.flushes}:${this.reservations}`;
+    // The cached database total stays exact while this instance wrote no batch and held no new video reservation.
+    const flushes = `${this.deps.recorder.flushes}:${this.reservations}`;
     let e = this.spend.get(scopeKey);
     if (fresh || !e || e.flushes !== flushes || this.now() - e.at > SPEND_TTL_MS) {
       const hashes =
@@ -99,38 +93,17 @@ export abstract class GuardrailSpend {
     if (!withPending) return nanoToUsd(spent);
     // Not yet written: BYOK spend (kept apart, `byokSpendId`) only in budgets that count it.
     const ids = b.includeByok ? [...e.hashes, ...e.hashes.map(byokSpendId)] : e.hashes;
-    const pending = shared ? await shared.pending(ids).catch(() => null) : null;
-    if (pending !== null) spent += usdToNano(pending);
-    else for (const h of ids) spent += usdToNano(this.deps.recorder.unflushedSpend.get(h) ?? 0);
+    for (const h of ids) spent += usdToNano(this.deps.recorder.unflushedSpend.get(h) ?? 0);
     return nanoToUsd(spent);
   }
 
   /**
-   * The key's own spending limit (`limit`, `limit_reset`, `include_byok_in_limit`): USD spent in the current window,
-   * when the key has a limit and has reached it; null otherwise. Same figures as budgets: stored usage plus spend not
-   * yet flushed.
-   */
-  async keyLimitReached(key: KeyRow): Promise<{ limit: number; spent: number } | null> {
-    if (key.limit === null) return null;
-    const spent = await this.limitSpend(key, key.limit);
-    return spent >= key.limit ? { limit: key.limit, spent } : null;
-  }
-
-  /**
    * A key's `limit_remaining`: its limit minus its spend in the limit's window — written records, records not yet
-   * written (of this instance, or of every instance with Redis) and video jobs' holds; null without a limit.
+   * written by this instance, and video jobs' holds; null without a limit.
    */
   async limitRemaining(key: KeyRow): Promise<number | null> {
     if (key.limit === null) return null;
     return limitRemaining(key.limit, await this.spent(keyBudget(key, key.limit), key, true));
-  }
-
-  /**
-   * What counts against the key's own limit: its spend in the limit's window (see `spent`; `fresh` bypasses the
-   * cache). Requests in flight are reservations of spend control (docs/spend.md), not counted here.
-   */
-  private async limitSpend(key: KeyRow, limit: number, fresh = false): Promise<number> {
-    return this.spent(keyBudget(key, limit), key, true, fresh);
   }
 
   /**
@@ -152,12 +125,6 @@ export abstract class GuardrailSpend {
     if (!gate) return undefined;
     return {
       admit: async (a) => {
-        // Video jobs hold against the key's limit outside spend control (yet): a limit they fill refuses here. Without
-        // video models there are no holds, and no store or Redis read.
-        if (key.limit !== null && this.videoHoldsPossible()) {
-          const reached = await this.keyLimitReached(key);
-          if (reached) throw keyLimitError(key, reached.limit, reached.spent);
-        }
         // Sized once, and only when some limit needs it.
         let ask: SpendAsk | null | undefined;
         const sized = () => (ask === undefined ? (ask = askOf(a)) : ask);
@@ -186,69 +153,60 @@ export abstract class GuardrailSpend {
   }
 
   /**
-   * Admits a video job against the key's spending limit and stores it (`insert`) in one step: refused (402) when the
-   * key's spend — stored, not yet written, what its unfinished video jobs hold, and its requests in flight at their
-   * average cost — has reached the limit, or would pass it with the `reserve` this job holds (the most it can bill).
-   * Admissions of one key run one at a time: on this instance in memory, across instances under the store's key lock
-   * (so every figure read is fresh, not cached).
+   * Admits a video job and stores it (`insert`): the most it can bill (`reserve`, USD) is reserved in every limit of
+   * the key through spend control — exact across instances, as for any request — and counted as spent at once
+   * (pushed to the shared counters before the job exists), until the job ends and `videoEnded` replaces it with the
+   * real cost. 402 when a limit has no room (the key's own limit says what the video could cost and what is spent or
+   * held), 503 when the shared counters are unreachable (fail closed). A failed insert gives the charge back.
    */
   async admitVideo(key: KeyRow, reserve: number, insert: () => Promise<void>): Promise<void> {
-    const limit = key.limit;
-    if (limit === null) {
+    const gate = this.gate;
+    if (!gate) {
       await insert();
-      if (reserve > 0) this.reservationsChanged();
       return;
     }
-    const run = async () => {
-      const spent = await this.limitSpend(key, limit, true);
-      if (spent >= limit) throw keyLimitError(key, limit, spent);
-      if (spent + reserve > limit + 1e-9) {
-        throw new HttpError(402, `Key limit would be exceeded: this video can cost up to $${reserve.toFixed(6)}, and $${spent.toFixed(6)} of $${limit} is spent or held (${key.limit_reset ?? 'no reset'})`, {
-          error_type: 'payment_required',
-          limit,
-          spent,
-          reserve,
-          limit_reset: key.limit_reset,
-        });
-      }
-      await insert();
-      this.reservationsChanged();
+    const nano = usdToNano(reserve);
+    const refuse = (scope: { kind: string; limitNano: number }, available: number): HttpError | null => {
+      if (scope.kind !== 'key' || key.limit === null) return null;
+      const limit = key.limit;
+      const spent = nanoToUsd(Math.max(0, scope.limitNano - available));
+      if (available <= 0 || nano <= 0) return keyLimitError(key, limit, spent);
+      return new HttpError(402, `Key limit would be exceeded: this video can cost up to $${reserve.toFixed(6)}, and $${spent.toFixed(6)} of $${limit} is spent or held (${key.limit_reset ?? 'no reset'})`, {
+        error_type: 'payment_required',
+        limit,
+        spent,
+        reserve,
+        limit_reset: key.limit_reset,
+      });
     };
-    await this.oneAtATime(key.hash, run);
+    const scopes = await gate.chargeAhead(key, nano, refuse);
+    try {
+      await insert();
+    } catch (err) {
+      await gate.charge(scopes, -nano).catch(() => undefined);
+      throw err;
+    }
+    if (nano > 0) this.reservationsChanged();
   }
 
   /**
-   * Ends a video job's hold: `end` moves the job to its terminal status and records its generation (whose cost then
-   * counts as spend not yet written). It runs as one step against the key's admissions, so that no admission can read
-   * the job as ended before its cost counts — it would see neither the hold nor the cost. Resolves with `end`'s result.
+   * A video job ended (its terminal transition won and its generation is recorded): what its admission charged
+   * (`reserved`, USD) is replaced by its real cost (`cost`, null: none) in every limit of its key.
    */
-  async endVideoHold<T>(keyHash: string, end: () => Promise<T>): Promise<T> {
-    return this.oneAtATime(keyHash, async () => {
-      const result = await end();
-      this.reservationsChanged();
-      return result;
-    });
+  async videoEnded(keyHash: string, reserved: number, cost: number | null): Promise<void> {
+    this.reservationsChanged();
+    const gate = this.gate;
+    const delta = usdToNano(cost ?? 0) - usdToNano(reserved);
+    if (!gate || delta === 0) return;
+    const key = await this.deps.store.getKey(keyHash);
+    if (!key) return;
+    await gate.charge(await gate.scopes(key), delta);
   }
 
-  /** Runs `fn` alone for the key: after this instance's earlier calls for it, and under the store's key lock. */
-  private async oneAtATime<T>(keyHash: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.admitting.get(keyHash) ?? Promise.resolve();
-    const mine = prev.then(() => this.deps.store.withKeyLock(keyHash, fn));
-    const tail = mine.catch(() => undefined);
-    this.admitting.set(keyHash, tail);
-    try {
-      return await mine;
-    } finally {
-      if (this.admitting.get(keyHash) === tail) this.admitting.delete(keyHash);
-    }
-  }
-
-  /** Video reservations changed (a job was admitted or ended): cached spend is read again, here and — with Redis — everywhere. */
+  /** Video reservations changed (a job was admitted or ended): cached spend figures are read again on this instance. */
   reservationsChanged(): void {
     this.reservations++;
-    this.deps.recorder.shared?.bump().catch(() => undefined);
   }
-
 
   /** Hands admissions of callers that give a request's maximum cost to spend control. */
   useSpend(gate: SpendGate): void {

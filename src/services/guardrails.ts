@@ -285,10 +285,6 @@ export class GuardrailService extends GuardrailSpend {
   }
 
   /** The effective policy of a key: organization settings, then its key, member and workspace guardrails. */
-  protected override videoHoldsPossible(): boolean {
-    return this.deps.catalog.videoRoute.endpointsByModel.size > 0;
-  }
-
   override async policyFor(key: KeyRow): Promise<EffectivePolicy> {
     const hit = this.policies.get(key.hash);
     if (hit && this.now() - hit.at < this.deps.ttlMs) return hit.policy;

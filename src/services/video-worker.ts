@@ -321,7 +321,7 @@ export abstract class VideoWorker {
       const moved = await this.deps.store.transitionVideoJob(job.id, path, full, { owner: this.owner, now: iso(now) });
       if (moved) this.record(done, status, httpStatus, done.error ?? undefined);
       return moved;
-    });
+    }, done.cost ?? null);
     if (!ok) return;
     this.deps.log.info({ job: job.id, status, cost: done.cost }, 'video job ended');
     if (done.webhook_state === 'pending') await this.deliverWebhook(done);
@@ -329,13 +329,14 @@ export abstract class VideoWorker {
   }
 
   /**
-   * Runs `end` — the job's terminal transition, then (when it won) its generation record — as one step against the
-   * key's spending-limit admissions when the job holds a reserve: its reservation stops counting exactly as its cost
-   * (if any) starts counting as spend not yet written.
+   * Runs `end` — the job's terminal transition, then (when it won) its generation record — and, when it won and the
+   * job held a reserve, replaces what its admission charged against the key's limits by its real cost (`cost`).
    */
-  protected endJob(job: VideoJobRow, end: () => Promise<boolean>): Promise<boolean> {
+  protected async endJob(job: VideoJobRow, end: () => Promise<boolean>, cost: number | null): Promise<boolean> {
+    const ok = await end();
     const g = this.deps.guardrails;
-    return job.reserved_cost && g ? g.endVideoHold(job.key_hash, end) : end();
+    if (ok && job.reserved_cost && g) await g.videoEnded(job.key_hash, job.reserved_cost, cost).catch((err: unknown) => this.deps.log.warn({ err, job: job.id }, 'video spend settlement failed'));
+    return ok;
   }
 
   protected webhookStart(job: VideoJobRow, now: number): VideoJobPatch {

@@ -139,7 +139,7 @@ export class VideoService extends VideoWorker {
         const ok = await this.deps.store.transitionVideoJob(id, pathTo(job.status, 'cancelled')!, patch, { now: iso(now) });
         if (ok) this.record(done, 'cancelled', 499, 'Cancelled by the caller');
         return ok;
-      });
+      }, done.cost ?? null);
       if (cancelled) {
         this.deps.log.info({ job: id }, 'video job cancelled');
         if (done.webhook_state === 'pending') this.kick();

@@ -134,6 +134,35 @@ describe('SpendService, two instances on one Redis', () => {
     }
   });
 
+  it("admits exactly N when one instance's lease holds room the other needs: the scope is squeezed and the room comes back", async () => {
+    for (let run = 0; run < 3; run++) {
+      const prefix = `gwtest:spend:${randomUUID()}`;
+      const [ra, rb] = [redis(), redis()];
+      await Promise.all([ready(ra), ready(rb)]);
+      const a = new SpendService({ redis: ra, ledger: { prefix } });
+      const b = new SpendService({ redis: rb, ledger: { prefix } });
+      const s = scope({ limitNano: 3 * COST });
+      // a's first request takes a lease of two requests (one of them spare), then a goes quiet with it in flight.
+      const first = await a.reserve([s], COST);
+      expect(first.ok).toBe(true);
+      expect(a.shared!.peek(s.id)).toMatchObject({ granted: 2 * COST, held: COST });
+      // b gets the one request left in Redis; its second finds a's spare room, squeezes, and is admitted once a
+      // gives it back (within a sync period) — three in all, the fourth refused.
+      const onB = [await b.reserve([s], COST), await b.reserve([s], COST)];
+      expect(onB.map((r) => r.ok)).toEqual([true, true]);
+      expect(a.shared!.peek(s.id)).toMatchObject({ granted: COST, held: COST });
+      const fourth = await Promise.all([a.reserve([s], COST), b.reserve([s], COST)]);
+      expect(fourth.map((r) => r.ok)).toEqual([false, false]);
+      // Settled: exactly the limit spent, nothing held.
+      for (const r of [first, ...onB]) if (r.ok) r.reservation.settle(COST);
+      await Promise.all([a.shared!.sync(true), b.shared!.sync(true)]);
+      const st = await redisState(ra, prefix, s.id);
+      expect(st.spent).toBe(3 * COST);
+      expect(st.held).toBe(0);
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
   it('serves from a lease without a Redis call while the budget is far from spent', async () => {
     const prefix = `gwtest:spend:${randomUUID()}`;
     const r = redis();

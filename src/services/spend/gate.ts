@@ -120,6 +120,47 @@ export class SpendGate {
     return (cost) => (cost === null || !(cost > 0) ? r.release() : r.settle(usdToNano(cost)));
   }
 
+  /**
+   * Charges `nano` ahead in every limit of the key (a video job's most possible cost, held until it ends): reserved
+   * exactly — no lease slack, one atomic step across instances — 402 when a limit has no room (`refuse` may word the
+   * refusal of a scope; otherwise the usual one), 503 when the shared counters are unreachable; then counted as spent
+   * and pushed to the shared counters before this resolves. Answers the scopes charged (for `charge` to correct).
+   */
+  async chargeAhead(key: KeyRow, nano: number, refuse?: (scope: ScopeSpec, availableNano: number) => HttpError | null): Promise<ScopeSpec[]> {
+    const scopes = await this.scopes(key);
+    if (scopes.length === 0) return scopes;
+    let r: ReserveResult;
+    try {
+      r = await this.deps.spend.reserve(scopes, Math.max(1, nano), { exact: true });
+    } catch (err) {
+      throw unavailable(err);
+    }
+    if (!r.ok) throw refuse?.(r.scope, r.availableNano) ?? this.refusal(r, nano > 0 ? { nano, tokens: 0, refusal: (a) => `This request requires more credits: it can cost up to $${formatNano(nano)}, but only $${formatNano(a)} can be spent.` } : null);
+    r.reservation.settle(nano);
+    await this.deps.spend.flush(scopes).catch(() => undefined);
+    return scopes;
+  }
+
+  /** Spend outside a reservation in these scopes (negative: gives back part of a `chargeAhead`). Never refuses. */
+  charge(scopes: ScopeSpec[], nano: number): Promise<void> {
+    return this.deps.spend.charge(scopes, nano);
+  }
+
+  private refusal(r: Extract<ReserveResult, { ok: false }>, max: SpendAsk | null): HttpError {
+    const available = r.availableNano;
+    const where = `${r.scope.label}: $${formatNano(available)} left`;
+    const priced = max && max.nano !== null ? max.nano : null;
+    const message = priced !== null ? `${max!.refusal(available)} (${where})` : `Insufficient room under the ${where}`;
+    // `spent`: what the limit has spent or holds (its limit less the room left).
+    return new HttpError(402, message, {
+      error_type: 'payment_required',
+      limit: r.scope.label,
+      available: nanoToUsd(available),
+      spent: nanoToUsd(Math.max(0, r.scope.limitNano - available)),
+      ...(priced !== null ? { requested_max_cost: nanoToUsd(priced) } : {}),
+    });
+  }
+
   private async reserve(scopes: ScopeSpec[], max: SpendAsk | null): Promise<Reservation> {
     let r;
     try {
@@ -128,13 +169,7 @@ export class SpendGate {
     } catch (err) {
       throw unavailable(err);
     }
-    if (!r.ok) {
-      const available = r.availableNano;
-      const where = `${r.scope.label}: $${formatNano(available)} left`;
-      const priced = max && max.nano !== null ? max.nano : null;
-      const message = priced !== null ? `${max!.refusal(available)} (${where})` : `Insufficient room under the ${where}`;
-      throw new HttpError(402, message, { error_type: 'payment_required', limit: r.scope.label, available: nanoToUsd(available), ...(priced !== null ? { requested_max_cost: nanoToUsd(priced) } : {}) });
-    }
+    if (!r.ok) throw this.refusal(r, max);
     return r.reservation;
   }
 }

@@ -39,16 +39,17 @@ export class SpendService {
   }
 
   /**
-   * Holds `amountNano` in every scope, or refuses naming a scope without room. No scope: nothing to hold. Throws
+   * Holds `amountNano` in every scope, or refuses naming a scope without room (`exact`: a trip to Redis takes no
+   * lease slack — for rare, large reservations). No scope: nothing to hold. Throws
    * SpendUnavailableError when the shared counters cannot be reached and the fail mode is `closed`.
    */
-  reserve(scopes: ScopeSpec[], amountNano: number): ReserveResult | Promise<ReserveResult> {
+  reserve(scopes: ScopeSpec[], amountNano: number, opts?: { exact?: boolean }): ReserveResult | Promise<ReserveResult> {
     if (scopes.length === 0) return NOTHING;
     const amount = Math.max(0, Math.ceil(amountNano));
     if (!this.shared) return this.local.reserve(scopes, amount);
     let r: ReserveResult | Promise<ReserveResult>;
     try {
-      r = this.shared.reserve(scopes, amount);
+      r = this.shared.reserve(scopes, amount, opts?.exact === true);
     } catch (err) {
       return this.unreachable(err as Error, scopes, amount);
     }
@@ -64,6 +65,22 @@ export class SpendService {
     }
     if (this.failMode === 'local') return this.local.reserve(scopes, amount);
     throw new SpendUnavailableError('Spending limits cannot be checked right now (the shared spend counters are unreachable); try again shortly');
+  }
+
+  /**
+   * Spend that went through no reservation, in every scope (nano-dollars; negative: a refund of what was charged
+   * ahead, e.g. a video job that cost less than its admission charged). Never refuses; with Redis unreachable it is
+   * kept and pushed once Redis is back.
+   */
+  async charge(scopes: ScopeSpec[], nano: number): Promise<void> {
+    if (scopes.length === 0 || nano === 0) return;
+    if (this.shared) await this.shared.charge(scopes, nano);
+    else this.local.charge(scopes, nano);
+  }
+
+  /** What settled in these scopes is in the shared counters before this resolves (Redis; nothing to do alone). */
+  async flush(scopes: ScopeSpec[]): Promise<void> {
+    await this.shared?.flush(scopes);
   }
 
   /** Gives every lease back and stops the timers. */

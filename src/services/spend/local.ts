@@ -76,10 +76,15 @@ export class LocalLedger {
     return c ? { spent: c.spent, held: c.held } : null;
   }
 
-  /** Adds spend that did not go through a reservation (e.g. a video job's final cost) to a known scope. */
-  addSpent(id: string, nano: number): void {
-    const c = this.counters.get(id);
-    if (c) c.spent += nano;
+  /**
+   * Adds spend that did not go through a reservation (negative: a refund of what was charged ahead) to the scopes
+   * known here; an unknown one is seeded from the store on first use, which already holds the change.
+   */
+  charge(scopes: ScopeSpec[], nano: number): void {
+    for (const s of scopes) {
+      const c = this.counters.get(s.id);
+      if (c) c.spent = Math.max(0, c.spent + nano);
+    }
   }
 
   /** Forgets a scope (its limit owner changed in a way the counters cannot follow); the next use re-seeds it. */

@@ -9,11 +9,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
+import { CHARGE, HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
 import { once, type ReserveResult, type ScopeSpec } from './types.js';
 
 /** Defaults (docs/spend.md): heartbeat TTL, sync period, idle time before a lease is returned, lease cap in requests. */
 export const SPEND_DEFAULTS = { heartbeatTtlMs: 10_000, syncMs: 200, idleMs: 1_000, maxLeaseRequests: 64 } as const;
+/** A refusal while other instances hold spare lease room is tried again this many times, a sync period apart. */
+const SQUEEZE_RETRIES = 3;
 
 interface Lease {
   spec: ScopeSpec;
@@ -26,10 +28,18 @@ interface Lease {
   lastUse: number;
   /** The heartbeat lapsed: the hold must be set again (to what is in flight), not adjusted. */
   reset: boolean;
+  /** The scope is nearly spent and other instances need room: spare room goes back at once, no slack is taken. */
+  squeezed: boolean;
+  /** Room left in Redis and other instances' spare room, as of the last sync or refusal. */
+  free: number;
+  spare: number;
 }
 
+/** A refusal, and the spare lease room other instances held then (room that may come back: worth another try). */
+type Refusal = Extract<ReserveResult, { ok: false }> & { spareNano?: number };
+
 type Acquire = (keys: number, ...args: Array<string | number>) => Promise<Array<number | string>>;
-type RedisWithScripts = Redis & { gwSpendAcquire: Acquire; gwSpendHeartbeat: (keys: number, ...args: Array<string | number>) => Promise<number> };
+type RedisWithScripts = Redis & { gwSpendAcquire: Acquire; gwSpendHeartbeat: (keys: number, ...args: Array<string | number>) => Promise<number>; gwSpendCharge: (keys: number, ...args: Array<string | number>) => Promise<number> };
 
 export interface RedisLedgerOptions {
   prefix: string;
@@ -50,17 +60,18 @@ export class RedisLedger {
   private syncing = false;
   /** Per scope: this instance's trip to Redis under way (resolves once its grant is applied). */
   private readonly pending = new Map<string, Promise<void>>();
-  /** Lapses of the heartbeat seen by SYNC_ACQUIRE so far (a sync must not restore room a lapse took away). */
-  private lapses = 0;
+  /** Per set of scopes: one sync under way for the refused requests waiting for spare room to come back. */
+  private readonly probes = new Map<string, Promise<void>>();
+  /** Charges that could not reach Redis, per scope: retried by the sync timer. */
+  private readonly owed = new Map<string, { spec: ScopeSpec; nano: number }>();
 
   constructor(redis: Redis, opts: RedisLedgerOptions) {
     this.redis = redis as RedisWithScripts;
     this.o = { ...SPEND_DEFAULTS, ...opts } as Required<Omit<RedisLedgerOptions, 'now'>>;
     this.now = opts.now ?? Date.now;
-    if (!this.redis.gwSpendAcquire) {
-      redis.defineCommand('gwSpendAcquire', { lua: SYNC_ACQUIRE });
-      redis.defineCommand('gwSpendHeartbeat', { lua: HEARTBEAT });
-    }
+    if (!this.redis.gwSpendAcquire) redis.defineCommand('gwSpendAcquire', { lua: SYNC_ACQUIRE });
+    if (!this.redis.gwSpendHeartbeat) redis.defineCommand('gwSpendHeartbeat', { lua: HEARTBEAT });
+    if (!this.redis.gwSpendCharge) redis.defineCommand('gwSpendCharge', { lua: CHARGE });
   }
 
   private key(kind: string, id: string): string {
@@ -89,23 +100,28 @@ export class RedisLedger {
 
   private lease(spec: ScopeSpec): Lease {
     let l = this.leases.get(spec.id);
-    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, lastUse: this.now(), reset: false }));
+    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
     else l.spec = spec;
     return l;
   }
 
-  /** Reserves `amountNano` in every scope: from the leases when they all have room, else through Redis. */
-  reserve(scopes: ScopeSpec[], amountNano: number): ReserveResult | Promise<ReserveResult> {
+  /**
+   * Reserves `amountNano` in every scope: from the leases when they all have room, else through Redis (`exact`: the
+   * trip takes no lease slack). A refusal while other instances hold spare lease room squeezes the scope — they give
+   * it back within a sync period — and is tried again, up to SQUEEZE_RETRIES times, so that a budget with room for N
+   * requests admits N whichever instances they reach.
+   */
+  reserve(scopes: ScopeSpec[], amountNano: number, exact = false, tries = 0): ReserveResult | Promise<ReserveResult> {
     const leases = scopes.map((s) => this.lease(s));
     if (this.fits(leases, amountNano)) return this.take(leases, amountNano);
     // One trip to Redis at a time per scope: the others wait for its lease, then try again (a burst of a cold key
     // would otherwise take a lease per request and leave most of them idle).
     const busy = leases.map((l) => this.pending.get(l.spec.id)).find((p) => p !== undefined);
-    if (busy) return busy.then(() => this.reserve(scopes, amountNano));
+    if (busy) return busy.then(() => this.reserve(scopes, amountNano, exact, tries));
     const ids = leases.map((l) => l.spec.id);
     const at = this.now();
     for (const l of leases) l.lastUse = at; // not idle while a trip is under way
-    const trip = (this.acquire(leases, amountNano, new Map()) as Promise<ReserveResult>).finally(() => {
+    const trip = (this.acquire(leases, amountNano, new Map(), 'all', exact ? 0 : this.o.maxLeaseRequests) as Promise<ReserveResult>).finally(() => {
       for (const id of ids) if (this.pending.get(id) === waitable) this.pending.delete(id);
     });
     const waitable = trip.then(
@@ -113,7 +129,34 @@ export class RedisLedger {
       () => undefined,
     );
     for (const id of ids) this.pending.set(id, waitable);
-    return trip;
+    return trip.then((r) => this.squeezed(r, scopes, amountNano, exact, tries));
+  }
+
+  /**
+   * A refusal while other instances hold spare room: waits (with every other such refusal of the same scopes) for one
+   * sync a period later — by then they gave their spare room back — and tries again if the room came back; refused
+   * at once when no spare room is left anywhere.
+   */
+  private squeezed(r: ReserveResult, scopes: ScopeSpec[], amount: number, exact: boolean, tries: number): ReserveResult | Promise<ReserveResult> {
+    if (r.ok || !((r as Refusal).spareNano! > 0) || tries >= SQUEEZE_RETRIES) return r;
+    const leases = scopes.map((s) => this.lease(s));
+    const k = leases.map((l) => l.spec.id).join('|');
+    let probe = this.probes.get(k);
+    if (!probe) {
+      probe = new Promise<void>((done) => setTimeout(done, this.o.syncMs + 25).unref?.())
+        .then(() => this.acquire(leases, 0, new Map(), leases.map((l) => l.squeezed)))
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => this.probes.delete(k));
+      this.probes.set(k, probe);
+    }
+    return probe.then(() => {
+      const l = this.lease(r.scope);
+      if (this.fits(leases, amount) || l.free >= amount) return this.reserve(scopes, amount, exact, tries + 1);
+      return this.squeezed({ ...r, availableNano: Math.max(0, l.free), spareNano: l.spare } as Refusal, scopes, amount, exact, tries + 1);
+    });
   }
 
   private fits(leases: Lease[], amount: number): boolean {
@@ -141,27 +184,28 @@ export class RedisLedger {
   }
 
   /**
-   * One SYNC_ACQUIRE over `leases`: pushes their settled spend, gives back their unused lease, and (amount > 0)
+   * One SYNC_ACQUIRE over `leases`: pushes their settled spend, gives back their unused lease (`give`: all, or only
+   * those marked true; a lease not given back keeps its room, untouched while the script runs), and (amount > 0)
    * grants the amount plus slack in every scope (true), or answers the refusal. Throws when Redis cannot be reached
    * (settled spend stays to be pushed; what was given back is counted as gone — never used twice).
    */
-  private async acquire(leases: Lease[], amount: number, seeds: Map<string, number>): Promise<true | ReserveResult> {
+  private async acquire(leases: Lease[], amount: number, seeds: Map<string, number>, give: 'all' | boolean[] = 'all', maxReq = this.o.maxLeaseRequests): Promise<true | ReserveResult> {
     const keys: string[] = [this.key('hb', this.instance)];
-    const args: Array<string | number> = [this.instance, `${this.o.prefix}:hb:`, this.o.heartbeatTtlMs, amount, this.o.maxLeaseRequests];
+    const args: Array<string | number> = [this.instance, `${this.o.prefix}:hb:`, this.o.heartbeatTtlMs, amount, maxReq, Math.max(1_000, 3 * this.o.syncMs)];
     const pushed: number[] = [];
     const given: number[] = [];
     const sentHeld: number[] = [];
-    for (const l of leases) {
+    leases.forEach((l, i) => {
       sentHeld.push(l.held);
       const push = l.used;
-      const give = l.reset ? 0 : Math.max(0, l.granted - l.held - l.used);
-      l.granted -= push + give;
+      const back = l.reset || (give !== 'all' && !give[i]) ? 0 : Math.max(0, l.granted - l.held - l.used);
+      l.granted -= push + back;
       l.used = 0;
       pushed.push(push);
-      given.push(give);
-      keys.push(this.key('spent', l.spec.id), this.key('hold', l.spec.id));
-      args.push(l.spec.limitNano, push, give, l.held, l.reset ? 1 : 0, l.spec.ttlS, seeds.get(l.spec.id) ?? -1);
-    }
+      given.push(back);
+      keys.push(this.key('spent', l.spec.id), this.key('hold', l.spec.id), this.key('squeeze', l.spec.id));
+      args.push(l.spec.limitNano, push, back, l.held, l.reset ? 1 : 0, l.spec.ttlS, seeds.get(l.spec.id) ?? -1);
+    });
     let res: Array<number | string>;
     try {
       res = await this.redis.gwSpendAcquire(keys.length, ...keys, ...args);
@@ -176,10 +220,9 @@ export class RedisLedger {
       leases.forEach((l, i) => ((l.used += pushed[i]), (l.granted += pushed[i] + given[i])));
       const l = leases[Number(res[1]) - 1];
       seeds.set(l.spec.id, await l.spec.seed());
-      return this.acquire(leases, amount, seeds);
+      return this.acquire(leases, amount, seeds, give, maxReq);
     }
     if (Number(res[1]) === 1) {
-      this.lapses++;
       // This call set the holds of its scopes to what is in flight; the other scopes must be set again too.
       leases.forEach((l, i) => (l.granted = sentHeld[i] + l.used));
       for (const other of this.leases.values()) if (!leases.includes(other)) (other.granted = other.held + other.used), (other.reset = true);
@@ -191,42 +234,84 @@ export class RedisLedger {
       // A refusal may come after grants to this instance's concurrent requests whose slack covers this one: use it.
       if (amount > 0 && this.fits(leases, amount)) return this.take(leases, amount);
       const l = leases[Number(res[2]) - 1];
-      return { ok: false, scope: l.spec, availableNano: Math.max(0, Number(res[3])) };
+      const spare = Number(res[4]);
+      (l.free = Number(res[3])), (l.spare = spare);
+      if (spare > 0) l.squeezed = true;
+      return { ok: false, scope: l.spec, availableNano: Math.max(0, Number(res[3])), spareNano: spare } as Refusal;
     }
+    const flags = amount <= 0 ? 2 : 2 + leases.length;
+    leases.forEach((l, i) => (l.squeezed = Number(res[flags + i]) === 1));
+    if (amount <= 0) leases.forEach((l, i) => ((l.free = Number(res[2 + leases.length + i])), (l.spare = Number(res[2 + 2 * leases.length + i]))));
+    // Squeezed with spare room here: given back now rather than at the next sync.
+    if (leases.some((l) => l.squeezed && l.granted - l.held - l.used > 0)) setImmediate(() => void this.sync().catch(() => undefined));
     if (amount <= 0) return true;
     leases.forEach((l, i) => (l.granted += Number(res[2 + i])));
     return this.take(leases, amount);
   }
 
-  /** Pushes settled spend and returns idle leases (one script for every scope that has something to do). */
+  /**
+   * Pushes settled spend and returns idle leases (one script for every scope that has something to do), and retries
+   * charges that could not reach Redis. An active lease keeps its room: it is not touched while the script runs, so
+   * the instance's own requests keep using it meanwhile.
+   */
   async sync(all = false): Promise<void> {
     if (this.syncing) return;
     const at = this.now();
     const due: Lease[] = [];
     for (const [id, l] of this.leases) {
       const idle = l.held === 0 && at - l.lastUse >= this.o.idleMs;
-      if (l.used > 0 || l.reset || (idle && l.granted > 0) || (all && l.granted > 0)) due.push(l);
+      // A lease with spare room syncs too: its answer says whether the scope is squeezed (then the room goes back).
+      if (l.used > 0 || l.reset || (l.granted > 0 && (idle || all || l.granted - l.held - l.used > 0))) due.push(l);
       // Forgotten only when nothing refers to it any more: no hold, no trip to Redis under way.
       else if (idle && l.granted === 0 && l.used === 0 && !this.pending.has(id)) this.leases.delete(id);
     }
-    if (due.length === 0) return;
+    if (due.length === 0 && this.owed.size === 0) return;
     this.syncing = true;
     try {
       for (let i = 0; i < due.length; i += 50) {
         const batch = due.slice(i, i + 50);
-        // An active lease keeps its room; an idle one (or every one, at close) gives it back.
-        const keep = batch.map((l) => (all || (l.held === 0 && at - l.lastUse >= this.o.idleMs) ? 0 : l.granted - l.held - l.used));
-        batch.forEach((l, j) => (l.granted -= keep[j]));
-        const lapses = this.lapses;
-        try {
-          await this.acquire(batch, 0, new Map());
-        } finally {
-          // After a lapse, Redis holds only what was in flight: the kept room is gone.
-          if (this.lapses === lapses) batch.forEach((l, j) => (l.granted += keep[j]));
-        }
+        await this.acquire(batch, 0, new Map(), all ? 'all' : batch.map((l) => l.squeezed || (l.held === 0 && at - l.lastUse >= this.o.idleMs)));
+      }
+      if (this.owed.size > 0) {
+        const owed = [...this.owed.values()];
+        this.owed.clear();
+        await this.charge(owed.map((o) => o.spec), owed.map((o) => o.nano));
       }
     } finally {
       this.syncing = false;
+    }
+  }
+
+  /**
+   * Pushes the settled spend of these scopes now (awaited; no room given back): what settled here is in the shared
+   * counters before this resolves — durable even if this instance dies next. Throws when Redis cannot be reached.
+   */
+  async flush(scopes: ScopeSpec[]): Promise<void> {
+    const leases = scopes.map((s) => this.lease(s)).filter((l) => l.used > 0 || l.reset);
+    if (leases.length > 0) await this.acquire(leases, 0, new Map(), leases.map(() => false));
+  }
+
+  /**
+   * Spend that went through no reservation (`nano[i]` in scope i, may be negative: a refund of what was charged ahead),
+   * straight into the shared counters. A scope whose counter does not exist is left alone (its seed reads the store,
+   * which already holds the change). When Redis cannot be reached the charge is kept and retried by the sync timer.
+   */
+  async charge(scopes: ScopeSpec[], nano: number | number[]): Promise<void> {
+    const each = (i: number) => Math.round(Array.isArray(nano) ? nano[i] : nano);
+    const keys: string[] = [];
+    const args: number[] = [];
+    scopes.forEach((s, i) => {
+      if (each(i) === 0) return;
+      keys.push(this.key('spent', s.id));
+      args.push(each(i), s.ttlS);
+    });
+    if (keys.length === 0) return;
+    try {
+      await this.redis.gwSpendCharge(keys.length, ...keys, ...args);
+    } catch {
+      scopes.forEach((s, i) => {
+        if (each(i) !== 0) this.owed.set(s.id, { spec: s, nano: (this.owed.get(s.id)?.nano ?? 0) + each(i) });
+      });
     }
   }
 

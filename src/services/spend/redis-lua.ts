@@ -1,8 +1,11 @@
 /**
  * The shared spend counters' one script (docs/spend.md, "Across instances"). Per scope, Redis keeps
- *   <prefix>:spent:<scope>  settled spend (nano-dollars, an integer), seeded once from the store;
- *   <prefix>:hold:<scope>   a hash: instance id → nano-dollars that instance holds (its lease: reserved, or settled
- *                           and not pushed yet);
+ *   <prefix>:spent:<scope>    settled spend (nano-dollars, an integer), seeded once from the store;
+ *   <prefix>:hold:<scope>     a hash: instance id → nano-dollars that instance holds (its lease: reserved, or settled
+ *                             and not pushed yet), and `f:<instance>` → what of it that instance last reported in
+ *                             flight (the rest is spare: lease room it may not need);
+ *   <prefix>:squeeze:<scope>  set (PX) while the scope is nearly spent and another instance holds spare room: every
+ *                             instance then gives its spare room back at once and takes no lease slack;
  * and per instance <prefix>:hb:<instance>, its heartbeat, renewed by that instance alone (PX ttl). A hold counts only
  * while its instance's heartbeat lives: a dead instance's holds are dropped by the next script that meets them.
  *
@@ -13,28 +16,33 @@
  *     holds of this call are set to what the instance still has in flight instead of adjusted);
  *  3. per scope: settled spend is pushed (spent += push, hold −= push) and unused lease given back (hold −= give);
  *  4. with an amount to reserve: free = limit − spent − Σ live holds for every scope; if any is below the amount the
- *     answer is {0, lapsed, i, free_i} and nothing is reserved; else each scope's hold grows by the amount plus the
- *     lease slack (src/core/spend.ts `leaseSlack`, mirrored here) and the answer is {1, lapsed, grant_1 … grant_n}.
+ *     answer is {0, lapsed, i, free_i, spare_i} (spare: other instances' spare room; when above zero the scope is
+ *     squeezed, and the caller may try again once they gave it back) and nothing is reserved; else each scope's hold
+ *     grows by the amount plus the lease slack (src/core/spend.ts `leaseSlack`, mirrored here; none while squeezed) —
+ *     a grant without slack while others hold spare room squeezes the scope — and the answer is
+ *     {1, lapsed, grant_1 … grant_n, squeezed_1 … squeezed_n}; without an amount,
+ *     {1, lapsed, squeezed_1 … squeezed_n, free_1 … free_n, spare_1 … spare_n}.
  * Lua numbers are doubles: amounts are exact up to 2^53 nano-dollars (about $9 million) per scope.
  *
- * KEYS: hb, then spent_i, hold_i for each scope. ARGV: instance, hb prefix, ttl ms, amount, max lease requests, then
- * per scope: limit, push, give, outstanding (the hold to set instead, when lapsed or `absolute` is 1: the instance's
- * heartbeat lapsed earlier), absolute, ttl s (0: none), seed (−1: unknown).
+ * KEYS: hb, then spent_i, hold_i, squeeze_i for each scope. ARGV: instance, hb prefix, ttl ms, amount, max lease
+ * requests, squeeze ms, then per scope: limit, push, give, outstanding (in flight here; the hold to set instead when
+ * lapsed or `absolute` is 1: the instance's heartbeat lapsed earlier), absolute, ttl s (0: none), seed (−1: unknown).
  */
 export const SYNC_ACQUIRE = `
-local inst, hbp, ttl, amount, maxReq = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local n = (#KEYS - 1) / 2
+local inst, hbp, ttl, amount, maxReq, squeezeMs = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local n = (#KEYS - 1) / 3
 for i = 1, n do
-  if redis.call('EXISTS', KEYS[2 * i]) == 0 and tonumber(ARGV[5 + (i - 1) * 7 + 7]) < 0 then return {-2, i} end
+  if redis.call('EXISTS', KEYS[3 * i - 1]) == 0 and tonumber(ARGV[6 + (i - 1) * 7 + 7]) < 0 then return {-2, i} end
 end
 local lapsed = 0
 if redis.call('EXISTS', KEYS[1]) == 0 then lapsed = 1 end
 redis.call('SET', KEYS[1], '1', 'PX', ttl)
-local free, holders = {}, {}
+local free, holders, spare, squeezed, outs = {}, {}, {}, {}, {}
 for i = 1, n do
-  local spentKey, holdKey, b = KEYS[2 * i], KEYS[2 * i + 1], 5 + (i - 1) * 7
+  local spentKey, holdKey, b = KEYS[3 * i - 1], KEYS[3 * i], 6 + (i - 1) * 7
   local limit, push, give, outstanding, absolute = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5])
   local ttlS, seed = tonumber(ARGV[b + 6]), tonumber(ARGV[b + 7])
+  outs[i] = outstanding
   if redis.call('EXISTS', spentKey) == 0 then redis.call('SET', spentKey, seed) end
   if push > 0 then redis.call('INCRBY', spentKey, push) end
   if lapsed == 1 or absolute == 1 then
@@ -42,17 +50,28 @@ for i = 1, n do
   elseif push + give > 0 then
     redis.call('HINCRBY', holdKey, inst, -(push + give))
   end
+  redis.call('HSET', holdKey, 'f:' .. inst, outstanding)
   local all = redis.call('HGETALL', holdKey)
-  local held, live = 0, 0
+  local inflight = {}
+  for j = 1, #all, 2 do
+    if string.sub(all[j], 1, 2) == 'f:' then inflight[string.sub(all[j], 3)] = tonumber(all[j + 1]) end
+  end
+  local held, live, sp = 0, 0, 0
   for j = 1, #all, 2 do
     local who, v = all[j], tonumber(all[j + 1])
-    if who ~= inst and redis.call('EXISTS', hbp .. who) == 0 then
+    if string.sub(who, 1, 2) ~= 'f:' then
+      if (who ~= inst and redis.call('EXISTS', hbp .. who) == 0) or v <= 0 then
+        redis.call('HDEL', holdKey, who, 'f:' .. who)
+      else
+        held = held + v
+        if who ~= inst then
+          live = live + 1
+          local s = v - (inflight[who] or 0)
+          if s > 0 then sp = sp + s end
+        end
+      end
+    elseif string.sub(who, 3) ~= inst and redis.call('HEXISTS', holdKey, string.sub(who, 3)) == 0 then
       redis.call('HDEL', holdKey, who)
-    elseif v <= 0 then
-      redis.call('HDEL', holdKey, who)
-    else
-      held = held + v
-      if who ~= inst then live = live + 1 end
     end
   end
   if ttlS > 0 then
@@ -61,21 +80,38 @@ for i = 1, n do
   end
   free[i] = limit - tonumber(redis.call('GET', spentKey)) - held
   holders[i] = live
+  spare[i] = sp
+  squeezed[i] = redis.call('EXISTS', KEYS[3 * i + 1])
 end
-if amount <= 0 then return {1, lapsed} end
+if amount <= 0 then
+  local out = {1, lapsed}
+  for i = 1, n do out[#out + 1] = squeezed[i] end
+  for i = 1, n do out[#out + 1] = tostring(free[i]) end
+  for i = 1, n do out[#out + 1] = tostring(spare[i]) end
+  return out
+end
 for i = 1, n do
-  if free[i] < amount then return {0, lapsed, i, tostring(free[i])} end
+  if free[i] < amount then
+    if spare[i] > 0 then redis.call('SET', KEYS[3 * i + 1], '1', 'PX', squeezeMs) end
+    return {0, lapsed, i, tostring(free[i]), tostring(spare[i])}
+  end
 end
 local out = {1, lapsed}
 for i = 1, n do
   local rest, slack = free[i] - amount, 0
-  if rest > 0 then
+  if rest > 0 and squeezed[i] == 0 then
     local share = math.floor(rest / (2 * (holders[i] + 1)))
     if share >= amount then slack = math.min(share - share % amount, amount * maxReq) end
   end
-  redis.call('HINCRBY', KEYS[2 * i + 1], inst, amount + slack)
+  if slack == 0 and spare[i] > 0 and squeezed[i] == 0 then
+    redis.call('SET', KEYS[3 * i + 1], '1', 'PX', squeezeMs)
+    squeezed[i] = 1
+  end
+  redis.call('HINCRBY', KEYS[3 * i], inst, amount + slack)
+  redis.call('HSET', KEYS[3 * i], 'f:' .. inst, outs[i] + amount)
   out[#out + 1] = amount + slack
 end
+for i = 1, n do out[#out + 1] = squeezed[i] end
 return out
 `;
 
@@ -86,4 +122,20 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   return 1
 end
 return 0
+`;
+
+/**
+ * CHARGE: spend that did not come through a lease (a video job's final cost against what its admission charged): per
+ * scope, spent += ARGV[i] (may be negative) when the counter exists — a missing one is seeded from the store on next
+ * use, which already holds the change. KEYS: spent_i. ARGV: delta_i, ttl s_i (0: none).
+ */
+export const CHARGE = `
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    redis.call('INCRBY', KEYS[i], tonumber(ARGV[2 * i - 1]))
+    local ttl = tonumber(ARGV[2 * i])
+    if ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) end
+  end
+end
+return 1
 `;

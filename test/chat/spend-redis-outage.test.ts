@@ -1,0 +1,137 @@
+/**
+ * A Redis outage in the middle of a run, over HTTP (docs/spend.md, "When Redis is unreachable"): two instances on one
+ * PostgreSQL and a Redis of this test's own (a redis-server on a free port, killed and started again here — never the
+ * shared one). While it is gone, a key with a spending limit gets 503 with a clear message on both instances (the
+ * default fail mode, `closed`), a key without limits is served, and nothing is ever spent past the limit; once Redis is
+ * back (empty: its counters are seeded again from the store) the key is served again up to its limit and no further.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSimulator, type Simulator } from '../../src/sim/index.js';
+import { simCatalog } from '../chat-helpers.js';
+import { createInferenceKey, startTwoInstances, type TestGateway } from '../helpers.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+/** A redis-server of this test alone (no persistence), up once it answers PING. */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const probe = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => undefined);
+  try {
+    for (let i = 0; i < 100; i++) {
+      try {
+        await probe.connect();
+        if ((await probe.ping()) === 'PONG') return proc;
+      } catch {
+        probe.disconnect();
+        await sleep(50);
+      }
+    }
+    throw new Error(`redis-server on port ${port} did not start`);
+  } finally {
+    probe.disconnect();
+  }
+}
+
+async function stopRedis(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null) return;
+  await new Promise<void>((r) => {
+    proc.once('exit', () => r());
+    proc.kill('SIGKILL');
+  });
+}
+
+describe('a Redis outage mid-run, two instances over HTTP (PostgreSQL + a Redis of this test)', () => {
+  let sim: Simulator;
+  let a: TestGateway;
+  let b: TestGateway;
+  let close: (() => Promise<void>) | undefined;
+  let port: number;
+  let redis: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    port = await freePort();
+    redis = await startRedis(port);
+    sim = await createSimulator();
+    const file = join(mkdtempSync(join(tmpdir(), 'gw-outage-')), 'gateway.yaml');
+    writeFileSync(file, stringify(simCatalog(sim.url)));
+    ({ a, b, close } = await startTwoInstances({ GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', GATEWAY_REDIS_URL: `redis://127.0.0.1:${port}` }));
+  });
+  afterAll(async () => {
+    await close?.();
+    await sim?.close();
+    if (redis) await stopRedis(redis);
+  });
+
+  const ask = (t: TestGateway, key: string) =>
+    t.call('POST', '/chat/completions', { key, body: { model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 12, provider: { only: ['sim-a'] } } });
+  const usage = async (hash: string) => {
+    // Every record written (both instances flush), then the store's figure.
+    await Promise.all([a.gw.svc.recorder.flush(), b.gw.svc.recorder.flush()]);
+    return Number((await a.call('GET', `/keys/${hash}`)).body.data.usage);
+  };
+
+  it('fails closed (503, clear message) for limited keys while Redis is gone, serves unlimited keys, never overspends, and recovers', async () => {
+    // $0.00003 a request (reserved: $0.000051): room for ten requests' spend, never more.
+    const LIMIT = 0.0003;
+    const limited = await createInferenceKey(a, { name: 'outage-limited', limit: LIMIT });
+    const free = await createInferenceKey(a, { name: 'outage-free' });
+    for (const t of [a, b, a, b]) expect((await ask(t, limited.key)).status).toBe(200);
+
+    // A burst in flight when Redis dies: every answer is a success, a refusal for lack of room, or the 503.
+    sim.setKnobs('sim-a', { latencyMs: 300 });
+    let statuses: number[];
+    try {
+      const burst = Promise.all(Array.from({ length: 12 }, (_, i) => ask(i % 2 ? a : b, limited.key).then((r) => r.status)));
+      await sleep(100);
+      await stopRedis(redis!);
+      statuses = await burst;
+    } finally {
+      sim.setKnobs('sim-a', { latencyMs: null });
+    }
+    expect(statuses.every((s) => s === 200 || s === 402 || s === 503)).toBe(true);
+
+    // Redis gone: the limited key is refused on both instances with a clear 503; the unlimited key is served.
+    for (const t of [a, b]) {
+      const r = await ask(t, limited.key);
+      expect(r.status).toBe(503);
+      expect(r.body.error.message).toMatch(/Spending limits cannot be checked right now \(the shared spend counters are unreachable\)/);
+      expect(r.body.error.metadata).toMatchObject({ error_type: 'spend_unavailable' });
+      expect((await ask(t, free.key)).status).toBe(200);
+    }
+    const during = await usage(limited.hash);
+    expect(during).toBeLessThanOrEqual(LIMIT);
+
+    // Back, empty (no persistence): counters seeded again from the store; served up to the limit and never past it.
+    redis = await startRedis(port);
+    let served = false;
+    for (let i = 0; i < 100 && !served; i++) {
+      served = (await ask(i % 2 ? a : b, limited.key)).status === 200;
+      if (!served) await sleep(100);
+    }
+    expect(served).toBe(true);
+    const after: number[] = [];
+    for (let i = 0; i < 20; i++) after.push((await ask(i % 2 ? a : b, limited.key)).status);
+    expect(after).toContain(402);
+    expect(after.every((s) => s === 200 || s === 402)).toBe(true);
+    const total = await usage(limited.hash);
+    expect(total).toBeLessThanOrEqual(LIMIT);
+    // What is left is less than one more request's reservation: the limit was used up, not refused early.
+    expect(LIMIT - total).toBeLessThan(0.000051);
+  });
+});
