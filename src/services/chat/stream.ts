@@ -171,7 +171,7 @@ async function pipe(e: ChatEngine, cur: Relay, session: StreamSession, res: Upst
       o.ttftMs = Math.round(o.firstTokenAt - t0);
     }
     if (text) {
-      if (cur.tap) cur.tap.push(text);
+      if (cur.tap) cur.tap.push(typeof text === 'string' ? text : text.toString());
       out.commit();
       if (res.finished) cur.held += text;
       else {
