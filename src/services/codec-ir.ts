@@ -4,18 +4,17 @@
  * Responses), the request body still passes through untouched except for what routing changes.
  */
 import type { EndpointDef } from '../core/catalog-types.js';
-import type { IrPart, IrRequest, IrResponse, IrStreamEvent, IrUsage } from '../core/ir.js';
+import type { IrPart, IrRequest, IrResponse } from '../core/ir.js';
 import { GATEWAY_FIELDS, MODEL_PARAMS } from '../core/params.js';
 import { partsLength, spliceRaw } from '../core/raw-json.js';
 import { isGatewaySignature } from '../core/reasoning-signature.js';
-import { UpstreamError } from '../core/provider-errors.js';
 import { responsesInbound } from '../inbound/responses.js';
-import { IrStreamGuard, type CompiledFilter } from '../core/content-filters/index.js';
+import type { CompiledFilter } from '../core/content-filters/index.js';
 import type { StreamHealer } from './plugins/healing.js';
-import type { AnswerMeta, InboundAdapter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
+import type { InboundAdapter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
 import type { AttemptCodec, AttemptRequest } from './codec-types.js';
 import { irToTokens } from './codec-usage.js';
-import { deltaTokens } from './chat-relay.js';
+import { IrStreamSession } from './codec-ir-stream.js';
 
 export type InboundApi = 'chat' | 'responses' | 'messages' | 'gemini';
 
@@ -58,9 +57,6 @@ export function irForEndpoint(ir: Omit<IrRequest, 'model'>, endpoint: EndpointDe
   }
   return { ir: out, dropped: [...new Set(dropped)] };
 }
-
-const REASONING_EVENTS = new Set(['reasoning_delta', 'reasoning_signature', 'redacted_reasoning']);
-const CONTENT_EVENTS = new Set(['text_delta', 'reasoning_delta', 'reasoning_signature', 'redacted_reasoning', 'refusal_delta', 'tool_call_start', 'tool_call_delta', 'image']);
 
 function withoutReasoning(res: IrResponse): IrResponse {
   return { ...res, content: res.content.filter((p: IrPart) => p.type !== 'reasoning' && p.type !== 'redacted_reasoning') };
@@ -130,103 +126,9 @@ export function irCodec(api: InboundApi, inbound: InboundAdapter, body: Record<s
       };
     },
     openStream(meta) {
-      const decoder = upstream.createStreamDecoder();
       const encoder = api === 'responses' ? responsesInbound.createStreamEncoder(meta, request) : inbound.createStreamEncoder(meta);
-      let usage: IrUsage | null = null;
-      let pending: IrStreamEvent[] = [];
-      // Content guardrails on the output (core/content-filters/ir-stream.ts): deltas redacted as they pass.
-      const guard = filters ? new IrStreamGuard(filters) : null;
-      // response-healing (services/plugins/healing.ts): after the guardrails, on what the client receives.
-      const healer = healing ? healing() : null;
-      const s = {
-        binary: decoder.pushBytes !== undefined,
-        get blocked() {
-          return guard?.blocked ?? null;
-        },
-        outputPipeline: () => [...(guard?.pipeline() ?? []), ...(healer?.pipeline() ?? [])],
-        contentStarted: false,
-        failure: null as UpstreamError | null,
-        producedTokens: 0,
-        finish: null as string | null,
-        native: null as string | null,
-        upstreamId: null as string | null,
-        /** Output produced upstream, counted before the guardrails hold back or drop any (what a cut stream bills). */
-        count(events: IrStreamEvent[]): IrStreamEvent[] {
-          for (const ev of events) if (CONTENT_EVENTS.has(ev.type)) s.producedTokens += deltaTokens(irDeltaChars(ev));
-          return events;
-        },
-        handle(events: IrStreamEvent[]): string {
-          let out = '';
-          for (const ev of events) {
-            switch (ev.type) {
-              case 'error': {
-                const err = new UpstreamError(ev.status, ev.message, ev.error_type as UpstreamError['type'], null, ev.raw ?? null);
-                if (out === '') throw err;
-                s.failure = err;
-                return out;
-              }
-              case 'usage':
-                usage = ev.usage;
-                continue; // reported once, by finishOut
-              case 'start':
-                s.upstreamId = ev.id;
-                break;
-              case 'finish':
-                s.finish = ev.finish_reason;
-                s.native = ev.native_finish_reason;
-                break;
-            }
-            if (exclude && REASONING_EVENTS.has(ev.type)) continue;
-            if (!s.contentStarted) {
-              // Nothing goes to the client before content: a failure until then may still fall back.
-              pending.push(ev);
-              if (!CONTENT_EVENTS.has(ev.type)) continue;
-              s.contentStarted = true;
-              out += encoder.start();
-              for (const p of pending) out += encoder.event(p);
-              pending = [];
-              continue;
-            }
-            out += encoder.event(ev);
-          }
-          return out;
-        },
-        push(input: string | Uint8Array): string {
-          let events: IrStreamEvent[];
-          try {
-            events = typeof input === 'string' ? decoder.push(input) : decoder.pushBytes!(input);
-          } catch (err) {
-            throw err instanceof UpstreamError ? err : new UpstreamError(502, 'Provider sent an invalid stream', 'provider_unavailable', 200, String(err));
-          }
-          const out = guard ? guard.events(s.count(events)) : s.count(events);
-          return s.handle(healer && !guard?.blocked ? healer.events(out) : out);
-        },
-        end(): string {
-          const events = s.count(decoder.end());
-          const out = guard ? [...guard.events(events), ...guard.end()] : events;
-          return s.handle(healer && !guard?.blocked ? [...healer.events(out), ...healer.end()] : out);
-        },
-        finishOut(m: AnswerMeta): string {
-          let out = '';
-          if (!s.contentStarted) {
-            out += encoder.start();
-            for (const p of pending) out += encoder.event(p);
-            pending = [];
-          }
-          return out + encoder.finish(usage, m);
-        },
-        errorOut(status: number, message: string, errorType: string, m: AnswerMeta): string {
-          return encoder.error(status, message, errorType, m);
-        },
-        usage: () => irToTokens(usage),
-      };
-      return s;
+      return new IrStreamSession(upstream.createStreamDecoder(), encoder, { exclude, filters, healer: healing ? healing() : null });
     },
   };
 }
 
-/** Characters of output in an IR stream event. */
-function irDeltaChars(ev: IrStreamEvent): number {
-  const e = ev as { text?: unknown; arguments?: unknown; name?: unknown; delta?: unknown };
-  return [e.text, e.arguments, e.name, e.delta].reduce<number>((n, v) => n + (typeof v === 'string' ? v.length : 0), 0);
-}
