@@ -5,7 +5,7 @@ import { request } from 'undici';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function waitUp(url: string, ms = 20_000): Promise<void> {
+export async function waitUp(url: string, ms = 90_000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     try {

@@ -106,7 +106,7 @@ async function measure(dir: string, port: number, config: string, scratch: strin
     ...extraEnv,
   });
   const base = `http://127.0.0.1:${port}`;
-  await waitUp(`${base}/health`, 300_000);
+  await waitUp(`${base}/health`, 900_000);
   const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'instr', ...keyBody }) });
   const { key } = (await res.body.json()) as { key: string };
   const url = `${base}${REQUEST.path}`;

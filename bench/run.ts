@@ -10,12 +10,19 @@
  * BENCH_LOG_LEVEL (gateway log level, default info), BENCH_PIN (1: where `taskset` exists and there are at least
  * 2 CPUs: the load generator and the simulator run on CPU 0, each target on CPU 1, as ../shared/bench/README.md advises
  * for steadier CPU figures — but the load generator then caps the bare proxy; default 0: the OS places every process),
- * BENCH_WORK_SECONDS (each phase of the work-size table, default 3), BENCH_ONLY=work (only the work-size table).
+ * BENCH_WORK_SECONDS (each phase of the work-size table, default 3), BENCH_ONLY=work (only the work-size table),
+ * BENCH_WORK (only the work-size rows whose name contains it, e.g. `chunk`).
  *
  * The work-size table (issue 18): gateway ÷ bare CPU per request for 1 KB, 100 KB and 1 MB bodies, a 1,000-message
  * conversation (~1 MB) and a 10,000-chunk stream (per chunk) on the same-protocol path (chat → an OpenAI-compatible
  * upstream), and 1,000-message conversations on the Messages API (→ Anthropic protocol) and the Responses API
- * (→ Responses protocol); the two targets loaded in alternation in each of BENCH_ROUNDS rounds (median).
+ * (→ Responses protocol), and 10,000-chunk streams translated between
+ * protocols (Anthropic Messages in → chat upstream, chat in → Anthropic Messages upstream, Gemini in → OpenAI Responses
+ * upstream); the two targets loaded in alternation in each of BENCH_ROUNDS rounds (median).
+ * For a translated stream row the bare proxy relays the client's protocol where the
+ * simulator takes it from the bare proxy (Gemini to Gemini, chat to chat), else the upstream's (Messages in: the bare
+ * proxy forwards no `anthropic-version`, so it relays the chat stream); either way 10,000 content events, and the
+ * gateway's extra work is the translation. Streams are read to their end (see streamLoad).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -95,6 +102,11 @@ interface Work {
   body: (model: string) => string;
   /** Chunks per stream: CPU is then reported per chunk. */
   chunks?: number;
+  /**
+   * Another client API than chat (translated streams): per target, the path under its origin and the model (in the
+   * body, or in the path for Gemini); default: the target's chat URL and model.
+   */
+  via?: Record<'bare-proxy' | 'gateway', { path: string; model: string }>;
   /** The client API, sent to a same-protocol upstream (default chat completions → OpenAI-compatible). */
   api?: WorkApi;
 }
@@ -110,7 +122,13 @@ function workTarget(t: Target, api: WorkApi = 'chat'): { url: string; model: str
   return { url: t.url.replace(/\/chat\/completions$/, api === 'messages' ? '/messages' : '/responses'), model: api === 'messages' ? 'bench/claude' : 'bench/responses' };
 }
 
-const WORKS: Work[] = [
+/** A Messages body (Anthropic's API) streaming one short user message. */
+const messagesBody = (model: string) => JSON.stringify({ model, max_tokens: 20_000, messages: [{ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(6) }], stream: true });
+/** A Gemini generateContent body (the model is in the path). */
+const geminiBody = () => JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'lorem ipsum dolor sit amet '.repeat(6) }] }], generationConfig: { maxOutputTokens: 20_000 } });
+const geminiPath = (model: string) => `/api/v1beta/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`;
+
+const WORKS: Work[] = ([
   { name: '1 KB body', connections: 64, body: (m) => sizedBody(m, 1024) },
   { name: '100 KB body', connections: 16, body: (m) => sizedBody(m, 100 * 1024) },
   { name: '1 MB body', connections: 16, body: (m) => sizedBody(m, 1024 * 1024) },
@@ -118,25 +136,78 @@ const WORKS: Work[] = [
   { name: '1,000 messages, Messages API (~1 MB)', connections: 16, api: 'messages', body: (m) => sizedBody(m, 1024 * 1024, 1000, false, 'messages') },
   { name: '1,000 input items, Responses API (~1 MB)', connections: 16, api: 'responses', body: (m) => sizedBody(m, 1024 * 1024, 1000, false, 'responses') },
   { name: '10,000-chunk stream', connections: 8, chunks: 10_000, body: (m) => sizedBody(m, 200, 1, true) },
-];
+  {
+    name: '10,000-chunk stream, Messages in → chat upstream',
+    connections: 8,
+    chunks: 10_000,
+    // The bare proxy relays the chat stream here (its upstream's protocol): it forwards only the content type, and
+    // the simulator's Messages endpoint, as Anthropic's, refuses a request without `anthropic-version`.
+    body: (m) => (m === 'bench/model' ? messagesBody(m) : sizedBody(m, 200, 1, true)),
+    via: { 'bare-proxy': { path: '/v1/chat/completions', model: 'bench-model' }, gateway: { path: '/api/v1/messages', model: 'bench/model' } },
+  },
+  {
+    name: '10,000-chunk stream, chat in → Messages upstream',
+    connections: 8,
+    chunks: 10_000,
+    body: (m) => sizedBody(m, 200, 1, true).replace(/^\{/, '{"max_tokens":20000,'),
+    via: { 'bare-proxy': { path: '/v1/chat/completions', model: 'bench-model' }, gateway: { path: '/api/v1/chat/completions', model: 'bench/claude' } },
+  },
+  {
+    name: '10,000-chunk stream, Gemini in → Responses upstream',
+    connections: 8,
+    chunks: 10_000,
+    body: geminiBody,
+    via: { 'bare-proxy': { path: geminiPath('bench-model'), model: 'bench-model' }, gateway: { path: geminiPath('bench/responses'), model: 'bench/responses' } },
+  },
+] as Work[]).filter((w) => !process.env.BENCH_WORK || w.name.includes(process.env.BENCH_WORK));
 
 /** CPU µs of `t`'s process per request (or per chunk) under `w` for `seconds`, with the request count and errors. */
 async function workCpu(t: Target, w: Work, seconds: number): Promise<{ cpu: number; requests: number; errors: number }> {
-  const { url, model } = workTarget(t, w.api);
+  const via = w.via?.[t.name as 'bare-proxy' | 'gateway'];
+  const { url, model } = via ? { url: new URL(via.path, t.url).href, model: via.model } : workTarget(t, w.api);
+  const body = w.body(model);
   const cpu0 = procStats(t.pid!).cpu;
-  const r = await new Promise<autocannon.Result>((res, rej) =>
-    autocannon(
-      { url, method: 'POST', connections: w.connections, duration: seconds, headers: { 'content-type': 'application/json', ...t.headers }, body: w.body(model) },
-      (e, x) => (e ? rej(e) : res(x)),
-    ),
-  );
+  const headers = { 'content-type': 'application/json', ...t.headers };
+  const r = w.chunks
+    ? await streamLoad(url, headers, body, w.connections, seconds)
+    : await new Promise<{ requests: { total: number }; non2xx: number; errors: number }>((res, rej) =>
+        autocannon({ url, method: 'POST', connections: w.connections, duration: seconds, headers, body }, (e, x) => (e ? rej(e) : res(x))),
+      );
   const cpu1 = procStats(t.pid!).cpu;
   if (r.non2xx > 0 && process.env.BENCH_DEBUG) {
-    const probe = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: w.body(model) });
+    const probe = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body });
     console.error(`${t.name} ${w.name}: ${probe.statusCode} ${(await probe.body.text()).slice(0, 300)}`);
   }
   const units = Math.max(1, r.requests.total) * (w.chunks ?? 1);
   return { cpu: ((cpu1 - cpu0) * 1e6) / units, requests: r.requests.total, errors: r.non2xx + r.errors };
+}
+
+/**
+ * Long streams, `connections` at a time for `seconds`: a stream is started while time remains and every started one
+ * is read to its end, so that the CPU measured around the call is that of whole streams only (autocannon counts only
+ * the streams that ended in its window, and a stream of several seconds would leave much of the CPU it caused
+ * uncounted or charged to the others).
+ */
+async function streamLoad(url: string, headers: Record<string, string>, body: string, connections: number, seconds: number) {
+  const end = Date.now() + seconds * 1000;
+  let total = 0;
+  let non2xx = 0;
+  let errors = 0;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < end) {
+        try {
+          const r = await request(url, { method: 'POST', headers, body });
+          for await (const _part of r.body);
+          if (r.statusCode === 200) total++;
+          else non2xx++;
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  return { requests: { total }, non2xx, errors };
 }
 
 /** The work-size table: bare proxy and gateway alternately under each workload, median of ROUNDS rounds. */
@@ -162,7 +233,7 @@ async function workTable(targets: Target[], knobs: (body: object | null) => Prom
     });
   }
   await knobs(null);
-  console.log(`\nWork sizes, same-protocol paths (chat → OpenAI-compatible, messages → Anthropic, responses → Responses upstream): CPU per request (stream: per chunk), median of ${ROUNDS} rounds of ${WORK_SECONDS} s`);
+  console.log(`\nWork sizes, same-protocol paths (chat → OpenAI-compatible, messages → Anthropic, responses → Responses upstream) unless a row names a translation: CPU per request (stream: per chunk), median of ${ROUNDS} rounds of ${WORK_SECONDS} s`);
   console.table(rows);
 }
 

@@ -178,6 +178,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
   /** A signature waiting for the next part (Gemini puts it on the part that follows the thinking). */
   private pending: string | undefined;
   private calls = new Map<number, { id: string; name: string; args: string }>();
+  private textHead: string | undefined;
+  private textTail: string | undefined;
 
   constructor(private readonly meta: AnswerMeta) {}
 
@@ -206,7 +208,10 @@ export class GeminiStreamEncoder implements StreamEncoder {
       case 'text_delta':
       case 'refusal_delta':
         if (ev.type === 'refusal_delta') this.sawRefusal = true;
-        return ev.text === '' ? '' : this.chunk([{ text: ev.text }]);
+        if (ev.text === '') return '';
+        // The common chunk, text alone, from a template: what `chunk` serializes, without building it (one per token).
+        if (this.pending === undefined) return `${(this.textHead ??= `data: {"candidates":[{"content":{"role":"model","parts":[{"text":`)}${JSON.stringify(ev.text)}${(this.textTail ??= `}]},"index":0}],"modelVersion":${JSON.stringify(this.meta.model)},"responseId":${JSON.stringify(this.meta.id)}}\n\n`)}`;
+        return this.chunk([{ text: ev.text }]);
       case 'reasoning_delta':
         if (ev.text === '') return '';
         this.thoughtText.add(ev.index);

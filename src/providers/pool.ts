@@ -55,8 +55,28 @@ export class FlatPool extends Pool {
     const streams = options.allowH2 ? (options.pipelining ?? 1) : 0;
     const connecting = new Set<Client>();
     const addClient = (self[kAddClient] as (c: Client) => unknown).bind(this);
-    /** Connections that can take a request now, in the order they became free. */
-    const free = new Set<Client>();
+    /**
+     * Connections that can take a request now, as a stack (the most recently freed on top: a warm connection is
+     * reused first, as undici's Pool does), with each one's index for an O(1) removal. Not a Set: a Set that clients
+     * keep entering and leaving is iterated over its deleted slots until it is rehashed, a cost per request.
+     */
+    const free: Client[] = [];
+    const at = new Map<Client, number>();
+    const freed = (client: Client) => {
+      if (at.has(client)) return;
+      at.set(client, free.length);
+      free.push(client);
+    };
+    const taken = (client: Client) => {
+      const i = at.get(client);
+      if (i === undefined) return;
+      at.delete(client);
+      const last = free.pop()!;
+      if (last !== client) {
+        free[i] = last;
+        at.set(last, i);
+      }
+    };
     // Every write of a client's busy flag (by the pool when a dispatch fills it, on drain when it frees) moves it in or
     // out of `free`.
     const add = (client: Client) => {
@@ -66,11 +86,11 @@ export class FlatPool extends Pool {
         get: () => needDrain,
         set: (v: boolean) => {
           needDrain = v;
-          if (v) free.delete(client);
-          else free.add(client);
+          if (v) taken(client);
+          else freed(client);
         },
       });
-      free.add(client);
+      freed(client);
       if (streams > 1) {
         connecting.add(client);
         const up = () => connecting.delete(client);
@@ -81,9 +101,10 @@ export class FlatPool extends Pool {
     };
     self[kAddClient] = add;
     self[kGetDispatcher] = (): Client | undefined => {
-      for (const c of free) {
+      while (free.length > 0) {
+        const c = free[free.length - 1]!;
         if (!c.closed && !c.destroyed) return c;
-        free.delete(c);
+        taken(c);
       }
       for (const c of connecting) {
         const slots = c as unknown as Slots;

@@ -41,7 +41,8 @@ export class StreamOut {
     this.lastWrite = now();
   }
 
-  write(s: string): Promise<void> | undefined {
+  /** Writes text or bytes (the chat relay's output is bytes); a promise only when the socket pushes back. */
+  write(s: string | Buffer): Promise<void> | undefined {
     if (s.length === 0) return undefined;
     this.lastWrite = this.now();
     return this.raw.write(s) ? undefined : drained(this.raw);

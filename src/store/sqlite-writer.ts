@@ -19,7 +19,8 @@ export interface NanoUsageDelta extends KeyUsageDelta {
   byok_usage_nano: number;
 }
 
-export type BatchWrite = (rows: RowValues[], usage: NanoUsageDelta[]) => void;
+/** `rollups`: the batch's analytics rollup deltas as the positional values of `rollupSql` (store/rollups.ts). */
+export type BatchWrite = (rows: RowValues[], usage: NanoUsageDelta[], rollups: RowValues[]) => void;
 
 /**
  * The encoder of generation rows into the insert's positional values, run on the request thread before a batch is
@@ -52,10 +53,11 @@ export const CONNECTION_PRAGMAS = ['busy_timeout = 5000', 'foreign_keys = ON', '
 
 /**
  * The batch writer on one better-sqlite3 connection: a prepared positional insert of rows already encoded by
- * `rowEncoder`, and the daily key-usage upsert, in one immediate transaction. Self-contained — it references nothing
- * outside its body — because the writer thread runs it from its source text.
+ * `rowEncoder`, the daily key-usage upsert and the analytics rollups' upsert (`rollupSql`, positional), in one
+ * immediate transaction. Self-contained — it references nothing outside its body — because the writer thread runs it
+ * from its source text.
  */
-export function makeBatchWriter(sqlite: Database.Database, columns: readonly string[]): BatchWrite {
+export function makeBatchWriter(sqlite: Database.Database, columns: readonly string[], rollupSql: string): BatchWrite {
   // `on conflict (id) do nothing`, not `insert or ignore`: the latter also skips a NOT NULL or CHECK violation without a
   // word, so a refused row would vanish instead of failing the batch and reaching the dead-letter table.
   const insert = sqlite.prepare(`insert into generations (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')}) on conflict (id) do nothing`);
@@ -68,11 +70,13 @@ export function makeBatchWriter(sqlite: Database.Database, columns: readonly str
       'byok_usage_nano = coalesce(byok_usage_nano, cast(round(byok_usage * 1000000000) as integer)) + excluded.byok_usage_nano, ' +
       'requests = requests + excluded.requests',
   );
-  const tx = sqlite.transaction((rows: RowValues[], usage: NanoUsageDelta[]) => {
+  const rollup = sqlite.prepare(rollupSql);
+  const tx = sqlite.transaction((rows: RowValues[], usage: NanoUsageDelta[], rollups: RowValues[]) => {
     for (const r of rows) insert.run(r);
     for (const u of usage) upsert.run(u);
+    for (const d of rollups) rollup.run(d);
   });
-  return (rows, usage) => tx.immediate(rows, usage);
+  return (rows, usage, rollups) => tx.immediate(rows, usage, rollups);
 }
 
 interface ThreadData {
@@ -80,6 +84,7 @@ interface ThreadData {
   path: string;
   pragmas: readonly string[];
   columns: readonly string[];
+  rollupSql: string;
 }
 
 /** The writer thread's body (run from source text, with `require` of an eval worker): one batch per message. */
@@ -89,15 +94,15 @@ function writerThread(make: typeof makeBatchWriter): void {
   const Driver = require(data.driver) as typeof Database;
   const db = new Driver(data.path);
   for (const pragma of data.pragmas) db.pragma(pragma);
-  const write = make(db, data.columns);
-  parentPort!.on('message', (m: { id: number; rows: RowValues[]; usage: NanoUsageDelta[] } | 'close') => {
+  const write = make(db, data.columns, data.rollupSql);
+  parentPort!.on('message', (m: { id: number; rows: RowValues[]; usage: NanoUsageDelta[]; rollups: RowValues[] } | 'close') => {
     if (m === 'close') {
       db.close();
       parentPort!.close();
       return;
     }
     try {
-      write(m.rows, m.usage);
+      write(m.rows, m.usage, m.rollups);
       parentPort!.postMessage({ id: m.id, error: null });
     } catch (err) {
       parentPort!.postMessage({ id: m.id, error: String((err as Error).message ?? err) });
@@ -134,8 +139,8 @@ export class SqliteWriterThread {
   }
 
   /** Starts the thread on a database file (already migrated); resolves once its statements are prepared. */
-  static start(path: string, columns: readonly string[]): Promise<SqliteWriterThread> {
-    const data: ThreadData = { driver: createRequire(import.meta.url).resolve('better-sqlite3'), path, pragmas: CONNECTION_PRAGMAS, columns };
+  static start(path: string, columns: readonly string[], rollupSql: string): Promise<SqliteWriterThread> {
+    const data: ThreadData = { driver: createRequire(import.meta.url).resolve('better-sqlite3'), path, pragmas: CONNECTION_PRAGMAS, columns, rollupSql };
     const source = `(${writerThread.toString()})(${makeBatchWriter.toString()})`;
     const thread = new SqliteWriterThread(new Worker(source, { eval: true, workerData: data }));
     return new Promise((resolve, reject) => {
@@ -143,12 +148,12 @@ export class SqliteWriterThread {
     });
   }
 
-  write(rows: RowValues[], usage: NanoUsageDelta[]): Promise<void> {
+  write(rows: RowValues[], usage: NanoUsageDelta[], rollups: RowValues[]): Promise<void> {
     if (this.gone) return Promise.reject(this.gone);
     const id = this.next++;
     return new Promise<void>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      this.worker.postMessage({ id, rows, usage });
+      this.worker.postMessage({ id, rows, usage, rollups });
     });
   }
 

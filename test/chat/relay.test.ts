@@ -14,7 +14,7 @@ const meta: AnswerMeta = { id: 'gen-1-abc', model: 'test/alpha', provider: 'Sim 
 
 function relay(events: string[]): Array<Record<string, unknown>> {
   const s = codecFor('chat', { model: 'test/alpha', messages: [] }, null, endpoint, 'openai').openStream(meta);
-  let out = s.push(events.map((e) => `data: ${e}\n\n`).join('') + 'data: [DONE]\n\n');
+  let out = String(s.push(events.map((e) => `data: ${e}\n\n`).join('') + 'data: [DONE]\n\n'));
   s.end();
   out += s.finishOut(meta);
   return out
@@ -116,5 +116,34 @@ describe('chat stream relay (OpenAI protocol upstream)', () => {
       expect(c).not.toHaveProperty('usage');
     }
     expect(out[4]).toMatchObject({ choices: [{ finish_reason: 'stop', native_finish_reason: 'stop' }] });
+  });
+
+  it('bytes split anywhere (inside an event, inside a UTF-8 character), CRLF line ends, comments: the same chunks', () => {
+    const events = [
+      chunk('"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":null}'),
+      ...['Hé', 'llo 日本', ' \\"w\\"'].map((c) => chunk(`"choices":[{"index":0,"delta":{"content":"${c}"},"logprobs":null,"finish_reason":null}],"usage":null}`)),
+      chunk('"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}'),
+    ];
+    const whole = Buffer.from(`: keep-alive\n\n${events.map((e) => `data: ${e}\n\n`).join('')}data: [DONE]\n\n`);
+    const run = (parts: Buffer[]) => {
+      const s = codecFor('chat', { model: 'test/alpha', messages: [] }, null, endpoint, 'openai').openStream(meta);
+      let out = '';
+      for (const p of parts) out += String(s.push(p));
+      s.end();
+      out += s.finishOut(meta);
+      return { out: out.split('\n\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>), tokens: s.producedTokens, usage: s.usage() };
+    };
+    const one = run([whole]);
+    expect(one.out.slice(1, 4).map((c) => (c.choices as Array<{ delta: { content: string } }>)[0].delta.content)).toEqual(['Hé', 'llo 日本', ' "w"']);
+    expect(one.usage).toMatchObject({ promptTokens: 3, completionTokens: 4 });
+    // Output counted in characters (not bytes): 2, 6 and 6 characters → 1 + 2 + 2 tokens, + 1 for the finish chunk.
+    expect(one.tokens).toBe(6);
+    for (const size of [1, 2, 3, 7, 50]) {
+      const parts: Buffer[] = [];
+      for (let i = 0; i < whole.length; i += size) parts.push(whole.subarray(i, i + size));
+      expect(run(parts)).toEqual(one);
+    }
+    const crlf = run([Buffer.from(whole.toString().replace(/\n/g, '\r\n'))]);
+    expect(crlf.out).toEqual(one.out);
   });
 });

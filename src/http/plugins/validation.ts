@@ -43,7 +43,10 @@ function unsafeInteger(data: unknown): UntrustedProblem | null {
 /** Path parameters and query values: flat strings (or arrays of strings for repeated query names). */
 function flatProblem(values: unknown, location: string): HttpError | null {
   if (!values || typeof values !== 'object') return null;
-  for (const [k, v] of Object.entries(values as Record<string, unknown>)) {
+  // for…in, not Object.entries: most requests have no path parameter or query value, and nothing is allocated then.
+  for (const k in values) {
+    if (!Object.prototype.hasOwnProperty.call(values, k)) continue;
+    const v = (values as Record<string, unknown>)[k];
     const bad = !isStorable(k) || (typeof v === 'string' ? !isStorable(v) : Array.isArray(v) && v.some((x) => typeof x === 'string' && !isStorable(x)));
     if (bad) return untrustedError({ field: isStorable(k) ? k : JSON.stringify(k).slice(0, 60), rule: 'storable', message: 'must not contain NUL characters or unpaired UTF-16 surrogates' }, location);
   }

@@ -95,6 +95,7 @@ export class ChatStreamEncoder implements StreamEncoder {
   /** IR part index → reasoning_details index. */
   private readonly detailIndex = new Map<number, number>();
   private lastUsage: IrUsage | null = null;
+  private textHead: string | undefined;
 
   constructor(private readonly meta: AnswerMeta) {}
 
@@ -122,7 +123,8 @@ export class ChatStreamEncoder implements StreamEncoder {
     let out: string;
     switch (ev.type) {
       case 'text_delta':
-        out = this.chunk({ content: ev.text });
+        // The common chunk from a template: what `chunk` serializes, without building it (one per token).
+        out = `${(this.textHead ??= `data: ${JSON.stringify(this.head()).slice(0, -1)},"choices":[{"index":0,"delta":{"content":`)}${JSON.stringify(ev.text)}},"finish_reason":null,"native_finish_reason":null,"logprobs":null}]}\n\n`;
         break;
       case 'reasoning_delta':
         out = this.chunk({ reasoning: ev.text, reasoning_details: [{ type: 'reasoning.text', text: ev.text, index: this.detail(ev.index) }] });

@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { makeBatchWriter, rowEncoder, SqliteWriterThread, type BatchWrite, type NanoUsageDelta } from '../sqlite-writer.js';
+import { SQLITE_ROLLUP_UPSERT } from '../rollups.js';
 import { type Dialect } from '../migrations/index.js';
 import { ConflictError, type GenerationRow, type KeyUsageDelta } from '../types.js';
 import { nanoToUsd, nanoToUsdOrNull, usdToNano, usdToNanoOrNull } from '../../core/money.js';
@@ -130,8 +131,6 @@ export abstract class SqlBase {
   protected sqliteWriter?: BatchWrite;
   protected readonly keyLockSlots = new Slots(KEY_LOCK_SLOTS);
   protected writerStart: Promise<SqliteWriterThread> | null = null;
-  /** SQLite's prepared batch paths: records written, rows whose rollups could not be added yet (retried next batch). */
-  protected rollupBacklog: GenerationRow[] = [];
 
   constructor(
     readonly kind: Dialect,
@@ -144,13 +143,13 @@ export abstract class SqlBase {
 
   /** Prepares the in-thread SQLite batch writer; the statements need the tables, so this runs after migrating. */
   protected attachSqliteWriter(sqlite: Database.Database): void {
-    this.sqliteWriter = makeBatchWriter(sqlite, GENERATION_COLUMNS);
+    this.sqliteWriter = makeBatchWriter(sqlite, GENERATION_COLUMNS, SQLITE_ROLLUP_UPSERT);
   }
 
   /** The writer thread for a database file, started on the first batch (null: write in-thread). */
   protected writerThread(): Promise<SqliteWriterThread> | null {
     if (!this.embeddedPath) return null;
-    this.writerStart ??= SqliteWriterThread.start(this.embeddedPath, GENERATION_COLUMNS);
+    this.writerStart ??= SqliteWriterThread.start(this.embeddedPath, GENERATION_COLUMNS, SQLITE_ROLLUP_UPSERT);
     return this.writerStart;
   }
 

@@ -4,7 +4,7 @@ import { sql, type Transaction } from 'kysely';
 import { WriterGone, type NanoUsageDelta } from '../sqlite-writer.js';
 import { selectGenerationPage, type GenerationLogQuery } from '../generation-log.js';
 import { runAnalytics, type AnalyticsQuery } from '../analytics.js';
-import { addRollups, rollupActivity } from '../rollups.js';
+import { addRollups, rollupActivity, sqliteRollupValues } from '../rollups.js';
 import { SqlBase, encodeGeneration, escapeText, nanoUsage, storedNano } from './base.js';
 import type { ActivityRow, DeadLetter, DeadLetterRow, GenerationRow, GenerationStore, KeyUsageDelta, KeyUsageTotals } from '../types.js';
 import { nanoToUsd } from '../../core/money.js';
@@ -15,10 +15,11 @@ export abstract class GenerationSql extends SqlBase implements GenerationStore {
     const thread = this.writerThread();
     const values = this.embedded ? rows.map(encodeGeneration) : null;
     const merged = nanoUsage(usage);
+    // SQLite: the analytics rollups in the same transaction, by a prepared upsert (store/rollups.ts).
+    const rollups = values ? sqliteRollupValues(rows) : [];
     if (thread && values) {
       try {
-        await (await thread).write(values, merged);
-        await this.rollupsAfter(rows);
+        await (await thread).write(values, merged, rollups);
         return;
       } catch (err) {
         if (!(err instanceof WriterGone)) throw err;
@@ -28,8 +29,7 @@ export abstract class GenerationSql extends SqlBase implements GenerationStore {
     const writer = this.sqliteWriter;
     if (writer && values) {
       // Holding Kysely's connection guarantees no Kysely transaction is open while the prepared batch runs.
-      await this.db.connection().execute(async () => writer(values, merged));
-      await this.rollupsAfter(rows);
+      await this.db.connection().execute(async () => writer(values, merged, rollups));
       return;
     }
     await this.db.transaction().execute(async (trx) => {
@@ -49,17 +49,6 @@ export abstract class GenerationSql extends SqlBase implements GenerationStore {
       // again after an unclear commit adds nothing twice).
       await addRollups(trx, this.kind, inserted.size === rows.length ? rows : rows.filter((r) => inserted.has(r.id)));
     });
-  }
-
-  /** Adds the rollups of records the SQLite writer just wrote; a failure keeps them for the next batch (never throws). */
-  private async rollupsAfter(rows: GenerationRow[]): Promise<void> {
-    const all = this.rollupBacklog.length > 0 ? this.rollupBacklog.concat(rows) : rows;
-    try {
-      await this.db.transaction().execute((trx) => addRollups(trx, this.kind, all));
-      this.rollupBacklog = [];
-    } catch {
-      this.rollupBacklog = all.slice(-100_000);
-    }
   }
 
   async deadLetterGenerations(entries: DeadLetter[], usage: KeyUsageDelta[]): Promise<void> {

@@ -1,0 +1,85 @@
+/**
+ * `tsx bench/profile.ts <checkout> [out.json]`: one build of the gateway under `node --cpu-prof`, a fixed load
+ * (PROF_REQUESTS, default 20000; PROF_STREAM=1 for streamed requests; 16 connections) against the simulator, and its
+ * top self-time functions printed (aggregated by function and file). Used to compare two builds function by function
+ * (docs/benchmark.md); the absolute times move with the machine's load, the shares much less.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { request } from 'undici';
+import { waitUp, writeGatewayConfig } from './common.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const N = Number(process.env.PROF_REQUESTS ?? 20000);
+const STREAM = process.env.PROF_STREAM === '1';
+const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
+const SIM_PORT = 19170;
+const kids = new Set<ChildProcess>();
+process.on('exit', () => kids.forEach((k) => k.kill('SIGKILL')));
+
+function load(url: string, key: string, amount: number): Promise<autocannon.Result> {
+  const body = JSON.stringify({ model: 'bench/model', messages: [{ role: 'user', content: 'hello' }], stream: STREAM });
+  return new Promise((res, rej) =>
+    autocannon({ url, method: 'POST', connections: 16, amount, timeout: 120, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body }, (e, r) => (e ? rej(e) : res(r))),
+  );
+}
+
+interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
+
+async function main() {
+  const dir = resolve(process.argv[2] ?? '.');
+  const scratch = mkdtempSync(join(tmpdir(), 'gw-prof-'));
+  const sim = spawn(process.execPath, [join(root, 'dist/sim/main.js')], { env: { ...process.env, SIM_PORT: String(SIM_PORT) }, stdio: 'ignore' });
+  kids.add(sim);
+  await waitUp(`http://127.0.0.1:${SIM_PORT}/_sim/health`);
+  const config = writeGatewayConfig(scratch, `http://127.0.0.1:${SIM_PORT}/v1`);
+  const port = 19371;
+  const out = join(scratch, 'gw.cpuprofile');
+  const gw = spawn(process.execPath, ['--require', join(root, 'bench/profile-preload.cjs'), join(dir, 'dist/bin.js'), 'serve'], {
+    env: { ...process.env, PROF_OUT: out, PORT: String(port), HOST: '127.0.0.1', GATEWAY_DATABASE_URL: `sqlite:${join(scratch, 'gw.db')}`, GATEWAY_ADMIN_KEY: ADMIN, GATEWAY_CONFIG: config, GATEWAY_DEFAULT_CATALOG: 'false', GATEWAY_LOG_LEVEL: 'info' },
+    stdio: 'ignore',
+  });
+  kids.add(gw);
+  const base = `http://127.0.0.1:${port}`;
+  await waitUp(`${base}/health`, 60_000);
+  const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'prof' }) });
+  const { key } = (await res.body.json()) as { key: string };
+  const url = `${base}/api/v1/chat/completions`;
+  await load(url, key, N / 2); // warm-up, not profiled
+  const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+  gw.kill('SIGUSR2');
+  await sleep(300);
+  const r = await load(url, key, N);
+  await sleep(1200); // the recorder's last flush
+  const exited = new Promise((ok) => gw.once('exit', ok));
+  gw.kill('SIGUSR2');
+  await exited;
+  kids.delete(gw);
+  const prof = JSON.parse(readFileSync(out, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
+  const self = new Map<number, number>();
+  prof.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0)));
+  const byFn = new Map<string, number>();
+  let total = 0;
+  for (const n of prof.nodes) {
+    const t = self.get(n.id) ?? 0;
+    if (n.callFrame.functionName === '(idle)') continue;
+    total += t;
+    const u = n.callFrame.url.replace(/^file:\/\//, '').replace(dir, '.').replace(/.*node_modules\//, 'nm/');
+    const k = `${n.callFrame.functionName || '(anon)'} ${u}:${n.callFrame.lineNumber + 1}`;
+    byFn.set(k, (byFn.get(k) ?? 0) + t);
+  }
+  const rows = [...byFn].sort((a, b) => b[1] - a[1]);
+  console.log(`${dir}: ${N} ${STREAM ? 'streamed' : 'plain'} requests, ${r.non2xx + r.errors} errors, ${(total / 1000).toFixed(0)} ms busy, ${(total / N).toFixed(1)} µs/req`);
+  for (const [k, t] of rows.slice(0, Number(process.env.PROF_TOP ?? 60))) console.log(`${(t / N).toFixed(2).padStart(7)} µs/req  ${k}`);
+  if (process.argv[3]) writeFileSync(process.argv[3], JSON.stringify(Object.fromEntries(rows.map(([k, t]) => [k, t / N]))));
+  process.exit(0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,290 @@
+/**
+ * The same-protocol stream relay (chat completions in, an OpenAI-protocol upstream): the upstream's bytes in, the
+ * client's bytes out, with as little work per chunk as the job allows.
+ *
+ * Each upstream read is split into events at their blank line (`\n\n`, found with `Buffer.indexOf`). An ordinary
+ * content chunk — one choice whose delta is non-empty text or a tool call's next arguments, no finish reason, no
+ * usage, only inert fields besides, valid JSON — is recognized by a byte scan (`plainChunkLength`) and relayed as our
+ * prefix (`data: {"id":…,"object":…,"created":…,"model":…,"provider":…,`) followed by the rest of its bytes as read:
+ * not decoded, parsed, re-serialized or re-encoded. The chunks of one read go out as one Buffer. Every other event
+ * (the role chunk, finish, usage, errors, reasoning, another key order, comments, multi-line events) is decoded and
+ * handled by `ChunkHandler.data` with `JSON.parse`: a few per stream.
+ *
+ * A stream whose line ends are not LF (a CR anywhere: `\r\n` or `\r` ends, which JSON text cannot hold unescaped) is
+ * read by `eventsource-parser` from then on, event by event, through the same handler. Bytes that are not UTF-8 take
+ * the decoding path for their read (replacement characters, as the decoder gives them).
+ */
+import { isUtf8 } from 'node:buffer';
+import { StringDecoder } from 'node:string_decoder';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { carriesOutput, normalizeChoices } from '../core/chat-shape.js';
+import type { AnswerMeta } from '../core/adapters.js';
+import { UpstreamError } from '../core/provider-errors.js';
+import { eventTooLarge, sseLimits, SseEventBound } from '../providers/sse.js';
+import { openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
+import type { StreamSession } from './codec-types.js';
+import { hasAt, plainChunkAt, plainChunkChars, USAGE_NULL_TAIL } from './chat-chunk-scan.js';
+import { chatUsageView } from './codec-usage.js';
+
+const { streamError, tokenUsage, checkChunk: checkChatChunk } = openaiChatWire;
+
+/** The fields every OpenAI chunk starts with, as OpenAI and most compatible servers serialize them. */
+export function chunkPrefix(id: string, created: number, model: string, provider?: string): string {
+  return `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},${provider === undefined ? '' : `"provider":${JSON.stringify(provider)},`}`;
+}
+
+// ---- counting output (cut streams) -------------------------------------------------------------------
+
+/** Tokens of a delta of `chars` characters: a quarter, at least one (an output event carries at least one token). */
+export const deltaTokens = (chars: number) => Math.max(1, Math.ceil(chars / 4));
+
+/** Characters of output in OpenAI chunk choices: content, reasoning, refusal, tool-call arguments. */
+function deltaChars(choices: unknown[]): number {
+  let n = 0;
+  for (const c of choices as Array<{ delta?: Record<string, unknown> | null }>) {
+    const d = c?.delta;
+    if (!d) continue;
+    for (const k of ['content', 'reasoning', 'reasoning_content', 'refusal']) if (typeof d[k] === 'string') n += (d[k] as string).length;
+    if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls as Array<{ function?: { name?: unknown; arguments?: unknown } }>) n += String(t?.function?.arguments ?? '').length + String(t?.function?.name ?? '').length;
+  }
+  return n;
+}
+
+/**
+ * OpenAI-compatible reasoning servers (DeepSeek, vLLM, …) return reasoning text as `reasoning_content`; the chat API
+ * carries it as `reasoning` (as on the translated path). The upstream field is kept, `reasoning` is added beside it.
+ */
+export function mirrorReasoning(choices: unknown, key: 'message' | 'delta'): boolean {
+  if (!Array.isArray(choices)) return false;
+  let changed = false;
+  for (const c of choices as Array<Record<string, unknown> | null>) {
+    const m = c?.[key] as Record<string, unknown> | null | undefined;
+    if (m && typeof m.reasoning_content === 'string' && (m.reasoning === undefined || m.reasoning === null)) {
+      m.reasoning = m.reasoning_content;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+// ---- the session -------------------------------------------------------------------------------------
+
+const DATA = 'data: ';
+const DONE = '[DONE]';
+/** UTF-8 text as Latin-1 text of its bytes (what the relay's output is built of). */
+const latin1 = (s: string) => (s === '' ? '' : Buffer.from(s).toString('latin1'));
+/** The UTF-8 text of `buf` (Latin-1 text of bytes) from `s` to `e`. */
+const utf8Of = (buf: string, s: number, e: number) => Buffer.from(buf.slice(s, e), 'latin1').toString('utf8');
+
+/** The chat relay of one attempt (see the file comment). */
+export function chatRelay(meta: AnswerMeta): StreamSession {
+  return new ChatRelay(meta);
+}
+
+class ChatRelay implements StreamSession {
+  readonly binary = true;
+  contentStarted = false;
+  failure: UpstreamError | null = null;
+  producedTokens = 0;
+  finish: string | null = null;
+  native: string | null = null;
+  upstreamId: string | null = null;
+
+  private done = false;
+  private raw: OpenAIUsage | null = null;
+  /** Chunks without output (the opening role-only one) are held until output flows: a failure before then may still fall back. */
+  private held = '';
+  private readonly base: Record<string, unknown>;
+  /** Most chunks need only their id, created and model replaced and the provider added (see chunkPrefix). */
+  private readonly ourPrefix: string;
+  /** `data: ` and our prefix, as Latin-1 text of their UTF-8 bytes. */
+  private readonly ourData: string;
+  /** The upstream's usual prefix, as Latin-1 text of its UTF-8 bytes (as the reads are scanned). */
+  private upstreamPrefix: string | null = null;
+  private upstreamText: string | null = null;
+  /** The bytes (Latin-1 text) of an event not yet complete at the end of the last read. */
+  private carry = '';
+  /** CR line ends seen: `eventsource-parser` reads the rest of the stream. */
+  private legacy: { parser: ReturnType<typeof createParser>; events: EventSourceMessage[]; decoder: StringDecoder; bound: SseEventBound } | null = null;
+
+  constructor(private readonly meta: AnswerMeta) {
+    this.base = { id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, provider: meta.provider };
+    this.ourPrefix = chunkPrefix(meta.id, meta.created, meta.model, meta.provider);
+    this.ourData = latin1(`data: ${this.ourPrefix}`);
+  }
+
+  push(input: string | Uint8Array): Buffer | string {
+    const chunk = typeof input === 'string' ? Buffer.from(input) : Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+    if (this.done) return '';
+    if (this.legacy === null && chunk.indexOf(0x0d) !== -1) this.toLegacy();
+    if (this.legacy !== null) return this.pushLegacy(chunk);
+    // The read as Latin-1 text: one character per byte, a copy without decoding. Output is built the same way
+    // (slices of it, our prefix) and encoded back to the same bytes once per read.
+    const carried = this.carry;
+    const buf = carried + chunk.toString('latin1');
+    this.carry = '';
+    let out = '';
+    let pos = 0;
+    try {
+      // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
+      const last = buf.lastIndexOf('\n\n');
+      const utf8 = last > 0 && (carried === '' ? isUtf8(chunk.subarray(0, last)) : isUtf8(Buffer.from(buf.slice(0, last), 'latin1')));
+      for (let nn = buf.indexOf('\n\n', pos); nn !== -1 && !this.done; pos = nn + 2, nn = buf.indexOf('\n\n', pos)) {
+        let s = pos;
+        while (s < nn && buf.charCodeAt(s) === 0x0a) s++; // blank lines beyond the first
+        if (s === nn) continue;
+        if (hasAt(buf, s, DATA)) {
+          const d = s + DATA.length;
+          const up = this.upstreamPrefix;
+          // A plain chunk's pattern admits no line break: the event is this one line.
+          if (utf8 && up !== null && hasAt(buf, d, up) && plainChunkAt(buf, d + up.length)) {
+            this.contentStarted = true;
+            this.producedTokens += deltaTokens(plainChunkChars(buf, d + up.length, nn));
+            if (this.held !== '') out += latin1(this.takeHeld());
+            out += hasAt(buf, nn - USAGE_NULL_TAIL.length, USAGE_NULL_TAIL)
+              ? `${this.ourData}${buf.slice(d + up.length, nn - USAGE_NULL_TAIL.length)}}\n\n`
+              : this.ourData + buf.slice(d + up.length, nn + 2);
+            continue;
+          }
+          if (buf.indexOf('\n', s) === nn) {
+            if (nn - d === DONE.length && hasAt(buf, d, DONE)) {
+              this.done = true;
+              break;
+            }
+            out += latin1(this.data(utf8Of(buf, d, nn)));
+            continue;
+          }
+        }
+        if (buf.charCodeAt(s) !== 0x3a || buf.indexOf('\n', s) !== nn) {
+          // Anything but a one-line comment: an event of other fields (`event:`, several `data:` lines, `id:`).
+          for (const ev of parseEvents(utf8Of(buf, s, nn + 2))) {
+            if (ev.data === '[DONE]') {
+              this.done = true;
+              break;
+            }
+            out += latin1(this.data(ev.data));
+          }
+        }
+      }
+      if (!this.done && pos < buf.length) {
+        if (buf.length - pos > sseLimits.eventChars) throw eventTooLarge();
+        this.carry = buf.slice(pos);
+      }
+    } catch (err) {
+      if (out === '') throw err;
+      this.failure = err as UpstreamError;
+    }
+    return out === '' ? '' : Buffer.from(out, 'latin1');
+  }
+
+  private takeHeld(): string {
+    const h = this.held;
+    this.held = '';
+    return h;
+  }
+
+  private toLegacy(): void {
+    const events: EventSourceMessage[] = [];
+    this.legacy = { parser: createParser({ onEvent: (ev) => events.push(ev) }), events, decoder: new StringDecoder('utf8'), bound: new SseEventBound() };
+    const carry = this.carry;
+    this.carry = '';
+    if (carry) this.legacy.parser.feed(this.legacy.decoder.write(Buffer.from(carry, 'latin1')));
+  }
+
+  private pushLegacy(chunk: Buffer): string {
+    const { parser, events, decoder, bound } = this.legacy!;
+    const text = decoder.write(chunk);
+    parser.feed(text);
+    let out = '';
+    try {
+      bound.fed(text.length, events.length);
+      for (const ev of events) {
+        if (this.done) break;
+        if (ev.data === '[DONE]') {
+          this.done = true;
+          break;
+        }
+        out += this.data(ev.data);
+      }
+    } catch (err) {
+      if (out === '') throw err;
+      this.failure = err as UpstreamError;
+    } finally {
+      events.length = 0;
+    }
+    return out;
+  }
+
+  /** One event's data by parsing it: the client's line (with any held lines before it), or '' (held or folded). */
+  private data(data: string): string {
+    let json: Record<string, unknown>;
+    try {
+      json = JSON.parse(data) as Record<string, unknown>;
+    } catch {
+      throw new UpstreamError(502, 'Provider sent an invalid stream event', 'provider_unavailable', 200, data.slice(0, 512));
+    }
+    if (json.error) throw streamError(json as { error?: { message?: string } });
+    checkChatChunk(json);
+    // Usage (or OpenAI's `usage: null` on every other chunk) goes only on the gateway's final chunk.
+    const withUsage = json.usage !== undefined;
+    if (withUsage) {
+      if (json.usage) this.raw = json.usage as OpenAIUsage;
+      delete json.usage;
+    }
+    if (typeof json.id === 'string') this.upstreamId = json.id;
+    const choices = json.choices;
+    if (!Array.isArray(choices) || choices.length === 0) return ''; // usage-only chunk: folded into the final one
+    const fin = (choices as Array<{ finish_reason?: string | null }>).find((c) => c.finish_reason)?.finish_reason;
+    if (fin) this.native = fin;
+    const mirrored = mirrorReasoning(choices, 'delta');
+    const output = carriesOutput(choices);
+    if (output) this.producedTokens += deltaTokens(deltaChars(choices));
+    const norm = normalizeChoices(choices);
+    if (norm) this.finish = norm;
+    if (this.upstreamPrefix === null && typeof json.id === 'string' && typeof json.created === 'number' && typeof json.model === 'string') {
+      this.upstreamText = chunkPrefix(json.id, json.created, json.model);
+      this.upstreamPrefix = latin1(this.upstreamText);
+    }
+    const up = this.upstreamText;
+    const verbatim = norm === null && !mirrored && !withUsage && json.provider === undefined && up !== null && data.startsWith(up);
+    const line = verbatim ? `data: ${this.ourPrefix}${data.slice(up!.length)}\n\n` : `data: ${JSON.stringify(Object.assign(json, this.base))}\n\n`;
+    if (!this.contentStarted && !output) {
+      this.held += line;
+      return '';
+    }
+    this.contentStarted = true;
+    return this.takeHeld() + line;
+  }
+
+  end(): string {
+    if (!this.done) throw new UpstreamError(502, 'Provider stream ended before completion', 'provider_unavailable', 200, null);
+    return '';
+  }
+
+  finishOut(m: AnswerMeta): string {
+    const tail: Record<string, unknown> = { ...this.base, choices: [], usage: chatUsageView(tokenUsage(this.raw), this.raw, m) };
+    if (m.gateway_metadata) tail.gateway_metadata = m.gateway_metadata;
+    return `${this.takeHeld()}data: ${JSON.stringify(tail)}\n\ndata: [DONE]\n\n`;
+  }
+
+  errorOut(status: number, message: string, errorType: string, m: AnswerMeta): string {
+    const chunk: Record<string, unknown> = {
+      ...this.base,
+      error: { code: status, message, metadata: { error_type: errorType } },
+      choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error', native_finish_reason: 'error' }],
+    };
+    if (m.gateway_metadata) chunk.gateway_metadata = m.gateway_metadata;
+    return `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`;
+  }
+
+  usage() {
+    return tokenUsage(this.raw);
+  }
+}
+
+/** The events of one complete block of event-stream text (an event of several fields, `\n\n`-terminated). */
+function parseEvents(text: string): EventSourceMessage[] {
+  const events: EventSourceMessage[] = [];
+  createParser({ onEvent: (ev) => events.push(ev) }).feed(text);
+  return events;
+}
