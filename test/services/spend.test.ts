@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REDIS_URL } from '../helpers.js';
 import { SpendService, SpendUnavailableError, type ScopeSpec } from '../../src/services/spend/index.js';
+import { RedisLedger } from '../../src/services/spend/redis-ledger.js';
 
 const COST = 1_234_567; // nano-dollars per request ($0.001234567)
 const N = 20;
@@ -206,11 +207,12 @@ describe('SpendService, two instances on one Redis', () => {
   });
 });
 
-/** A TCP relay to Redis that can be cut (an outage) and restored. */
-async function relay(): Promise<{ url: string; cut: () => void; close: () => Promise<void> }> {
+/** A TCP relay to Redis that can be cut (an outage), or lose the next reply (the command ran, its answer never came). */
+async function relay(): Promise<{ url: string; cut: () => void; loseNextReply: () => void; close: () => Promise<void> }> {
   const target = new URL(REDIS_URL);
   const sockets = new Set<Socket>();
   let down = false;
+  let lose = false;
   const server: Server = createServer((client) => {
     if (down) return client.destroy();
     const upstream = connect(Number(target.port || 6379), target.hostname);
@@ -219,7 +221,13 @@ async function relay(): Promise<{ url: string; cut: () => void; close: () => Pro
       s.on('error', () => undefined);
       s.on('close', () => sockets.delete(s));
     }
-    client.pipe(upstream).pipe(client);
+    client.pipe(upstream);
+    upstream.on('data', (d: Buffer) => {
+      if (!lose) return void client.write(d);
+      lose = false;
+      client.destroy();
+      upstream.destroy();
+    });
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
@@ -231,11 +239,57 @@ async function relay(): Promise<{ url: string; cut: () => void; close: () => Pro
       down = true;
       for (const s of sockets) s.destroy();
     },
+    loseNextReply: () => {
+      lose = true;
+    },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
 
 describe('SpendService, Redis outage mid-run', () => {
+  it('applies a push or a charge whose reply was lost once, when it is sent again', async () => {
+    const prefix = `gwtest:spend:${randomUUID()}`;
+    const proxy = await relay();
+    const ra = new Redis(proxy.url, { maxRetriesPerRequest: 0, enableOfflineQueue: false, autoResendUnfulfilledCommands: false, retryStrategy: () => 20 });
+    ra.on('error', () => undefined);
+    clients.push(ra);
+    await ready(ra);
+    const direct = redis();
+    await ready(direct);
+    const ledger = new RedisLedger(ra, { prefix }); // no timers: every trip to Redis below is this test's
+    const s = scope({ limitNano: 100 * COST });
+    for (let round = 1; round <= 3; round++) {
+      const r = await ledger.reserve([s], COST);
+      if (!r.ok) throw new Error('refused');
+      r.reservation.settle(COST);
+      proxy.loseNextReply();
+      await expect(ledger.sync(true)).rejects.toThrow();
+      // The script ran (the spend is in Redis) but the instance does not know it: the push stays apart, unacknowledged.
+      expect((await redisState(direct, prefix, s.id)).spent).toBe(round * COST);
+      expect(ledger.peek(s.id)!.unacked?.push).toBe(COST);
+      await ready(ra);
+      await ledger.sync(true); // sent again under the same number: not applied twice
+      expect((await redisState(direct, prefix, s.id)).spent).toBe(round * COST);
+      expect(ledger.peek(s.id)).toMatchObject({ used: 0, unacked: null, held: 0 });
+    }
+    // Nothing is held for this instance any more: its lease (given back twice over the lost reply) is back to zero.
+    expect((await redisState(direct, prefix, s.id)).held).toBe(0);
+    // A charge (a video job's correction) whose reply was lost: kept, sent again by the sync, applied once.
+    await ledger.charge([s], 1_000); // (the script is loaded: the reply lost next is the charge's own)
+    proxy.loseNextReply();
+    await ledger.charge([s], 1_000);
+    expect((await redisState(direct, prefix, s.id)).spent).toBe(3 * COST + 2_000);
+    await ready(ra);
+    await ledger.sync();
+    expect((await redisState(direct, prefix, s.id)).spent).toBe(3 * COST + 2_000);
+    await ledger.charge([s], -500);
+    expect((await redisState(direct, prefix, s.id)).spent).toBe(3 * COST + 1_500);
+    ledger.kill();
+    ra.disconnect();
+    proxy.cut();
+    await proxy.close();
+  });
+
   it('never overspends: limited requests fail closed (503) while Redis is unreachable', async () => {
     const prefix = `gwtest:spend:${randomUUID()}`;
     const proxy = await relay();
@@ -260,7 +314,13 @@ describe('SpendService, Redis outage mid-run', () => {
     const direct = redis();
     await ready(direct);
     const st = await redisState(direct, prefix, s.id);
-    const local = [a, b].map((x) => x.shared!.peek(s.id)).reduce((n, l) => n + (l ? l.used : 0), 0);
+    // A push whose reply was lost is counted once: locally only when Redis did not apply it (its ack key is below it).
+    let local = 0;
+    for (const l of [a, b].map((x) => x.shared!.peek(s.id))) {
+      if (!l) continue;
+      local += l.used;
+      if (l.unacked && Number((await direct.get(l.unacked.ackKey)) ?? 0) < l.unacked.seq) local += l.unacked.push;
+    }
     expect(st.spent + local).toBeLessThanOrEqual(s.limitNano);
     expect(r.settled).toBeLessThanOrEqual(s.limitNano);
     a.shared!.kill();

@@ -16,6 +16,8 @@ import { once, type ReserveResult, type ScopeSpec } from './types.js';
 export const SPEND_DEFAULTS = { heartbeatTtlMs: 10_000, syncMs: 200, idleMs: 1_000, maxLeaseRequests: 64 } as const;
 /** A refusal while other instances hold spare lease room is tried again this many times, a sync period apart. */
 const SQUEEZE_RETRIES = 3;
+/** How long Redis remembers that a push or charge was applied (a reply lost is sent again within this time). */
+const ACK_TTL_MS = 24 * 3_600_000;
 
 interface Lease {
   spec: ScopeSpec;
@@ -25,6 +27,12 @@ interface Lease {
   held: number;
   /** Settled here and not pushed to the spent counter yet (still part of `granted`). */
   used: number;
+  /**
+   * A push sent whose reply never came (unknown whether the script ran): no longer part of `granted` nor `used`, sent
+   * again under the same sequence number until a reply comes — the script applies a number at most once. New settled
+   * spend waits in `used` for the next push.
+   */
+  unacked: Push | null;
   lastUse: number;
   /** The heartbeat lapsed: the hold must be set again (to what is in flight), not adjusted. */
   reset: boolean;
@@ -33,6 +41,20 @@ interface Lease {
   /** Room left in Redis and other instances' spare room, as of the last sync or refusal. */
   free: number;
   spare: number;
+}
+
+/** One push of a lease: settled spend and unused room given back, under this instance's sequence number `seq`. */
+interface Push {
+  seq: number;
+  push: number;
+  give: number;
+}
+
+/** A charge not acknowledged yet, sent again under the same sequence number (its key) until a reply comes. */
+interface Charge {
+  seq: number;
+  scopes: ScopeSpec[];
+  nano: number[];
 }
 
 /** A refusal, and the spare lease room other instances held then (room that may come back: worth another try). */
@@ -62,8 +84,10 @@ export class RedisLedger {
   private readonly pending = new Map<string, Promise<void>>();
   /** Per set of scopes: one sync under way for the refused requests waiting for spare room to come back. */
   private readonly probes = new Map<string, Promise<void>>();
-  /** Charges that could not reach Redis, per scope: retried by the sync timer. */
-  private readonly owed = new Map<string, { spec: ScopeSpec; nano: number }>();
+  /** Charges whose reply never came: retried by the sync timer, each under its own sequence number. */
+  private owed: Charge[] = [];
+  /** The last sequence number given to a push or a charge (increasing: Redis applies each at most once). */
+  private seq = 0;
 
   constructor(redis: Redis, opts: RedisLedgerOptions) {
     this.redis = redis as RedisWithScripts;
@@ -100,7 +124,7 @@ export class RedisLedger {
 
   private lease(spec: ScopeSpec): Lease {
     let l = this.leases.get(spec.id);
-    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
+    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, unacked: null, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
     else l.spec = spec;
     return l;
   }
@@ -186,42 +210,46 @@ export class RedisLedger {
   /**
    * One SYNC_ACQUIRE over `leases`: pushes their settled spend, gives back their unused lease (`give`: all, or only
    * those marked true; a lease not given back keeps its room, untouched while the script runs), and (amount > 0)
-   * grants the amount plus slack in every scope (true), or answers the refusal. Throws when Redis cannot be reached
-   * (settled spend stays to be pushed; what was given back is counted as gone — never used twice).
+   * grants the amount plus slack in every scope (true), or answers the refusal. Throws when Redis cannot be reached:
+   * the push stays unacknowledged (`unacked`: out of the lease, never used twice) and is sent again under the same
+   * sequence number by the next call, which Redis applies only if it did not already — never counted twice.
    */
   private async acquire(leases: Lease[], amount: number, seeds: Map<string, number>, give: 'all' | boolean[] = 'all', maxReq = this.o.maxLeaseRequests): Promise<true | ReserveResult> {
     const keys: string[] = [this.key('hb', this.instance)];
-    const args: Array<string | number> = [this.instance, `${this.o.prefix}:hb:`, this.o.heartbeatTtlMs, amount, maxReq, Math.max(1_000, 3 * this.o.syncMs)];
-    const pushed: number[] = [];
-    const given: number[] = [];
+    const args: Array<string | number> = [this.instance, `${this.o.prefix}:hb:`, this.o.heartbeatTtlMs, amount, maxReq, Math.max(1_000, 3 * this.o.syncMs), ACK_TTL_MS];
+    const sent: Array<Push | null> = [];
     const sentHeld: number[] = [];
     leases.forEach((l, i) => {
       sentHeld.push(l.held);
-      const push = l.used;
-      const back = l.reset || (give !== 'all' && !give[i]) ? 0 : Math.max(0, l.granted - l.held - l.used);
-      l.granted -= push + back;
-      l.used = 0;
-      pushed.push(push);
-      given.push(back);
-      keys.push(this.key('spent', l.spec.id), this.key('hold', l.spec.id), this.key('squeeze', l.spec.id));
-      args.push(l.spec.limitNano, push, back, l.held, l.reset ? 1 : 0, l.spec.ttlS, seeds.get(l.spec.id) ?? -1);
+      // A push not acknowledged yet goes again as it was (same number); otherwise the settled spend and the room to
+      // give back become a new push, out of the lease from now on.
+      if (!l.unacked) {
+        const back = l.reset || (give !== 'all' && !give[i]) ? 0 : Math.max(0, l.granted - l.held - l.used);
+        if (l.used + back > 0) {
+          l.unacked = { seq: ++this.seq, push: l.used, give: back };
+          l.granted -= l.used + back;
+          l.used = 0;
+        }
+      }
+      const p = l.unacked;
+      sent.push(p);
+      keys.push(this.key('spent', l.spec.id), this.key('hold', l.spec.id), this.key('squeeze', l.spec.id), this.key('ack', `${l.spec.id}:${this.instance}`));
+      args.push(l.spec.limitNano, p?.push ?? 0, p?.give ?? 0, l.held, l.reset ? 1 : 0, l.spec.ttlS, seeds.get(l.spec.id) ?? -1, p?.seq ?? 0);
     });
-    let res: Array<number | string>;
-    try {
-      res = await this.redis.gwSpendAcquire(keys.length, ...keys, ...args);
-    } catch (err) {
-      // Unknown whether the script ran: push again later (a double count errs on the safe side).
-      leases.forEach((l, i) => (l.used += pushed[i]));
-      throw err;
-    }
+    // Unknown whether the script ran when this throws: the pushes stay unacknowledged, to be sent again.
+    const res = await this.redis.gwSpendAcquire(keys.length, ...keys, ...args);
     const status = Number(res[0]);
     if (status === -2) {
-      // Seed needed (first use, expired window, Redis restarted): nothing changed; read the store and try again.
-      leases.forEach((l, i) => ((l.used += pushed[i]), (l.granted += pushed[i] + given[i])));
+      // Seed needed (first use, expired window, Redis restarted): nothing changed; read the store and try again (the
+      // pushes go again under the same numbers).
       const l = leases[Number(res[1]) - 1];
       seeds.set(l.spec.id, await l.spec.seed());
       return this.acquire(leases, amount, seeds, give, maxReq);
     }
+    // The script ran: every push it carried is applied (now, or by an earlier call whose reply was lost).
+    leases.forEach((l, i) => {
+      if (l.unacked === sent[i]) l.unacked = null;
+    });
     if (Number(res[1]) === 1) {
       // This call set the holds of its scopes to what is in flight; the other scopes must be set again too.
       leases.forEach((l, i) => (l.granted = sentHeld[i] + l.used));
@@ -261,21 +289,21 @@ export class RedisLedger {
     for (const [id, l] of this.leases) {
       const idle = l.held === 0 && at - l.lastUse >= this.o.idleMs;
       // A lease with spare room syncs too: its answer says whether the scope is squeezed (then the room goes back).
-      if (l.used > 0 || l.reset || (l.granted > 0 && (idle || all || l.granted - l.held - l.used > 0))) due.push(l);
+      if (l.used > 0 || l.unacked || l.reset || (l.granted > 0 && (idle || all || l.granted - l.held - l.used > 0))) due.push(l);
       // Forgotten only when nothing refers to it any more: no hold, no trip to Redis under way.
-      else if (idle && l.granted === 0 && l.used === 0 && !this.pending.has(id)) this.leases.delete(id);
+      else if (idle && l.granted === 0 && l.used === 0 && !l.unacked && !this.pending.has(id)) this.leases.delete(id);
     }
-    if (due.length === 0 && this.owed.size === 0) return;
+    if (due.length === 0 && this.owed.length === 0) return;
     this.syncing = true;
     try {
       for (let i = 0; i < due.length; i += 50) {
         const batch = due.slice(i, i + 50);
         await this.acquire(batch, 0, new Map(), all ? 'all' : batch.map((l) => l.squeezed || (l.held === 0 && at - l.lastUse >= this.o.idleMs)));
       }
-      if (this.owed.size > 0) {
-        const owed = [...this.owed.values()];
-        this.owed.clear();
-        await this.charge(owed.map((o) => o.spec), owed.map((o) => o.nano));
+      if (this.owed.length > 0) {
+        const owed = this.owed;
+        this.owed = [];
+        for (const c of owed) await this.send(c);
       }
     } finally {
       this.syncing = false;
@@ -287,31 +315,35 @@ export class RedisLedger {
    * counters before this resolves — durable even if this instance dies next. Throws when Redis cannot be reached.
    */
   async flush(scopes: ScopeSpec[]): Promise<void> {
-    const leases = scopes.map((s) => this.lease(s)).filter((l) => l.used > 0 || l.reset);
+    const leases = scopes.map((s) => this.lease(s)).filter((l) => l.used > 0 || l.unacked || l.reset);
     if (leases.length > 0) await this.acquire(leases, 0, new Map(), leases.map(() => false));
   }
 
   /**
    * Spend that went through no reservation (`nano[i]` in scope i, may be negative: a refund of what was charged ahead),
    * straight into the shared counters. A scope whose counter does not exist is left alone (its seed reads the store,
-   * which already holds the change). When Redis cannot be reached the charge is kept and retried by the sync timer.
+   * which already holds the change). When no reply comes the charge is kept and sent again by the sync timer under
+   * the same sequence number: Redis applies it at most once.
    */
   async charge(scopes: ScopeSpec[], nano: number | number[]): Promise<void> {
-    const each = (i: number) => Math.round(Array.isArray(nano) ? nano[i] : nano);
-    const keys: string[] = [];
-    const args: number[] = [];
+    const c: Charge = { seq: 0, scopes: [], nano: [] };
     scopes.forEach((s, i) => {
-      if (each(i) === 0) return;
-      keys.push(this.key('spent', s.id));
-      args.push(each(i), s.ttlS);
+      const n = Math.round(Array.isArray(nano) ? nano[i] : nano);
+      if (n !== 0) c.scopes.push(s), c.nano.push(n);
     });
-    if (keys.length === 0) return;
+    if (c.scopes.length === 0) return;
+    c.seq = ++this.seq;
+    await this.send(c);
+  }
+
+  /** One CHARGE; kept in `owed` (same number) when no reply comes. */
+  private async send(c: Charge): Promise<void> {
+    const keys = [this.key('charge', `${this.instance}:${c.seq}`), ...c.scopes.map((s) => this.key('spent', s.id))];
+    const args = [ACK_TTL_MS, ...c.scopes.flatMap((s, i) => [c.nano[i], s.ttlS])];
     try {
       await this.redis.gwSpendCharge(keys.length, ...keys, ...args);
     } catch {
-      scopes.forEach((s, i) => {
-        if (each(i) !== 0) this.owed.set(s.id, { spec: s, nano: (this.owed.get(s.id)?.nano ?? 0) + each(i) });
-      });
+      this.owed.push(c);
     }
   }
 
@@ -328,9 +360,14 @@ export class RedisLedger {
     this.timers = [];
   }
 
-  /** The lease of a scope here (tests, diagnostics). */
-  peek(id: string): { granted: number; held: number; used: number } | null {
+  /**
+   * The lease of a scope here (tests, diagnostics); `unacked`: a push whose reply never came, and the key and sequence
+   * number that tell whether Redis applied it (applied when the key holds a number not below `seq`).
+   */
+  peek(id: string): { granted: number; held: number; used: number; unacked: { push: number; give: number; seq: number; ackKey: string } | null } | null {
     const l = this.leases.get(id);
-    return l ? { granted: l.granted, held: l.held, used: l.used } : null;
+    if (!l) return null;
+    const u = l.unacked;
+    return { granted: l.granted, held: l.held, used: l.used, unacked: u ? { push: u.push, give: u.give, seq: u.seq, ackKey: this.key('ack', `${id}:${this.instance}`) } : null };
   }
 }

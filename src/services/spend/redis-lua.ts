@@ -6,6 +6,8 @@
  *                             flight (the rest is spare: lease room it may not need);
  *   <prefix>:squeeze:<scope>  set (PX) while the scope is nearly spent and another instance holds spare room: every
  *                             instance then gives its spare room back at once and takes no lease slack;
+ *   <prefix>:ack:<scope>:<instance>  the sequence number of that instance's last push applied to the scope (PX, renewed
+ *                             by each push): a push is applied at most once (see step 3);
  * and per instance <prefix>:hb:<instance>, its heartbeat, renewed by that instance alone (PX ttl). A hold counts only
  * while its instance's heartbeat lives: a dead instance's holds are dropped by the next script that meets them.
  *
@@ -14,7 +16,10 @@
  *     script answers {-2, i} (seed needed) before changing anything;
  *  2. the instance's heartbeat is renewed (a missing one means its holds may have been dropped: `lapsed`, and the
  *     holds of this call are set to what the instance still has in flight instead of adjusted);
- *  3. per scope: settled spend is pushed (spent += push, hold −= push) and unused lease given back (hold −= give);
+ *  3. per scope: settled spend is pushed (spent += push, hold −= push) and unused lease given back (hold −= give) —
+ *     once: each push carries the instance's sequence number `seq` (increasing; one unacknowledged push per scope and
+ *     instance at a time, sent again under the same number until a reply arrives), and a push whose number is not
+ *     above the scope's ack key was applied already (its reply was lost) and is skipped;
  *  4. with an amount to reserve: free = limit − spent − Σ live holds for every scope; if any is below the amount the
  *     answer is {0, lapsed, i, free_i, spare_i} (spare: other instances' spare room; when above zero the scope is
  *     squeezed, and the caller may try again once they gave it back) and nothing is reserved; else each scope's hold
@@ -24,26 +29,35 @@
  *     {1, lapsed, squeezed_1 … squeezed_n, free_1 … free_n, spare_1 … spare_n}.
  * Lua numbers are doubles: amounts are exact up to 2^53 nano-dollars (about $9 million) per scope.
  *
- * KEYS: hb, then spent_i, hold_i, squeeze_i for each scope. ARGV: instance, hb prefix, ttl ms, amount, max lease
- * requests, squeeze ms, then per scope: limit, push, give, outstanding (in flight here; the hold to set instead when
- * lapsed or `absolute` is 1: the instance's heartbeat lapsed earlier), absolute, ttl s (0: none), seed (−1: unknown).
+ * KEYS: hb, then spent_i, hold_i, squeeze_i, ack_i for each scope. ARGV: instance, hb prefix, ttl ms, amount, max
+ * lease requests, squeeze ms, ack ttl ms, then per scope: limit, push, give, outstanding (in flight here; the hold to
+ * set instead when lapsed or `absolute` is 1: the instance's heartbeat lapsed earlier), absolute, ttl s (0: none), seed
+ * (−1: unknown), seq (0: nothing to push nor give).
  */
 export const SYNC_ACQUIRE = `
-local inst, hbp, ttl, amount, maxReq, squeezeMs = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local n = (#KEYS - 1) / 3
+local inst, hbp, ttl, amount, maxReq, squeezeMs, ackMs = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local n = (#KEYS - 1) / 4
 for i = 1, n do
-  if redis.call('EXISTS', KEYS[3 * i - 1]) == 0 and tonumber(ARGV[6 + (i - 1) * 7 + 7]) < 0 then return {-2, i} end
+  if redis.call('EXISTS', KEYS[4 * i - 2]) == 0 and tonumber(ARGV[7 + (i - 1) * 8 + 7]) < 0 then return {-2, i} end
 end
 local lapsed = 0
 if redis.call('EXISTS', KEYS[1]) == 0 then lapsed = 1 end
 redis.call('SET', KEYS[1], '1', 'PX', ttl)
 local free, holders, spare, squeezed, outs = {}, {}, {}, {}, {}
 for i = 1, n do
-  local spentKey, holdKey, b = KEYS[3 * i - 1], KEYS[3 * i], 6 + (i - 1) * 7
+  local spentKey, holdKey, ackKey, b = KEYS[4 * i - 2], KEYS[4 * i - 1], KEYS[4 * i + 1], 7 + (i - 1) * 8
   local limit, push, give, outstanding, absolute = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5])
-  local ttlS, seed = tonumber(ARGV[b + 6]), tonumber(ARGV[b + 7])
+  local ttlS, seed, seq = tonumber(ARGV[b + 6]), tonumber(ARGV[b + 7]), tonumber(ARGV[b + 8])
   outs[i] = outstanding
   if redis.call('EXISTS', spentKey) == 0 then redis.call('SET', spentKey, seed) end
+  if seq > 0 then
+    local last = tonumber(redis.call('GET', ackKey) or '0')
+    if seq <= last then
+      push, give = 0, 0
+    else
+      redis.call('SET', ackKey, seq, 'PX', ackMs)
+    end
+  end
   if push > 0 then redis.call('INCRBY', spentKey, push) end
   if lapsed == 1 or absolute == 1 then
     redis.call('HSET', holdKey, inst, outstanding)
@@ -81,7 +95,7 @@ for i = 1, n do
   free[i] = limit - tonumber(redis.call('GET', spentKey)) - held
   holders[i] = live
   spare[i] = sp
-  squeezed[i] = redis.call('EXISTS', KEYS[3 * i + 1])
+  squeezed[i] = redis.call('EXISTS', KEYS[4 * i])
 end
 if amount <= 0 then
   local out = {1, lapsed}
@@ -92,7 +106,7 @@ if amount <= 0 then
 end
 for i = 1, n do
   if free[i] < amount then
-    if spare[i] > 0 then redis.call('SET', KEYS[3 * i + 1], '1', 'PX', squeezeMs) end
+    if spare[i] > 0 then redis.call('SET', KEYS[4 * i], '1', 'PX', squeezeMs) end
     return {0, lapsed, i, tostring(free[i]), tostring(spare[i])}
   end
 end
@@ -104,11 +118,11 @@ for i = 1, n do
     if share >= amount then slack = math.min(share - share % amount, amount * maxReq) end
   end
   if slack == 0 and spare[i] > 0 and squeezed[i] == 0 then
-    redis.call('SET', KEYS[3 * i + 1], '1', 'PX', squeezeMs)
+    redis.call('SET', KEYS[4 * i], '1', 'PX', squeezeMs)
     squeezed[i] = 1
   end
-  redis.call('HINCRBY', KEYS[3 * i], inst, amount + slack)
-  redis.call('HSET', KEYS[3 * i], 'f:' .. inst, outs[i] + amount)
+  redis.call('HINCRBY', KEYS[4 * i - 1], inst, amount + slack)
+  redis.call('HSET', KEYS[4 * i - 1], 'f:' .. inst, outs[i] + amount)
   out[#out + 1] = amount + slack
 end
 for i = 1, n do out[#out + 1] = squeezed[i] end
@@ -127,13 +141,16 @@ return 0
 /**
  * CHARGE: spend that did not come through a lease (a video job's final cost against what its admission charged): per
  * scope, spent += ARGV[i] (may be negative) when the counter exists — a missing one is seeded from the store on next
- * use, which already holds the change. KEYS: spent_i. ARGV: delta_i, ttl s_i (0: none).
+ * use, which already holds the change. Applied at most once: KEYS[1] is the charge's own key
+ * (<prefix>:charge:<instance>:<seq>), set (PX ARGV[1]) by the first run; a charge sent again because its reply was lost
+ * finds it and changes nothing ({0}). KEYS: charge key, then spent_i. ARGV: ack ttl ms, then delta_i, ttl s_i (0: none).
  */
 export const CHARGE = `
-for i = 1, #KEYS do
+if redis.call('SET', KEYS[1], '1', 'NX', 'PX', tonumber(ARGV[1])) == false then return 0 end
+for i = 2, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then
-    redis.call('INCRBY', KEYS[i], tonumber(ARGV[2 * i - 1]))
-    local ttl = tonumber(ARGV[2 * i])
+    redis.call('INCRBY', KEYS[i], tonumber(ARGV[2 * i - 2]))
+    local ttl = tonumber(ARGV[2 * i - 1])
     if ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) end
   end
 end
