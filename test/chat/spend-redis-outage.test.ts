@@ -92,6 +92,7 @@ describe('a Redis outage mid-run, two instances over HTTP (PostgreSQL + a Redis 
     const limited = await createInferenceKey(a, { name: 'outage-limited', limit: LIMIT });
     const free = await createInferenceKey(a, { name: 'outage-free' });
     for (const t of [a, b, a, b]) expect((await ask(t, limited.key)).status).toBe(200);
+    const beforeBurst = await usage(limited.hash);
 
     // A burst in flight when Redis dies: every answer is a success, a refusal for lack of room, or the 503.
     sim.setKnobs('sim-a', { latencyMs: 300 });
@@ -124,14 +125,18 @@ describe('a Redis outage mid-run, two instances over HTTP (PostgreSQL + a Redis 
       served = (await ask(i % 2 ? a : b, limited.key)).status === 200;
       if (!served) await sleep(100);
     }
-    expect(served).toBe(true);
+    // Spend an instance settled but could not push before Redis lost its data may be counted twice when another
+    // instance seeded the counter from the store first (docs/spend.md, "When Redis comes back empty"): at most what the
+    // burst spent. The key is served again whenever the room left after that still fits a reservation.
+    const burstSpend = during - beforeBurst;
+    if (LIMIT - during - burstSpend >= 0.000051) expect(served).toBe(true);
     const after: number[] = [];
     for (let i = 0; i < 20; i++) after.push((await ask(i % 2 ? a : b, limited.key)).status);
     expect(after).toContain(402);
     expect(after.every((s) => s === 200 || s === 402)).toBe(true);
     const total = await usage(limited.hash);
     expect(total).toBeLessThanOrEqual(LIMIT);
-    // What is left is less than one more request's reservation: the limit was used up, not refused early.
-    expect(LIMIT - total).toBeLessThan(0.000051);
+    // What is left is less than one more request's reservation plus that double count: used up, not refused early.
+    expect(LIMIT - total).toBeLessThan(0.000051 + burstSpend + 1e-12);
   });
 });

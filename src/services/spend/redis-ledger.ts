@@ -243,7 +243,14 @@ export class RedisLedger {
       // Seed needed (first use, expired window, Redis restarted): nothing changed; read the store and try again (the
       // pushes go again under the same numbers).
       const l = leases[Number(res[1]) - 1];
+      // The seed counts every amount this instance settled — each is recorded before it is settled (the attempt
+      // runner), and the seed reads the store plus this instance's records not written yet — so this instance's
+      // spend not pushed yet is in it: pushed on top, it would count twice. Spend settled while the seed is read
+      // is not in it and stays to be pushed.
+      const mine = l.used;
       seeds.set(l.spec.id, await l.spec.seed());
+      l.used = Math.max(0, l.used - mine);
+      l.unacked = null;
       return this.acquire(leases, amount, seeds, give, maxReq);
     }
     // The script ran: every push it carried is applied (now, or by an earlier call whose reply was lost).
