@@ -47,7 +47,8 @@ describe('token rate limits', () => {
     const k = await createInferenceKey(a, { name: 'tpm', rate_limit: { tokens_per_minute: TPM } });
     expect(k.data.rate_limit).toEqual({ tokens_per_minute: TPM });
     await roomInMinute(15_000);
-    sim.setKnobs('sim-a', { latencyMs: 300 });
+    // Slow enough that the whole burst is admitted or refused before the first reply settles (and frees room).
+    sim.setKnobs('sim-a', { latencyMs: 2_000 });
     let replies;
     try {
       replies = await burst(instances, k.key, 50);
