@@ -11,7 +11,7 @@
 import type { ServerResponse } from 'node:http';
 import { HttpError } from '../core/errors.js';
 import type { JsonReply } from './attempts/cache-step.js';
-import { eventStreamHead } from './reply-stream.js';
+import { streamOneAnswer } from './reply-stream.js';
 
 type Json = Record<string, unknown>;
 
@@ -44,31 +44,10 @@ export function imageErrorEvent(e: HttpError): string {
  * Runs `generate` and answers it as the event stream on `raw`: keep-alive comments every `keepaliveMs` meanwhile (the
  * first commits the 200). An error before that is thrown (the route answers it as JSON); after, it is the error event.
  */
-export async function streamImages(raw: ServerResponse, requestId: string, keepaliveMs: number, cancelled: () => boolean, generate: () => Promise<JsonReply>): Promise<void> {
-  let committed = false;
-  const commit = (id: string | null) => {
-    if (committed) return;
-    committed = true;
-    raw.writeHead(200, eventStreamHead(id, requestId));
-  };
-  const keepalive = setInterval(() => {
-    if (raw.destroyed) return;
-    commit(null);
-    raw.write(': GATEWAY PROCESSING\n\n');
-  }, Math.max(50, keepaliveMs));
-  try {
-    let reply: JsonReply;
-    try {
-      reply = await generate();
-    } catch (err) {
-      if (!committed || cancelled()) throw err;
-      raw.end(imageErrorEvent(err instanceof HttpError ? err : new HttpError(500, 'Internal server error', { error_type: 'server' })));
-      return;
-    }
-    const body = 'body' in reply ? reply.body : (JSON.parse(reply.stored.text) as Json);
-    commit(reply.id);
-    raw.end(imageEvents(body));
-  } finally {
-    clearInterval(keepalive);
-  }
+export function streamImages(raw: ServerResponse, requestId: string, keepaliveMs: number, cancelled: () => boolean, generate: () => Promise<JsonReply>): Promise<void> {
+  return streamOneAnswer(raw, requestId, keepaliveMs, cancelled, generate, {
+    id: (reply) => reply.id,
+    events: (reply) => imageEvents('body' in reply ? reply.body : (JSON.parse(reply.stored.text) as Json)),
+    error: (err) => imageErrorEvent(err instanceof HttpError ? err : new HttpError(500, 'Internal server error', { error_type: 'server' })),
+  });
 }

@@ -54,3 +54,43 @@ export class StreamOut {
     this.raw.writeHead(200, { ...eventStreamHead(this.generationId, this.requestId), ...this.extraHead?.() });
   }
 }
+
+/** How `streamOneAnswer` writes its result: the generation id for the head, the answer's events, the error event. */
+export interface OneAnswerEvents<T> {
+  id(result: T): string | null;
+  events(result: T): string;
+  error(err: unknown): string;
+}
+
+/**
+ * Answers one awaited result as an event stream (server-tool loops, streamed image generation): keep-alive comments
+ * every `keepaliveMs` while `work` runs, the first of which commits the 200. A failure before that is thrown (the route
+ * answers it as JSON); after it, the stream ends with the API's error event — unless the client left (`cancelled`).
+ */
+export async function streamOneAnswer<T>(raw: ServerResponse, requestId: string, keepaliveMs: number, cancelled: () => boolean, work: () => Promise<T>, out: OneAnswerEvents<T>): Promise<void> {
+  let committed = false;
+  const commit = (id: string | null) => {
+    if (committed) return;
+    committed = true;
+    raw.writeHead(200, eventStreamHead(id, requestId));
+  };
+  const keepalive = setInterval(() => {
+    if (raw.destroyed) return;
+    commit(null);
+    raw.write(': GATEWAY PROCESSING\n\n');
+  }, Math.max(50, keepaliveMs));
+  try {
+    let result: T;
+    try {
+      result = await work();
+    } catch (err) {
+      if (!committed || cancelled()) throw err;
+      raw.end(out.error(err));
+      return;
+    }
+    commit(out.id(result));
+    raw.end(out.events(result));
+  } finally {
+    clearInterval(keepalive);
+  }
+}

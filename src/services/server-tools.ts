@@ -37,7 +37,7 @@ import type { WebFetcher } from '../providers/web/fetch.js';
 import type { WebSearch } from '../providers/web/search.js';
 import type { ChatCall, ChatService } from './chat.js';
 import type { ImagesBody, ImagesService } from './images.js';
-import { eventStreamHead } from './reply-stream.js';
+import { streamOneAnswer } from './reply-stream.js';
 
 type Json = Record<string, unknown>;
 
@@ -327,33 +327,13 @@ export class ServerToolService {
    * `stream: true`: keep-alive comments while the loop runs, then the answer as the API's event stream (`encode`,
    * chat completion chunks by default).
    */
-  async stream(body: Json, tools: ServerTool[], call: ChatCall, raw: ServerResponse, requestId: string, encode: AnswerEncoder = CHAT_ENCODER): Promise<void> {
-    let committed = false;
-    const commit = (id: string | null) => {
-      if (committed) return;
-      committed = true;
-      raw.writeHead(200, eventStreamHead(id, requestId));
-    };
-    const keepalive = setInterval(() => {
-      if (raw.destroyed) return;
-      commit(null);
-      raw.write(': GATEWAY PROCESSING\n\n');
-    }, Math.max(50, this.deps.keepaliveMs));
-    try {
-      let answer: { id: string; body: Json; details: ServerToolDetails };
-      try {
-        answer = await this.run(body, tools, call);
-      } catch (err) {
-        if (!committed || call.cancel.aborted) throw err;
-        // The 200 is already sent (keep-alive comments): the error ends the stream with the API's error event.
-        raw.end(encode.error(err instanceof HttpError ? err : new HttpError(500, 'Internal server error'), body, Math.floor(this.now() / 1000)));
-        return;
-      }
-      commit(answer.id);
-      raw.end(encode.answer(answer.body, answer.details));
-    } finally {
-      clearInterval(keepalive);
-    }
+  stream(body: Json, tools: ServerTool[], call: ChatCall, raw: ServerResponse, requestId: string, encode: AnswerEncoder = CHAT_ENCODER): Promise<void> {
+    return streamOneAnswer(raw, requestId, this.deps.keepaliveMs, () => call.cancel.aborted, () => this.run(body, tools, call), {
+      id: (answer) => answer.id,
+      events: (answer) => encode.answer(answer.body, answer.details),
+      // The 200 is already sent (keep-alive comments): the error ends the stream with the API's error event.
+      error: (err) => encode.error(err instanceof HttpError ? err : new HttpError(500, 'Internal server error'), body, Math.floor(this.now() / 1000)),
+    });
   }
 }
 
