@@ -3,9 +3,9 @@
  * workspace's I/O logging keys, a BYOK credential's allowed keys), lists typed as text (model ids, member ids), and
  * the conversion between an ISO timestamp and a `datetime-local` input.
  */
-import { useId } from 'react';
+import { useId, type ReactNode } from 'react';
 import { qs, type Key } from './api';
-import { Check, Field, numOrNull, useGet } from './ui';
+import { Check, ErrorNote, Field, numOrNull, useGet } from './ui';
 
 // ---- Dates -----------------------------------------------------------------------------------------------------------
 
@@ -153,5 +153,51 @@ export function KeyChooser<T extends number | string>({
         ))
       )}
     </fieldset>
+  );
+}
+
+// ---- List rows -------------------------------------------------------------------------------------------------------
+
+/** What a row's action button needs of `useAction`. */
+interface RowAction {
+  run: () => Promise<unknown>;
+  busy: boolean;
+  error: unknown;
+}
+
+/** A list row's Edit, Enable/Disable and Delete buttons (the Keys and BYOK pages); `name` labels them. */
+export function RowActions({ name, disabled, editing, setEditing, toggle, remove, labelEdit = false }: { name: string; disabled: boolean; editing: boolean; setEditing: (on: boolean) => void; toggle: RowAction; remove: RowAction; labelEdit?: boolean }) {
+  return (
+    <td className="row-actions">
+      <button type="button" className="ghost" onClick={() => setEditing(!editing)} aria-expanded={editing} aria-label={labelEdit ? `Edit ${name}` : undefined}>
+        Edit
+      </button>
+      <button type="button" className="ghost" onClick={() => void toggle.run()} disabled={toggle.busy} aria-label={`${disabled ? 'Enable' : 'Disable'} ${name}`}>
+        {disabled ? 'Enable' : 'Disable'}
+      </button>
+      <button type="button" className="ghost danger" onClick={() => void remove.run()} disabled={remove.busy} aria-label={`Delete ${name}`}>
+        Delete
+      </button>
+    </td>
+  );
+}
+
+/** The rows under a list row: the error of its last toggle or delete, and its edit form while open. */
+export function RowDetails({ cols, toggle, remove, edit }: { cols: number; toggle: RowAction; remove: RowAction; edit: ReactNode | null }) {
+  return (
+    <>
+      {toggle.error || remove.error ? (
+        <tr>
+          <td colSpan={cols}>
+            <ErrorNote error={toggle.error ?? remove.error} />
+          </td>
+        </tr>
+      ) : null}
+      {edit ? (
+        <tr>
+          <td colSpan={cols}>{edit}</td>
+        </tr>
+      ) : null}
+    </>
   );
 }

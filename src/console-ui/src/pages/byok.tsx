@@ -7,7 +7,7 @@
 import { useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { del, patch, post, qs } from '../api';
-import { KeyChooser, ListField, listOf, textOf } from '../forms';
+import { KeyChooser, ListField, listOf, RowActions, RowDetails, textOf } from '../forms';
 import { Card, Check, Empty, ErrorNote, Field, Loading, Page, Unavailable, useAction, useGet, when } from '../ui';
 import { WorkspacePicker } from './keys';
 
@@ -111,32 +111,9 @@ function Row({ c }: { c: Credential }) {
         </td>
         <td>{restriction(c)}</td>
         <td>{when(c.created_at)}</td>
-        <td className="row-actions">
-          <button type="button" className="ghost" onClick={() => setEditing(!editing)} aria-expanded={editing} aria-label={`Edit ${title}`}>
-            Edit
-          </button>
-          <button type="button" className="ghost" onClick={() => void toggle.run()} aria-label={`${c.disabled ? 'Enable' : 'Disable'} ${title}`}>
-            {c.disabled ? 'Enable' : 'Disable'}
-          </button>
-          <button type="button" className="ghost danger" onClick={() => void remove.run()} aria-label={`Delete ${title}`}>
-            Delete
-          </button>
-        </td>
+        <RowActions name={title} disabled={c.disabled} editing={editing} setEditing={setEditing} toggle={toggle} remove={remove} labelEdit />
       </tr>
-      {toggle.error || remove.error ? (
-        <tr>
-          <td colSpan={7}>
-            <ErrorNote error={toggle.error ?? remove.error} />
-          </td>
-        </tr>
-      ) : null}
-      {editing ? (
-        <tr>
-          <td colSpan={7}>
-            <EditCredential c={c} onDone={() => setEditing(false)} />
-          </td>
-        </tr>
-      ) : null}
+      <RowDetails cols={7} toggle={toggle} remove={remove} edit={editing ? <EditCredential c={c} onDone={() => setEditing(false)} /> : null} />
     </>
   );
 }

@@ -6,7 +6,7 @@
 import { useState, type FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { del, patch, post, qs, type Key, type Workspace } from '../api';
-import { KeyFields, keyBody, keyForm } from '../forms';
+import { KeyFields, keyBody, keyForm, RowActions, RowDetails } from '../forms';
 import { Card, Check, Empty, ErrorNote, Field, Page, Query, usd, useAction, useGet, when } from '../ui';
 
 export function WorkspacePicker({ value, onChange, label = 'Workspace' }: { value: string; onChange: (id: string) => void; label?: string }) {
@@ -197,32 +197,9 @@ function KeyRow({ k }: { k: Key }) {
         <td>{k.rate_limit ? `${k.rate_limit.requests} / ${k.rate_limit.interval}` : '—'}</td>
         <td>{k.expires_at ? when(k.expires_at) : 'never'}</td>
         <td>{k.disabled ? <span className="badge warn">disabled</span> : <span className="badge ok">active</span>}</td>
-        <td className="row-actions">
-          <button type="button" className="ghost" onClick={() => setEditing(!editing)} aria-expanded={editing}>
-            Edit
-          </button>
-          <button type="button" className="ghost" onClick={() => void toggle.run()} disabled={toggle.busy} aria-label={`${k.disabled ? 'Enable' : 'Disable'} ${k.name}`}>
-            {k.disabled ? 'Enable' : 'Disable'}
-          </button>
-          <button type="button" className="ghost danger" onClick={() => void remove.run()} disabled={remove.busy} aria-label={`Delete ${k.name}`}>
-            Delete
-          </button>
-        </td>
+        <RowActions name={k.name} disabled={k.disabled} editing={editing} setEditing={setEditing} toggle={toggle} remove={remove} />
       </tr>
-      {toggle.error || remove.error ? (
-        <tr>
-          <td colSpan={7}>
-            <ErrorNote error={toggle.error ?? remove.error} />
-          </td>
-        </tr>
-      ) : null}
-      {editing ? (
-        <tr>
-          <td colSpan={7}>
-            <EditKey k={k} onDone={() => setEditing(false)} />
-          </td>
-        </tr>
-      ) : null}
+      <RowDetails cols={7} toggle={toggle} remove={remove} edit={editing ? <EditKey k={k} onDone={() => setEditing(false)} /> : null} />
     </>
   );
 }
