@@ -31,6 +31,22 @@ export interface ImageInput {
   references: ImageReference[];
   /** The matched provider's `provider.options` (null values removed): fields the gateway does not set itself. */
   options: Record<string, unknown>;
+  /** Asked only of an adapter with `streamDecoder`: answer as the API's event stream, with this many partial images. */
+  stream?: { partialImages: number };
+}
+
+/** A partial image of a streamed answer, as it arrives (0-based `index` within its image). */
+export interface PartialImage {
+  b64: string;
+  index: number;
+}
+
+/** Reads a streamed images answer: text in, partial images out as they complete; the whole answer at the end. */
+export interface ImageStreamDecoder {
+  /** The next piece of the body; the partial images it completed. Throws UpstreamError for an error event or bad data. */
+  push(text: string): PartialImage[];
+  /** End of the body: the final images and usage (throws UpstreamError when the stream ended without an image). */
+  end(): ImageAnswer;
 }
 
 /** One generated image. */
@@ -58,6 +74,8 @@ export interface ImageAdapter {
   parseError(status: number, text: string, headers: Headers): UpstreamError;
   /** A 2xx answer; throws UpstreamError (502) when it is not a valid one or holds no image. */
   parse(text: string): ImageAnswer;
+  /** The API streams natively (partial images): a decoder of a 2xx event stream. Absent: answers are whole. */
+  streamDecoder?(): ImageStreamDecoder;
 }
 
 export const invalidImage = (message: string, raw: unknown = null) => new UpstreamError(502, message, 'provider_unavailable', 200, raw);

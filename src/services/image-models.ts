@@ -22,18 +22,25 @@ const OPENAI_DESCRIPTORS: Record<string, Capability> = {
   output_format: { type: 'enum', values: ['png', 'jpeg', 'webp'] },
   output_compression: { type: 'range', min: 0, max: 100 },
   input_references: { type: 'range', min: 0, max: 16 },
+  partial_images: { type: 'range', min: 0, max: 3 },
 };
 
 const DESCRIPTORS: Record<ImageProtocol, Record<string, Capability>> = {
   'openai-images': OPENAI_DESCRIPTORS,
   // Azure takes no reference images on its JSON API (its edits are multipart): never listed for an Azure endpoint.
-  'azure-openai-images': Object.fromEntries(Object.entries(OPENAI_DESCRIPTORS).filter(([k]) => k !== 'input_references')),
+  // Nor are its answers read as a stream: no partial_images.
+  'azure-openai-images': Object.fromEntries(Object.entries(OPENAI_DESCRIPTORS).filter(([k]) => k !== 'input_references' && k !== 'partial_images')),
   'gemini-image': {
     aspect_ratio: { type: 'enum', values: GEMINI_RATIOS },
     seed: { type: 'boolean' },
     input_references: { type: 'range', min: 0, max: 16 },
   },
 };
+
+/** Whether an endpoint streams natively on `POST /images` (partial images): OpenAI's images API, listing partial_images. */
+export function streamsNatively(e: EndpointDef, provider: ProviderDef | undefined): boolean {
+  return imageProtocolOf(e, provider) === 'openai-images' && e.supported_parameters.includes('partial_images');
+}
 
 export function endpointCapabilities(e: EndpointDef, provider: ProviderDef | undefined): Record<string, Capability> {
   const protocol = imageProtocolOf(e, provider);
@@ -83,7 +90,7 @@ function listItem(m: ModelDef, endpoints: readonly EndpointDef[], providers: Rea
     created: m.created,
     architecture: { input_modalities: m.architecture.input_modalities, output_modalities: m.architecture.output_modalities },
     supported_parameters: params,
-    supports_streaming: false,
+    supports_streaming: endpoints.some((e) => streamsNatively(e, providers.get(e.provider))),
     endpoints: endpointsUrl(m.id),
   };
 }
@@ -112,7 +119,7 @@ export function imageModelEndpoints(route: RouteCatalog, id: string) {
         provider_tag: e.tag,
         supported_parameters: endpointCapabilities(e, p),
         allowed_passthrough_parameters: [] as string[],
-        supports_streaming: false,
+        supports_streaming: streamsNatively(e, p),
         pricing: pricingLines(e),
       };
     }),

@@ -30,9 +30,13 @@ import { newGenerationId } from './generation-id.js';
 import { badRequest, HttpError } from '../core/errors.js';
 import { optionsFor } from './speech.js';
 import type { JsonReply } from './attempts/cache-step.js';
+import type { UpstreamExchange } from '../providers/http.js';
+import { readImageStream, type ImageStreamSink } from './images-stream.js';
 
 /** Output tokens reserved per image on a token-priced endpoint (gpt-image-1's largest: high quality, 1536×1024). */
 export const IMAGE_TOKENS_MAX = 6240;
+/** Output tokens OpenAI bills per partial image ("each partial image will incur an additional 100 image output tokens"). */
+export const PARTIAL_IMAGE_TOKENS = 100;
 
 /** The images request body (schema-validated by the route). */
 export interface ImagesBody {
@@ -48,6 +52,8 @@ export interface ImagesBody {
   output_compression?: number;
   seed?: number;
   stream?: boolean;
+  /** OpenAI's field (the openai SDK's): with `stream`, partial images an upstream that streams natively sends (0–3). */
+  partial_images?: number;
   input_references?: Array<{ type: 'image_url'; image_url: { url: string; detail?: string } }>;
   provider?: (ProviderPreferences & { options?: Record<string, Record<string, unknown> | null> }) | null;
 }
@@ -94,11 +100,11 @@ function checkSize(body: ImagesBody): void {
  * What one attempt reserves (docs/spend.md): n images at the endpoint's per-image price, or — priced per token — the
  * prompt (a byte bound) and at most IMAGE_TOKENS_MAX output tokens per image; settled to the real cost afterwards.
  */
-export function imagesAsk(a: { endpoint: EndpointDef; model: string }, prompt: string, n: number): SpendAsk | null {
+export function imagesAsk(a: { endpoint: EndpointDef; model: string }, prompt: string, n: number, partials = 0): SpendAsk | null {
   const pricing = a.endpoint.pricing;
   if (!pricing) return null;
   const promptTokens = Buffer.byteLength(prompt, 'utf8') + 8;
-  const completionTokens = pricing.image_output !== undefined ? 0 : n * IMAGE_TOKENS_MAX;
+  const completionTokens = pricing.image_output !== undefined ? 0 : n * (IMAGE_TOKENS_MAX + PARTIAL_IMAGE_TOKENS * partials);
   const c = imageCost(pricing, n, { promptTokens, completionTokens });
   return costAsk(c.cost, promptTokens + completionTokens, `${n} image${n === 1 ? '' : 's'} of ${a.model}`);
 }
@@ -146,6 +152,7 @@ export class ImagesService {
     const references = (body.input_references ?? []).map((r) => ({ url: r.image_url.url }));
     const params = (['size', 'aspect_ratio', 'quality', 'background', 'output_format', 'output_compression', 'seed'] as const).filter((k) => body[k] !== undefined) as string[];
     if (n > 1) params.push('n');
+    if (body.stream === true && (body.partial_images ?? 0) > 0) params.push('partial_images');
     if (references.length > 0) params.push('input_references');
     const { plan } = await this.plan(body, call, n, references, params);
     return { body, n, references, plan };
@@ -189,8 +196,14 @@ export class ImagesService {
     });
   }
 
-  async generate(p: PreparedImages, call: ApiCall): Promise<JsonReply> {
+  /**
+   * The images of a prepared request. With `sink` (a streamed request), an endpoint that streams natively (its adapter
+   * has a stream decoder and it lists `partial_images`) is asked with `stream: true` when one image is asked for (a
+   * partial image event does not say which of several images it belongs to), and its partial images are relayed.
+   */
+  async generate(p: PreparedImages, call: ApiCall, sink?: ImageStreamSink): Promise<JsonReply> {
     const b = p.body;
+    const partials = b.stream === true ? (b.partial_images ?? 0) : 0;
     return runSingleAnswer<ImageAnswer>({
       deps: this.deps,
       apiType: 'image',
@@ -198,13 +211,15 @@ export class ImagesService {
       call,
       prepared: p,
       // Reserved per attempt at that endpoint's prices (docs/spend.md).
-      ask: (a) => imagesAsk(a, b.prompt, p.n),
+      ask: (a) => imagesAsk(a, b.prompt, p.n, partials),
+      stopAfterFailure: () => sink?.sent === true,
       // Logged (when the workspace logs content) without the reference images' bytes.
       input: { api: 'other', body: { ...b, ...(b.input_references ? { input_references: b.input_references.length } : {}) } as unknown as Record<string, unknown> },
-      request: (a) => {
+      request: (a, id) => {
         const endpoint = this.endpoint(a);
         const adapter = imageAdapter(imageProtocolOf(endpoint, a.provider)!);
         const size = b.size ?? b.resolution;
+        const native = sink && adapter.streamDecoder && endpoint.supported_parameters.includes('partial_images') && p.n === 1 ? adapter.streamDecoder : null;
         const built = adapter.buildRequest(
           {
             prompt: b.prompt,
@@ -218,10 +233,13 @@ export class ImagesService {
             seed: b.seed,
             references: p.references,
             options: optionsFor(b.provider?.options, a.provider.slug, endpoint.tag),
+            ...(native ? { stream: { partialImages: partials } } : {}),
           },
           { provider: a.provider, endpoint, apiKey: attemptKey(this.deps, a) },
         );
-        return { ...built.req, dropped: built.dropped, parseError: adapter.parseError, parse: (text: string) => adapter.parse(text) };
+        const dropped = b.partial_images !== undefined && !native ? [...built.dropped, 'partial_images'] : built.dropped;
+        const read = native && sink ? (res: UpstreamExchange) => readImageStream(res, native(), (x) => sink.partial(id, x)) : undefined;
+        return { ...built.req, dropped, parseError: adapter.parseError, parse: (text: string) => adapter.parse(text), ...(read ? { read } : {}) };
       },
       served: (id, a, answer) => {
         // A provider may return more than asked: the client gets (and pays for) at most n.

@@ -63,16 +63,28 @@ export interface OneAnswerEvents<T> {
 }
 
 /**
- * Answers one awaited result as an event stream (server-tool loops, streamed image generation): keep-alive comments
- * every `keepaliveMs` while `work` runs, the first of which commits the 200. A failure before that is thrown (the route
- * answers it as JSON); after it, the stream ends with the API's error event — unless the client left (`cancelled`).
+ * Writes events ahead of the answer while `work` runs (e.g. partial images): the first commits the 200 with the
+ * generation id; a promise when the socket pushes back.
  */
-export async function streamOneAnswer<T>(raw: ServerResponse, requestId: string, keepaliveMs: number, cancelled: () => boolean, work: () => Promise<T>, out: OneAnswerEvents<T>): Promise<void> {
+export type EarlyEvents = (generationId: string | null, text: string) => Promise<void> | undefined;
+
+/**
+ * Answers one awaited result as an event stream (server-tool loops, streamed image generation): keep-alive comments
+ * every `keepaliveMs` while `work` runs, the first of which commits the 200 (as does an early event `work` writes). A
+ * failure before that is thrown (the route answers it as JSON); after it, the stream ends with the API's error event —
+ * unless the client left (`cancelled`).
+ */
+export async function streamOneAnswer<T>(raw: ServerResponse, requestId: string, keepaliveMs: number, cancelled: () => boolean, work: (early: EarlyEvents) => Promise<T>, out: OneAnswerEvents<T>): Promise<void> {
   let committed = false;
   const commit = (id: string | null) => {
     if (committed) return;
     committed = true;
     raw.writeHead(200, eventStreamHead(id, requestId));
+  };
+  const early: EarlyEvents = (id, text) => {
+    if (raw.destroyed) return undefined;
+    commit(id);
+    return raw.write(text) ? undefined : drained(raw);
   };
   const keepalive = setInterval(() => {
     if (raw.destroyed) return;
@@ -82,7 +94,7 @@ export async function streamOneAnswer<T>(raw: ServerResponse, requestId: string,
   try {
     let result: T;
     try {
-      result = await work();
+      result = await work(early);
     } catch (err) {
       if (!committed || cancelled()) throw err;
       raw.end(out.error(err));

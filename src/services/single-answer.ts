@@ -17,7 +17,8 @@ import type { AttemptLog } from './attempts/errors.js';
 import { recordingRefusal } from './attempts/refusal.js';
 import { planned, runGeneration } from './attempts/runner.js';
 import { cachedJson, type JsonReply } from './attempts/cache-step.js';
-import { sendForText } from './attempts/send.js';
+import { sendAttempt, sendForText } from './attempts/send.js';
+import type { UpstreamExchange } from '../providers/http.js';
 import { newGenerationId } from './generation-id.js';
 import type { IoApi, IoCapture } from '../core/io-log.js';
 import { watchAttempts } from './observability/watch.js';
@@ -35,6 +36,8 @@ export interface AttemptRequest<R> {
   parseError: (status: number, text: string, headers: Record<string, string | string[] | undefined>) => UpstreamError;
   /** A 2xx answer; throws UpstreamError (502) when it is not a valid one. */
   parse: (text: string) => R;
+  /** Reads the 2xx answer as it arrives (a stream) instead of `parse` on its whole text; throws like `parse`. */
+  read?: (res: UpstreamExchange) => Promise<R>;
   /** Signs the request as sent (Bedrock's SigV4), when the protocol authenticates that way. */
   authorize?: (req: { url: URL; headers: Record<string, string>; body: string }) => Promise<{ url: URL; headers: Record<string, string>; body: string }>;
 }
@@ -62,13 +65,16 @@ export interface SingleAnswerRun<R> {
    * endpoint's prices; null or absent when it cannot be bounded (every limit must then have room left).
    */
   ask?(a: Attempt): SpendAsk | null;
-  request(a: Attempt): AttemptRequest<R>;
+  /** `id`: the request's generation id (e.g. for events relayed while the answer streams in). */
+  request(a: Attempt, id: string): AttemptRequest<R>;
   /** A valid answer from `a`: what it bills and what the caller gets. */
   served(id: string, a: Attempt, parsed: R): ServedAnswer;
   /** The API's name in the response cache's keys, for the APIs that offer the cache (when the client asks for it). */
   cacheAs?: string;
   /** The request body, kept as its input when the workspace logs content (I/O logging); absent = never logged. */
   input?: { api: IoApi; body: Record<string, unknown> };
+  /** After a failed attempt: true ends the run with that failure (e.g. part of the answer already reached the client). */
+  stopAfterFailure?(): boolean;
 }
 
 export interface PlanRequest {
@@ -159,12 +165,19 @@ async function answer<R>(run: SingleAnswerRun<R>): Promise<{ id: string; body: R
     observer: watchAttempts<Attempt>(io, call.trace, null),
     errorHeaders: { 'x-generation-id': id },
     attempt: async (a) => {
-      const req = run.request(a);
+      const req = run.request(a, id);
       dropped = req.dropped;
       let sent = call.trace ? { ...req, headers: call.trace.headers(req.headers) } : req;
       if (req.authorize) sent = { ...sent, ...(await req.authorize({ url: sent.url, headers: sent.headers, body: String(sent.body) })) };
-      return req.parse(await sendForText(deps.http, sent, req.parseError, deps.catalog.timeouts(a.provider), call.cancel));
+      if (!req.read) return req.parse(await sendForText(deps.http, sent, req.parseError, deps.catalog.timeouts(a.provider), call.cancel));
+      const res = await sendAttempt(deps.http, sent, req.parseError, deps.catalog.timeouts(a.provider), call.cancel);
+      try {
+        return await req.read(res);
+      } finally {
+        res.close();
+      }
     },
+    failed: () => (run.stopAfterFailure?.() ? 'stop' : undefined),
     served: (a, parsed, _i, attempts) => {
       const { body, ...billed } = run.served(id, a, parsed);
       if (io) io.answer = body;

@@ -19,6 +19,7 @@ import { generateContent, geminiProtocol } from './gemini.js';
 import { openaiProtocol } from './openai.js';
 import type { Endpoint, EndpointContext, JsonReply, Reply } from './protocol.js';
 import { hash32, tokensOfChars } from './text.js';
+import { streamedImages } from './images-stream.js';
 
 /** Output tokens of one gpt-image image by quality (OpenAI's table for 1024×1024). */
 export const SIM_IMAGE_TOKENS: Record<string, number> = { low: 272, medium: 1056, high: 4160, auto: 1056 };
@@ -87,6 +88,15 @@ function openaiImages(edit: boolean) {
     if (edit && refs.length === 0) return invalid(ctx, "Missing required parameter: 'images'.", 'images');
     for (const [i, r] of refs.entries()) if (!isObj(r) || typeof r.image_url !== 'string') return invalid(ctx, `Invalid 'images[${i}]': expected an object with image_url.`, `images[${i}]`);
     const quality = typeof b.quality === 'string' ? b.quality : 'auto';
+    if (b.stream !== undefined && b.stream !== null && typeof b.stream !== 'boolean') return invalid(ctx, "Invalid type for 'stream': expected a boolean.", 'stream');
+    const partials = b.partial_images ?? 0;
+    if (!Number.isInteger(partials) || (partials as number) < 0 || (partials as number) > 3) return invalid(ctx, "Invalid 'partial_images': must be an integer from 0 to 3.", 'partial_images');
+    if (b.stream === true) {
+      if (dalle) return invalid(ctx, `Streaming is not supported for ${b.model}.`, 'stream');
+      const prompt = b.prompt;
+      const input = tokensOfChars(prompt.length) + 65 * refs.length;
+      return streamedImages({ edit, prompt, n: n as number, partials: partials as number, quality, size: typeof b.size === 'string' ? b.size : '1024x1024', background: typeof b.background === 'string' ? b.background : 'opaque', input, refs: refs.length });
+    }
     const data = Array.from({ length: n as number }, (_, i) => ({ b64_json: simPng(`${b.prompt}\u0000${i}`).toString('base64') }));
     const body: Obj = { created: Math.floor(Date.now() / 1000), data, output_format: 'png', size: b.size ?? '1024x1024', quality, background: b.background ?? 'opaque' };
     if (!dalle) {

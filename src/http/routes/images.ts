@@ -45,7 +45,8 @@ export const ImagesBody = Type.Object(
     output_format: Type.Optional(StringEnum(['png', 'jpeg', 'webp', 'svg'] as const)),
     output_compression: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
     seed: Type.Optional(Type.Integer({ minimum: -2147483648, maximum: 4294967295 })),
-    stream: Type.Optional(Type.Boolean({ description: 'Answer as Server-Sent Events: an `image_generation.completed` event per image (usage and cost on the last), or an `error` event, then `[DONE]`. No partial images: upstreams answer each image whole.' })),
+    stream: Type.Optional(Type.Boolean({ description: 'Answer as Server-Sent Events: `image_generation.partial_image` events while an endpoint that streams natively (OpenAI) makes the image, an `image_generation.completed` event per image (usage and cost on the last), or an `error` event, then `[DONE]`.' })),
+    partial_images: Type.Optional(Type.Integer({ minimum: 0, maximum: 3, description: "OpenAI compatibility (the openai SDK's `partial_images`): with `stream: true` and n = 1, how many partial images an endpoint that streams natively sends before the final one (0-3; each adds 100 output tokens upstream). Elsewhere dropped (named in gateway_metadata.dropped_parameters)." })),
     input_references: Type.Optional(Type.Array(Reference, { maxItems: 16, description: 'Reference images for image-to-image generation (edits).' })),
     provider: Type.Optional(Nullable(ProviderPreferencesSchema)),
     // OpenAI's fields, accepted for the openai SDK: images always come back as base64.
@@ -81,6 +82,14 @@ const ImagesResponse = Type.Object(
 const ImageStreamEvent = Type.Object(
   {
     data: Type.Union([
+      Type.Object(
+        {
+          type: Type.Literal('image_generation.partial_image'),
+          b64_json: Type.String({ description: 'Base64 of the partial image.' }),
+          partial_image_index: Type.Integer({ minimum: 0, description: '0-based index of this partial image.' }),
+        },
+        { description: 'A partial image, relayed as the upstream sends it (stream: true and partial_images on an endpoint that streams natively).' },
+      ),
       Type.Object(
         {
           type: Type.Literal('image_generation.completed'),
@@ -152,7 +161,7 @@ export default async function imageRoutes(app: FastifyInstance, { svc }: { svc: 
     const prepared = await svc.images.prepare(req.body as ServiceBody, call);
     reply.hijack();
     try {
-      await streamImages(reply.raw, req.id, svc.config.streamKeepaliveMs, () => call.cancel.aborted, () => svc.images.generate(prepared, call));
+      await streamImages(reply.raw, req.id, svc.config.streamKeepaliveMs, () => call.cancel.aborted, (sink) => svc.images.generate(prepared, call, sink));
     } catch (err) {
       const e = err instanceof HttpError ? err : new HttpError(500, 'Internal server error', { error_type: 'server' });
       if (!(err instanceof HttpError)) req.log.error({ err }, 'image stream failed');

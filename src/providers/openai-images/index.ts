@@ -9,10 +9,12 @@
  * on the short side. DALL·E models get `response_format: "b64_json"` and `quality` as `hd`/`standard`.
  * Answer: `{created, data: [{b64_json}], usage?: {input_tokens, output_tokens}}`, checked by schema at the edge.
  * Errors: OpenAI's envelope, mapped like chat.
+ * Streamed (`stream: true`, `partial_images` when asked): the event stream is read by stream.ts.
  */
 import { Type } from '@sinclair/typebox';
 import { openaiError } from '../openai/chat.js';
 import { Count, Opt, wireCheck } from '../wire-schema.js';
+import { OpenAIImageStreamDecoder } from './stream.js';
 import { fillUnset, imageData, invalidImage, sniffImageType, type ImageAdapter, type ImageInput } from '../images.js';
 
 const ImagesResponse = Type.Object({
@@ -60,10 +62,15 @@ export const openaiImagesAdapter: ImageAdapter = {
     set('output_compression', 'output_compression', req.output_compression);
     if (req.seed !== undefined) dropped.push('seed');
     if (dalle) body.response_format = 'b64_json';
+    // Streamed natively (the service asks only when the endpoint lists partial_images): partial images as they come.
+    if (req.stream) {
+      body.stream = true;
+      if (req.stream.partialImages > 0) body.partial_images = req.stream.partialImages;
+    }
     const edit = req.references.length > 0;
     if (edit) body.images = req.references.map((r) => ({ image_url: r.url }));
     fillUnset(body, req.options);
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'model-gateway/0.1', ...ctx.provider.headers };
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: req.stream ? 'text/event-stream' : 'application/json', 'user-agent': 'model-gateway/0.1', ...ctx.provider.headers };
     if (ctx.apiKey) headers.authorization = `Bearer ${ctx.apiKey}`;
     const url = new URL(`${ctx.provider.baseUrl}/images/${edit ? 'edits' : 'generations'}`);
     return { req: { url, headers, body: JSON.stringify(body) }, dropped };
@@ -88,4 +95,5 @@ export const openaiImagesAdapter: ImageAdapter = {
     const usage = u && (typeof u.input_tokens === 'number' || typeof u.output_tokens === 'number') ? { promptTokens: u.input_tokens ?? 0, completionTokens: u.output_tokens ?? 0 } : null;
     return { images, usage, upstreamId: null, text: null };
   },
+  streamDecoder: () => new OpenAIImageStreamDecoder(),
 };
