@@ -197,6 +197,11 @@ export type IrStreamEvent =
   | { type: 'refusal_delta'; index: number; text: string }
   /** A whole generated image (base64 data), as one event: a part of its own (no part_end). */
   | { type: 'image'; index: number; data: string; media_type: string }
+  /**
+   * A partial image (a preview) of the image that the `image` event of the same index completes: OpenAI's streamed
+   * `image_generation_call` partial images (0-based `partial_index`). Rendered by the Responses API only.
+   */
+  | { type: 'image_partial'; index: number; data: string; partial_index: number }
   | { type: 'tool_call_start'; index: number; id: string; name: string; namespace?: string }
   | { type: 'tool_call_delta'; index: number; arguments: string }
   | { type: 'part_end'; index: number }

@@ -247,6 +247,8 @@ export class GeminiStreamEncoder implements StreamEncoder {
         return '';
       case 'start':
         return '';
+      case 'image_partial': // previews of a generated image: the Responses API's only (docs/images.md)
+        return '';
       case 'image': // a generated image (docs/images.md): one chunk with its inlineData part
         return this.chunk([{ inlineData: { mimeType: ev.media_type, data: ev.data } }]);
       case 'error':

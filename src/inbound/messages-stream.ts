@@ -166,6 +166,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
         this.finishReason = ev.finish_reason;
         this.nativeFinish = ev.native_finish_reason;
         return this.messageStart() + this.closeOpen();
+      case 'image_partial':
       case 'image': // generated images are rendered by the chat completions API only (docs/images.md)
         return '';
       case 'error':

@@ -8,7 +8,8 @@
  * Items: a reasoning item per IR reasoning part (summary part + `reasoning_summary_text` deltas; the signature and
  * encrypted content land on the item), one message item per run of text/refusal parts (a content part per IR part,
  * `output_text` or `refusal` deltas), a function_call item per tool call (`function_call_arguments` deltas), an
- * image_generation_call item per generated image (its `image_generation_call.*` events). Items
+ * image_generation_call item per generated image (its `image_generation_call.*` events; opened at its first partial
+ * image when the upstream streams previews, each a `response.image_generation_call.partial_image`). Items
  * are sequential: a new item closes the open one. The final Response is built from the same snapshot, so a late
  * signature or late arguments still reach it.
  */
@@ -44,6 +45,8 @@ export class ResponsesStreamEncoder implements StreamEncoder {
   private finishReason: IrFinishReason | null = null;
   private sawTool = false;
   private sawRefusal = false;
+  /** Image items opened by partial images and not completed yet, by IR index. */
+  private readonly images = new Map<number, { item: Json; ids: { item_id: string; output_index: number; out: string } }>();
 
   /** Arguments of open custom tool calls (JSON `{input}`), by IR index. */
   private readonly customArgs = new Map<number, string>();
@@ -172,19 +175,43 @@ export class ResponsesStreamEncoder implements StreamEncoder {
    * A generated image (docs/images.md): a whole image_generation_call item — added (in progress), the
    * `in_progress`, `generating` and `completed` events OpenAI sends, then done with the base64 image in `result`.
    */
-  private image(b64: string): string {
-    let out = this.closeItem();
+  private image(irIndex: number, b64: string): string {
+    const started = this.images.get(irIndex);
+    this.images.delete(irIndex);
+    let out = started ? '' : this.closeItem();
+    const { item, ids } = started ?? this.imageStart();
+    if (!started) out += ids.out;
+    const id = ids.item_id;
+    Object.assign(item, imageItem(id, b64, 'completed'));
+    out += this.emit('response.image_generation_call.completed', { item_id: id, output_index: ids.output_index });
+    return out + this.emit('response.output_item.done', { output_index: ids.output_index, item: structuredClone(item) });
+  }
+
+  /** Opens an image_generation_call item (in progress): its events in `ids.out`. */
+  private imageStart(): { item: Json; ids: { item_id: string; output_index: number; out: string } } {
     const outputIndex = this.output.length;
     const id = itemId('ig', this.meta, outputIndex);
     const item = imageItem(id, null, 'in_progress');
     this.output.push(item);
     const ids = { item_id: id, output_index: outputIndex };
-    out += this.emit('response.output_item.added', { output_index: outputIndex, item: structuredClone(item) });
+    let out = this.emit('response.output_item.added', { output_index: outputIndex, item: structuredClone(item) });
     out += this.emit('response.image_generation_call.in_progress', ids);
     out += this.emit('response.image_generation_call.generating', ids);
-    Object.assign(item, imageItem(id, b64, 'completed'));
-    out += this.emit('response.image_generation_call.completed', ids);
-    return out + this.emit('response.output_item.done', { output_index: outputIndex, item: structuredClone(item) });
+    return { item, ids: { ...ids, out } };
+  }
+
+  /** A partial image (OpenAI's preview while the image is made): the item opened at the first, then its event. */
+  private imagePartial(irIndex: number, b64: string, partialIndex: number): string {
+    let out = '';
+    let started = this.images.get(irIndex);
+    if (!started) {
+      out += this.closeItem();
+      started = this.imageStart();
+      this.images.set(irIndex, started);
+      out += started.ids.out;
+    }
+    const { item_id, output_index } = started.ids;
+    return out + this.emit('response.image_generation_call.partial_image', { item_id, output_index, partial_image_index: partialIndex, partial_image_b64: b64 });
   }
 
   // ---- events ----
@@ -195,7 +222,9 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       case 'start':
         return '';
       case 'image':
-        return this.image(ev.data);
+        return this.image(ev.index, ev.data);
+      case 'image_partial':
+        return this.imagePartial(ev.index, ev.data, ev.partial_index);
       case 'usage':
         this.usage = ev.usage;
         return '';

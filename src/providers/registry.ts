@@ -45,7 +45,9 @@ export type { AudioFile, TranscriptionFormat, TranscriptionUsage } from './opena
 export type { RerankDocument } from './rerank/index.js';
 export type { SpeechAdapter } from './speech.js';
 export { SseEventBound } from './sse.js';
-export type { ImageAdapter, ImageAnswer, ImageInput, ImageReference } from './images.js';
+export type { ImageAdapter, ImageAnswer, ImageInput, ImageReference, ImageStreamDecoder, PartialImage } from './images.js';
+/** Image output on the Responses protocol: its hosted image_generation tool (for bodies passed through as they came). */
+export { withImageTool } from './openai-responses/upstream.js';
 export type { VideoAdapter, VideoCallContext, VideoSubmitRequest } from './video-types.js';
 export { VideoHttp } from './video-types.js';
 export { rerankProtocolOf } from './rerank/index.js';

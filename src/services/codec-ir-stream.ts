@@ -14,7 +14,7 @@ import { irToTokens } from './codec-usage.js';
 import { deltaTokens } from './chat-relay.js';
 
 const REASONING_EVENTS = new Set(['reasoning_delta', 'reasoning_signature', 'redacted_reasoning']);
-export const CONTENT_EVENTS = new Set(['text_delta', 'reasoning_delta', 'reasoning_signature', 'redacted_reasoning', 'refusal_delta', 'tool_call_start', 'tool_call_delta', 'image']);
+export const CONTENT_EVENTS = new Set(['text_delta', 'reasoning_delta', 'reasoning_signature', 'redacted_reasoning', 'refusal_delta', 'tool_call_start', 'tool_call_delta', 'image', 'image_partial']);
 
 /** Characters of output in an IR stream event. */
 function irDeltaChars(ev: IrStreamEvent): number {

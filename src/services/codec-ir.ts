@@ -9,6 +9,7 @@ import { GATEWAY_FIELDS, MODEL_PARAMS } from '../core/params.js';
 import { partsLength, spliceRaw } from '../core/raw-json.js';
 import { isGatewaySignature } from '../core/reasoning-signature.js';
 import { responsesInbound } from '../inbound/responses.js';
+import { withImageTool } from '../providers/registry.js';
 import type { CompiledFilter } from '../core/content-filters/index.js';
 import type { StreamHealer } from './plugins/healing.js';
 import type { InboundAdapter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
@@ -63,7 +64,7 @@ function withoutReasoning(res: IrResponse): IrResponse {
 }
 
 /** The client body, passed through to an upstream that speaks the same protocol (`raw`: its large field as received). */
-function passthroughBody(body: Record<string, unknown>, endpoint: EndpointDef, stream: boolean, extraDrop: string[], raw = false): string | Buffer[] {
+function passthroughBody(body: Record<string, unknown>, endpoint: EndpointDef, stream: boolean, extraDrop: string[], raw = false, adjust?: (out: Record<string, unknown>) => void): string | Buffer[] {
   const out: Record<string, unknown> = {};
   for (const k in body) {
     if (GATEWAY_FIELDS.has(k) && k !== 'messages' && k !== 'stream') continue;
@@ -74,6 +75,7 @@ function passthroughBody(body: Record<string, unknown>, endpoint: EndpointDef, s
   out.model = endpoint.upstreamModel;
   out.stream = stream;
   if (Array.isArray(out.messages)) out.messages = withoutGatewayThinking(out.messages);
+  adjust?.(out);
   return raw ? spliceRaw(body, out, out.messages !== undefined ? 'messages' : 'input') : JSON.stringify(out);
 }
 
@@ -86,6 +88,13 @@ export function withoutGatewayThinking(messages: unknown[]): unknown[] {
   const has = (m: unknown) => typeof m === 'object' && m !== null && Array.isArray((m as { content?: unknown }).content) && ((m as { content: unknown[] }).content).some(signed);
   if (!messages.some(has)) return messages;
   return messages.map((m) => (has(m) ? { ...(m as object), content: (m as { content: unknown[] }).content.filter((b) => !signed(b)) } : m));
+}
+
+/** OpenAI's Responses API has no `modalities`: image output is asked with its hosted image_generation tool. */
+function responsesModalities(out: Record<string, unknown>): void {
+  if (out.modalities === undefined) return;
+  if (Array.isArray(out.modalities) && out.modalities.includes('image')) out.tools = withImageTool(out.tools);
+  delete out.modalities;
 }
 
 /** The codec of a translated (or same-protocol Messages / Responses) attempt; `inbound` is the adapter of `api`. */
@@ -103,7 +112,7 @@ export function irCodec(api: InboundApi, inbound: InboundAdapter, body: Record<s
       if (passthrough) {
         // The client's `messages` (`input`) bytes as received when the body is the parsed one (core/raw-json.ts); a
         // signed request (authorize) keeps a string body.
-        const sent = passthroughBody(body, endpoint, stream, api === 'messages' ? ['fallbacks', 'models'] : ['models'], upstream.authorize === undefined);
+        const sent = passthroughBody(body, endpoint, stream, api === 'messages' ? ['fallbacks', 'models'] : ['models'], upstream.authorize === undefined, api === 'responses' ? responsesModalities : undefined);
         req.body = sent;
         if (typeof sent !== 'string') req.headers = { ...req.headers, 'content-length': String(partsLength(sent)) };
       }

@@ -15,7 +15,7 @@ import { HttpError } from '../core/errors.js';
 import type { JsonReply } from './attempts/cache-step.js';
 import { streamOneAnswer } from './reply-stream.js';
 import type { UpstreamExchange } from '../providers/http.js';
-import type { ImageAnswer, ImageStreamDecoder, PartialImage } from '../providers/images.js';
+import type { ImageAnswer, ImageStreamDecoder, PartialImage } from '../providers/registry.js';
 
 type Json = Record<string, unknown>;
 

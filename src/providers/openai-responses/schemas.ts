@@ -18,6 +18,7 @@ const ITEM_SCHEMAS: Record<string, TSchema> = {
   reasoning: Type.Object({ summary: Texts, content: Texts, encrypted_content: Opt(Type.String()) }),
   function_call: Type.Object({ call_id: Opt(Type.String()), id: Opt(Type.String()), name: Type.String(), arguments: Opt(Type.String()), namespace: Opt(Type.String()) }),
   custom_tool_call: Type.Object({ call_id: Opt(Type.String()), id: Opt(Type.String()), name: Type.String(), input: Opt(Type.String()), namespace: Opt(Type.String()) }),
+  image_generation_call: Type.Object({ id: Opt(Type.String()), status: Opt(Type.String()), result: Opt(Type.String()), output_format: Opt(Type.String()) }),
 };
 
 type Check = (value: unknown, at?: string) => unknown;
@@ -35,6 +36,8 @@ const ResponseFields = {
   incomplete_details: Opt(Type.Object({ reason: Opt(Type.String()) })),
   usage: Opt(Usage),
   service_tier: Opt(Type.String()),
+  // The hosted image tool's tokens, beside the model's (added to the IR usage).
+  tool_usage: Opt(Type.Object({ image_gen: Opt(Type.Object({ input_tokens: Count, output_tokens: Count })) })),
 };
 
 const checkResponseShape = wireCheck(Type.Object({ ...ResponseFields, output: Type.Array(Item) }), 'response');
@@ -61,6 +64,7 @@ const EVENTS = checks(
     'response.reasoning_text.delta': Delta('content_index'),
     'response.function_call_arguments.delta': Type.Object({ output_index: OutputIndex, item_id: Opt(Type.String()), delta: Type.String() }),
     'response.custom_tool_call_input.delta': Type.Object({ output_index: OutputIndex, item_id: Opt(Type.String()), delta: Type.String() }),
+    'response.image_generation_call.partial_image': Type.Object({ output_index: OutputIndex, partial_image_b64: Type.String(), partial_image_index: Type.Integer({ minimum: 0 }) }),
     'response.completed': WithResponse,
     'response.incomplete': WithResponse,
   },

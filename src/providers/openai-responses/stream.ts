@@ -3,7 +3,8 @@ import { UpstreamError } from '../../core/provider-errors.js';
 import { parseStreamData } from '../openai/ir-upstream.js';
 import { SseParser } from '../sse.js';
 import { checkResponsesEvent } from './schemas.js';
-import { CUSTOM_OPEN, customArgs, customPiece, finishOf, irUsageFromResponses, isObj, num, responsesError, str, type Obj } from './upstream.js';
+import { CUSTOM_OPEN, customArgs, customPiece, finishOf, imageMediaType, irUsageFromResponses, isObj, num, responsesError, str, type Obj } from './upstream.js';
+import { imageData } from '../images.js';
 import type { IrStreamEvent } from '../../core/ir.js';
 import type { StreamDecoder } from '../../core/adapters.js';
 
@@ -13,6 +14,8 @@ import type { StreamDecoder } from '../../core/adapters.js';
  * reasoning); the parts of an output item end with `response.output_item.done`. Text the server put only in the
  * `done` item (no deltas) is emitted then, so the IR is complete either way. The stream ends with
  * `response.completed` / `response.incomplete` (finish + usage), `response.failed` or `error` (IR error event).
+ * An `image_generation_call` item (the hosted image tool) is an IR image when its `output_item.done` carries the
+ * result, after `image_partial` events for its `response.image_generation_call.partial_image` previews.
  */
 export class ResponsesStreamDecoder implements StreamDecoder {
   private readonly sse = new SseParser();
@@ -26,6 +29,8 @@ export class ResponsesStreamDecoder implements StreamDecoder {
   /** Output index → slot keys, for part_end. */
   private readonly byItem = new Map<number, string[]>();
   private readonly closedItems = new Set<number>();
+  /** Output index → IR index of an image_generation_call item (an image is a part of its own: no part_end). */
+  private readonly imageSlots = new Map<number, number>();
 
   push(text: string): IrStreamEvent[] {
     const out: IrStreamEvent[] = [];
@@ -83,10 +88,21 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     out.push({ type: 'tool_call_start', index, id: str(it.call_id) ?? str(it.id) ?? `call_${item}`, name: str(it.name) ?? '', ...(ns ? { namespace: ns } : {}) });
   }
 
+  private imageSlot(item: number): number {
+    let i = this.imageSlots.get(item);
+    if (i === undefined) this.imageSlots.set(item, (i = this.next++));
+    return i;
+  }
+
   /** Completes an output item from its final form and ends its parts. */
   private itemDone(item: number, it: Obj, out: IrStreamEvent[]): void {
     if (this.closedItems.has(item)) return;
     this.closedItems.add(item);
+    if (it.type === 'image_generation_call') {
+      const data = str(it.result);
+      if (data) out.push({ type: 'image', index: this.imageSlot(item), data: imageData(data, 'image_generation_call.result'), media_type: imageMediaType(data, it.output_format) });
+      return;
+    }
     if (it.type === 'message' && Array.isArray(it.content)) {
       it.content.forEach((c, k) => {
         if (!isObj(c)) return;
@@ -157,6 +173,9 @@ export class ResponsesStreamDecoder implements StreamDecoder {
       case 'response.output_item.done':
         if (isObj(ev.item)) this.itemDone(item, ev.item, out);
         return;
+      case 'response.image_generation_call.partial_image':
+        out.push({ type: 'image_partial', index: this.imageSlot(item), data: imageData(ev.partial_image_b64, 'partial_image_b64'), partial_index: num(ev.partial_image_index) });
+        return;
       case 'response.completed':
       case 'response.incomplete': {
         const r = isObj(ev.response) ? ev.response : {};
@@ -168,7 +187,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
         for (const [i] of this.byItem) if (!this.closedItems.has(i)) this.itemDone(i, {}, out);
         const fin = finishOf({ ...r, status: type === 'response.incomplete' ? 'incomplete' : 'completed' }, this.sawToolCall);
         out.push({ type: 'finish', ...fin });
-        const usage = irUsageFromResponses(r.usage);
+        const usage = irUsageFromResponses(r.usage, r.tool_usage);
         if (usage) out.push({ type: 'usage', usage });
         this.terminal = true;
         return;

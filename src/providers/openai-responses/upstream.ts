@@ -17,6 +17,8 @@
  * - Reasoning: `reasoning.effort` as for chat (see openaiEffort); `summary` as asked, or `auto` when reasoning is
  *   enabled explicitly (`enabled: true`, e.g. Anthropic-style thinking) and not excluded.
  * - Not in the Responses API and dropped: `stop`, `seed`, `top_k`, `frequency_penalty`, `presence_penalty`.
+ * - Image output (`modalities` with `image`, docs/images.md): OpenAI's hosted `image_generation` tool is added; its
+ *   `image_generation_call` items come back as IR images (streamed: partial images as `image_partial` events).
  * - Answers: `output_text` → text, `refusal` → refusal, `function_call` → tool call (`call_id` is the id),
  *   `custom_tool_call` (a free-form tool) → tool call whose arguments are `{"input": …}` (as the IR carries custom
  *   tools, inbound/responses-tools.ts; streamed `custom_tool_call_input` deltas are escaped into that JSON), both with
@@ -29,6 +31,7 @@ import { mapUpstreamStatus, UpstreamError } from '../../core/provider-errors.js'
 import { chatHeaders } from '../openai/chat.js';
 import { imageUrl, invalidResponse, openaiEffort, parseJsonObject } from '../openai/ir-upstream.js';
 import { checkResponse } from './schemas.js';
+import { sniffImageType } from '../images.js';
 import type { IrFinishReason, IrImage, IrMessage, IrPart, IrRequest, IrResponse, IrText, IrUsage } from '../../core/ir.js';
 import type { UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
 
@@ -106,6 +109,19 @@ function reasoningOn(req: IrRequest): boolean {
   return r.enabled === true || r.effort !== undefined || r.summary !== undefined || r.max_tokens !== undefined;
 }
 
+const IMAGE_FORMATS: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
+
+/** The media type of a generated image: sniffed from its bytes, else its `output_format`, else PNG (the default). */
+export function imageMediaType(b64: string, format: unknown): string {
+  return sniffImageType(b64) ?? IMAGE_FORMATS[str(format) ?? ''] ?? 'image/png';
+}
+
+/** Image output asked for (`modalities` with `image`): OpenAI's hosted `image_generation` tool, unless already there. */
+export function withImageTool(tools: unknown): unknown[] {
+  const list = Array.isArray(tools) ? tools : [];
+  return list.some((t) => isObj(t) && t.type === 'image_generation') ? list : [...list, { type: 'image_generation' }];
+}
+
 /** The Responses API body of an IR request. */
 export function buildResponsesBody(req: IrRequest): Obj {
   const input: Obj[] = [];
@@ -128,6 +144,7 @@ export function buildResponsesBody(req: IrRequest): Obj {
       strict: t.strict ?? false,
     }));
   }
+  if (req.modalities?.includes('image')) body.tools = withImageTool(body.tools);
   if (req.tool_choice) body.tool_choice = req.tool_choice.type === 'tool' ? { type: 'function', name: req.tool_choice.name } : req.tool_choice.type;
   if (req.parallel_tool_calls !== undefined) body.parallel_tool_calls = req.parallel_tool_calls;
   if (req.max_tokens !== undefined) body.max_output_tokens = req.max_tokens;
@@ -169,14 +186,19 @@ export function buildResponsesRequest(req: IrRequest, ctx: UpstreamContext): Ups
 
 // ------------------------------------------------------------------------------------------------ answer → IR
 
-/** Responses usage → IR usage (input includes cached tokens, output includes reasoning tokens). */
-export function irUsageFromResponses(u: unknown): IrUsage | null {
+/**
+ * Responses usage → IR usage (input includes cached tokens, output includes reasoning tokens). The hosted image
+ * tool's tokens (`tool_usage.image_gen` of the response) are added: its prompt to the input, its image tokens to the
+ * output (billed at the endpoint's prices, as image tokens are everywhere: docs/images.md).
+ */
+export function irUsageFromResponses(u: unknown, toolUsage?: unknown): IrUsage | null {
   if (!isObj(u) || typeof u.input_tokens !== 'number') return null;
   const inDet = isObj(u.input_tokens_details) ? u.input_tokens_details : {};
   const outDet = isObj(u.output_tokens_details) ? u.output_tokens_details : {};
+  const img = isObj(toolUsage) && isObj(toolUsage.image_gen) ? toolUsage.image_gen : {};
   return {
-    input: u.input_tokens,
-    output: num(u.output_tokens),
+    input: u.input_tokens + num(img.input_tokens),
+    output: num(u.output_tokens) + num(img.output_tokens),
     cache_read: num(inDet.cached_tokens),
     cache_write: num(inDet.cache_write_tokens),
     reasoning: num(outDet.reasoning_tokens),
@@ -201,6 +223,12 @@ function itemParts(item: Obj): IrPart[] {
         }
       }
       break;
+    case 'image_generation_call': {
+      // The hosted image tool's image (docs/images.md): base64 in `result` (null while not completed).
+      const data = str(item.result);
+      if (data) out.push({ type: 'image', data, media_type: imageMediaType(data, item.output_format) });
+      break;
+    }
     case 'function_call':
     case 'custom_tool_call': {
       const args = item.type === 'custom_tool_call' ? customArgs(str(item.input) ?? '') : (str(item.arguments) ?? '');
@@ -255,7 +283,7 @@ export function parseResponsesResponse(text: string): IrResponse {
     model: str(json.model) ?? null,
     content,
     ...finishOf(json, content.some((p) => p.type === 'tool_call')),
-    usage: irUsageFromResponses(json.usage),
+    usage: irUsageFromResponses(json.usage, json.tool_usage),
     service_tier: str(json.service_tier) ?? null,
     system_fingerprint: null,
   };
