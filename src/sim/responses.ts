@@ -25,10 +25,12 @@
  *   response.incomplete). Every event has `event:` and `sequence_number`; there is no `[DONE]`. Text, argument and
  *   summary deltas (and a function call's `output_item.added`) are content events for pacing and chunk faults.
  * - In-stream error (`errorAfterChunks`): an `error` event `{type:"error", code:"server_error", message, param}`.
+ * - OpenAI's hosted `image_generation` tool: an `image_generation_call` item before the message (responses-images.ts).
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import { openaiProtocol } from './openai.js';
 import type { Endpoint, EndpointContext, JsonReply, Protocol, Reply, SseEvent } from './protocol.js';
+import { imageCall, imageEvents, imageItem, imageToolUsage, type ImageCall } from './responses-images.js';
 import { leadingWords, partsText, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars, contentPieces } from './text.js';
 
 const DEFAULT_COMPLETION_TOKENS = 12;
@@ -160,6 +162,10 @@ interface Generation {
   /** Content events when streamed. */
   chunks: number;
   reasoningTokens: number;
+  /** The last user text (or tool result) the reply answers. */
+  seed: string;
+  /** The hosted image tool's call (responses-images.ts), made before the message. */
+  image?: ImageCall;
 }
 
 function generate(ctx: EndpointContext, body: Obj): Generation {
@@ -195,7 +201,7 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
     const budget = Math.max(0, max - reasoningTokens - 1); // the call itself counts as one token
     const truncated = pieces.length > budget;
     if (truncated) pieces = pieces.slice(0, budget);
-    return { pieces, tool: { callId: `call_sim${ctx.rid}`, name: tool.name, custom: tool.custom, namespace: tool.namespace }, reasoning, truncated, chunks: summaryChunks + pieces.length + 1, reasoningTokens };
+    return { pieces, tool: { callId: `call_sim${ctx.rid}`, name: tool.name, custom: tool.custom, namespace: tool.namespace }, reasoning, truncated, chunks: summaryChunks + pieces.length + 1, reasoningTokens, seed };
   }
 
   let pieces: string[];
@@ -211,7 +217,7 @@ function generate(ctx: EndpointContext, body: Obj): Generation {
   const budget = Math.max(0, max - reasoningTokens);
   const truncated = pieces.length > budget;
   if (truncated) pieces = pieces.slice(0, budget);
-  return { pieces, reasoning, truncated, chunks: summaryChunks + pieces.length, reasoningTokens };
+  return { pieces, reasoning, truncated, chunks: summaryChunks + pieces.length, reasoningTokens, seed };
 }
 
 function usageOf(ctx: EndpointContext, body: Obj, gen: Generation): Obj {
@@ -260,6 +266,7 @@ function mainItem(ids: Ids, gen: Generation, status: string): Obj {
 function outputItems(ids: Ids, gen: Generation): Obj[] {
   const out: Obj[] = [];
   if (gen.reasoning) out.push(reasoningItem(ids, gen));
+  if (gen.image) out.push(imageItem(gen.image, 'completed', true));
   out.push(mainItem(ids, gen, gen.truncated ? 'incomplete' : 'completed'));
   return out;
 }
@@ -297,6 +304,9 @@ function responseObject(ids: Ids, body: Obj, status: string, output: Obj[], usag
   };
 }
 
+/** A response whose model called the image tool reports the tool's tokens in `tool_usage`. */
+const withToolUsage = (resp: Obj, gen: Generation): Obj => (gen.image ? { ...resp, tool_usage: imageToolUsage(gen.image) } : resp);
+
 function streamEvents(ids: Ids, body: Obj, gen: Generation, usage: Obj): SseEvent[] {
   const events: SseEvent[] = [];
   let seq = 0;
@@ -322,6 +332,7 @@ function streamEvents(ids: Ids, body: Obj, gen: Generation, usage: Obj): SseEven
     push('response.output_item.done', { output_index: oi, item });
     oi++;
   }
+  if (gen.image) imageEvents(gen.image, oi++, push);
   const status = gen.truncated ? 'incomplete' : 'completed';
   const final = mainItem(ids, gen, status);
   if (gen.tool?.custom) {
@@ -342,7 +353,7 @@ function streamEvents(ids: Ids, body: Obj, gen: Generation, usage: Obj): SseEven
     push('response.content_part.done', { ...base, part: { type: 'output_text', annotations: [], logprobs: [], text } });
   }
   push('response.output_item.done', { output_index: oi, item: final });
-  push(gen.truncated ? 'response.incomplete' : 'response.completed', { response: responseObject(ids, body, status, outputItems(ids, gen), usage) });
+  push(gen.truncated ? 'response.incomplete' : 'response.completed', { response: withToolUsage(responseObject(ids, body, status, outputItems(ids, gen), usage), gen) });
   return events;
 }
 
@@ -351,6 +362,7 @@ export function createResponse(ctx: EndpointContext): Reply {
   if (err) return err;
   const body = ctx.body as Obj;
   const gen = generate(ctx, body);
+  if (!gen.tool) gen.image = imageCall(body, ctx.rid, gen.seed) ?? undefined;
   const usage = usageOf(ctx, body, gen);
   const ids: Ids = {
     resp: `resp_sim${ctx.rid}`,
@@ -361,7 +373,7 @@ export function createResponse(ctx: EndpointContext): Reply {
     model: ctx.knobs.model ?? (body.model as string),
   };
   if (body.stream === true) return { kind: 'sse', events: streamEvents(ids, body, gen, usage) };
-  const resp = responseObject(ids, body, gen.truncated ? 'incomplete' : 'completed', outputItems(ids, gen), usage);
+  const resp = withToolUsage(responseObject(ids, body, gen.truncated ? 'incomplete' : 'completed', outputItems(ids, gen), usage), gen);
   return { kind: 'json', status: 200, body: JSON.stringify(resp), headers: JSON_HEADERS, chunks: gen.chunks };
 }
 
