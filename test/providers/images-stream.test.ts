@@ -55,7 +55,7 @@ describe('OpenAI streamed images', () => {
 
 describe('Responses: the hosted image_generation tool', () => {
   it('modalities image adds the tool once', () => {
-    const body = buildResponsesBody({ model: 'gpt-5', system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'draw' }] }], modalities: ['image', 'text'] });
+    const body = buildResponsesBody({ model: 'gpt-5', system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'draw' }] }], modalities: ['image', 'text'], stream: false });
     expect(body.tools).toEqual([{ type: 'image_generation' }]);
     expect(withImageTool([{ type: 'image_generation', quality: 'low' }])).toEqual([{ type: 'image_generation', quality: 'low' }]);
   });
