@@ -4,6 +4,8 @@
  *   POST /v1/images/generations   OpenAI: `{model, prompt, n?, size?, quality?, background?, output_format?, …}` →
  *                                 `{created, data: [{b64_json}], output_format, size, quality, background, usage?}`
  *   POST /v1/images/edits         the same, with reference images (`images: [{image_url}]`, JSON as OpenAI takes it)
+ *                                 Both with `stream: true` (not DALL·E): OpenAI's event stream, `partial_images` (0–3)
+ *                                 partial images per image then the completed event with usage (images-stream.ts)
  *   POST /v1beta/models/<…image…>:generateContent (and :streamGenerateContent?alt=sse)
  *                                 Gemini image output: with `generationConfig.responseModalities` including IMAGE, a
  *                                 text part and an `inlineData` PNG part; without it, the ordinary Gemini text answer.
