@@ -11,6 +11,7 @@ import type { IrStreamEvent } from '../../src/core/ir.js';
 import { simPng } from '../../src/sim/images.js';
 import { buildResponsesBody, parseResponsesResponse, ResponsesStreamDecoder } from '../../src/providers/openai-responses/index.js';
 import { withImageTool } from '../../src/providers/openai-responses/upstream.js';
+import { imagesAsk, IMAGE_TOKENS_MAX, PARTIAL_IMAGE_TOKENS } from '../../src/services/images.js';
 
 const provider = { slug: 'p', name: 'P', protocol: 'openai', baseUrl: 'http://up/v1', headers: {} } as unknown as ProviderDef;
 const endpoint = (params: string[]): EndpointDef => ({ model: 'm/x', provider: 'p', tag: 'p', upstreamModel: 'gpt-image-1', pricing: null, context_length: 0, max_prompt_tokens: null, max_completion_tokens: null, quantization: 'unknown', supported_parameters: params, is_moderated: false, supports_implicit_caching: false });
@@ -92,5 +93,18 @@ describe('Responses: the hosted image_generation tool', () => {
       { type: 'image', index: 0, data: png('i'), media_type: 'image/png' },
       { type: 'usage', usage: expect.objectContaining({ input: 13, output: 1160 }) },
     ]);
+  });
+});
+
+describe('the reservation of a streamed request with partial images', () => {
+  it("counts OpenAI's 100 output tokens per partial image on a token-priced endpoint", () => {
+    const e = { ...endpoint([]), pricing: { prompt: '0', completion: '0.00004' } } as EndpointDef;
+    const whole = imagesAsk({ endpoint: e, model: 'm/x' }, 'a cat', 1)!;
+    const partial = imagesAsk({ endpoint: e, model: 'm/x' }, 'a cat', 1, 3)!;
+    expect(PARTIAL_IMAGE_TOKENS).toBe(100);
+    expect(partial.tokens - whole.tokens).toBe(300);
+    expect(whole.tokens).toBe(IMAGE_TOKENS_MAX + Buffer.byteLength('a cat') + 8);
+    // $0.00004 per output token, in nano-dollars: 300 tokens more cost $0.012 more.
+    expect(partial.nano! - whole.nano!).toBe(12_000_000);
   });
 });
