@@ -142,6 +142,15 @@ describe('Amazon Bedrock images and rerank', () => {
     expect(String(filtered.body.error.message)).toMatch(/Filter reason: prompt/);
   });
 
+  it('streamed (stream: true) through the openai SDK: one completed event per image, the cost on the last', async () => {
+    const stream = await client().images.generate({ model: 'test/titan', prompt: 'a red fox in snow', n: 2, stream: true } as never);
+    const events: Array<{ type: string; b64_json: string; usage?: { cost?: number } }> = [];
+    for await (const e of stream as unknown as AsyncIterable<(typeof events)[number]>) events.push(e);
+    expect(events.map((e) => e.type)).toEqual(['image_generation.completed', 'image_generation.completed']);
+    expect(events[1].usage?.cost).toBe(0.02);
+    expect(last('br-media').body).toMatchObject({ imageGenerationConfig: { numberOfImages: 2 } });
+  });
+
   it('a wrong secret is refused by the signature check (403) and the next endpoint serves', async () => {
     const r = await generate('test/nova', { provider: { order: ['br-media-bad', 'br-media'], only: ['br-media-bad', 'br-media'] } });
     expect(r.data).toHaveLength(1);
