@@ -20,7 +20,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { ProviderDef } from '../../core/catalog-types.js';
-import { invalidResponse, parseJsonObject } from '../openai/ir-upstream.js';
+import { UpstreamError } from '../../core/provider-errors.js';
 import { Opt, wireCheck } from '../wire-schema.js';
 import type { RerankAdapter, RerankDocument } from '../rerank/index.js';
 import { authorizeBedrock, parseAwsCredentials, regionOf, type AwsCredentials } from './auth.js';
@@ -55,6 +55,15 @@ function credentialsOf(provider: ProviderDef, apiKey: string | null): AwsCredent
 }
 
 const textOf = (d: RerankDocument) => (typeof d === 'string' ? d : (d.text ?? ''));
+const invalid = (message: string, raw: unknown) => new UpstreamError(502, `Provider returned an invalid response (${message})`, 'provider_unavailable', 200, raw);
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalid('not JSON', text.slice(0, 512));
+  }
+}
 
 export const bedrockRerankAdapter: RerankAdapter = {
   accepts: (documents) => documents.length <= BEDROCK_RERANK_MAX_DOCUMENTS && documents.every((d) => typeof d === 'string' || (typeof d.text === 'string' && d.image === undefined)),
@@ -74,10 +83,10 @@ export const bedrockRerankAdapter: RerankAdapter = {
   },
   authorize: authorizeBedrock,
   parse(text, documents) {
-    const o = checkRerank(parseJsonObject(text));
+    const o = checkRerank(parseJson(text));
     const seen = new Set<number>();
     const results = o.results.map(({ index, relevanceScore }) => {
-      if (index < 0 || index >= documents || seen.has(index)) throw invalidResponse(`Provider returned an invalid response (result index ${index})`, o);
+      if (index < 0 || index >= documents || seen.has(index)) throw invalid(`result index ${index}`, o);
       seen.add(index);
       return { index, score: relevanceScore };
     });
