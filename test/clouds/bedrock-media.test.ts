@@ -221,6 +221,10 @@ describe('Amazon Bedrock images and rerank', () => {
       );
     expect(build({ image_protocol: 'bedrock-image', pricing: { image_output: '0.04' } }, 'image')).toThrow(/endpoints\[0\]\.image_protocol bedrock-image needs a bedrock provider/);
     expect(build({ rerank_protocol: 'bedrock-rerank', pricing: { search_unit: '0.001' } }, 'rerank')).toThrow(/endpoints\[0\]\.rerank_protocol bedrock-rerank needs a bedrock provider/);
+    const apiKeyProvider = { slug: 'brk', name: 'Bedrock API key', protocol: 'bedrock', base_url: 'https://bedrock-runtime.us-west-2.amazonaws.com', cloud: { auth: 'api-key' } };
+    expect(() =>
+      buildCatalog({ providers: [apiKeyProvider], models: [{ id: 'x/m', name: 'm', context_length: 0, output_modalities: ['rerank'] }], endpoints: [{ model: 'x/m', provider: 'brk', rerank_protocol: 'bedrock-rerank', pricing: { search_unit: '0.001' } }] }, { providers: [], models: [], endpoints: [] }),
+    ).toThrow(/bedrock-rerank needs AWS key pair credentials/);
     const shipped = shippedCatalog();
     const ep = (model: string, provider: string) => shipped.endpoints.find((e) => e.model === model && e.provider === provider);
     expect(ep('amazon/nova-canvas', 'amazon-bedrock-us-east-1')?.pricing?.image_output).toBe('0.04');
