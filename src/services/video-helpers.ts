@@ -16,6 +16,7 @@ import type { Store, VideoJobRequest } from '../store/types.js';
 import type { VideoConfig } from '../config.js';
 import { type CatalogService } from './catalog.js';
 import { type AttemptTarget } from './attempts/runner.js';
+import type { ByokService } from './byok.js';
 import type { GenerationRecorder } from './generations.js';
 import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
@@ -69,6 +70,8 @@ export interface VideoServiceDeps {
   recorder: GenerationRecorder;
   workspaces?: WorkspaceService;
   guardrails?: GuardrailService;
+  /** BYOK credentials (docs/byok.md): jobs are routed, submitted, polled and downloaded on them; absent = the operator's keys only. */
+  byok?: ByokService;
   log: Logger;
   options: VideoConfig;
   now?: () => number;
@@ -158,10 +161,13 @@ export function signWebhook(secret: string, t: number, rawBody: string): string 
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 
-/** One candidate endpoint of a job's submission, and its index among the job's candidates. */
+/** One candidate endpoint of a job's submission, its index among the job's candidates, and the key it goes with. */
 export interface VideoTarget extends AttemptTarget {
   adapter: VideoAdapter;
   index: number;
+  /** The operator's key for the provider, or the secret of the BYOK credential `byokId`. */
+  apiKey: string | null;
+  byokId?: string;
 }
 
 // ---- helpers ----------------------------------------------------------------------------------------------------
