@@ -2,7 +2,7 @@
  * Video jobs' shapes and pure helpers (services/videos.ts): request and view types, sizes and aspect ratios,
  * callback URLs and webhook signatures, prices and reservations, the model listing.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { EndpointDef, ModelDef, VideoCapabilities } from '../core/catalog-types.js';
 import { checkOutboundUrl } from '../core/addresses.js';
@@ -12,7 +12,7 @@ import { type RoutePlan } from '../core/routing.js';
 import { type VideoStatus } from '../core/video-states.js';
 import { badRequest, HttpError } from '../core/errors.js';
 import { type VideoAdapter } from '../providers/registry.js';
-import type { Store, VideoJobRequest } from '../store/types.js';
+import type { KeyRow, Store, VideoJobRequest, VideoJobRow } from '../store/types.js';
 import type { VideoConfig } from '../config.js';
 import { type CatalogService } from './catalog.js';
 import { type AttemptTarget } from './attempts/runner.js';
@@ -168,6 +168,43 @@ export interface VideoTarget extends AttemptTarget {
   /** The operator's key for the provider, or the secret of the BYOK credential `byokId`. */
   apiKey: string | null;
   byokId?: string;
+}
+
+/** A new `pending` job of `key` (its id drawn here), accepted at `now` and expiring at `deadline` (epoch ms). */
+export function newVideoJob(key: KeyRow, model: string, req: VideoJobRequest, callbackUrl: string | null, now: number, deadline: number): VideoJobRow {
+  return {
+    id: `job-${randomBytes(12).toString('hex')}`,
+    workspace_id: key.workspace_id,
+    key_hash: key.hash,
+    model,
+    provider: null,
+    endpoint_tag: null,
+    upstream_id: null,
+    status: 'pending',
+    request_body: req,
+    error: null,
+    generation_id: null,
+    cost: null,
+    reserved_cost: null,
+    is_byok: false,
+    byok_credential_id: null,
+    content_refs: null,
+    seconds: null,
+    callback_url: callbackUrl,
+    webhook_state: 'none',
+    webhook_attempts: 0,
+    webhook_next_at: null,
+    webhook_last_error: null,
+    lease_owner: null,
+    lease_until: null,
+    next_poll_at: null,
+    poll_errors: 0,
+    deadline_at: iso(deadline),
+    submitted_at: null,
+    finished_at: null,
+    created_at: iso(now),
+    updated_at: iso(now),
+  };
 }
 
 // ---- helpers ----------------------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@
  * submitted again. (A crash between the provider accepting a job and the database recording it — milliseconds — can
  * submit it twice.)
  */
-import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { EndpointDef, ModelDef, ProviderDef } from '../core/catalog-types.js';
 import { budgetRefusal, endpointVerdict, modelAccess, refusal } from '../core/policy.js';
@@ -25,7 +24,7 @@ import { networkError } from '../providers/http.js';
 import type { KeyRow, VideoJobPatch, VideoJobRequest, VideoJobRow } from '../store/types.js';
 import { newGenerationId } from './generation-id.js';
 import { VideoWorker } from './video-worker.js';
-import { type VideoCreateBody, type VideoJobView, checkCallbackUrl, checkImageUrl, describeSize, iso, routeError, unsupported, videoModelView, videoReserve } from './video-helpers.js';
+import { type VideoCreateBody, type VideoJobView, checkCallbackUrl, checkImageUrl, describeSize, iso, newVideoJob, routeError, unsupported, videoModelView, videoReserve } from './video-helpers.js';
 
 export * from './video-helpers.js';
 
@@ -70,39 +69,8 @@ export class VideoService extends VideoWorker {
     req.candidates = candidates.map((a) => ({ model: a.model, tag: a.endpoint.tag, ...(a.byok ? { byok: a.byok.id } : {}) }));
 
     const now = this.now();
-    const row: VideoJobRow = {
-      id: `job-${randomBytes(12).toString('hex')}`,
-      workspace_id: key.workspace_id,
-      key_hash: key.hash,
-      model: model.id,
-      provider: null,
-      endpoint_tag: null,
-      upstream_id: null,
-      status: 'pending',
-      request_body: req,
-      error: null,
-      generation_id: null,
-      cost: null,
-      reserved_cost: null,
-      is_byok: false,
-      byok_credential_id: null,
-      content_refs: null,
-      seconds: null,
-      callback_url: body.callback_url ? checkCallbackUrl(body.callback_url, this.opts.allowLoopbackCallbacks) : null,
-      webhook_state: 'none',
-      webhook_attempts: 0,
-      webhook_next_at: null,
-      webhook_last_error: null,
-      lease_owner: null,
-      lease_until: null,
-      next_poll_at: null,
-      poll_errors: 0,
-      deadline_at: iso(now + this.opts.jobTimeoutMs),
-      submitted_at: null,
-      finished_at: null,
-      created_at: iso(now),
-      updated_at: iso(now),
-    };
+    const callbackUrl = body.callback_url ? checkCallbackUrl(body.callback_url, this.opts.allowLoopbackCallbacks) : null;
+    const row = newVideoJob(key, model.id, req, callbackUrl, now, now + this.opts.jobTimeoutMs);
     // Held against the key's spending limit and budgets until the job ends (then its real cost, if any, counts).
     const reserve = videoReserve(candidates.map((a) => this.real.get(`${a.endpoint.model}|${a.endpoint.tag}`) ?? a.endpoint), req);
     if (reserve > 0) row.reserved_cost = reserve;
