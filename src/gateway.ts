@@ -211,7 +211,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const images = new ImagesService({ catalog, health, http, recorder, workspaces, guardrails, log: logger, now, byok });
   const serverTools = new ServerToolService({ chat, search, fetcher, keepaliveMs: config.streamKeepaliveMs, now, images });
   // Video jobs: durable, driven by a background worker (started below, stopped first at shutdown).
-  const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, log: logger, now, options: config.video });
+  const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, byok, log: logger, now, options: config.video });
   const rateLimits = new RateLimiter(config.redisUrl ?? null, logger, now);
   // Shared counters count from the first request (each waits up to 2 s for Redis; without it, this instance counts).
   await Promise.all([rateLimits.ready(), spendRedis ? whenReady(spendRedis, 2000) : undefined]);

@@ -76,6 +76,9 @@ export class ByokService {
   /** Live, enabled credentials whose secret opened, by workspace id ('' = global), in sort order. */
   private table = new Map<string, Loaded[]>();
   private secrets = new Map<string, string>();
+  /** Live credentials that are disabled, and those whose secret could not be opened (by id). */
+  private disabled = new Set<string>();
+  private unreadable = new Set<string>();
   private loadedAt = -Infinity;
   private queued: Promise<void> | null = null;
   private chain: Promise<void> = Promise.resolve();
@@ -109,27 +112,33 @@ export class ByokService {
     const rows = await this.deps.store.listActiveByokCredentials();
     const table = new Map<string, Loaded[]>();
     const secrets = new Map<string, string>();
-    let unreadable = 0;
+    const disabled = new Set<string>();
+    const unreadable = new Set<string>();
     for (const row of rows) {
       let secret: string;
       try {
         secret = this.deps.keyring.decrypt(row.secret);
       } catch {
-        unreadable++;
+        unreadable.add(row.id);
         continue;
       }
       if (this.deps.keyring.needsReseal(row.secret)) await this.deps.store.updateByokCredential(row.id, { secret: this.deps.keyring.encrypt(secret) });
       secrets.set(row.id, secret);
-      if (row.disabled) continue;
+      if (row.disabled) {
+        disabled.add(row.id);
+        continue;
+      }
       const ws = row.workspace_id ?? '';
       const list = table.get(ws) ?? [];
       list.push({ row, secret, ref: { id: row.id, provider: row.provider, isFallback: row.is_fallback, alwaysUse: row.always_use } });
       table.set(ws, list);
     }
     for (const list of table.values()) list.sort(ORDER);
-    if (unreadable > 0) this.deps.log?.warn({ credentials: unreadable }, 'byok: credentials sealed with a key that is neither GATEWAY_ENCRYPTION_KEY nor in GATEWAY_ENCRYPTION_KEY_PREVIOUS are not used');
+    if (unreadable.size > 0) this.deps.log?.warn({ credentials: unreadable.size }, 'byok: credentials sealed with a key that is neither GATEWAY_ENCRYPTION_KEY nor in GATEWAY_ENCRYPTION_KEY_PREVIOUS are not used');
     this.table = table;
     this.secrets = secrets;
+    this.disabled = disabled;
+    this.unreadable = unreadable;
     this.loadedAt = this.now();
   }
 
@@ -157,6 +166,20 @@ export class ByokService {
     const global = this.table.get('') ?? [];
     const c = [...own, ...global].filter((x) => x.row.provider === provider && allows(x.row.allowed_api_key_hashes, key.hash) && allows(x.row.allowed_user_ids, key.creator_user_id)).sort(ORDER)[0];
     return c ? c.secret : null;
+  }
+
+  /**
+   * The secret of one credential, for calls that must go on that very credential whatever the key's routing says now
+   * (a video job is polled and downloaded on the credential that submitted it, docs/videos.md): else why not — it was
+   * deleted, disabled, or its secret cannot be opened. Waits for the first load of the table; no database read after.
+   */
+  async credential(id: string): Promise<{ secret: string } | { problem: 'deleted' | 'disabled' | 'unreadable' }> {
+    if (this.loadedAt === -Infinity) await this.refresh();
+    else if (this.now() - this.loadedAt > this.deps.ttlMs) void this.refresh().catch(() => undefined);
+    const secret = this.secrets.get(id);
+    if (secret === undefined) return { problem: this.unreadable.has(id) ? 'unreadable' : 'deleted' };
+    if (this.disabled.has(id)) return { problem: 'disabled' };
+    return { secret };
   }
 
   /** The secret an attempt runs with: its BYOK credential's, else the operator's key for the provider. */

@@ -191,16 +191,23 @@ export abstract class GuardrailSpend {
 
   /**
    * A video job ended (its terminal transition won and its generation is recorded): what its admission charged
-   * (`reserved`, USD) is replaced by its real cost (`cost`, null: none) in every limit of its key.
+   * (`reserved`, USD) is replaced by its real cost (`cost`, null: none) in every limit of its key — for a job served on
+   * a BYOK credential (`byok`), only in the limits that count BYOK spend (include_byok_in_limit / _in_budgets); the
+   * others (and credits) just get the hold back (docs/byok.md).
    */
-  async videoEnded(keyHash: string, reserved: number, cost: number | null): Promise<void> {
+  async videoEnded(keyHash: string, reserved: number, cost: number | null, byok = false): Promise<void> {
     this.reservationsChanged();
     const gate = this.gate;
-    const delta = usdToNano(cost ?? 0) - usdToNano(reserved);
-    if (!gate || delta === 0) return;
+    const held = usdToNano(reserved);
+    const delta = usdToNano(cost ?? 0) - held;
+    if (!gate || (delta === 0 && (!byok || held === 0))) return;
     const key = await this.deps.store.getKey(keyHash);
     if (!key) return;
-    await gate.charge(await gate.scopes(key), delta);
+    const scopes = await gate.scopes(key);
+    const counting = byok ? scopes.filter((s) => s.countsByok) : scopes;
+    const others = byok ? scopes.filter((s) => !s.countsByok) : [];
+    if (counting.length > 0 && delta !== 0) await gate.charge(counting, delta);
+    if (others.length > 0 && held !== 0) await gate.charge(others, -held);
   }
 
   /** Video reservations changed (a job was admitted or ended): cached spend figures are read again on this instance. */

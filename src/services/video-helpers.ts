@@ -2,7 +2,7 @@
  * Video jobs' shapes and pure helpers (services/videos.ts): request and view types, sizes and aspect ratios,
  * callback URLs and webhook signatures, prices and reservations, the model listing.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { EndpointDef, ModelDef, VideoCapabilities } from '../core/catalog-types.js';
 import { checkOutboundUrl } from '../core/addresses.js';
@@ -12,10 +12,11 @@ import { type RoutePlan } from '../core/routing.js';
 import { type VideoStatus } from '../core/video-states.js';
 import { badRequest, HttpError } from '../core/errors.js';
 import { type VideoAdapter } from '../providers/registry.js';
-import type { Store, VideoJobRequest } from '../store/types.js';
+import type { KeyRow, Store, VideoJobRequest, VideoJobRow } from '../store/types.js';
 import type { VideoConfig } from '../config.js';
 import { type CatalogService } from './catalog.js';
 import { type AttemptTarget } from './attempts/runner.js';
+import type { ByokService } from './byok.js';
 import type { GenerationRecorder } from './generations.js';
 import type { GuardrailService } from './guardrails.js';
 import type { HealthTracker } from './health.js';
@@ -69,6 +70,8 @@ export interface VideoServiceDeps {
   recorder: GenerationRecorder;
   workspaces?: WorkspaceService;
   guardrails?: GuardrailService;
+  /** BYOK credentials (docs/byok.md): jobs are routed, submitted, polled and downloaded on them; absent = the operator's keys only. */
+  byok?: ByokService;
   log: Logger;
   options: VideoConfig;
   now?: () => number;
@@ -158,10 +161,50 @@ export function signWebhook(secret: string, t: number, rawBody: string): string 
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 
-/** One candidate endpoint of a job's submission, and its index among the job's candidates. */
+/** One candidate endpoint of a job's submission, its index among the job's candidates, and the key it goes with. */
 export interface VideoTarget extends AttemptTarget {
   adapter: VideoAdapter;
   index: number;
+  /** The operator's key for the provider, or the secret of the BYOK credential `byokId`. */
+  apiKey: string | null;
+  byokId?: string;
+}
+
+/** A new `pending` job of `key` (its id drawn here), accepted at `now` and expiring at `deadline` (epoch ms). */
+export function newVideoJob(key: KeyRow, model: string, req: VideoJobRequest, callbackUrl: string | null, now: number, deadline: number): VideoJobRow {
+  return {
+    id: `job-${randomBytes(12).toString('hex')}`,
+    workspace_id: key.workspace_id,
+    key_hash: key.hash,
+    model,
+    provider: null,
+    endpoint_tag: null,
+    upstream_id: null,
+    status: 'pending',
+    request_body: req,
+    error: null,
+    generation_id: null,
+    cost: null,
+    reserved_cost: null,
+    is_byok: false,
+    byok_credential_id: null,
+    content_refs: null,
+    seconds: null,
+    callback_url: callbackUrl,
+    webhook_state: 'none',
+    webhook_attempts: 0,
+    webhook_next_at: null,
+    webhook_last_error: null,
+    lease_owner: null,
+    lease_until: null,
+    next_poll_at: null,
+    poll_errors: 0,
+    deadline_at: iso(deadline),
+    submitted_at: null,
+    finished_at: null,
+    created_at: iso(now),
+    updated_at: iso(now),
+  };
 }
 
 // ---- helpers ----------------------------------------------------------------------------------------------------

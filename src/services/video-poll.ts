@@ -13,9 +13,12 @@ import type { VideoJobContext } from './video-worker.js';
 export async function pollJob(w: VideoJobContext, job: VideoJobRow): Promise<void> {
   const target = w.endpointOf(job);
   if (!target) return w.finish(job, ['in_progress', 'failed'], { error: 'The endpoint the job was submitted to is no longer configured' }, 502);
+  // On the credential that submitted the job: gone since, the job cannot be followed (and its hold is given back).
+  const key = await w.keyFor(target.provider, job.byok_credential_id);
+  if ('problem' in key) return w.finish(job, ['in_progress', 'failed'], { error: `${key.problem} while the job ran: it can no longer be polled` }, 502);
   let result;
   try {
-    result = await target.adapter.poll(w.callContext(target.endpoint, target.provider), job.upstream_id!);
+    result = await target.adapter.poll(w.callContext(target, key.apiKey), job.upstream_id!);
   } catch (err) {
     const e = err instanceof UpstreamError ? err : networkError(err);
     if (e.providerCode === 404) return w.finish(job, ['in_progress', 'failed'], { error: `The provider no longer knows the job: ${e.message}` }, 502);
@@ -34,5 +37,5 @@ export async function pollJob(w: VideoJobContext, job: VideoJobRow): Promise<voi
   const r = job.request_body;
   const seconds = result.seconds ?? r.duration ?? caps.default_duration ?? null;
   const cost = videoCost(target.endpoint, seconds, effectiveDims(r).resolution ?? caps.default_resolution ?? null);
-  await w.finish(job, ['in_progress', 'completed'], { content_refs: result.content, seconds, cost, is_byok: false }, 200);
+  await w.finish(job, ['in_progress', 'completed'], { content_refs: result.content, seconds, cost, is_byok: job.byok_credential_id !== null }, 200);
 }

@@ -28,12 +28,13 @@ export async function finishJob(w: VideoJobContext, job: VideoJobRow, path: Vide
 
 /**
  * Runs `end` — the job's terminal transition, then (when it won) its generation record — and, when it won and the
- * job held a reserve, replaces what its admission charged against the key's limits by its real cost (`cost`).
+ * job held a reserve, replaces what its admission charged against the key's limits by its real cost (`cost`) — on a
+ * BYOK credential, only in the limits that count BYOK spend (the others get the hold back).
  */
 export async function endJob(w: Pick<VideoJobContext, 'deps'>, job: VideoJobRow, end: () => Promise<boolean>, cost: number | null): Promise<boolean> {
   const ok = await end();
   const g = w.deps.guardrails;
-  if (ok && job.reserved_cost && g) await g.videoEnded(job.key_hash, job.reserved_cost, cost).catch((err: unknown) => w.deps.log.warn({ err, job: job.id }, 'video spend settlement failed'));
+  if (ok && job.reserved_cost && g) await g.videoEnded(job.key_hash, job.reserved_cost, cost, job.is_byok).catch((err: unknown) => w.deps.log.warn({ err, job: job.id }, 'video spend settlement failed'));
   return ok;
 }
 

@@ -34,16 +34,25 @@ export function submitRequest(r: VideoJobRequest, endpoint: EndpointDef, provide
   };
 }
 
-/** The job's remaining candidates as attempt targets (those no longer configured or without credentials unavailable). */
-function submitTargets(w: VideoJobContext, job: VideoJobRow): Array<VideoTarget | UnavailableTarget> {
+/**
+ * The job's remaining candidates as attempt targets, each with the key it goes with: its BYOK credential's (one
+ * deleted or disabled since the job was created is skipped), else the operator's. Endpoints no longer configured, and
+ * those without a key, are unavailable.
+ */
+async function submitTargets(w: VideoJobContext, job: VideoJobRow): Promise<Array<VideoTarget | UnavailableTarget>> {
   const r = job.request_body;
   const targets: Array<VideoTarget | UnavailableTarget> = [];
   for (let i = r.attempt ?? 0; i < r.candidates.length; i++) {
     const cand = r.candidates[i];
     const target = w.endpointOf({ ...job, endpoint_tag: null }, i);
-    if (!target || !w.deps.catalog.hasCredentials(target.provider)) {
-      targets.push({ unavailable: { provider: cand.tag, model: cand.model, status: 503, message: 'Endpoint no longer configured or without credentials' } });
-    } else targets.push({ ...target, model: cand.model, index: i });
+    const unavailable = (message: string) => targets.push({ unavailable: { provider: cand.tag, model: cand.model, status: 503, message } });
+    if (!target || (!cand.byok && !w.deps.catalog.hasCredentials(target.provider))) {
+      unavailable('Endpoint no longer configured or without credentials');
+      continue;
+    }
+    const key = await w.keyFor(target.provider, cand.byok);
+    if ('problem' in key) unavailable(key.problem);
+    else targets.push({ ...target, model: cand.model, index: i, apiKey: key.apiKey, ...(cand.byok ? { byokId: cand.byok } : {}) });
   }
   return targets;
 }
@@ -55,11 +64,11 @@ export async function submitJob(w: VideoJobContext, job: VideoJobRow): Promise<v
   let retryable = true;
   const out = await runAttempts<VideoTarget, string, { target: VideoTarget; upstreamId: string }>(
     {
-      targets: submitTargets(w, job),
+      targets: await submitTargets(w, job),
       health: w.deps.health,
       now: () => w.now(),
       logSuccess: false,
-      attempt: (t) => t.adapter.submit(w.callContext(t.endpoint, t.provider), submitRequest(r, t.endpoint, t.provider)),
+      attempt: (t) => t.adapter.submit(w.callContext(t, t.apiKey), submitRequest(r, t.endpoint, t.provider)),
       served: (target, upstreamId) => ({ result: { target, upstreamId }, cost: null }),
       failed: (e) => {
         // A refused request or refused credentials: another round would be refused alike.
@@ -94,6 +103,9 @@ async function submitted(w: VideoJobContext, job: VideoJobRow, target: VideoTarg
       upstream_id: upstreamId,
       provider: target.provider.slug,
       endpoint_tag: target.endpoint.tag,
+      // The credential that submitted it: the job's polls and downloads go on it too (never its secret).
+      byok_credential_id: target.byokId ?? null,
+      is_byok: target.byokId !== undefined,
       submitted_at: iso(now),
       next_poll_at: iso(now + w.opts.pollMs),
       poll_errors: 0,
@@ -102,5 +114,5 @@ async function submitted(w: VideoJobContext, job: VideoJobRow, target: VideoTarg
     { status: 'in_progress', owner: w.owner },
   );
   if (!ok) w.deps.log.warn({ job: job.id, upstream: upstreamId }, 'video job changed while it was submitted (cancelled?); the upstream job is left to finish');
-  else w.deps.log.info({ job: job.id, provider: target.provider.slug, upstream: upstreamId }, 'video job submitted');
+  else w.deps.log.info({ job: job.id, provider: target.provider.slug, upstream: upstreamId, byok: target.byokId ?? null }, 'video job submitted');
 }

@@ -35,7 +35,8 @@ export interface VideoJobContext {
   now(): number;
   view(job: VideoJobRow): VideoJobView;
   endpointOf(job: VideoJobRow, index?: number): VideoEndpoint | null;
-  callContext(endpoint: EndpointDef, provider: ProviderDef, signal?: AbortSignal): VideoCallContext;
+  callContext(target: Pick<VideoEndpoint, 'endpoint' | 'provider'>, apiKey: string | null, signal?: AbortSignal): VideoCallContext;
+  keyFor(provider: ProviderDef, byokId: string | null | undefined): Promise<{ apiKey: string | null } | { problem: string }>;
   finish(job: VideoJobRow, path: VideoStatus[], patch: VideoJobPatch, httpStatus: number): Promise<void>;
   record(job: VideoJobRow, status: TerminalVideoStatus, httpStatus: number, message?: string): void;
   deliverWebhook(job: VideoJobRow): Promise<void>;
@@ -215,8 +216,22 @@ export abstract class VideoWorker implements VideoJobContext {
     return adapter ? { endpoint, provider, adapter } : null;
   }
 
-  callContext(endpoint: EndpointDef, provider: ProviderDef, signal?: AbortSignal): VideoCallContext {
-    return { provider, endpoint, apiKey: this.deps.catalog.apiKey(provider), http: this.http, timeouts: this.deps.catalog.timeouts(provider), signal };
+  callContext(target: Pick<VideoEndpoint, 'endpoint' | 'provider'>, apiKey: string | null, signal?: AbortSignal): VideoCallContext {
+    const { endpoint, provider } = target;
+    return { provider, endpoint, apiKey, http: this.http, timeouts: this.deps.catalog.timeouts(provider), signal };
+  }
+
+  /**
+   * The key a call goes with: the BYOK credential `byokId` (its secret opened on use; a job is polled and downloaded on
+   * the credential that submitted it), else the operator's key for the provider. A credential deleted or disabled
+   * meanwhile (or whose secret cannot be opened) gives `problem`, a sentence naming it (never its secret).
+   */
+  async keyFor(provider: ProviderDef, byokId: string | null | undefined): Promise<{ apiKey: string | null } | { problem: string }> {
+    if (!byokId) return { apiKey: this.deps.catalog.apiKey(provider) };
+    const c = this.deps.byok ? await this.deps.byok.credential(byokId) : ({ problem: 'deleted' } as const);
+    if ('secret' in c) return { apiKey: c.secret };
+    const why = c.problem === 'unreadable' ? 'cannot be opened (sealed with a key that is not GATEWAY_ENCRYPTION_KEY)' : `was ${c.problem}`;
+    return { problem: `The BYOK credential ${byokId} (${provider.slug}) ${why}` };
   }
 
   // ---- the steps of a job (one file each) ---------------------------------------------------------------------

@@ -11,12 +11,11 @@
  * submitted again. (A crash between the provider accepting a job and the database recording it — milliseconds — can
  * submit it twice.)
  */
-import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { EndpointDef, ModelDef, ProviderDef } from '../core/catalog-types.js';
 import { budgetRefusal, endpointVerdict, modelAccess, refusal } from '../core/policy.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
-import { planRoute, type ExclusionReason } from '../core/routing.js';
+import { planRoute, type ByokRouting, type ExclusionReason } from '../core/routing.js';
 import { isTerminal, pathTo } from '../core/video-states.js';
 import { VIDEO_PARAMETERS } from '../core/catalog-types.js';
 import { badRequest, conflict, HttpError, notFound } from '../core/errors.js';
@@ -25,7 +24,7 @@ import { networkError } from '../providers/http.js';
 import type { KeyRow, VideoJobPatch, VideoJobRequest, VideoJobRow } from '../store/types.js';
 import { newGenerationId } from './generation-id.js';
 import { VideoWorker } from './video-worker.js';
-import { type VideoCreateBody, type VideoJobView, checkCallbackUrl, checkImageUrl, describeSize, iso, routeError, unsupported, videoModelView, videoReserve } from './video-helpers.js';
+import { type VideoCreateBody, type VideoJobView, checkCallbackUrl, checkImageUrl, describeSize, iso, newVideoJob, routeError, unsupported, videoModelView, videoReserve } from './video-helpers.js';
 
 export * from './video-helpers.js';
 
@@ -41,7 +40,8 @@ export class VideoService extends VideoWorker {
     if (all.length === 0) throw badRequest(`${model.id} is not a video generation model; GET /api/v1/videos/models lists them`, { field: 'model' });
     this.checkCapabilities(model, all, req);
 
-    const { prefs, defaultSort, endpointPolicy } = await this.enforcePolicy(key, model, body.provider);
+    const byok = this.deps.byok?.routing(key);
+    const { prefs, defaultSort, endpointPolicy } = await this.enforcePolicy(key, model, body.provider, byok);
     const routeInput = {
       now: this.now(),
       rng: this.deps.rng ?? Math.random,
@@ -49,6 +49,8 @@ export class VideoService extends VideoWorker {
       endpointPolicy,
       catalog: this.route,
       hasCredentials: this.deps.catalog.hasCredentials,
+      // The key's BYOK credentials, in chat's order: prioritized ones → the operator's key → fallback ones (docs/byok.md).
+      byok,
       health: this.deps.health.health,
       params: VIDEO_PARAMETERS.filter((p) => body[p] !== undefined),
       provider: prefs,
@@ -64,41 +66,11 @@ export class VideoService extends VideoWorker {
       const bad = plan.attempts.map((a) => unsupported(a.endpoint.video!, req)).find(Boolean);
       throw badRequest(`No available endpoint of ${model.id} accepts ${bad ? `${bad[0]} ${bad[1]} (supported: ${bad[2]})` : 'this request'}`, { field: bad?.[0] ?? 'model' });
     }
-    req.candidates = candidates.map((a) => ({ model: a.model, tag: a.endpoint.tag }));
+    req.candidates = candidates.map((a) => ({ model: a.model, tag: a.endpoint.tag, ...(a.byok ? { byok: a.byok.id } : {}) }));
 
     const now = this.now();
-    const row: VideoJobRow = {
-      id: `job-${randomBytes(12).toString('hex')}`,
-      workspace_id: key.workspace_id,
-      key_hash: key.hash,
-      model: model.id,
-      provider: null,
-      endpoint_tag: null,
-      upstream_id: null,
-      status: 'pending',
-      request_body: req,
-      error: null,
-      generation_id: null,
-      cost: null,
-      reserved_cost: null,
-      is_byok: false,
-      content_refs: null,
-      seconds: null,
-      callback_url: body.callback_url ? checkCallbackUrl(body.callback_url, this.opts.allowLoopbackCallbacks) : null,
-      webhook_state: 'none',
-      webhook_attempts: 0,
-      webhook_next_at: null,
-      webhook_last_error: null,
-      lease_owner: null,
-      lease_until: null,
-      next_poll_at: null,
-      poll_errors: 0,
-      deadline_at: iso(now + this.opts.jobTimeoutMs),
-      submitted_at: null,
-      finished_at: null,
-      created_at: iso(now),
-      updated_at: iso(now),
-    };
+    const callbackUrl = body.callback_url ? checkCallbackUrl(body.callback_url, this.opts.allowLoopbackCallbacks) : null;
+    const row = newVideoJob(key, model.id, req, callbackUrl, now, now + this.opts.jobTimeoutMs);
     // Held against the key's spending limit and budgets until the job ends (then its real cost, if any, counts).
     const reserve = videoReserve(candidates.map((a) => this.real.get(`${a.endpoint.model}|${a.endpoint.tag}`) ?? a.endpoint), req);
     if (reserve > 0) row.reserved_cost = reserve;
@@ -157,8 +129,11 @@ export class VideoService extends VideoWorker {
     if (index >= refs.length) throw notFound(`Video job ${id} has no video at index ${index} (it has ${refs.length})`);
     const target = this.endpointOf(job);
     if (!target) throw new HttpError(502, 'The provider that generated this video is no longer configured', { error_type: 'provider_unavailable' });
+    // On the credential that generated the video (docs/byok.md): deleted or disabled since, nothing can fetch it.
+    const upstreamKey = await this.keyFor(target.provider, job.byok_credential_id);
+    if ('problem' in upstreamKey) throw new HttpError(502, `${upstreamKey.problem}: the videos of job ${id} can no longer be downloaded`, { error_type: 'provider_unavailable', provider_name: target.provider.name, is_byok: true });
     try {
-      const res = await target.adapter.download(this.callContext(target.endpoint, target.provider, signal), refs[index]);
+      const res = await target.adapter.download(this.callContext(target, upstreamKey.apiKey, signal), refs[index]);
       const len = Number(res.headers['content-length']);
       return { body: res.body, length: Number.isFinite(len) && len >= 0 ? len : null };
     } catch (err) {
@@ -249,7 +224,7 @@ export class VideoService extends VideoWorker {
   }
 
   /** Budgets, the key's limit, the model and provider rules: refuses like chat; returns what routing needs. */
-  private async enforcePolicy(key: KeyRow, model: ModelDef, provider: VideoCreateBody['provider']) {
+  private async enforcePolicy(key: KeyRow, model: ModelDef, provider: VideoCreateBody['provider'], byok: ByokRouting | undefined) {
     // `provider.options` are passthrough fields for the upstream, not routing preferences.
     const { options: _options, ...prefs } = provider ?? {};
     let endpointPolicy: ((ep: EndpointDef, p: ProviderDef) => ExclusionReason | undefined) | undefined;
@@ -265,7 +240,9 @@ export class VideoService extends VideoWorker {
         }
       }
       if (policy.rules.length > 0) {
-        const access = modelAccess(policy, this.route, this.deps.catalog.hasCredentials, model.id);
+        const shared = this.deps.catalog.hasCredentials;
+        const reachable = byok ? (p: ProviderDef) => shared(p) || byok.credentials(p, model.id).length > 0 : shared;
+        const access = modelAccess(policy, this.route, reachable, model.id);
         if (access.blocked) {
           const r = refusal([{ model: model.id, access }]);
           throw new HttpError(r.status, r.message, r.metadata);

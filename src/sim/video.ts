@@ -17,6 +17,11 @@
  * video, default 2048). The fault knobs (`errorStatus`, `failTimes`, `latencyMs`, `hang`, …) apply to job creation only:
  * polls and downloads are not model calls (not counted in stats, not logged).
  *
+ * A job belongs to the credential that created it (`Authorization: Bearer`, `x-goog-api-key`, `x-api-key` or `api-key`;
+ * none on a provider without auth): polled or downloaded with another key (or none), it is not found — 404, as OpenAI
+ * answers for another project's video and Google for another project's operation — so a gateway that follows a job
+ * on the wrong credential sees it fail.
+ *
  * The bytes are a deterministic fake MP4 (`fakeMp4`): an `ftyp` box then an `mdat` box of printable filler, every byte
  * below 0x80, so the simulator's string replies carry them unchanged.
  */
@@ -51,6 +56,22 @@ interface SimVideoJob {
   samples: number;
   /** `http://host[/provider]` for the download URIs of Veo samples. */
   origin: string;
+  /** The credential the job was created with (null: none): only it may poll and download the job. */
+  owner: string | null;
+}
+
+/** The credential a request presents, in any of the header forms the protocols use (null: none). */
+function presentedKey(ctx: EndpointContext): string | null {
+  const h = ctx.headers;
+  const bearer = typeof h.authorization === 'string' && h.authorization.startsWith('Bearer ') ? h.authorization.slice(7) : undefined;
+  for (const v of [bearer, h['x-goog-api-key'], h['x-api-key'], h['api-key']]) if (typeof v === 'string' && v !== '') return v;
+  return null;
+}
+
+/** The job, when it exists and the request presents the credential that created it. */
+function ownJob(ctx: EndpointContext, id: string, protocol: SimVideoJob['protocol']): SimVideoJob | undefined {
+  const job = jobs.get(id);
+  return job && job.protocol === protocol && job.owner === presentedKey(ctx) ? job : undefined;
 }
 
 /** Every job created by any simulator in this process (ids carry the simulator's random tag). */
@@ -161,6 +182,7 @@ function openaiCreate(ctx: EndpointContext): JsonReply {
     bytes: ctx.knobs.videoBytes ?? DEFAULT_BYTES,
     samples: 1,
     origin: originOf(ctx),
+    owner: presentedKey(ctx),
   };
   remember(job);
   return json(200, { ...openaiVideoObject(job), status: 'queued', progress: 0, completed_at: null, expires_at: null, error: null });
@@ -171,8 +193,8 @@ const OPENAI_CONTENT = /^\/v1\/videos\/([^/]+)\/content$/;
 
 function openaiJob(ctx: EndpointContext, re: RegExp): SimVideoJob | JsonReply {
   const id = decodeURIComponent(re.exec(ctx.path)?.[1] ?? '');
-  const job = jobs.get(id);
-  if (!job || job.protocol !== 'openai') {
+  const job = ownJob(ctx, id, 'openai');
+  if (!job) {
     return openaiProtocol.error(404, ctx, { message: `Video with id '${id}' not found.`, type: 'invalid_request_error', param: null, code: 'video_not_found' });
   }
   return job;
@@ -253,6 +275,7 @@ function veoCreate(ctx: EndpointContext): JsonReply {
     bytes: ctx.knobs.videoBytes ?? DEFAULT_BYTES,
     samples: samples as number,
     origin: originOf(ctx),
+    owner: presentedKey(ctx),
   };
   remember(job);
   return json(200, { name: `models/${model}/operations/${job.id}` });
@@ -261,8 +284,8 @@ function veoCreate(ctx: EndpointContext): JsonReply {
 function veoOperation(ctx: EndpointContext): JsonReply {
   const m = VEO_OPERATION.exec(ctx.path)!;
   const name = `models/${m[1]}/operations/${m[2]}`;
-  const job = jobs.get(decodeURIComponent(m[2]));
-  if (!job || job.protocol !== 'veo') return veoError(ctx, 404, `Operation ${name} not found.`, 'NOT_FOUND');
+  const job = ownJob(ctx, decodeURIComponent(m[2]), 'veo');
+  if (!job) return veoError(ctx, 404, `Operation ${name} not found.`, 'NOT_FOUND');
   const s = state(job);
   if (s.phase !== 'done') return json(200, { name, metadata: { '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningMetadata', progressPercent: s.progress } });
   if (job.fail !== undefined) return json(200, { name, done: true, error: { code: 3, message: job.fail } });
@@ -277,9 +300,9 @@ function veoOperation(ctx: EndpointContext): JsonReply {
 function veoDownload(ctx: EndpointContext): JsonReply {
   const file = decodeURIComponent(VEO_DOWNLOAD.exec(ctx.path)?.[1] ?? '');
   const dash = file.lastIndexOf('-');
-  const job = dash > 0 ? jobs.get(file.slice(0, dash)) : undefined;
+  const job = dash > 0 ? ownJob(ctx, file.slice(0, dash), 'veo') : undefined;
   const index = Number(file.slice(dash + 1));
-  if (!job || job.protocol !== 'veo' || !Number.isInteger(index) || index < 0 || index >= job.samples || state(job).phase !== 'done' || job.fail !== undefined) {
+  if (!job || !Number.isInteger(index) || index < 0 || index >= job.samples || state(job).phase !== 'done' || job.fail !== undefined) {
     return veoError(ctx, 404, `File files/${file} not found.`, 'NOT_FOUND');
   }
   return mp4(job, index);

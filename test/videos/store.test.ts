@@ -38,6 +38,7 @@ function job(over: Partial<VideoJobRow> = {}): VideoJobRow {
     cost: null,
     reserved_cost: null,
     is_byok: false,
+    byok_credential_id: null,
     content_refs: null,
     seconds: null,
     callback_url: null,
@@ -90,6 +91,12 @@ describe.each(BACKENDS)('video job store (%s)', (backend) => {
     const back = await store.getVideoJob(row.id);
     expect(back).toEqual(row);
     expect(await store.getVideoJob('job-missing')).toBeNull();
+    // Migration 0019: the BYOK credential that submitted a job (its id only).
+    const onByok = job({ is_byok: true, byok_credential_id: '0b9c6f5e-2d4a-4c1e-9f7a-5d3b2a1c0e9f' });
+    await store.insertVideoJob(onByok);
+    expect(await store.getVideoJob(onByok.id)).toEqual(onByok);
+    await store.updateVideoJob(onByok.id, { byok_credential_id: null, is_byok: false }, { status: 'pending' });
+    expect((await store.getVideoJob(onByok.id))!.byok_credential_id).toBeNull();
   });
 
   it('sums what unfinished jobs reserve, per key (ended jobs and jobs without a price hold nothing)', async () => {

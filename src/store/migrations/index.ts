@@ -10,6 +10,7 @@ import { m0002, m0003, m0004, m0005, m0006, m0007 } from './0002-0007.js';
 import { spendMoney } from './0008-spend-money.js';
 import { generationDeadLetters, guardrailContentFilters, keyTokenRateLimits, modelAliases, observeGenerationFeedback, serverSecrets } from './0009-0014.js';
 import { byokCredentials, files, observeIoContent, observeRollups } from './0015-0018.js';
+import { videoByok } from './0019-video-byok.js';
 
 export { columnTypes, type ColumnTypes, type Dialect } from './types.js';
 export { MONEY_COLUMNS } from './0008-spend-money.js';
@@ -35,5 +36,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0016_observe_rollups_destinations': observeRollups(dialect, t),
     '0017_byok_credentials': byokCredentials(t),
     '0018_files_and_generation_pipeline': files(t),
+    '0019_video_byok': videoByok(),
   };
 }

@@ -23,8 +23,11 @@ export interface VideoJobRequest {
   seed: number | null;
   /** `provider.options` as sent (filtered per endpoint at submission). */
   provider_options: Record<string, Record<string, unknown>>;
-  /** Endpoints to try, in order (the routing plan made at creation): `model` and endpoint `tag`. */
-  candidates: Array<{ model: string; tag: string }>;
+  /**
+   * Endpoints to try, in order (the routing plan made at creation, BYOK credentials first as for chat): `model`,
+   * endpoint `tag`, and `byok`, the id of the BYOK credential the attempt runs on (absent: the operator's key).
+   */
+  candidates: Array<{ model: string; tag: string; byok?: string }>;
   /** Index into `candidates` of the endpoint the job was submitted to (null before submission). */
   attempt: number | null;
   /** Failed submissions so far: provider, model, status, message. */
@@ -54,7 +57,13 @@ export interface VideoJobRow {
    * would bill for the requested duration (null: no known price).
    */
   reserved_cost: number | null;
+  /** Submitted on a BYOK credential (then `byok_credential_id` names it). */
   is_byok: boolean;
+  /**
+   * The BYOK credential that submitted the job (null: the operator's key): its polls and downloads go on that same
+   * credential; deleted or disabled while the job runs, the job fails. Never the secret.
+   */
+  byok_credential_id: string | null;
   /** Upstream references of the generated videos, once completed. */
   content_refs: VideoContentRef[] | null;
   /** Seconds of video billed. */
