@@ -188,6 +188,8 @@ export class FileInputs {
     const parsed: Array<{ filename: string; pages: number; cached: boolean }> = [];
     const engine: PdfEngine = !ctx.parser.enabled ? 'native' : (ctx.parser.engine ?? (ctx.modelsReadFiles ? 'native' : 'text'));
     for (const p of parts) {
+      // A provider's file id (stored on its Files API, docs/files.md): it goes as sent, for that provider to read.
+      if (p.fileId !== null && !isFileId(p.fileId)) continue;
       let file = p.inline;
       let filename = p.filename;
       let sha: string | null = null;
