@@ -140,6 +140,16 @@ describe('Files stored on a provider\'s own Files API (BYOK)', () => {
     expect(await env.t.gw.svc.store.getFile(ws.body.data?.id ?? ws.body.id, r.body.id)).toBeNull();
   });
 
+  it('the OpenAPI document describes the provider fields of files and deletions', async () => {
+    const doc = (await (await fetch(`${env.t.api}/openapi.json`)).json()) as { paths: Record<string, any> };
+    const shapes = doc.paths['/files/{file_id}'].get.responses['200'].content['application/json'].schema.anyOf as any[];
+    const gateway = shapes.find((x) => x.properties?._shape?.const === 'gateway' || x.properties?._shape?.enum?.[0] === 'gateway');
+    expect(gateway.properties.provider.enum).toEqual(['openai', 'anthropic']);
+    expect(gateway.properties.byok_credential_id.type).toBe('string');
+    const deleted = doc.paths['/files/{file_id}'].delete.responses['200'].content['application/json'].schema.anyOf as any[];
+    for (const d of deleted) expect(d.properties.provider_deleted.type).toBe('boolean');
+  });
+
   it('provider on the other routes, or with a management key: 400; an unknown provider value: 400', async () => {
     const list = await env.t.call('GET', '/files?provider=openai', { key: env.key });
     expect(list.status).toBe(400);
