@@ -58,6 +58,7 @@ export function imageProtocolOf(e: EndpointDef, provider: ProviderDef | undefine
   if (provider?.protocol === 'openai') return 'openai-images';
   if (provider?.protocol === 'google') return 'gemini-image';
   if (provider?.protocol === 'azure-openai') return 'azure-openai-images';
+  if (provider?.protocol === 'bedrock') return 'bedrock-image';
   return null;
 }
 
@@ -270,6 +271,12 @@ function checkKinds(e: EndpointDef, provider: ProviderDef | undefined, m: ModelD
   for (const [field, value] of [['speech_protocol', e.speech_protocol], ['image_protocol', e.image_protocol]] as const) {
     if ((value === 'azure-openai-tts' || value === 'azure-openai-images') && provider && provider.protocol !== 'azure-openai') problems.push(`${where}.${field} ${value} needs an azure-openai provider (got ${provider.protocol})`);
   }
+  // Bedrock's InvokeModel and Rerank URLs, region and SigV4 signing come from a bedrock provider.
+  for (const [field, value] of [['image_protocol', e.image_protocol], ['rerank_protocol', e.rerank_protocol]] as const) {
+    if ((value === 'bedrock-image' || value === 'bedrock-rerank') && provider && provider.protocol !== 'bedrock') problems.push(`${where}.${field} ${value} needs a bedrock provider (got ${provider.protocol})`);
+  }
+  // AWS's Bedrock API keys do not cover the Agent Runtime's operations (Rerank): a key pair signs them.
+  if (e.rerank_protocol === 'bedrock-rerank' && provider?.cloud?.auth === 'api-key') problems.push(`${where}.rerank_protocol bedrock-rerank needs AWS key pair credentials: Bedrock API keys (cloud.auth: api-key) do not authorize the Agent Runtime's Rerank`);
   if (e.video && !videoProtocolOf(e, provider)) problems.push(`${where}.video.protocol must be set (${VIDEO_PROTOCOLS.join(', ')}): the provider's protocol has no video API`);
 }
 

@@ -28,9 +28,9 @@ const strings = (text = 'must be a list of strings') => Type.Array(Type.String()
 export const PROTOCOLS = ['openai', 'anthropic', 'google', 'openai-responses', 'azure-openai', 'azure-openai-responses', 'bedrock', 'vertex', 'vertex-anthropic'] as const;
 export const SPEECH_PROTOCOL_NAMES = ['openai-tts', 'gemini-tts', 'azure-openai-tts'] as const;
 export const AUDIO_FORMAT_NAMES = ['mp3', 'pcm'] as const;
-export const RERANK_PROTOCOL_NAMES = ['jina', 'cohere', 'voyage'] as const;
+export const RERANK_PROTOCOL_NAMES = ['jina', 'cohere', 'voyage', 'bedrock-rerank'] as const;
 export const VIDEO_PROTOCOL_NAMES = ['openai-video', 'google-veo'] as const;
-export const IMAGE_PROTOCOL_NAMES = ['openai-images', 'gemini-image', 'azure-openai-images'] as const;
+export const IMAGE_PROTOCOL_NAMES = ['openai-images', 'gemini-image', 'azure-openai-images', 'bedrock-image'] as const;
 
 const DataPolicy = Type.Object(
   { training: bool(), retains_prompts: bool(), zdr: bool() },

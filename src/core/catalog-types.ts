@@ -21,12 +21,13 @@ export type SpeechProtocol = 'openai-tts' | 'gemini-tts' | 'azure-openai-tts';
  * Upstream image generation APIs (docs/images.md; see `EndpointDef.image_protocol`):
  * - `openai-images`: OpenAI `POST /images/generations` and `POST /images/edits` (gpt-image, DALL·E);
  * - `gemini-image`: Gemini `generateContent` with `responseModalities: ["TEXT", "IMAGE"]` (images as inlineData parts);
- * - `azure-openai-images`: OpenAI's images API on an Azure OpenAI deployment (`/openai/deployments/{d}/images/generations`).
+ * - `azure-openai-images`: OpenAI's images API on an Azure OpenAI deployment (`/openai/deployments/{d}/images/generations`);
+ * - `bedrock-image`: Amazon Bedrock InvokeModel in the family's body (Nova Canvas, Titan Image Generator, Stability).
  */
-export type ImageProtocol = 'openai-images' | 'gemini-image' | 'azure-openai-images';
+export type ImageProtocol = 'openai-images' | 'gemini-image' | 'azure-openai-images' | 'bedrock-image';
 
-/** Upstream rerank APIs (see `EndpointDef.rerank_protocol`). */
-export type RerankProtocol = 'jina' | 'cohere' | 'voyage';
+/** Upstream rerank APIs (see `EndpointDef.rerank_protocol`; `bedrock-rerank`: the Bedrock Agent Runtime Rerank API). */
+export type RerankProtocol = 'jina' | 'cohere' | 'voyage' | 'bedrock-rerank';
 
 /** Audio formats of the speech API: `mp3`, or `pcm` (raw 16-bit signed little-endian samples, mono, 24 kHz). */
 export type AudioFormat = 'mp3' | 'pcm';

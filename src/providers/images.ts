@@ -5,7 +5,7 @@
  * 2xx answer (one JSON body) → the images and the usage it reports. Adapters are pure translation (no I/O): the images
  * service does the HTTP, routing and accounting.
  */
-import type { ImageProtocol } from '../core/catalog-types.js';
+import type { EndpointDef, ImageProtocol } from '../core/catalog-types.js';
 import type { TokenUsage } from '../core/pricing.js';
 import { UpstreamError } from '../core/provider-errors.js';
 import type { UpstreamContext, UpstreamHttpRequest } from '../core/adapters.js';
@@ -55,6 +55,14 @@ export interface ImageAdapter {
   /** Whether the API can take these reference images (e.g. Gemini takes inline data only). */
   acceptsReferences(refs: readonly ImageReference[]): boolean;
   buildRequest(req: ImageInput, ctx: UpstreamContext): { req: UpstreamHttpRequest; dropped: string[] };
+  /**
+   * Why the endpoint's model cannot take the request's values (a size or aspect ratio its family lacks, too many
+   * images, a seed out of range): the field to name and the reason; null when it can. Routing skips such endpoints,
+   * and a request no endpoint can take is refused with a 400 naming the field. Absent: every value is taken.
+   */
+  problem?(req: Pick<ImageInput, 'n' | 'size' | 'aspect_ratio' | 'seed' | 'output_format'>, endpoint: EndpointDef): { field: string; message: string } | null;
+  /** Signs the built request (Bedrock's SigV4), when the protocol authenticates that way. */
+  authorize?(req: UpstreamHttpRequest, ctx: UpstreamContext): Promise<UpstreamHttpRequest>;
   parseError(status: number, text: string, headers: Headers): UpstreamError;
   /** A 2xx answer; throws UpstreamError (502) when it is not a valid one or holds no image. */
   parse(text: string): ImageAnswer;

@@ -18,6 +18,9 @@ import { anthropicAdapter } from './anthropic/index.js';
 import { azureBuilder, azureError, azureImages, azureSpeech, onAzure } from './azure/index.js';
 import { authorizeBedrock, awsCredentialProblem, bedrockAdapter, bedrockError } from './bedrock/index.js';
 import { bedrockMaxInputs, buildBedrockEmbeddings, parseBedrockEmbeddings } from './bedrock/embeddings.js';
+import { bedrockImageAdapter } from './bedrock/images.js';
+import { MAX_IMAGES, MAX_SEED, STABILITY_RATIOS, TITAN_SIZES } from './bedrock/image-sizes.js';
+import { bedrockRerankAdapter } from './bedrock/rerank.js';
 import { onVertex, serviceAccountProblem } from './vertex/index.js';
 import { anthropicCounter } from './anthropic/count-tokens.js';
 import { geminiImageAdapter } from './gemini-image/index.js';
@@ -49,6 +52,9 @@ export type { ImageAdapter, ImageAnswer, ImageInput, ImageReference } from './im
 export type { VideoAdapter, VideoCallContext, VideoSubmitRequest } from './video-types.js';
 export { VideoHttp } from './video-types.js';
 export { rerankProtocolOf } from './rerank/index.js';
+export { imageFamily as bedrockImageFamily, type BedrockImageFamily } from './bedrock/image-sizes.js';
+/** What Bedrock's image families take (for the image model listings). */
+export const BEDROCK_IMAGE_LIMITS = { maxImages: MAX_IMAGES, maxSeed: MAX_SEED, titanSizes: TITAN_SIZES, stabilityRatios: STABILITY_RATIOS };
 
 type ErrorParser = (status: number, text: string, headers: Record<string, string | string[] | undefined>) => UpstreamError;
 
@@ -130,6 +136,9 @@ export const PROTOCOLS = {
   // Azure OpenAI's images and speech deployments (docs/clouds.md): OpenAI's wire on Azure's URLs and auth.
   'azure-openai-images': { images: azureImages(openaiImagesAdapter) },
   'azure-openai-tts': { speech: azureSpeech(openaiTtsAdapter) },
+  // Amazon Bedrock's images through InvokeModel (Nova Canvas, Titan Image Generator, Stability) and its Rerank API.
+  'bedrock-image': { images: bedrockImageAdapter },
+  'bedrock-rerank': { rerank: bedrockRerankAdapter },
 } satisfies Record<Protocol | SpeechProtocol | RerankProtocol | VideoProtocol | ImageProtocol, ProtocolEntry>;
 
 /**

@@ -125,7 +125,7 @@ export class CatalogService {
         const imageApi = imageProtocolOf(e, providers.get(e.provider));
         if (imageApi) push(this.imageRoute, e);
         // Image-only models (and image APIs other than Gemini's) are never chat models.
-        if (imageApi === 'openai-images' || imageApi === 'azure-openai-images' || !m.architecture.output_modalities.includes('text')) {
+        if (imageApi === 'openai-images' || imageApi === 'azure-openai-images' || imageApi === 'bedrock-image' || !m.architecture.output_modalities.includes('text')) {
           if (!imageApi) unrouted.add(`${e.provider} (${protocol}, image)`);
           continue;
         }

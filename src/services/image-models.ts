@@ -6,6 +6,7 @@
 import type { EndpointDef, ImageProtocol, ModelDef, ProviderDef } from '../core/catalog-types.js';
 import type { RouteCatalog } from '../core/routing.js';
 import { imageProtocolOf } from './catalog.js';
+import { BEDROCK_IMAGE_LIMITS, bedrockImageFamily, type BedrockImageFamily } from '../providers/registry.js';
 
 export type Capability = { type: 'enum'; values: string[] } | { type: 'range'; min: number; max: number } | { type: 'boolean' };
 
@@ -24,7 +25,29 @@ const OPENAI_DESCRIPTORS: Record<string, Capability> = {
   input_references: { type: 'range', min: 0, max: 16 },
 };
 
-const DESCRIPTORS: Record<ImageProtocol, Record<string, Capability>> = {
+/** Amazon Bedrock's image families (InvokeModel; providers/bedrock/image-sizes.ts): their own sizes, ratios and limits. */
+const BEDROCK_RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '9:16', '16:9'];
+const BEDROCK_FAMILY_DESCRIPTORS: Record<BedrockImageFamily, Record<string, Capability>> = {
+  'nova-canvas': {
+    n: { type: 'range', min: 1, max: BEDROCK_IMAGE_LIMITS.maxImages['nova-canvas'] },
+    size: { type: 'enum', values: ['1024x1024', '832x1248', '1248x832', '768x1360', '1360x768', '512x512'] },
+    aspect_ratio: { type: 'enum', values: BEDROCK_RATIOS },
+    seed: { type: 'range', min: 0, max: BEDROCK_IMAGE_LIMITS.maxSeed['nova-canvas'] },
+  },
+  'titan-image': {
+    n: { type: 'range', min: 1, max: BEDROCK_IMAGE_LIMITS.maxImages['titan-image'] },
+    size: { type: 'enum', values: BEDROCK_IMAGE_LIMITS.titanSizes },
+    aspect_ratio: { type: 'enum', values: ['1:1', '2:3', '3:2', '3:5', '5:3', '7:9', '9:7', '9:5'] },
+    seed: { type: 'range', min: 0, max: BEDROCK_IMAGE_LIMITS.maxSeed['titan-image'] },
+  },
+  stability: {
+    aspect_ratio: { type: 'enum', values: BEDROCK_IMAGE_LIMITS.stabilityRatios },
+    seed: { type: 'range', min: 0, max: BEDROCK_IMAGE_LIMITS.maxSeed.stability },
+    output_format: { type: 'enum', values: ['png', 'jpeg', 'webp'] },
+  },
+};
+
+const DESCRIPTORS: Record<Exclude<ImageProtocol, 'bedrock-image'>, Record<string, Capability>> = {
   'openai-images': OPENAI_DESCRIPTORS,
   // Azure takes no reference images on its JSON API (its edits are multipart): never listed for an Azure endpoint.
   'azure-openai-images': Object.fromEntries(Object.entries(OPENAI_DESCRIPTORS).filter(([k]) => k !== 'input_references')),
@@ -39,8 +62,10 @@ export function endpointCapabilities(e: EndpointDef, provider: ProviderDef | und
   const protocol = imageProtocolOf(e, provider);
   const out: Record<string, Capability> = {};
   if (!protocol) return out;
+  const family = protocol === 'bedrock-image' ? bedrockImageFamily(e.upstreamModel) : null;
+  const table = protocol === 'bedrock-image' ? (family ? BEDROCK_FAMILY_DESCRIPTORS[family] : {}) : DESCRIPTORS[protocol];
   for (const p of e.supported_parameters) {
-    const d = DESCRIPTORS[protocol][p];
+    const d = table[p];
     if (d) out[p] = d;
   }
   return out;

@@ -168,6 +168,10 @@ export class ImagesService {
 
   private planRoute(body: ImagesBody, call: ApiCall, n: number, references: ImageReference[], params: string[]) {
     const model = body.model;
+    // The first value an endpoint's model family cannot take (a size, an aspect ratio, n, a seed): named in the 400
+    // when no endpoint is left.
+    let problem: { field: string; message: string } | null = null;
+    const ask = { n, size: body.size ?? body.resolution, aspect_ratio: body.aspect_ratio, seed: body.seed, output_format: body.output_format };
     return planRequest(this.deps, {
       key: call.key,
       route: this.route,
@@ -177,12 +181,18 @@ export class ImagesService {
         if (!protocol) return 'unsupported_parameter';
         if (n > 1 && !ep.supported_parameters.includes('n')) return 'unsupported_parameter';
         if (references.length > 0 && (!ep.supported_parameters.includes('input_references') || !imageAdapter(protocol).acceptsReferences(references))) return 'unsupported_parameter';
+        const p = imageAdapter(protocol).problem?.(ask, this.original.get(ep) ?? ep) ?? null;
+        if (p) {
+          problem ??= p;
+          return 'unsupported_parameter';
+        }
         return undefined;
       },
       params,
       provider: routingPrefs(body.provider),
       adjust: (p) => {
         if (p.error?.code === 'constraint_filtered' && p.error.excluded_by?.includes('unsupported_parameter')) {
+          if (problem) throw badRequest(problem.message, { field: problem.field, error_type: 'invalid_request' });
           p.error.message = `No endpoint of ${model} can serve this request${n > 1 ? ` (n = ${n}: providers that generate one image per call reject n > 1)` : ''}${references.length > 0 ? ' (with these input_references)' : ''}`;
         }
       },
@@ -205,6 +215,7 @@ export class ImagesService {
         const endpoint = this.endpoint(a);
         const adapter = imageAdapter(imageProtocolOf(endpoint, a.provider)!);
         const size = b.size ?? b.resolution;
+        const ctx = { provider: a.provider, endpoint, apiKey: attemptKey(this.deps, a) };
         const built = adapter.buildRequest(
           {
             prompt: b.prompt,
@@ -219,9 +230,10 @@ export class ImagesService {
             references: p.references,
             options: optionsFor(b.provider?.options, a.provider.slug, endpoint.tag),
           },
-          { provider: a.provider, endpoint, apiKey: attemptKey(this.deps, a) },
+          ctx,
         );
-        return { ...built.req, dropped: built.dropped, parseError: adapter.parseError, parse: (text: string) => adapter.parse(text) };
+        const authorize = adapter.authorize ? (req: { url: URL; headers: Record<string, string>; body: string }) => adapter.authorize!(req, ctx) : undefined;
+        return { ...built.req, dropped: built.dropped, parseError: adapter.parseError, parse: (text: string) => adapter.parse(text), ...(authorize ? { authorize } : {}) };
       },
       served: (id, a, answer) => {
         // A provider may return more than asked: the client gets (and pays for) at most n.

@@ -90,8 +90,11 @@ export class RerankService {
       },
       request: (a) => {
         const adapter = rerankAdapter(a.endpoint);
-        const built = adapter.build(p.body, a.endpoint, a.provider, attemptKey(this.deps, a));
-        return { ...built, parseError: adapter.parseError, parse: (text: string) => adapter.parse(text, p.body.documents.length) };
+        const apiKey = attemptKey(this.deps, a);
+        const built = adapter.build(p.body, a.endpoint, a.provider, apiKey);
+        const ctx = { provider: a.provider, endpoint: a.endpoint, apiKey };
+        const authorize = adapter.authorize ? (req: { url: URL; headers: Record<string, string>; body: string }) => adapter.authorize!(req, ctx) : undefined;
+        return { ...built, parseError: adapter.parseError, parse: (text: string) => adapter.parse(text, p.body.documents.length), ...(authorize ? { authorize } : {}) };
       },
       served: (id, a, parsed) => {
         const perUnit = a.endpoint.pricing?.search_unit !== undefined;

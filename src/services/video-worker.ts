@@ -1,28 +1,51 @@
 /**
  * The worker of video jobs (docs/videos.md; the states in src/core/video-states.ts, the leases and durability in
- * services/videos.ts): claims jobs, submits them upstream through the attempt runner, polls them, ends them and sends
- * their webhooks.
+ * services/videos.ts): the loop that claims jobs and takes each one step further. The steps live one per file —
+ * video-submit.ts (through the attempt runner), video-poll.ts, video-settle.ts (the end of a job: transition, record,
+ * spend), video-webhooks.ts — and use the worker through `VideoJobContext`.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { EndpointDef, ProviderDef } from '../core/catalog-types.js';
 import { type RouteCatalog } from '../core/routing.js';
 import { type TerminalVideoStatus, type VideoStatus } from '../core/video-states.js';
-import { UpstreamError } from '../core/provider-errors.js';
-import { networkError } from '../providers/http.js';
-import { videoAdapter, VideoHttp, type VideoAdapter, type VideoCallContext, type VideoSubmitRequest } from '../providers/registry.js';
-import type { GenerationRow, VideoJobPatch, VideoJobRequest, VideoJobRow } from '../store/types.js';
+import { videoAdapter, VideoHttp, type VideoAdapter, type VideoCallContext } from '../providers/registry.js';
+import type { VideoJobPatch, VideoJobRow } from '../store/types.js';
 import type { VideoConfig } from '../config.js';
 import { videoProtocolOf } from './catalog.js';
 import { newGenerationId } from './generation-id.js';
-import { runAttempts, type UnavailableTarget } from './attempts/runner.js';
-import { API_PREFIX, BATCH, MAX_POLL_BACKOFF_MS, MAX_WEBHOOK_BACKOFF_MS, SUBMIT_RETRIES, type VideoJobView, type VideoServiceDeps, type VideoTarget, WEBHOOK_TIMEOUT_MS, effectiveDims, iso, routePrice, signWebhook, videoCost } from './video-helpers.js';
+import { API_PREFIX, BATCH, type VideoJobView, type VideoServiceDeps, iso, routePrice } from './video-helpers.js';
+import { pollJob } from './video-poll.js';
+import { endJob, finishJob, videoGenerationRow, webhookStart } from './video-settle.js';
+import { submitJob } from './video-submit.js';
+import { deliverWebhook, webhookPayload } from './video-webhooks.js';
+
+/** One endpoint of a job: its catalog entry, provider and protocol adapter. */
+export interface VideoEndpoint {
+  endpoint: EndpointDef;
+  provider: ProviderDef;
+  adapter: VideoAdapter;
+}
+
+/** What the steps of a job (video-submit, video-poll, video-settle, video-webhooks) use of the worker. */
+export interface VideoJobContext {
+  readonly deps: VideoServiceDeps;
+  readonly owner: string;
+  readonly opts: VideoConfig;
+  now(): number;
+  view(job: VideoJobRow): VideoJobView;
+  endpointOf(job: VideoJobRow, index?: number): VideoEndpoint | null;
+  callContext(endpoint: EndpointDef, provider: ProviderDef, signal?: AbortSignal): VideoCallContext;
+  finish(job: VideoJobRow, path: VideoStatus[], patch: VideoJobPatch, httpStatus: number): Promise<void>;
+  record(job: VideoJobRow, status: TerminalVideoStatus, httpStatus: number, message?: string): void;
+  deliverWebhook(job: VideoJobRow): Promise<void>;
+}
 
 /**
  * The worker side of video jobs: the loop that claims jobs, submits, polls and ends them, and sends their webhooks
  * (VideoService adds the API on top).
  */
-export abstract class VideoWorker {
+export abstract class VideoWorker implements VideoJobContext {
   /** This instance's identity in `lease_owner`. */
   readonly owner = `${hostname().slice(0, 40)}/${process.pid}/${randomBytes(6).toString('hex')}`;
   readonly http = new VideoHttp();
@@ -38,7 +61,7 @@ export abstract class VideoWorker {
   /** Jobs a step is working on right now (their leases are not released at a stop that cannot wait for them). */
   protected readonly inFlight = new Set<string>();
 
-  constructor(protected readonly deps: VideoServiceDeps) {
+  constructor(readonly deps: VideoServiceDeps) {
     const byModel = new Map<string, EndpointDef[]>();
     for (const [model, eps] of deps.catalog.videoRoute.endpointsByModel) {
       byModel.set(
@@ -52,11 +75,11 @@ export abstract class VideoWorker {
     this.route = { models: deps.catalog.videoRoute.models, endpointsByModel: byModel, providers: deps.catalog.videoRoute.providers };
   }
 
-  protected now(): number {
+  now(): number {
     return this.deps.now ? this.deps.now() : Date.now();
   }
 
-  protected get opts(): VideoConfig {
+  get opts(): VideoConfig {
     return this.deps.options;
   }
 
@@ -181,7 +204,7 @@ export abstract class VideoWorker {
     return `The job did not finish within ${Math.round(this.opts.jobTimeoutMs / 1000)} s`;
   }
 
-  protected endpointOf(job: VideoJobRow, index = job.request_body.attempt ?? 0): { endpoint: EndpointDef; provider: ProviderDef; adapter: VideoAdapter } | null {
+  endpointOf(job: VideoJobRow, index = job.request_body.attempt ?? 0): VideoEndpoint | null {
     const cand = job.request_body.candidates[index];
     if (!cand) return null;
     const endpoint = this.real.get(`${cand.model}|${job.endpoint_tag ?? cand.tag}`);
@@ -192,249 +215,48 @@ export abstract class VideoWorker {
     return adapter ? { endpoint, provider, adapter } : null;
   }
 
-  protected callContext(endpoint: EndpointDef, provider: ProviderDef, signal?: AbortSignal): VideoCallContext {
+  callContext(endpoint: EndpointDef, provider: ProviderDef, signal?: AbortSignal): VideoCallContext {
     return { provider, endpoint, apiKey: this.deps.catalog.apiKey(provider), http: this.http, timeouts: this.deps.catalog.timeouts(provider), signal };
   }
 
-  /** The request for one endpoint: dimensions as its API takes them, passthrough options it allows. */
-  protected submitRequest(r: VideoJobRequest, endpoint: EndpointDef, provider: ProviderDef): VideoSubmitRequest {
-    const caps = endpoint.video!;
-    const dims = effectiveDims(r);
-    const sizeBased = videoProtocolOf(endpoint, provider) === 'openai-video';
-    const allowed = new Set(caps.allowed_passthrough_parameters);
-    const options: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(r.provider_options[provider.slug] ?? {})) if (allowed.has(k) && v !== null) options[k] = v;
-    return {
-      prompt: r.prompt,
-      duration: r.duration ?? caps.default_duration ?? null,
-      resolution: sizeBased ? null : dims.resolution,
-      aspect_ratio: sizeBased ? null : dims.aspect_ratio,
-      size: sizeBased ? dims.size : null,
-      first_frame: r.frame_images.find((f) => f.frame_type === 'first_frame')?.url ?? null,
-      last_frame: r.frame_images.find((f) => f.frame_type === 'last_frame')?.url ?? null,
-      references: r.input_references.filter((x) => x.type === 'image_url').map((x) => x.url),
-      generate_audio: r.generate_audio,
-      seed: r.seed,
-      options,
-    };
+  // ---- the steps of a job (one file each) ---------------------------------------------------------------------
+
+  /** Submits the job to its candidate endpoints in order until one accepts it (video-submit.ts). */
+  protected submit(job: VideoJobRow): Promise<void> {
+    return submitJob(this, job);
   }
 
-  /** Submits the job to its candidate endpoints in order until one accepts it (services/attempts/runner.ts). */
-  protected async submit(job: VideoJobRow): Promise<void> {
-    const r = job.request_body;
-    const attempts = [...r.attempts];
-    let retryable = true;
-    const targets: Array<VideoTarget | UnavailableTarget> = [];
-    for (let i = r.attempt ?? 0; i < r.candidates.length; i++) {
-      const cand = r.candidates[i];
-      const target = this.endpointOf({ ...job, endpoint_tag: null }, i);
-      if (!target || !this.deps.catalog.hasCredentials(target.provider)) {
-        targets.push({ unavailable: { provider: cand.tag, model: cand.model, status: 503, message: 'Endpoint no longer configured or without credentials' } });
-      } else targets.push({ ...target, model: cand.model, index: i });
-    }
-    const out = await runAttempts<VideoTarget, string, { target: VideoTarget; upstreamId: string }>(
-      {
-        targets,
-        health: this.deps.health,
-        now: () => this.now(),
-        logSuccess: false,
-        attempt: (t) => t.adapter.submit(this.callContext(t.endpoint, t.provider), this.submitRequest(r, t.endpoint, t.provider)),
-        served: (target, upstreamId) => ({ result: { target, upstreamId }, cost: null }),
-        failed: (e) => {
-          // A refused request or refused credentials: another round would be refused alike.
-          if (e.status === 400 || e.type === 'authentication') retryable = false;
-          return undefined;
-        },
-      },
-      attempts,
-    );
-    if (out.ok) {
-      const { target, upstreamId } = out.result;
-      const now = this.now();
-      const ok = await this.deps.store.updateVideoJob(
-        job.id,
-        {
-          upstream_id: upstreamId,
-          provider: target.provider.slug,
-          endpoint_tag: target.endpoint.tag,
-          submitted_at: iso(now),
-          next_poll_at: iso(now + this.opts.pollMs),
-          poll_errors: 0,
-          request_body: { ...r, attempt: target.index, attempts },
-        },
-        { status: 'in_progress', owner: this.owner },
-      );
-      if (!ok) this.deps.log.warn({ job: job.id, upstream: upstreamId }, 'video job changed while it was submitted (cancelled?); the upstream job is left to finish');
-      else this.deps.log.info({ job: job.id, provider: target.provider.slug, upstream: upstreamId }, 'video job submitted');
-      return;
-    }
-    // Every candidate failed. Transient failures: another round later (within the deadline), a couple of times.
-    const last = attempts[attempts.length - 1];
-    if (retryable && job.poll_errors < SUBMIT_RETRIES) {
-      const n = job.poll_errors + 1;
-      await this.deps.store.updateVideoJob(
-        job.id,
-        { poll_errors: n, next_poll_at: iso(this.now() + Math.min(this.opts.pollMs * 2 ** n, MAX_POLL_BACKOFF_MS)), request_body: { ...r, attempt: null, attempts } },
-        { status: 'in_progress', owner: this.owner },
-      );
-      return;
-    }
-    const message = last?.message ? `Provider returned error: ${last.message}` : 'No endpoint could take the job';
-    await this.finish({ ...job, request_body: { ...r, attempts } }, ['in_progress', 'failed'], { error: message, request_body: { ...r, attempts } }, last?.status ?? 502);
+  /** Polls the upstream job; moves the job on when it ended (video-poll.ts). */
+  protected poll(job: VideoJobRow): Promise<void> {
+    return pollJob(this, job);
   }
 
-  /** Polls the upstream job; moves the job on when it ended. */
-  protected async poll(job: VideoJobRow): Promise<void> {
-    const target = this.endpointOf(job);
-    if (!target) return this.finish(job, ['in_progress', 'failed'], { error: 'The endpoint the job was submitted to is no longer configured' }, 502);
-    let result;
-    try {
-      result = await target.adapter.poll(this.callContext(target.endpoint, target.provider), job.upstream_id!);
-    } catch (err) {
-      const e = err instanceof UpstreamError ? err : networkError(err);
-      if (e.providerCode === 404) return this.finish(job, ['in_progress', 'failed'], { error: `The provider no longer knows the job: ${e.message}` }, 502);
-      const n = job.poll_errors + 1;
-      this.deps.log.warn({ job: job.id, err: e.message, polls_failed: n }, 'polling a video job failed; retrying later');
-      await this.deps.store.updateVideoJob(job.id, { poll_errors: n, next_poll_at: iso(this.now() + Math.min(this.opts.pollMs * 2 ** Math.min(n, 10), MAX_POLL_BACKOFF_MS)) }, { status: 'in_progress', owner: this.owner });
-      return;
-    }
-    const now = this.now();
-    if (result.state === 'running') {
-      await this.deps.store.updateVideoJob(job.id, { poll_errors: 0, next_poll_at: iso(now + this.opts.pollMs) }, { status: 'in_progress', owner: this.owner });
-      return;
-    }
-    if (result.state === 'failed') return this.finish(job, ['in_progress', 'failed'], { error: result.message }, 502);
-    const caps = target.endpoint.video!;
-    const r = job.request_body;
-    const seconds = result.seconds ?? r.duration ?? caps.default_duration ?? null;
-    const cost = videoCost(target.endpoint, seconds, effectiveDims(r).resolution ?? caps.default_resolution ?? null);
-    await this.finish(job, ['in_progress', 'completed'], { content_refs: result.content, seconds, cost, is_byok: false }, 200);
+  /** Ends a job: the terminal transition (held by this worker), the generation record, then the webhook (video-settle.ts). */
+  finish(job: VideoJobRow, path: VideoStatus[], patch: VideoJobPatch, httpStatus: number): Promise<void> {
+    return finishJob(this, job, path, patch, httpStatus);
   }
 
-  /** Ends a job: the terminal transition (held by this worker), the generation record, then the webhook. */
-  protected async finish(job: VideoJobRow, path: VideoStatus[], patch: VideoJobPatch, httpStatus: number): Promise<void> {
-    const status = path[path.length - 1] as TerminalVideoStatus;
-    const now = this.now();
-    const full: VideoJobPatch = { ...patch, finished_at: iso(now), next_poll_at: null, ...this.webhookStart(job, now) };
-    const done = { ...job, ...full, status } as VideoJobRow;
-    const ok = await this.endJob(job, async () => {
-      const moved = await this.deps.store.transitionVideoJob(job.id, path, full, { owner: this.owner, now: iso(now) });
-      if (moved) this.record(done, status, httpStatus, done.error ?? undefined);
-      return moved;
-    }, done.cost ?? null);
-    if (!ok) return;
-    this.deps.log.info({ job: job.id, status, cost: done.cost }, 'video job ended');
-    if (done.webhook_state === 'pending') await this.deliverWebhook(done);
-    else await this.deps.store.releaseVideoLeases(this.owner, [job.id]);
-  }
-
-  /**
-   * Runs `end` — the job's terminal transition, then (when it won) its generation record — and, when it won and the
-   * job held a reserve, replaces what its admission charged against the key's limits by its real cost (`cost`).
-   */
-  protected async endJob(job: VideoJobRow, end: () => Promise<boolean>, cost: number | null): Promise<boolean> {
-    const ok = await end();
-    const g = this.deps.guardrails;
-    if (ok && job.reserved_cost && g) await g.videoEnded(job.key_hash, job.reserved_cost, cost).catch((err: unknown) => this.deps.log.warn({ err, job: job.id }, 'video spend settlement failed'));
-    return ok;
+  /** The terminal transition `end`, then the spend settlement of the job's reserve (video-settle.ts). */
+  protected endJob(job: VideoJobRow, end: () => Promise<boolean>, cost: number | null): Promise<boolean> {
+    return endJob(this, job, end, cost);
   }
 
   protected webhookStart(job: VideoJobRow, now: number): VideoJobPatch {
-    return job.callback_url ? { webhook_state: 'pending', webhook_next_at: iso(now), webhook_attempts: 0 } : { webhook_state: 'none' };
+    return webhookStart(job, now);
   }
 
   /** The generation record of a job that ended (its usage counts toward the key's limits and budgets). */
-  protected record(job: VideoJobRow, status: TerminalVideoStatus, httpStatus: number, message?: string): void {
-    const now = this.now();
-    const r = job.request_body;
-    const cand = r.candidates[r.attempt ?? 0];
-    const attempts = [...r.attempts];
-    if (job.provider && job.upstream_id) attempts.push({ provider: job.provider, model: cand?.model ?? job.model, status: httpStatus, ...(status === 'completed' ? {} : { message }) });
-    const row: GenerationRow = {
-      id: job.generation_id ?? newGenerationId(),
-      request_id: r.request_id,
-      key_hash: job.key_hash,
-      workspace_id: job.workspace_id,
-      api_type: 'video',
-      requested_model: job.model,
-      model: job.provider ? (cand?.model ?? job.model) : null,
-      provider_name: job.provider,
-      endpoint_tag: job.endpoint_tag,
-      upstream_id: job.upstream_id,
-      streamed: false,
-      cancelled: status === 'cancelled',
-      status: httpStatus,
-      finish_reason: status,
-      native_finish_reason: null,
-      tokens_prompt: 0,
-      tokens_completion: 0,
-      native_tokens_reasoning: 0,
-      native_tokens_cached: 0,
-      native_tokens_cache_write: 0,
-      total_cost: status === 'completed' ? job.cost : null,
-      upstream_inference_cost: status === 'completed' ? job.cost : null,
-      is_byok: job.is_byok,
-      latency_ms: Math.max(0, Math.round(now - Date.parse(job.created_at))),
-      ttft_ms: null,
-      generation_time_ms: job.submitted_at ? Math.max(0, Math.round(now - Date.parse(job.submitted_at))) : null,
-      attempts,
-      error: status === 'completed' ? null : { status: httpStatus, message: message ?? status },
-      preset_id: null,
-      session_id: null,
-      created_at: iso(now),
-    };
-    this.deps.recorder.record(row);
+  record(job: VideoJobRow, status: TerminalVideoStatus, httpStatus: number, message?: string): void {
+    this.deps.recorder.record(videoGenerationRow(job, status, httpStatus, this.now(), message));
   }
-
-  // ---- webhooks -------------------------------------------------------------------------------------------------
 
   /** The webhook body of a job in a terminal state. */
   webhookPayload(job: VideoJobRow): Record<string, unknown> {
-    const v = this.view(job);
-    const data: Record<string, unknown> = { id: job.id, status: job.status, generation_id: job.generation_id, model: job.model };
-    if (v.unsigned_urls) data.unsigned_urls = v.unsigned_urls;
-    if (v.usage) data.usage = v.usage;
-    if (job.status !== 'completed' && job.error) data.error = job.error;
-    return { type: `video.generation.${job.status}`, created_at: job.finished_at ?? job.updated_at, data };
+    return webhookPayload(job, this.view(job));
   }
 
-  /** One delivery attempt; on failure the next one is scheduled in the database (exponential backoff). */
-  protected async deliverWebhook(job: VideoJobRow): Promise<void> {
-    const url = job.callback_url;
-    if (!url) {
-      await this.deps.store.updateVideoJob(job.id, { webhook_state: 'none', lease_owner: null, lease_until: null }, { owner: this.owner });
-      return;
-    }
-    const raw = JSON.stringify(this.webhookPayload(job));
-    const t = Math.floor(this.now() / 1000);
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': 'model-gateway-webhooks/0.1',
-      'x-gateway-idempotency-key': `${job.id}-${job.status}`,
-    };
-    if (this.opts.webhookSecret) headers['x-gateway-signature'] = signWebhook(this.opts.webhookSecret, t, raw);
-    let error: string | null = null;
-    try {
-      const res = await fetch(url, { method: 'POST', headers, body: raw, redirect: 'manual', signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS) });
-      await res.arrayBuffer().catch(() => undefined);
-      if (res.status < 200 || res.status >= 300) error = `HTTP ${res.status}`;
-    } catch (err) {
-      error = (err as Error).message || 'network error';
-    }
-    const attempts = job.webhook_attempts + 1;
-    const release = { lease_owner: null, lease_until: null };
-    if (error === null) {
-      await this.deps.store.updateVideoJob(job.id, { webhook_state: 'delivered', webhook_attempts: attempts, webhook_next_at: null, webhook_last_error: null, ...release }, { owner: this.owner });
-      this.deps.log.info({ job: job.id, attempts }, 'video webhook delivered');
-      return;
-    }
-    const giveUp = attempts >= this.opts.webhookMaxAttempts;
-    const delay = Math.min(this.opts.webhookRetryMs * 2 ** (attempts - 1), MAX_WEBHOOK_BACKOFF_MS);
-    await this.deps.store.updateVideoJob(
-      job.id,
-      { webhook_state: giveUp ? 'failed' : 'pending', webhook_attempts: attempts, webhook_next_at: giveUp ? null : iso(this.now() + delay), webhook_last_error: error.slice(0, 500), ...release },
-      { owner: this.owner },
-    );
-    this.deps.log.warn({ job: job.id, attempts, error, retry_in_ms: giveUp ? null : delay }, giveUp ? 'video webhook given up' : 'video webhook failed; will retry');
+  /** One delivery attempt of the job's webhook (video-webhooks.ts). */
+  deliverWebhook(job: VideoJobRow): Promise<void> {
+    return deliverWebhook(this, job);
   }
 }

@@ -5,7 +5,9 @@
  *   POST /model/{modelId}/converse-stream   AWS event stream (`application/vnd.amazon.eventstream`, binary frames)
  *   POST /model/{modelId}/invoke            InvokeModel, for the embeddings models: Cohere Embed
  *                                           (`{texts, input_type, embedding_types?}`) and Titan Text Embeddings
- *                                           (`{inputText, dimensions?, normalize?}`), vectors from `simEmbedding`
+ *                                           (`{inputText, dimensions?, normalize?}`), vectors from `simEmbedding`;
+ *                                           and the image models (Nova Canvas, Titan Image, Stability: bedrock-media.ts)
+ *   POST /rerank                            the Agent Runtime's Rerank API (bedrock-media.ts)
  *
  * Every request must be signed with SigV4 for service `bedrock` (checked by sigv4.ts; simulated key pairs
  * `AKIDSIM…` / `simsecret/<id>`) or carry a Bedrock API key as a bearer token. Errors are Bedrock's: the status, an
@@ -21,6 +23,7 @@ import type { Endpoint, EndpointContext, JsonReply, Protocol, Reply, SseEvent } 
 import { verifySigV4 } from './sigv4.js';
 import { simEmbedding, simEmbeddingTokens } from './embeddings.js';
 import { bedrockDocument } from './documents.js';
+import { invokeImage, rerank } from './bedrock-media.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -222,6 +225,8 @@ function invoke(ctx: EndpointContext): Reply {
   if (!isObj(b)) return invalid(ctx, 'Malformed input request, please reformat your input and try again.');
   const headers: OutgoingHttpHeaders = { 'x-amzn-requestid': `sim-${ctx.rid}`, 'content-type': 'application/json' };
   const id = modelId.replace(/^(us|eu|apac|global)\./, '');
+  const image = invokeImage(ctx, modelId, b, (message) => invalid(ctx, message));
+  if (image) return image;
   if (id.startsWith('cohere.embed')) {
     const texts = b.texts;
     if (!Array.isArray(texts) || texts.length === 0 || texts.length > 96 || !texts.every((t) => typeof t === 'string')) return invalid(ctx, 'Malformed input request: #/texts: expected an array of 1 to 96 strings');
@@ -243,4 +248,6 @@ function invoke(ctx: EndpointContext): Reply {
 export const bedrockEndpoints: Endpoint[] = [
   { method: 'POST', path: PATH, protocol: bedrockProtocol, modelCall: true, handle: converse },
   { method: 'POST', path: INVOKE, protocol: bedrockProtocol, modelCall: true, handle: invoke },
+  // The Agent Runtime's Rerank (bedrock-agent-runtime.<region>.amazonaws.com/rerank), signed like the runtime.
+  { method: 'POST', path: '/rerank', protocol: bedrockProtocol, modelCall: true, handle: (ctx) => authenticate(ctx) ?? rerank(ctx, (message) => invalid(ctx, message)) },
 ];

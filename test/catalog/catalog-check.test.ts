@@ -22,7 +22,7 @@ describe('catalog:check', () => {
   it('validates the shipped files', () => {
     const { status, lines } = run([]);
     expect(status).toBe(0);
-    expect(lines[0]).toMatch(/^Catalog files valid: providers\.yaml, chat\.yaml, .* \(12 providers, \d+ models, \d+ endpoints\)\.$/);
+    expect(lines[0]).toMatch(/^Catalog files valid: providers\.yaml, chat\.yaml, .* \(14 providers, \d+ models, \d+ endpoints\)\.$/);
   });
 
   it('prints the prices that differ (model, endpoint, field, shipped, hosted) and the models missing on either side', () => {

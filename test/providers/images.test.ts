@@ -77,9 +77,20 @@ describe('images: media types, catalog, cost and reservation', () => {
 
   it('the shipped catalog routes its image models to the images API (Gemini image also to chat)', () => {
     const c = new CatalogService(shippedCatalog(), {});
-    expect([...c.imageRoute.endpointsByModel.keys()].sort()).toEqual(['google/gemini-2.5-flash-image', 'openai/dall-e-3', 'openai/gpt-image-1']);
+    expect([...c.imageRoute.endpointsByModel.keys()].sort()).toEqual([
+      'amazon/nova-canvas',
+      'amazon/titan-image-generator-v2',
+      'google/gemini-2.5-flash-image',
+      'openai/dall-e-3',
+      'openai/gpt-image-1',
+      'stability/sd3.5-large',
+      'stability/stable-image-core',
+      'stability/stable-image-ultra',
+    ]);
     expect(c.route.endpointsByModel.has('google/gemini-2.5-flash-image')).toBe(true);
     expect(c.route.endpointsByModel.has('openai/gpt-image-1')).toBe(false);
+    // Bedrock's image models (InvokeModel) are never chat models.
+    expect(c.route.endpointsByModel.has('amazon/nova-canvas')).toBe(false);
     expect(imageModels(c.imageRoute).map((m) => m.id)).toContain('openai/dall-e-3');
     expect(imageModelEndpoints(c.imageRoute, 'openai/dall-e-3')?.endpoints[0].pricing).toEqual([{ billable: 'output_image', unit: 'image', cost_usd: 0.04 }]);
     expect(imageModelEndpoints(c.imageRoute, 'openai/gpt-4o')).toBeNull();

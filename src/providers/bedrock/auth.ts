@@ -57,15 +57,16 @@ export function parseAwsCredentials(key: string): AwsCredentials {
   return { accessKeyId: parts[0], secretAccessKey: parts[1], ...(parts[2] ? { sessionToken: parts[2] } : {}) };
 }
 
-const RUNTIME_HOST = /^bedrock-runtime(-fips)?\.([a-z0-9-]+)\.amazonaws\.com$/;
+/** The runtime hosts (`bedrock-runtime`, and `bedrock-agent-runtime` for Rerank), FIPS or not, with their region. */
+const RUNTIME_HOST = /^bedrock-(agent-)?runtime(-fips)?\.([a-z0-9-]+)\.amazonaws\.com$/;
 
 export function regionOf(provider: ProviderDef, url: URL, creds?: AwsCredentials): string {
-  const r = creds?.region ?? provider.cloud?.region ?? RUNTIME_HOST.exec(url.hostname)?.[2];
+  const r = creds?.region ?? provider.cloud?.region ?? RUNTIME_HOST.exec(url.hostname)?.[3];
   if (!r) throw refused('no AWS region: set cloud.region on the provider');
   return r;
 }
 
-/** Signs (SigV4) or bears (a Bedrock API key) a built Converse request. */
+/** Signs (SigV4) or bears (a Bedrock API key) a built request (Converse, InvokeModel, Rerank). */
 export async function authorizeBedrock(req: UpstreamHttpRequest, ctx: UpstreamContext): Promise<UpstreamHttpRequest> {
   const key = ctx.apiKey;
   if (!key) throw refused('no key is configured');
@@ -76,7 +77,7 @@ export async function authorizeBedrock(req: UpstreamHttpRequest, ctx: UpstreamCo
   const region = regionOf(ctx.provider, req.url, creds);
   const url = new URL(req.url);
   const host = RUNTIME_HOST.exec(url.hostname);
-  if (host && host[2] !== region) url.hostname = `bedrock-runtime${host[1] ?? ''}.${region}.amazonaws.com`;
+  if (host && host[3] !== region) url.hostname = `bedrock-${host[1] ?? ''}runtime${host[2] ?? ''}.${region}.amazonaws.com`;
   const signer = new SignatureV4({ service: 'bedrock', region, sha256: Sha256, credentials: { accessKeyId: creds.accessKeyId, secretAccessKey: creds.secretAccessKey, sessionToken: creds.sessionToken } });
   const query: Record<string, string> = {};
   url.searchParams.forEach((v, k) => (query[k] = v));

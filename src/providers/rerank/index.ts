@@ -12,6 +12,7 @@
  * Either way the answer is checked (indexes within the documents, each once, finite scores) and handed over as
  * `{index, score}` pairs with the usage the provider reported; the service orders them and echoes the documents.
  */
+import type { UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
 import type { EndpointDef, ProviderDef, RerankProtocol } from '../../core/catalog-types.js';
 import { chatHeaders, openaiError, providerUrl } from '../openai/chat.js';
 import { invalidResponse, parseJsonObject, tokenCount } from '../openai/ir-upstream.js';
@@ -40,6 +41,8 @@ export interface RerankAdapter {
   build(input: RerankInput, endpoint: EndpointDef, provider: ProviderDef, apiKey: string | null): { url: URL; headers: Record<string, string>; body: string; dropped: string[] };
   parse(text: string, documents: number): ParsedRerank;
   parseError: typeof openaiError;
+  /** Signs the built request (Bedrock's SigV4), when the protocol authenticates that way. */
+  authorize?(req: UpstreamHttpRequest, ctx: UpstreamContext): Promise<UpstreamHttpRequest>;
 }
 
 const rerankUrl = providerUrl('rerank');
@@ -102,7 +105,8 @@ const voyage: RerankAdapter = {
   parseError: openaiError,
 };
 
-export const RERANK_ADAPTERS: Record<RerankProtocol, RerankAdapter> = { jina, cohere, voyage };
+/** The rerank shapes of this folder (Bedrock's Rerank API is in providers/bedrock, composed by the registry). */
+export const RERANK_ADAPTERS: Record<Exclude<RerankProtocol, 'bedrock-rerank'>, RerankAdapter> = { jina, cohere, voyage };
 
 /** The rerank API of an endpoint (its own `rerank_protocol`, else `jina`). */
 export const rerankProtocolOf = (e: EndpointDef): RerankProtocol => e.rerank_protocol ?? 'jina';

@@ -46,8 +46,13 @@ function dataUrl(s: unknown): { mime: string; data: Buffer } | null {
 const isFileId = (v: unknown): v is string => typeof v === 'string' && v.startsWith('gw_file_');
 const dataUrlOf = (mime: string, data: Buffer) => `data:${mime};base64,${data.toString('base64')}`;
 
-function partsOf(api: string, body: Obj): FilePart[] {
-  const out: FilePart[] = [];
+/** A file part's location and how to put its replacement there. */
+type Slot = Pick<FilePart, 'where' | 'replace'>;
+/** One API's recognizer: the part as a FilePart when it is one this API may carry, else null. */
+type PartReader = (p: Obj, at: Slot) => FilePart | null;
+
+/** The content lists of a body that may hold file parts, each with its path. */
+function partLists(api: string, body: Obj): Array<[unknown[], string]> {
   const lists: Array<[unknown[], string]> = [];
   if (api === 'gemini') {
     (Array.isArray(body.contents) ? body.contents : []).forEach((c, i) => isObj(c) && Array.isArray(c.parts) && lists.push([c.parts, `contents[${i}].parts`]));
@@ -56,83 +61,121 @@ function partsOf(api: string, body: Obj): FilePart[] {
   } else if (api === 'responses' && Array.isArray(body.input)) {
     body.input.forEach((m, i) => isObj(m) && Array.isArray(m.content) && lists.push([m.content, `input[${i}].content`]));
   }
-  for (const [list, at] of lists) {
+  return lists;
+}
+
+/** Gemini: a `fileData` naming a stored file. Gemini reads every stored type (images, PDFs, audio, text) as inline data; its fileUri means Google's Files API. */
+const geminiPart: PartReader = (p, at) => {
+  if (!isObj(p.fileData) || !isFileId(p.fileData.fileUri)) return null;
+  return {
+    ...at,
+    kind: 'media',
+    fileId: p.fileData.fileUri,
+    inline: null,
+    filename: null,
+    inlinePart: (mime, data) => ({ inlineData: { mimeType: mime, data: data.toString('base64') } }),
+    textPart: (text) => ({ text }),
+  };
+};
+
+/** Chat: an `image_url` naming a stored image, or a `file` part. */
+const chatPart: PartReader = (p, at) => {
+  if (p.type === 'image_url' && isObj(p.image_url) && (isFileId(p.image_url.file_id) || isFileId(p.image_url.url))) {
+    const iu = p.image_url;
+    return {
+      ...at,
+      kind: 'image',
+      fileId: (isFileId(iu.file_id) ? iu.file_id : iu.url) as string,
+      inline: null,
+      filename: null,
+      inlinePart: (mime, data) => ({ ...p, image_url: { url: dataUrlOf(mime, data), ...(typeof iu.detail === 'string' ? { detail: iu.detail } : {}) } }),
+      textPart: (text) => ({ type: 'text', text }),
+    };
+  }
+  if (p.type !== 'file' || !isObj(p.file)) return null;
+  const f = p.file;
+  return {
+    ...at,
+    kind: 'file',
+    fileId: typeof f.file_id === 'string' ? f.file_id : null,
+    inline: dataUrl(f.file_data),
+    filename: typeof f.filename === 'string' ? f.filename : null,
+    inlinePart: (mime, data, filename) => ({ type: 'file', file: { filename, file_data: `data:${mime};base64,${data.toString('base64')}` } }),
+    textPart: (text) => ({ type: 'text', text }),
+  };
+};
+
+/** Responses: an `input_image` naming a stored image, or an `input_file`. */
+const responsesPart: PartReader = (p, at) => {
+  if (p.type === 'input_image' && isFileId(p.file_id)) {
+    return {
+      ...at,
+      kind: 'image',
+      fileId: p.file_id,
+      inline: null,
+      filename: null,
+      inlinePart: (mime, data) => {
+        const { file_id: _, ...rest } = p;
+        return { ...rest, image_url: dataUrlOf(mime, data) };
+      },
+      textPart: (text) => ({ type: 'input_text', text }),
+    };
+  }
+  if (p.type !== 'input_file') return null;
+  return {
+    ...at,
+    kind: 'file',
+    fileId: typeof p.file_id === 'string' ? p.file_id : null,
+    inline: dataUrl(p.file_data),
+    filename: typeof p.filename === 'string' ? p.filename : null,
+    inlinePart: (mime, data, filename) => ({ type: 'input_file', filename, file_data: `data:${mime};base64,${data.toString('base64')}` }),
+    textPart: (text) => ({ type: 'input_text', text }),
+  };
+};
+
+/** Messages: an `image` whose source names a stored file, or a `document`. */
+const messagesPart: PartReader = (p, at) => {
+  if (p.type === 'image' && isObj(p.source) && p.source.type === 'file' && isFileId(p.source.file_id)) {
+    return {
+      ...at,
+      kind: 'image',
+      fileId: p.source.file_id,
+      inline: null,
+      filename: null,
+      inlinePart: (mime, data) => ({ ...p, source: { type: 'base64', media_type: mime, data: data.toString('base64') } }),
+      textPart: (text) => ({ type: 'text', text }),
+    };
+  }
+  if (p.type !== 'document' || !isObj(p.source)) return null;
+  const s = p.source;
+  return {
+    ...at,
+    kind: 'file',
+    fileId: s.type === 'file' && typeof s.file_id === 'string' ? s.file_id : null,
+    inline: s.type === 'base64' && typeof s.data === 'string' && typeof s.media_type === 'string' ? { mime: s.media_type, data: Buffer.from(s.data, 'base64') } : null,
+    filename: typeof p.title === 'string' ? p.title : null,
+    inlinePart: (mime, data) =>
+      mime.startsWith('text/') ? { type: 'document', source: { type: 'text', media_type: 'text/plain', data: data.toString('utf8') } } : { type: 'document', source: { type: 'base64', media_type: mime, data: data.toString('base64') } },
+    textPart: (text) => ({ type: 'text', text }),
+  };
+};
+
+const PART_READERS: ReadonlyMap<string, PartReader> = new Map([
+  ['gemini', geminiPart],
+  ['chat', chatPart],
+  ['responses', responsesPart],
+  ['messages', messagesPart],
+]);
+
+function partsOf(api: string, body: Obj): FilePart[] {
+  const read = PART_READERS.get(api);
+  if (!read) return [];
+  const out: FilePart[] = [];
+  for (const [list, at] of partLists(api, body)) {
     list.forEach((p, j) => {
       if (!isObj(p)) return;
-      const where = `${at}[${j}]`;
-      const replace = (part: Obj) => (list[j] = part);
-      if (api === 'gemini' && isObj(p.fileData) && isFileId(p.fileData.fileUri)) {
-        // Gemini reads every stored type (images, PDFs, audio, text) as inline data; its fileUri means Google's Files API.
-        out.push({
-          kind: 'media', where, replace,
-          fileId: p.fileData.fileUri as string,
-          inline: null,
-          filename: null,
-          inlinePart: (mime, data) => ({ inlineData: { mimeType: mime, data: data.toString('base64') } }),
-          textPart: (text) => ({ text }),
-        });
-      } else if (api === 'chat' && p.type === 'image_url' && isObj(p.image_url) && (isFileId(p.image_url.file_id) || isFileId(p.image_url.url))) {
-        const iu = p.image_url;
-        out.push({
-          kind: 'image', where, replace,
-          fileId: (isFileId(iu.file_id) ? iu.file_id : iu.url) as string,
-          inline: null,
-          filename: null,
-          inlinePart: (mime, data) => ({ ...p, image_url: { url: dataUrlOf(mime, data), ...(typeof iu.detail === 'string' ? { detail: iu.detail } : {}) } }),
-          textPart: (text) => ({ type: 'text', text }),
-        });
-      } else if (api === 'responses' && p.type === 'input_image' && isFileId(p.file_id)) {
-        out.push({
-          kind: 'image', where, replace,
-          fileId: p.file_id as string,
-          inline: null,
-          filename: null,
-          inlinePart: (mime, data) => {
-            const { file_id: _, ...rest } = p;
-            return { ...rest, image_url: dataUrlOf(mime, data) };
-          },
-          textPart: (text) => ({ type: 'input_text', text }),
-        });
-      } else if (api === 'messages' && p.type === 'image' && isObj(p.source) && p.source.type === 'file' && isFileId(p.source.file_id)) {
-        out.push({
-          kind: 'image', where, replace,
-          fileId: p.source.file_id as string,
-          inline: null,
-          filename: null,
-          inlinePart: (mime, data) => ({ ...p, source: { type: 'base64', media_type: mime, data: data.toString('base64') } }),
-          textPart: (text) => ({ type: 'text', text }),
-        });
-      } else if (api === 'chat' && p.type === 'file' && isObj(p.file)) {
-        const f = p.file;
-        out.push({
-          kind: 'file', where, replace,
-          fileId: typeof f.file_id === 'string' ? f.file_id : null,
-          inline: dataUrl(f.file_data),
-          filename: typeof f.filename === 'string' ? f.filename : null,
-          inlinePart: (mime, data, filename) => ({ type: 'file', file: { filename, file_data: `data:${mime};base64,${data.toString('base64')}` } }),
-          textPart: (text) => ({ type: 'text', text }),
-        });
-      } else if (api === 'responses' && p.type === 'input_file') {
-        out.push({
-          kind: 'file', where, replace,
-          fileId: typeof p.file_id === 'string' ? p.file_id : null,
-          inline: dataUrl(p.file_data),
-          filename: typeof p.filename === 'string' ? p.filename : null,
-          inlinePart: (mime, data, filename) => ({ type: 'input_file', filename, file_data: `data:${mime};base64,${data.toString('base64')}` }),
-          textPart: (text) => ({ type: 'input_text', text }),
-        });
-      } else if (api === 'messages' && p.type === 'document' && isObj(p.source)) {
-        const s = p.source;
-        out.push({
-          kind: 'file', where, replace,
-          fileId: s.type === 'file' && typeof s.file_id === 'string' ? s.file_id : null,
-          inline: s.type === 'base64' && typeof s.data === 'string' && typeof s.media_type === 'string' ? { mime: s.media_type, data: Buffer.from(s.data, 'base64') } : null,
-          filename: typeof p.title === 'string' ? p.title : null,
-          inlinePart: (mime, data) =>
-            mime.startsWith('text/') ? { type: 'document', source: { type: 'text', media_type: 'text/plain', data: data.toString('utf8') } } : { type: 'document', source: { type: 'base64', media_type: mime, data: data.toString('base64') } },
-          textPart: (text) => ({ type: 'text', text }),
-        });
-      }
+      const part = read(p, { where: `${at}[${j}]`, replace: (next: Obj) => (list[j] = next) });
+      if (part) out.push(part);
     });
   }
   return out;
