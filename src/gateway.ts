@@ -23,6 +23,7 @@ import { newWorkspace, WorkspaceService } from './services/workspaces.js';
 import { FileService } from './services/files/index.js';
 import { PluginSteps } from './services/plugins/index.js';
 import { FileInputs } from './services/plugins/file-inputs.js';
+import { deleteOnProvider } from './services/files/provider-upload.js';
 import { Moderation } from './services/plugins/moderation.js';
 import { blobStorage, S3Storage } from './services/files/storage.js';
 import type { Services } from './services/index.js';
@@ -147,7 +148,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const workspaces = new WorkspaceService(store, now, bus, config.keyCacheTtlMs);
   // Files (docs/files.md): on local disk or in S3-compatible storage; a deleted workspace's files go with it.
   const fileStorage = blobStorage(config.files);
-  const files = new FileService({ store, storage: fileStorage, dir: config.files.dir, quotaBytes: config.files.quotaBytes, now });
+  const files = new FileService({ store, storage: fileStorage, dir: config.files.dir, quotaBytes: config.files.quotaBytes, now, log: logger });
   workspaces.onDelete = (id) => files.deleteWorkspace(id);
   const presets = new PresetService(store, now, bus, config.keyCacheTtlMs);
   const health = new HealthTracker(now);
@@ -162,6 +163,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   configureSecrets(keyring);
   const byok = new ByokService({ store, bus, keyring, catalog, workspaces, log: logger, ttlMs: config.keyCacheTtlMs, now });
   await byok.refresh();
+  // Files stored on a provider's Files API are deleted there with the credential that stored them.
+  files.deleteOnProvider = (provider, fileId, credentialId) => deleteOnProvider({ catalog, byok }, provider, fileId, credentialId);
   recorder.ioMaxBytes = config.observability.ioLogMaxBytes;
   // Tracing (docs/observability.md): the SDK is loaded only when an OTLP endpoint is configured.
   const otlp = config.observability.otlp;

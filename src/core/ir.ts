@@ -31,6 +31,22 @@ export interface IrImage {
   cache_control?: CacheControl;
 }
 
+/**
+ * A document given as input (a PDF, a text file): inline base64 `data`, or a `file_id` of the upstream's own Files
+ * API (OpenAI `file-…`, Anthropic `file_…`, a Gemini file URI), or a `url` the upstream fetches — with its media type
+ * when known and its file name. Every upstream adapter sends it in its own shape (OpenAI chat `file`, Responses
+ * `input_file`, Anthropic `document`, Gemini `inlineData` / `fileData`, Bedrock `document`); docs/internal-representation.md.
+ */
+export interface IrDocument {
+  type: 'document';
+  data?: string;
+  file_id?: string;
+  url?: string;
+  media_type?: string;
+  filename?: string;
+  cache_control?: CacheControl;
+}
+
 /** A tool call made by the assistant. `arguments` is the JSON text exactly as produced. */
 export interface IrToolCall {
   type: 'tool_call';
@@ -81,7 +97,7 @@ export interface IrRefusal {
   text: string;
 }
 
-export type IrPart = IrText | IrImage | IrToolCall | IrToolResult | IrReasoning | IrRedactedReasoning | IrRefusal;
+export type IrPart = IrText | IrImage | IrDocument | IrToolCall | IrToolResult | IrReasoning | IrRedactedReasoning | IrRefusal;
 
 /**
  * A turn of the conversation. `system` turns are instructions given mid-conversation (the Messages API's

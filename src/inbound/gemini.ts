@@ -33,7 +33,7 @@
  * - `responseModalities` with IMAGE asks an image-output model for images (the IR's `modalities`); generated images
  *   come back as `inlineData` parts (gemini-output.ts).
  */
-import type { IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrResponseFormat, IrText, IrTool, IrToolChoice } from '../core/ir.js';
+import type { IrDocument, IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrResponseFormat, IrText, IrTool, IrToolChoice } from '../core/ir.js';
 import type { InboundAdapter } from '../core/adapters.js';
 import { invalid, isObject, num, str, type Json } from './common.js';
 import { ANTHROPIC_SIGNATURE_PREFIX, geminiErrorBody, geminiFromIr, GeminiStreamEncoder, REDACTED_PREFIX } from './gemini-output.js';
@@ -100,14 +100,19 @@ class CallBook {
   }
 }
 
-function mediaPart(p: Json, where: string): IrImage {
+/** Media types carried as IR documents (the rest as images): PDFs and text. */
+const isDocumentType = (mime: unknown): boolean => typeof mime === 'string' && (mime.toLowerCase() === 'application/pdf' || mime.toLowerCase().startsWith('text/'));
+
+function mediaPart(p: Json, where: string): IrImage | IrDocument {
   if (isObject(p.inlineData)) {
     const d = p.inlineData;
     if (typeof d.data !== 'string' || typeof d.mimeType !== 'string') throw invalid(`${where}.inlineData needs mimeType and data`);
+    if (isDocumentType(d.mimeType)) return { type: 'document', data: d.data, media_type: d.mimeType.toLowerCase() };
     return { type: 'image', data: d.data, media_type: d.mimeType };
   }
   const f = p.fileData as Json;
   if (typeof f.fileUri !== 'string' || f.fileUri === '') throw invalid(`${where}.fileData.fileUri is required`);
+  if (isDocumentType(f.mimeType)) return { type: 'document', url: f.fileUri, media_type: (f.mimeType as string).toLowerCase() };
   const img: IrImage = { type: 'image', url: f.fileUri };
   if (typeof f.mimeType === 'string') img.media_type = f.mimeType;
   return img;

@@ -5,7 +5,7 @@
 import { isServerToolType } from '../core/server-tools.js';
 import { GATEWAY_FIELDS } from '../core/params.js';
 import { isGatewaySignature, openReasoning } from '../core/reasoning-signature.js';
-import type { IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrText, IrTool, IrToolChoice } from '../core/ir.js';
+import type { IrDocument, IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrText, IrTool, IrToolChoice } from '../core/ir.js';
 import { bool, cacheControl, invalid, isObject, num, str, withCache, type Json } from './common.js';
 import { reasoningKey } from './messages-signing.js';
 
@@ -71,6 +71,32 @@ function imageBlock(b: Json, where: string, drops?: string[]): IrImage | null {
   throw invalid(`${where}.source.type "${String(src.type)}" is not supported (use base64 or url)`);
 }
 
+/**
+ * A `document` block → an IR document: a base64 source (a PDF), a text source (carried as base64 `text/plain`), a
+ * URL source; the title as its file name. A Files API `file` source (Anthropic's own id) and a `content` source reach
+ * Anthropic upstreams only (the body passes through); other upstreams go without them (listed as dropped).
+ */
+function documentBlock(b: Json, where: string, drops: string[]): IrDocument | null {
+  const src = b.source;
+  if (!isObject(src)) throw invalid(`${where}.source is required`);
+  const doc: IrDocument = { type: 'document' };
+  if (typeof b.title === 'string' && b.title !== '') doc.filename = b.title;
+  if (src.type === 'base64') {
+    if (typeof src.data !== 'string' || typeof src.media_type !== 'string') throw invalid(`${where}.source needs media_type and data`);
+    Object.assign(doc, { data: src.data, media_type: src.media_type });
+  } else if (src.type === 'text') {
+    if (typeof src.data !== 'string') throw invalid(`${where}.source.data must be a string`);
+    Object.assign(doc, { data: Buffer.from(src.data, 'utf8').toString('base64'), media_type: 'text/plain' });
+  } else if (src.type === 'url') {
+    if (typeof src.url !== 'string') throw invalid(`${where}.source.url must be a string`);
+    doc.url = src.url;
+  } else if (typeof src.type === 'string') {
+    drops.push(`${where} (document source ${src.type})`);
+    return null;
+  } else throw invalid(`${where}.source.type is required`);
+  return withCache(doc, cacheControl(b.cache_control, where));
+}
+
 function toolResultContent(c: unknown, where: string, drops: string[]): string | Array<IrText | IrImage> {
   if (c === undefined || c === null) return '';
   if (typeof c === 'string') return c;
@@ -97,6 +123,8 @@ function contentBlock(b: unknown, role: 'user' | 'assistant', where: string, dro
       return textBlock(b, where);
     case 'image':
       return imageBlock(b, where, drops);
+    case 'document':
+      return documentBlock(b, where, drops);
     case 'tool_use': {
       if (role !== 'assistant') throw invalid(`${where}: tool_use blocks belong in assistant messages`);
       if (typeof b.id !== 'string' || typeof b.name !== 'string') throw invalid(`${where} needs id and name`);
@@ -125,7 +153,7 @@ function contentBlock(b: unknown, role: 'user' | 'assistant', where: string, dro
       if (typeof b.data !== 'string') throw invalid(`${where}.data must be a string`);
       return { type: 'redacted_reasoning', data: b.data };
     default:
-      // Another Anthropic block (document, search_result, server_tool_use, web_search_tool_result, container_upload,
+      // Another Anthropic block (search_result, server_tool_use, web_search_tool_result, container_upload,
       // …): it reaches Anthropic upstreams in the passed-through body; the IR (other upstreams) goes without it.
       if (typeof b.type !== 'string' || b.type === '') throw invalid(`${where}.type is required`);
       drops.push(`${where} (${b.type})`);

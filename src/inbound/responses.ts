@@ -11,7 +11,7 @@
  * with a `signature` is full reasoning again; one without is an OpenAI summary (`summary: true` in the IR).
  */
 import { isServerToolType } from '../core/server-tools.js';
-import type { IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrResponse, IrResponseFormat, IrText, IrTool, IrToolChoice } from '../core/ir.js';
+import type { IrDocument, IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrResponse, IrResponseFormat, IrText, IrTool, IrToolChoice } from '../core/ir.js';
 import type { AnswerMeta, InboundAdapter, StreamEncoder } from '../core/adapters.js';
 import { bool, defaultErrorType, imageFromUrl, invalid, isObject, num, str, type Json } from './common.js';
 import { finishStatus, outputItems, responseObject, responsesEcho } from './responses-output.js';
@@ -73,7 +73,26 @@ function imagePart(p: Json, where: string): IrImage {
   return img;
 }
 
-function userContent(content: unknown, where: string): Array<IrText | IrImage> {
+/**
+ * An `input_file` part → an IR document: `file_data` (a data URL: base64 data + media type), `file_id` (the
+ * upstream's file id) or `file_url`; `filename` kept.
+ */
+function filePart(p: Json, where: string): IrDocument {
+  const doc: IrDocument = { type: 'document' };
+  for (const k of ['file_data', 'file_id', 'file_url', 'filename'] as const) {
+    if (p[k] !== undefined && p[k] !== null && typeof p[k] !== 'string') throw invalid(`${where}.${k} must be a string`);
+  }
+  const m = typeof p.file_data === 'string' ? /^data:([^;,]+);base64,(.*)$/s.exec(p.file_data) : null;
+  if (m) Object.assign(doc, { data: m[2], media_type: m[1].toLowerCase() });
+  else if (typeof p.file_data === 'string' && p.file_data !== '') throw invalid(`${where}.file_data must be a data URL (data:<type>;base64,…)`);
+  else if (typeof p.file_id === 'string' && p.file_id !== '') doc.file_id = p.file_id;
+  else if (typeof p.file_url === 'string' && p.file_url !== '') doc.url = p.file_url;
+  else throw invalid(`${where}: input_file needs file_data, file_id or file_url`);
+  if (typeof p.filename === 'string' && p.filename !== '') doc.filename = p.filename;
+  return doc;
+}
+
+function userContent(content: unknown, where: string, documents = false): Array<IrText | IrImage | IrDocument> {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   if (!Array.isArray(content)) throw invalid(`${where}.content must be a string or an array of content parts`);
   return content.map((p, i) => {
@@ -84,7 +103,8 @@ function userContent(content: unknown, where: string): Array<IrText | IrImage> {
       return { type: 'text', text: p.text };
     }
     if (p.type === 'input_image') return imagePart(p, w);
-    throw invalid(`${w}: content type "${String(p.type)}" is not supported`);
+    if (p.type === 'input_file' && documents) return filePart(p, w);
+    throw invalid(`${w}: content type "${String(p.type)}" is not supported${p.type === 'input_file' ? ' here' : ''}`);
   });
 }
 
@@ -140,7 +160,7 @@ function reasoningItem(item: Json, where: string): IrPart[] {
 
 function functionOutput(output: unknown, where: string): string | Array<IrText | IrImage> {
   if (typeof output === 'string') return output;
-  if (Array.isArray(output)) return userContent(output, where);
+  if (Array.isArray(output)) return userContent(output, where) as Array<IrText | IrImage>;
   throw invalid(`${where}.output must be a string or an array of content parts`);
 }
 
@@ -153,7 +173,7 @@ function inputItems(input: unknown[], conv: Conversation, map: ResponsesToolMap,
       case 'message': {
         switch (raw.role) {
           case 'user':
-            conv.user(userContent(raw.content, where));
+            conv.user(userContent(raw.content, where, true));
             break;
           case 'assistant':
             conv.assistant(assistantContent(raw.content, where));

@@ -162,10 +162,20 @@ export class ByokService {
    * calls that are not a model's (a file stored on the provider's own Files API, docs/files.md). Null when none.
    */
   secretFor(key: KeyRow, provider: string): string | null {
+    return this.credentialFor(key, provider)?.secret ?? null;
+  }
+
+  /** The same credential with its id (a file stored on a provider records it: docs/files.md). */
+  credentialFor(key: KeyRow, provider: string): { id: string; secret: string } | null {
     const own = this.table.get(key.workspace_id) ?? [];
     const global = this.table.get('') ?? [];
     const c = [...own, ...global].filter((x) => x.row.provider === provider && allows(x.row.allowed_api_key_hashes, key.hash) && allows(x.row.allowed_user_ids, key.creator_user_id)).sort(ORDER)[0];
-    return c ? c.secret : null;
+    return c ? { id: c.row.id, secret: c.secret } : null;
+  }
+
+  /** The secret of a credential by id, disabled ones included (deleting a file it stored); null once deleted. */
+  secretById(id: string): string | null {
+    return this.secrets.get(id) ?? null;
   }
 
   /**

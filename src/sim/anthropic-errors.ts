@@ -1,6 +1,7 @@
 /** The Anthropic simulator's error replies and request validation (anthropic.ts describes the protocol). */
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { EndpointContext, JsonReply, Protocol } from './protocol.js';
+import { anthropicDocument } from './documents.js';
 
 const DEFAULT_MODEL = 'claude-sim';
 export const JSON_HEADERS: OutgoingHttpHeaders = { 'content-type': 'application/json' };
@@ -98,6 +99,8 @@ export function validate(ctx: EndpointContext, countOnly = false): JsonReply | u
     const blocks = blocksOf(m.content);
     for (let j = 0; j < blocks.length; j++) {
       if (blocks[j].type === 'text' && blocks[j].text === '') return invalid(ctx, `messages: text content blocks must be non-empty`);
+      const docErr = anthropicDocument(blocks[j], `messages.${i}.content.${j}`, String(ctx.headers['anthropic-beta'] ?? ''));
+      if (docErr) return invalid(ctx, docErr);
     }
     // Every tool_result answers a tool_use of the previous (assistant) message.
     const results = blocks.filter((x) => x.type === 'tool_result');

@@ -22,6 +22,7 @@ import { generate, usageOf, type Generation, type Usage } from './anthropic.js';
 import type { Endpoint, EndpointContext, JsonReply, Protocol, Reply, SseEvent } from './protocol.js';
 import { verifySigV4 } from './sigv4.js';
 import { simEmbedding, simEmbeddingTokens } from './embeddings.js';
+import { bedrockDocument } from './documents.js';
 import { invokeImage, rerank } from './bedrock-media.js';
 
 type Obj = Record<string, unknown>;
@@ -86,6 +87,7 @@ function toMessagesBlock(b: Obj): Obj | null {
     return { type: 'tool_result', tool_use_id: b.toolResult.toolUseId, content };
   }
   if (isObj(b.image)) return { type: 'image' };
+  if (isObj(b.document)) return { type: 'document' };
   if (isObj(b.reasoningContent)) return { type: 'thinking', thinking: isObj(b.reasoningContent.reasoningText) ? String(b.reasoningContent.reasoningText.text ?? '') : '' };
   return null;
 }
@@ -108,6 +110,8 @@ function readConverse(ctx: EndpointContext, modelId: string): Obj | JsonReply {
     for (const c of m.content) {
       if (!isObj(c)) continue;
       if (typeof c.text === 'string' && c.text.trim() === '') return invalid(ctx, 'The text field in the ContentBlock object is blank. Add text to the text field, and try again.');
+      const docErr = bedrockDocument(c);
+      if (docErr) return invalid(ctx, docErr);
       if (c.toolUse || c.toolResult) toolBlocks = true;
       const mb = toMessagesBlock(c);
       if (mb) content.push(mb);

@@ -36,6 +36,7 @@
 import type { Endpoint, EndpointContext, JsonReply, Reply, SseEvent } from './protocol.js';
 import { applyStop, replyPieces, sampleFromSchema, splitFixed, tokensOfChars, contentPieces } from './text.js';
 import { asArray, DEFAULT_MODEL, geminiProtocol, isObj, JSON_HEADERS, PATH, type Obj } from './gemini-errors.js';
+import { firstDocumentError, geminiDocument } from './documents.js';
 
 export { geminiProtocol } from './gemini-errors.js';
 
@@ -69,6 +70,8 @@ function parse(ctx: EndpointContext): Parsed | JsonReply {
     if (role !== 'user' && role !== 'model' && role !== 'function') return invalid(ctx, 'Please use a valid role: user, model.');
     const parts = asArray(c.parts).filter(isObj);
     if (parts.length === 0) return invalid(ctx, `* GenerateContentRequest.contents[${i}].parts: contents.parts must not be empty.\n`);
+    const docErr = firstDocumentError([[parts, `contents[${i}].parts`]], geminiDocument);
+    if (docErr) return invalid(ctx, `* GenerateContentRequest.${docErr}\n`);
     contents.push({ role, parts });
   }
   const si = isObj(b.systemInstruction) ? b.systemInstruction : isObj(b.system_instruction) ? b.system_instruction : undefined;

@@ -11,6 +11,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { Endpoint, EndpointContext, ErrorInfo, JsonReply, Protocol, Reply, SseEvent } from './protocol.js';
 import { applyStop, partsText, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars, contentPieces } from './text.js';
+import { firstDocumentError, openaiFilePart } from './documents.js';
 
 /** Reasoning pieces when the request asks for reasoning (see the file comment). */
 const THOUGHT_PIECES = 6;
@@ -126,6 +127,8 @@ function validate(ctx: EndpointContext): JsonReply | undefined {
     if (typeof m.role !== 'string') {
       return invalid(ctx, `Missing required parameter: 'messages[${i}].role'.`, `messages[${i}].role`, 'missing_required_parameter');
     }
+    const docErr = firstDocumentError([[m.content, `messages[${i}].content`]], openaiFilePart);
+    if (docErr) return invalid(ctx, docErr, `messages[${i}].content`, 'invalid_value');
   }
   for (const p of ['max_tokens', 'max_completion_tokens'] as const) {
     const v = b[p];

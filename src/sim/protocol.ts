@@ -83,7 +83,7 @@ export interface Protocol {
 }
 
 export interface Endpoint {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** Path after the provider prefix: exact string or pattern. */
   path: string | RegExp;
   protocol: Protocol;

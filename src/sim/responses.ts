@@ -32,6 +32,7 @@ import { openaiProtocol } from './openai.js';
 import type { Endpoint, EndpointContext, JsonReply, Protocol, Reply, SseEvent } from './protocol.js';
 import { imageCall, imageEvents, imageItem, imageToolUsage, type ImageCall } from './responses-images.js';
 import { leadingWords, partsText, replyPieces, sampleFromSchema, splitFixed, splitWords, tokensOfChars, contentPieces } from './text.js';
+import { firstDocumentError, responsesFilePart } from './documents.js';
 
 const DEFAULT_COMPLETION_TOKENS = 12;
 const JSON_HEADERS: OutgoingHttpHeaders = { 'content-type': 'application/json' };
@@ -64,6 +65,8 @@ function validate(ctx: EndpointContext): JsonReply | undefined {
     for (let i = 0; i < b.input.length; i++) {
       if (!isObj(b.input[i])) return invalid(ctx, `Invalid type for 'input[${i}]': expected an object.`, `input[${i}]`, 'invalid_type');
     }
+    const docErr = firstDocumentError(b.input.map((m: Obj, i): [unknown, string] => [m.content, `input[${i}].content`]), responsesFilePart);
+    if (docErr) return invalid(ctx, docErr, 'input', 'invalid_value');
   }
   const v = b.max_output_tokens;
   if (v !== undefined && v !== null && !(Number.isInteger(v) && (v as number) >= 1)) {

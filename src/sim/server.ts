@@ -325,7 +325,7 @@ export async function createSimulator(opts: SimulatorOptions = {}): Promise<Simu
       return send(res, r, ctx);
     }
     const found = ep;
-    if (found.method === 'GET') return serveApi(req, res, found, provider, sub, query);
+    if (found.method === 'GET' || found.method === 'DELETE') return serveApi(req, res, found, provider, sub, query);
     readBody(req, (text, raw) => serveApi(req, res, found, provider, sub, query, text, raw));
   }
 

@@ -4,6 +4,12 @@
  */
 import { sql, type Kysely } from 'kysely';
 
+/** Files held by a provider's own Files API: not counted against the workspace quota, not downloadable here. */
+export const PROVIDER_STORAGES = ['openai', 'anthropic'] as const;
+export type ProviderStorage = (typeof PROVIDER_STORAGES)[number];
+export type FileStorageKind = 'local' | 's3' | ProviderStorage;
+export const isProviderStored = (row: Pick<FileRow, 'storage'>): row is FileRow & { storage: ProviderStorage } => (PROVIDER_STORAGES as readonly string[]).includes(row.storage);
+
 export interface FileRow {
   /** `gw_file_…`, time-ordered. */
   id: string;
@@ -13,8 +19,12 @@ export interface FileRow {
   size_bytes: number;
   /** Hex SHA-256 of the content. */
   sha256: string;
-  /** Where the bytes are: `local` or `s3`, and the object key there. */
-  storage: 'local' | 's3';
+  /**
+   * Where the bytes are: `local` or `s3` (and the object key there), or a provider's own Files API, `openai` or
+   * `anthropic` (`POST /files?provider=…`; the id is then the provider's file id, and the key the id of the BYOK
+   * credential the file was stored with, which deletes it there too).
+   */
+  storage: FileStorageKind;
   storage_key: string;
   /** The `purpose` an OpenAI client gave (null otherwise). */
   purpose: string | null;
@@ -56,16 +66,29 @@ export async function selectFile(db: Db, workspaceId: string, id: string): Promi
   return r ? decode(r) : null;
 }
 
-/** A page of a workspace's files, oldest first, after `after` (an id); at most `limit` + 1 rows (the extra one says more follow). */
+/**
+ * A page of a workspace's files, oldest first (creation time, then id: the gateway's ids sort by creation, a
+ * provider's do not), after `after` (an id; one no longer there continues by id); at most `limit` + 1 rows (the extra
+ * one says more follow).
+ */
 export async function selectFiles(db: Db, workspaceId: string, after: string | null, limit: number): Promise<FileRow[]> {
   let q = db.selectFrom('files').selectAll().where('workspace_id', '=', workspaceId);
-  if (after) q = q.where('id', '>', after);
-  const rows = await q.orderBy('id').limit(limit + 1).execute();
+  if (after) {
+    const at = await db.selectFrom('files').select('created_at').where('workspace_id', '=', workspaceId).where('id', '=', after).executeTakeFirst();
+    q = at ? q.where((eb) => eb.or([eb('created_at', '>', at.created_at), eb.and([eb('created_at', '=', at.created_at), eb('id', '>', after)])])) : q.where('id', '>', after);
+  }
+  const rows = await q.orderBy('created_at').orderBy('id').limit(limit + 1).execute();
   return rows.map(decode);
 }
 
+/** The bytes a workspace's files take in the gateway's storage (files on a provider's Files API are the provider's). */
 export async function workspaceFileBytes(db: Db, workspaceId: string): Promise<number> {
-  const r = await db.selectFrom('files').select(sql<number>`coalesce(sum(size_bytes), 0)`.as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('files')
+    .select(sql<number>`coalesce(sum(size_bytes), 0)`.as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('storage', 'not in', [...PROVIDER_STORAGES])
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 

@@ -174,7 +174,7 @@ export async function startFidelityEnv(): Promise<FidelityEnv> {
       ...(r.cloud || r.tokenUrl ? { cloud: { ...r.cloud, ...(r.tokenUrl ? { token_url: `${simUrl}/${r.sim}/token` } : {}) } } : {}),
       data_policy: { ...ZDR },
     }));
-  const models = Object.values(ROUTE).map((r) => ({ id: r.model, name: r.model, context_length: 200000, input_modalities: ['text', 'image'] }));
+  const models = Object.values(ROUTE).map((r) => ({ id: r.model, name: r.model, context_length: 200000, input_modalities: ['text', 'image', 'file'] }));
   const endpoints = Object.values(ROUTE).map((r) => ({ model: r.model, provider: r.slug, upstream_model: r.upstream ?? `${r.sim}-model`, pricing: { ...PRICING }, supported_parameters: [...PARAMS] }));
   const env = await startChatEnv('sqlite', { catalog: (simUrl) => ({ providers: providers(simUrl), models, endpoints }) });
   tap.target = env.sim.url;

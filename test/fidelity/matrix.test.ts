@@ -38,7 +38,7 @@ import {
   type Upstream,
 } from './harness.js';
 import { callGemini } from './gemini-client.js';
-import { CALENDAR_EVENT, firstRequest, followUp, PNG_BASE64, PNG_DATA_URL, TOOL_OUTPUT, type Spec } from './requests.js';
+import { CALENDAR_EVENT, firstRequest, followUp, PDF_BASE64, PDF_DATA_URL, PNG_BASE64, PNG_DATA_URL, TOOL_OUTPUT, type Spec } from './requests.js';
 
 let f: FidelityEnv;
 
@@ -116,8 +116,8 @@ function expectFaithful(api: Api, up: Upstream, r: { client: ClientResult; upstr
 const ajv = new Ajv({ strict: false });
 const validEvent = ajv.compile(CALENDAR_EVENT);
 
-type Feature = 'text' | 'tool round trip' | 'image input' | 'json schema' | 'reasoning' | 'reasoning + tool round trip' | 'usage' | 'truncation';
-const FEATURES: Feature[] = ['text', 'tool round trip', 'image input', 'json schema', 'reasoning', 'reasoning + tool round trip', 'usage', 'truncation'];
+type Feature = 'text' | 'tool round trip' | 'image input' | 'pdf input' | 'json schema' | 'reasoning' | 'reasoning + tool round trip' | 'usage' | 'truncation';
+const FEATURES: Feature[] = ['text', 'tool round trip', 'image input', 'pdf input', 'json schema', 'reasoning', 'reasoning + tool round trip', 'usage', 'truncation'];
 
 /** Knobs of the usage case: cache reads (all), cache writes (where the protocol reports them), reasoning tokens. */
 const USAGE_KNOBS: Record<Upstream, Record<string, number>> = {
@@ -169,6 +169,13 @@ async function runFeature(api: Api, up: Upstream, stream: boolean, feature: Feat
       const r = await turn(api, up, firstRequest(api, model, { prompt: 'Describe this image.', image: true }), stream);
       expectFaithful(api, up, r);
       expectImage(up, f.env.sim.stats(sim).lastBody as Json);
+      return;
+    }
+    case 'pdf input': {
+      // The PDF reaches every upstream natively, in its own document shape (the fidelity models read files).
+      const r = await turn(api, up, firstRequest(api, model, { prompt: 'What does the report say?', pdf: true }), stream);
+      expectFaithful(api, up, r);
+      expectDocument(api, up, f.env.sim.stats(sim).lastBody as Json);
       return;
     }
     case 'json schema': {
@@ -331,6 +338,28 @@ function expectImage(up: Upstream, req: Json): void {
       return;
     case 'bedrock':
       expect(req.messages[0].content).toContainEqual({ image: { format: 'png', source: { bytes: PNG_BASE64 } } });
+      return;
+  }
+}
+
+function expectDocument(api: Api, up: Upstream, req: Json): void {
+  // Gemini's inlineData has no file name; the other APIs name it report.pdf.
+  const named = api !== 'gemini';
+  switch (wireOf(up)) {
+    case 'openai':
+      expect(req.messages[req.messages.length - 1].content).toContainEqual({ type: 'file', file: { ...(named ? { filename: 'report.pdf' } : {}), file_data: PDF_DATA_URL } });
+      return;
+    case 'anthropic':
+      expect(req.messages[0].content).toContainEqual({ type: 'document', ...(named ? { title: 'report.pdf' } : {}), source: { type: 'base64', media_type: 'application/pdf', data: PDF_BASE64 } });
+      return;
+    case 'google':
+      expect(req.contents[0].parts).toContainEqual({ inlineData: { mimeType: 'application/pdf', data: PDF_BASE64 } });
+      return;
+    case 'openai-responses':
+      expect(req.input[0].content).toContainEqual({ type: 'input_file', ...(named ? { filename: 'report.pdf' } : {}), file_data: PDF_DATA_URL });
+      return;
+    case 'bedrock':
+      expect(req.messages[0].content).toContainEqual({ document: { format: 'pdf', name: named ? 'report-pdf' : 'document', source: { bytes: PDF_BASE64 } } });
       return;
   }
 }

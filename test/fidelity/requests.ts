@@ -16,10 +16,13 @@
  * the schema the structured-outputs guide's `calendar_event` (https://platform.openai.com/docs/guides/structured-outputs).
  */
 import type { Api, Json } from './harness.js';
+import { makePdf } from '../plugins/pdf.js';
 
 export interface Spec {
   prompt: string;
   image?: boolean;
+  /** A PDF document part (the API's own shape: chat `file`, `input_file`, `document`, Gemini `inlineData`). */
+  pdf?: boolean;
   tools?: boolean;
   schema?: boolean;
   reasoning?: boolean;
@@ -29,6 +32,28 @@ export interface Spec {
 /** A 1×1 PNG. */
 export const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 export const PNG_DATA_URL = `data:image/png;base64,${PNG_BASE64}`;
+
+/** A one-page PDF. */
+export const PDF_BASE64 = makePdf('The fidelity report says the answer is 42.').toString('base64');
+export const PDF_DATA_URL = `data:application/pdf;base64,${PDF_BASE64}`;
+
+/** The content of a first user turn: the prompt, and the image or PDF asked for, in each API's shape. */
+function userContent(api: Exclude<Api, 'gemini'>, s: Spec): string | Json[] {
+  if (!s.image && !s.pdf) return s.prompt;
+  const text = api === 'responses' ? { type: 'input_text', text: s.prompt } : { type: 'text', text: s.prompt };
+  const media: Record<typeof api, Json> = s.image
+    ? {
+        chat: { type: 'image_url', image_url: { url: PNG_DATA_URL } },
+        responses: { type: 'input_image', image_url: PNG_DATA_URL, detail: 'auto' },
+        messages: { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_BASE64 } },
+      }
+    : {
+        chat: { type: 'file', file: { filename: 'report.pdf', file_data: PDF_DATA_URL } },
+        responses: { type: 'input_file', filename: 'report.pdf', file_data: PDF_DATA_URL },
+        messages: { type: 'document', title: 'report.pdf', source: { type: 'base64', media_type: 'application/pdf', data: PDF_BASE64 } },
+      };
+  return [text, media[api]];
+}
 
 export const WEATHER = {
   name: 'get_weather',
@@ -54,7 +79,7 @@ export const TOOL_OUTPUT = '{"temperature_c": 14, "conditions": "light rain"}';
 export function firstRequest(api: Api, model: string, s: Spec): Json {
   switch (api) {
     case 'chat': {
-      const content = s.image ? [{ type: 'text', text: s.prompt }, { type: 'image_url', image_url: { url: PNG_DATA_URL } }] : s.prompt;
+      const content = userContent(api, s);
       const b: Json = { model, messages: [{ role: 'user', content }] };
       if (s.tools) b.tools = [{ type: 'function', function: WEATHER }];
       if (s.schema) b.response_format = { type: 'json_schema', json_schema: { name: 'calendar_event', schema: CALENDAR_EVENT, strict: true } };
@@ -63,7 +88,7 @@ export function firstRequest(api: Api, model: string, s: Spec): Json {
       return b;
     }
     case 'responses': {
-      const content = s.image ? [{ type: 'input_text', text: s.prompt }, { type: 'input_image', image_url: PNG_DATA_URL, detail: 'auto' }] : s.prompt;
+      const content = userContent(api, s);
       const b: Json = { model, input: [{ role: 'user', content }] };
       if (s.tools) b.tools = [{ type: 'function', ...WEATHER, strict: true }];
       if (s.schema) b.text = { format: { type: 'json_schema', name: 'calendar_event', schema: CALENDAR_EVENT, strict: true } };
@@ -72,7 +97,7 @@ export function firstRequest(api: Api, model: string, s: Spec): Json {
       return b;
     }
     case 'messages': {
-      const content = s.image ? [{ type: 'text', text: s.prompt }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_BASE64 } }] : s.prompt;
+      const content = userContent(api, s);
       const b: Json = { model, max_tokens: s.maxTokens ?? (s.reasoning ? 2048 : 1024), messages: [{ role: 'user', content }] };
       if (s.tools) b.tools = [{ name: WEATHER.name, description: WEATHER.description, input_schema: WEATHER.parameters }];
       if (s.schema) b.output_config = { format: { type: 'json_schema', schema: CALENDAR_EVENT } };
@@ -82,6 +107,7 @@ export function firstRequest(api: Api, model: string, s: Spec): Json {
     case 'gemini': {
       const parts: Json[] = [{ text: s.prompt }];
       if (s.image) parts.push({ inlineData: { mimeType: 'image/png', data: PNG_BASE64 } });
+      if (s.pdf) parts.push({ inlineData: { mimeType: 'application/pdf', data: PDF_BASE64 } });
       const config: Json = {};
       if (s.tools) config.tools = [{ functionDeclarations: [{ name: WEATHER.name, description: WEATHER.description, parametersJsonSchema: WEATHER.parameters }] }];
       if (s.schema) Object.assign(config, { responseMimeType: 'application/json', responseJsonSchema: CALENDAR_EVENT });

@@ -58,7 +58,7 @@ describe('gemini: request → IR', () => {
     expect(ir).toEqual({
       system: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: 'Use French.' }],
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'image', data: 'AAAA', media_type: 'image/png' }, { type: 'image', url: 'gs://b/x.pdf', media_type: 'application/pdf' }] },
+        { role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'image', data: 'AAAA', media_type: 'image/png' }, { type: 'document', url: 'gs://b/x.pdf', media_type: 'application/pdf' }] },
         { role: 'assistant', content: [{ type: 'text', text: 'Bonjour' }] },
       ],
       stream: false,

@@ -182,7 +182,12 @@ describe('messages: request → IR (docs fixtures)', () => {
     // Deliberate change (issue 15): these were 400s; they reach Anthropic upstreams in the passed-through body.
     const user = (content: unknown) => ({ messages: [{ role: 'user', content }] });
     const ir = messagesInbound.toIr({
-      ...user([{ type: 'text', text: 'x' }, { type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } }, { type: 'image', source: { type: 'file', file_id: 'file_1' } }]),
+      ...user([
+        { type: 'text', text: 'x' },
+        { type: 'document', source: { type: 'file', file_id: 'file_2' } },
+        { type: 'image', source: { type: 'file', file_id: 'file_1' } },
+        { type: 'search_result', source: 'https://x', title: 't', content: [{ type: 'text', text: 'r' }] },
+      ]),
       tools: [{ type: 'bash_20250124', name: 'bash' }, { name: 'Read', input_schema: { type: 'object' }, defer_loading: true }],
       context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
       thinking: { type: 'adaptive', display: 'omitted' },
@@ -196,11 +201,35 @@ describe('messages: request → IR (docs fixtures)', () => {
       'context_management',
       'thinking.display',
       'container',
-      'messages[0].content[1] (document)',
+      'messages[0].content[1] (document source file)',
       'messages[0].content[2] (image source file)',
+      'messages[0].content[3] (search_result)',
       'tools[0] (bash_20250124)',
       'tools[1].defer_loading',
     ]);
+  });
+
+  it('document blocks → IR documents (base64 PDF, text, URL; title as file name); malformed ones are 400s', () => {
+    const ir = messagesInbound.toIr({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', title: 'a.pdf', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' }, cache_control: { type: 'ephemeral' } },
+            { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'hello' } },
+            { type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } },
+          ],
+        },
+      ],
+    });
+    expect(ir.messages[0].content).toEqual([
+      { type: 'document', filename: 'a.pdf', data: 'JVBERi0=', media_type: 'application/pdf', cache_control: { type: 'ephemeral' } },
+      { type: 'document', data: Buffer.from('hello').toString('base64'), media_type: 'text/plain' },
+      { type: 'document', url: 'https://x/a.pdf' },
+    ]);
+    expect(ir.dropped_fields ?? []).toEqual([]);
+    expect(() => messagesInbound.toIr({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', data: 'x' } }] }] })).toThrow(/messages\[0\]\.content\[0\]\.source needs media_type and data/);
+    expect(() => messagesInbound.toIr({ messages: [{ role: 'user', content: [{ type: 'document' }] }] })).toThrow(/messages\[0\]\.content\[0\]\.source is required/);
   });
 
   it('carries system messages anywhere in messages as system turns', () => {

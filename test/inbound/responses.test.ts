@@ -184,10 +184,32 @@ describe('responses: request → IR (docs fixtures)', () => {
     expect(ir.dropped_fields).toEqual(['tools[0] (file_search)', 'tools[1] (computer_use_preview)', 'input[1] (web_search_call)']);
   });
 
+  it('input_file parts → IR documents (file_data split into data and media type, file_id, file_url; filename kept)', () => {
+    const ir = responsesInbound.toIr({
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_file', filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' },
+            { type: 'input_file', file_id: 'file-abc' },
+            { type: 'input_file', file_url: 'https://x/a.pdf' },
+          ],
+        },
+      ],
+    });
+    expect(ir.messages[0].content).toEqual([
+      { type: 'document', filename: 'a.pdf', data: 'JVBERi0=', media_type: 'application/pdf' },
+      { type: 'document', file_id: 'file-abc' },
+      { type: 'document', url: 'https://x/a.pdf' },
+    ]);
+  });
+
   it('refuses what a stateless gateway / the IR cannot carry with a 400', () => {
     expect400(() => responsesInbound.toIr({ input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-123' }] }] }), /file_id/);
     expect400(() => responsesInbound.toIr({ input: [{ type: 'item_reference', id: 'msg_1' }] }), /item_reference/);
-    expect400(() => responsesInbound.toIr({ input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }), /input_file/);
+    expect400(() => responsesInbound.toIr({ input: [{ role: 'user', content: [{ type: 'input_file', filename: 'a.pdf' }] }] }), /input\[0\]\.content\[0\]: input_file needs file_data, file_id or file_url/);
+    expect400(() => responsesInbound.toIr({ input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'JVBERi0=' }] }] }), /input\[0\]\.content\[0\]\.file_data must be a data URL/);
+    expect400(() => responsesInbound.toIr({ input: [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_file', file_id: 'f' }] }] }), /input_file/);
     expect400(() => responsesInbound.toIr({ input: 'x', tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [] } }), /tool_choice/);
     expect400(() => responsesInbound.toIr({ input: 'x', prompt: { id: 'pmpt_1' } }), /prompt/);
     expect400(() => responsesInbound.toIr({ instructions: 'only instructions' }), /input/);

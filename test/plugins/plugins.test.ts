@@ -28,8 +28,12 @@ beforeAll(async () => {
     models: [
       { id: 'test/reader', name: 'Reads PDFs', context_length: 32000, input_modalities: ['text', 'file'] },
       { id: 'test/tiny', name: 'Small context', context_length: 400 },
+      { id: 'test/gemini-reader', name: 'Gemini that reads PDFs', context_length: 32000, input_modalities: ['text', 'file'] },
+      { id: 'test/claude-reader', name: 'Claude that reads PDFs', context_length: 32000, input_modalities: ['text', 'file'] },
     ],
     endpoints: [
+      { model: 'test/gemini-reader', provider: 'sim-google', upstream_model: 'gemini-reader', pricing: { prompt: '0.000001', completion: '0.000001' }, supported_parameters: ['max_tokens'] },
+      { model: 'test/claude-reader', provider: 'sim-anthropic', upstream_model: 'claude-reader', pricing: { prompt: '0.000001', completion: '0.000001' }, supported_parameters: ['max_tokens'] },
       { model: 'test/reader', provider: 'sim-b', upstream_model: 'reader-b', pricing: { prompt: '0.000001', completion: '0.000001' }, supported_parameters: ['max_tokens', 'response_format'] },
       { model: 'test/tiny', provider: 'sim-c', upstream_model: 'tiny-c', pricing: { prompt: '0.000001', completion: '0.000001' }, supported_parameters: ['max_tokens', 'response_format'] },
     ],
@@ -114,6 +118,47 @@ describe('file-parser', () => {
     // Inline PDFs (not uploaded) are parsed too when the plugin is on.
     await post('/chat/completions', { ...inline, plugins: undefined });
     expect(lastUpstream('sim-a').messages[0].content[0].text).toContain('PINEAPPLE-42');
+  });
+
+  it('native across protocols: a chat PDF reaches a Gemini model that reads files as inlineData, an Anthropic one as a document', async () => {
+    const b64 = PDF.toString('base64');
+    const g = await post('/chat/completions', ask('test/gemini-reader'));
+    expect(g.status, JSON.stringify(g.body)).toBe(200);
+    expect(lastUpstream('sim-google').contents[0].parts[0]).toEqual({ inlineData: { mimeType: 'application/pdf', data: b64 } });
+    expect(pipelineOf(g.body)).toEqual([]);
+    const gs = await stream('/chat/completions', ask('test/gemini-reader'));
+    expect(gs.status).toBe(200);
+    expect(lastUpstream('sim-google').contents[0].parts[0]).toEqual({ inlineData: { mimeType: 'application/pdf', data: b64 } });
+    const c = await post('/chat/completions', ask('test/claude-reader'));
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    expect(lastUpstream('sim-anthropic').messages[0].content[0]).toEqual({ type: 'document', title: 'secret.pdf', source: { type: 'base64', media_type: 'application/pdf', data: b64 } });
+    // Responses input_file by id to Gemini; the text engine still wins when asked for.
+    const r = await post('/responses', { model: 'test/gemini-reader', input: [{ role: 'user', content: [{ type: 'input_file', file_id: fileId }, { type: 'input_text', text: 'code?' }] }] });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(lastUpstream('sim-google').contents[0].parts[0]).toEqual({ inlineData: { mimeType: 'application/pdf', data: b64 } });
+    await post('/chat/completions', ask('test/gemini-reader', { plugins: [{ id: 'file-parser', pdf: { engine: 'text' } }] }));
+    expect(lastUpstream('sim-google').contents[0].parts[0].text).toContain('PINEAPPLE-42');
+    // A list mixing a reader and a model that cannot read PDFs: text for all, as before.
+    await post('/chat/completions', ask('test/gemini-reader', { models: ['test/gemini-reader', 'test/alpha'] }));
+    expect(lastUpstream('sim-google').contents[0].parts[0].text).toContain('PINEAPPLE-42');
+  });
+
+  it("Gemini's API: an inline PDF is its text for a model that cannot read PDFs, a chat file part for one that can", async () => {
+    const b64 = PDF.toString('base64');
+    const gem = async (model: string) => {
+      const res = await fetch(`${t.url}/api/v1beta/models/${model}:generateContent`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'application/pdf', data: b64 } }, { text: 'code?' }] }] }),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const text = await gem('test/alpha');
+    expect(text.status, JSON.stringify(text.body)).toBe(200);
+    expect(lastUpstream('sim-a').messages[0].content[0]).toEqual({ type: 'text', text: '<file name="file">\nPINEAPPLE-42 is the secret code of this document.\n</file>' });
+    const native = await gem('test/reader');
+    expect(native.status, JSON.stringify(native.body)).toBe(200);
+    expect(lastUpstream('sim-b').messages[0].content[0]).toEqual({ type: 'file', file: { file_data: `data:application/pdf;base64,${b64}` } });
   });
 
   it('messages and responses APIs: document / input_file by id', async () => {

@@ -9,7 +9,7 @@ import { Busboy, type BusboyInstance } from '@fastify/busboy';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, forbidden } from '../../core/errors.js';
-import type { FileRow } from '../../store/files.js';
+import { isProviderStored, type FileRow } from '../../store/files.js';
 import { MAX_FILE_BYTES, type Spooled } from '../../services/files/index.js';
 import { uploadToProvider } from '../../services/files/provider-upload.js';
 import type { Services } from '../../services/index.js';
@@ -27,15 +27,17 @@ function shapeOf(req: FastifyRequest, purpose?: unknown): FileShape {
 }
 
 export function fileView(f: FileRow, shape: FileShape): Record<string, unknown> {
+  // A file on a provider's Files API names it (and, in the gateway shape, the BYOK credential that stored it).
+  const onProvider = isProviderStored(f) ? { provider: f.storage, ...(shape === 'gateway' ? { byok_credential_id: f.storage_key } : {}) } : {};
   if (shape === 'openai') {
-    return { _shape: 'openai', id: f.id, object: 'file', bytes: f.size_bytes, created_at: Math.floor(Date.parse(f.created_at) / 1000), filename: f.filename, purpose: f.purpose ?? 'user_data', status: 'processed' };
+    return { _shape: 'openai', id: f.id, object: 'file', bytes: f.size_bytes, created_at: Math.floor(Date.parse(f.created_at) / 1000), filename: f.filename, purpose: f.purpose ?? 'user_data', status: 'processed', ...onProvider };
   }
-  return { _shape: shape, id: f.id, type: 'file', filename: f.filename, mime_type: f.mime_type, size_bytes: f.size_bytes, created_at: f.created_at, downloadable: true };
+  return { _shape: shape, id: f.id, type: 'file', filename: f.filename, mime_type: f.mime_type, size_bytes: f.size_bytes, created_at: f.created_at, downloadable: !isProviderStored(f), ...onProvider };
 }
 
 /** The workspace of a request: an inference key's own (another one → 403); a management key's choice or the default. */
 async function workspaceOf(svc: Services, req: FastifyRequest, q: Scope): Promise<string> {
-  if (q.provider !== undefined) throw badRequest(`provider: only uploads go to ${q.provider}'s own Files API (POST /files?provider=${q.provider}); the gateway lists, serves and deletes its own files`, { field: 'provider' });
+  if (q.provider !== undefined) throw badRequest(`provider: only uploads take it (POST /files?provider=${q.provider}); files stored on a provider are listed, shown and deleted by their id like the others`, { field: 'provider' });
   if (req.key.kind === 'inference') {
     if (q.workspace_id !== undefined) {
       const ws = await svc.workspaces.resolve(q.workspace_id);
@@ -122,10 +124,12 @@ export default async function fileRoutes(app: FastifyInstance, { svc }: { svc: S
       async (req) => {
         const file = req.body.file;
         if (typeof file?.path !== 'string') throw badRequest('file must be an uploaded file part', { field: 'file' });
-        // provider=openai|anthropic: stored on the provider's own Files API with the key's BYOK credential (nothing kept here).
+        // provider=openai|anthropic: stored on the provider's own Files API with the key's BYOK credential, and recorded.
         if (req.query.provider !== undefined) {
           if (req.key.kind !== 'inference') throw badRequest('provider: uploads to a provider use the BYOK credentials of an inference key', { field: 'provider' });
-          return uploadToProvider(svc, req.key, req.query.provider, file, file.filename ?? 'file', req.body.purpose ?? null);
+          const up = await uploadToProvider(svc, req.key, req.query.provider, file, file.filename ?? 'file', req.body.purpose ?? null);
+          await svc.files.recordProviderFile(req.key.workspace_id, req.query.provider, up.body.id, up.credentialId, file, file.filename ?? 'file', req.body.purpose ?? null);
+          return up.body;
         }
         const ws = await workspaceOf(svc, req, req.query);
         const row = await svc.files.create(ws, file, file.filename, req.body.purpose ?? null);
@@ -173,9 +177,10 @@ export default async function fileRoutes(app: FastifyInstance, { svc }: { svc: S
     },
     async (req) => {
       const id = req.params.file_id;
-      await svc.files.delete(await workspaceOf(svc, req, req.query), id);
+      const r = await svc.files.delete(await workspaceOf(svc, req, req.query), id);
       const shape = shapeOf(req);
-      return shape === 'openai' ? { _shape: shape, id, object: 'file', deleted: true } : { _shape: shape, id, type: 'file_deleted' };
+      const onProvider = r.provider === null ? {} : { provider_deleted: r.provider === 'deleted' };
+      return shape === 'openai' ? { _shape: shape, id, object: 'file', deleted: true, ...onProvider } : { _shape: shape, id, type: 'file_deleted', ...onProvider };
     },
   );
 

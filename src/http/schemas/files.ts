@@ -8,7 +8,12 @@ import { StringEnum } from './common.js';
 export const FILE_SHAPES = ['gateway', 'openai', 'anthropic'] as const;
 export type FileShape = (typeof FILE_SHAPES)[number];
 
-const FileId = Type.String({ description: 'The file id (`gw_file_…`).', examples: ['gw_file_0Qz3mYk2a7Hc1dE4fG5hJ6kL7m'] });
+const FileId = Type.String({ description: "The file id: `gw_file_…`, or the provider's (`file-…`, `file_…`) for a file stored on its Files API.", examples: ['gw_file_0Qz3mYk2a7Hc1dE4fG5hJ6kL7m'] });
+
+/** Fields of a file stored on a provider's own Files API (`POST /files?provider=…`). */
+const OnProvider = {
+  provider: Type.Optional(StringEnum(['openai', 'anthropic'], { description: "Set when the file is stored on that provider's own Files API (uploaded with `provider`); absent for the gateway's own files." })),
+};
 
 const GatewayLike = (shape: 'gateway' | 'anthropic') =>
   Type.Object(
@@ -20,7 +25,9 @@ const GatewayLike = (shape: 'gateway' | 'anthropic') =>
       mime_type: Type.String({ description: 'Sniffed from the content.' }),
       size_bytes: Type.Integer({ minimum: 1 }),
       created_at: Type.String({ format: 'date-time' }),
-      downloadable: Type.Boolean({ description: 'Whether GET /files/{file_id}/content serves the bytes (always true here).' }),
+      downloadable: Type.Boolean({ description: "Whether GET /files/{file_id}/content serves the bytes: true for the gateway's own files, false for files stored on a provider." }),
+      ...OnProvider,
+      ...(shape === 'gateway' ? { byok_credential_id: Type.Optional(Type.String({ description: 'The BYOK credential the provider file was stored with (and is deleted with).' })) } : {}),
     },
     { description: shape === 'gateway' ? 'A stored file (the gateway shape).' : "A stored file in Anthropic's Files API shape." },
   );
@@ -35,6 +42,7 @@ export const OpenAIFile = Type.Object(
     filename: Type.String(),
     purpose: Type.String({ description: 'As uploaded (default user_data).' }),
     status: Type.Literal('processed'),
+    ...OnProvider,
   },
   { description: "A stored file in OpenAI's Files API shape." },
 );
@@ -57,18 +65,24 @@ export const FileList = Type.Union(
   { description: 'A page of files, oldest first, in the negotiated shape.' },
 );
 
+const ProviderDeleted = {
+  provider_deleted: Type.Optional(
+    Type.Boolean({ description: "For a file stored on a provider: true when the provider deleted its copy, false when it no longer had it or the BYOK credential that stored it was deleted." }),
+  ),
+};
+
 export const FileDeleted = Type.Union(
   [
-    Type.Object({ _shape: Type.Literal('gateway'), id: Type.String(), type: Type.Literal('file_deleted') }),
-    Type.Object({ _shape: Type.Literal('openai'), id: Type.String(), object: Type.Literal('file'), deleted: Type.Literal(true) }),
-    Type.Object({ _shape: Type.Literal('anthropic'), id: Type.String(), type: Type.Literal('file_deleted') }),
+    Type.Object({ _shape: Type.Literal('gateway'), id: Type.String(), type: Type.Literal('file_deleted'), ...ProviderDeleted }),
+    Type.Object({ _shape: Type.Literal('openai'), id: Type.String(), object: Type.Literal('file'), deleted: Type.Literal(true), ...ProviderDeleted }),
+    Type.Object({ _shape: Type.Literal('anthropic'), id: Type.String(), type: Type.Literal('file_deleted'), ...ProviderDeleted }),
   ],
   { description: 'The file was deleted (negotiated shape).' },
 );
 
 const Scope = {
   workspace_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "Workspace id or slug (management keys; an inference key's own workspace otherwise, the default workspace when omitted)." })),
-  provider: Type.Optional(StringEnum(['openai', 'anthropic'], { description: "Upload only: store the file on that provider's own Files API with the key's BYOK credential for it; the provider's file object is answered and nothing is kept by the gateway. Refused (400) on the other file routes." })),
+  provider: Type.Optional(StringEnum(['openai', 'anthropic'], { description: "Upload only: store the file on that provider's own Files API with the key's BYOK credential for it; the provider's file object is answered, and the gateway records it (listed, shown and deleted — on the provider too — by its id). Refused (400) on the other file routes." })),
 };
 export const FileScopeQuery = Type.Object(Scope, { additionalProperties: false });
 

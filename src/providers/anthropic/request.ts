@@ -25,7 +25,7 @@
  *   whitespace of a final assistant (prefill) text is trimmed (Anthropic rejects it).
  * - Not supported by Anthropic and ignored: frequency/presence penalty, seed, message `name`, image `detail`.
  */
-import { toolArgsObject, type CacheControl, type IrImage, type IrMessage, type IrPart, type IrReasoningConfig, type IrRequest, type IrText, type IrTool, type IrToolChoice } from '../../core/ir.js';
+import { toolArgsObject, type CacheControl, type IrDocument, type IrImage, type IrMessage, type IrPart, type IrReasoningConfig, type IrRequest, type IrText, type IrTool, type IrToolChoice } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import type { UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
 import { leadingSystem, withoutSystemTurns } from '../../core/system-turns.js';
@@ -90,6 +90,27 @@ function imageBlock(p: IrImage): Obj {
   return withCache({ type: 'image', source }, p.cache_control);
 }
 
+/**
+ * A document → a `document` block: inline data as a base64 source (text as a text source; Anthropic reads base64 PDFs only), an Anthropic file id
+ * as a file source (the Files API beta is added to the request), a URL as a URL source; the file name as its title.
+ */
+export function documentBlock(p: IrDocument): Obj {
+  let source: Obj;
+  const mediaType = p.media_type ?? 'application/pdf';
+  if (p.data !== undefined) {
+    source = mediaType.startsWith('text/') ? { type: 'text', media_type: 'text/plain', data: Buffer.from(p.data, 'base64').toString('utf8') } : { type: 'base64', media_type: mediaType, data: p.data };
+  } else if (p.file_id) source = { type: 'file', file_id: p.file_id };
+  else if (p.url?.startsWith('data:')) {
+    const d = parseDataUrl(p.url);
+    if (!d) throw invalid('Invalid document data URL');
+    return documentBlock({ ...p, url: undefined, data: d.data, media_type: d.mediaType });
+  } else if (p.url) source = { type: 'url', url: p.url };
+  else throw invalid('Document part has neither data, file id nor url');
+  const b: Obj = { type: 'document', source };
+  if (p.filename) b.title = p.filename;
+  return withCache(b, p.cache_control);
+}
+
 function textBlock(p: IrText): Obj | null {
   return p.text === '' ? null : withCache({ type: 'text', text: p.text }, p.cache_control);
 }
@@ -101,6 +122,8 @@ function block(p: IrPart): Obj | null {
       return textBlock(p);
     case 'image':
       return imageBlock(p);
+    case 'document':
+      return documentBlock(p);
     case 'tool_call':
       return withCache({ type: 'tool_use', id: p.id, name: p.name, input: toolArgsObject(p.arguments) }, p.cache_control);
     case 'tool_result': {
@@ -285,9 +308,16 @@ export function anthropicUrl(provider: UpstreamContext['provider'], path: string
   return new URL(`${provider.baseUrl.replace(/\/+$/, '')}/${path}`);
 }
 
+/** Anthropic's Files API beta (file sources in `document` blocks). */
+export const FILES_BETA = 'files-api-2025-04-14';
+
+const hasFileDocument = (req: IrRequest): boolean => req.messages.some((m) => m.content.some((p) => p.type === 'document' && p.file_id !== undefined && p.data === undefined));
+
 export function buildRequest(req: IrRequest, ctx: UpstreamContext): UpstreamHttpRequest {
   const headers = anthropicHeaders(ctx, req.stream);
   // The client's `anthropic-beta` values (Claude Code's), after the provider's own.
-  if (req.anthropic_beta?.length) headers['anthropic-beta'] = [...new Set([...(headers['anthropic-beta']?.split(',').map((v) => v.trim()) ?? []), ...req.anthropic_beta])].filter(Boolean).join(',');
+  // A document by file id needs the Files API beta.
+  const betas = hasFileDocument(req) ? [...(req.anthropic_beta ?? []), FILES_BETA] : req.anthropic_beta;
+  if (betas?.length) headers['anthropic-beta'] = [...new Set([...(headers['anthropic-beta']?.split(',').map((v) => v.trim()) ?? []), ...betas])].filter(Boolean).join(',');
   return { url: anthropicUrl(ctx.provider, 'messages'), headers, body: JSON.stringify(requestBody(req, ctx)) };
 }

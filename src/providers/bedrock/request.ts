@@ -17,7 +17,7 @@
  *   `additionalModelRequestFields`.
  */
 import type { UpstreamContext } from '../../core/adapters.js';
-import { toolArgsObject, type CacheControl, type IrImage, type IrMessage, type IrPart, type IrRequest, type IrText } from '../../core/ir.js';
+import { toolArgsObject, type CacheControl, type IrDocument, type IrImage, type IrMessage, type IrPart, type IrRequest, type IrText } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import { withoutSystemTurns } from '../../core/system-turns.js';
 
@@ -48,6 +48,40 @@ function imageBlock(p: IrImage): Obj {
   return { image: { format, source: { bytes: data } } };
 }
 
+/** Converse's document formats by media type. */
+const DOCUMENT_FORMATS: Record<string, string> = {
+  'application/pdf': 'pdf',
+  'text/csv': 'csv',
+  'application/msword': 'doc',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
+  'application/vnd.ms-excel': 'xls',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
+  'text/html': 'html',
+  'text/plain': 'txt',
+  'text/markdown': 'md',
+};
+
+/**
+ * A document → a Converse `document` block (`format` from the media type, bytes inline). Its `name` allows letters,
+ * digits, single spaces, hyphens, parentheses and square brackets only: other characters become hyphens.
+ */
+export function documentBlock(p: IrDocument): Obj {
+  let data = p.data;
+  let type = p.media_type;
+  if (data === undefined && p.url) {
+    const m = /^data:([^;,]*)(?:;[^,]*)?;base64,(.*)$/s.exec(p.url);
+    if (m) {
+      type = m[1] || type;
+      data = m[2].replace(/\s+/g, '');
+    }
+  }
+  if (data === undefined) throw invalid('Amazon Bedrock takes documents inline only (base64 or a data: URL), not by URL or file id');
+  const format = DOCUMENT_FORMATS[(type ?? 'application/pdf').toLowerCase()];
+  if (!format) throw invalid(`Amazon Bedrock does not read documents of type ${type}`);
+  const name = (p.filename ?? 'document').replace(/[^A-Za-z0-9\s\-()[\]]/g, '-').replace(/\s+/g, ' ').trim() || 'document';
+  return { document: { format, name, source: { bytes: data } } };
+}
+
 function sniff(b64: string): string {
   if (b64.startsWith('/9j/')) return 'jpeg';
   if (b64.startsWith('R0lGOD')) return 'gif';
@@ -71,6 +105,8 @@ function block(p: IrPart): Obj[] {
       return p.text === '' ? [] : [{ text: p.text }, ...cachePoint(p.cache_control)];
     case 'image':
       return [imageBlock(p), ...cachePoint(p.cache_control)];
+    case 'document':
+      return [documentBlock(p), ...cachePoint(p.cache_control)];
     case 'refusal':
       return p.text === '' ? [] : [{ text: p.text }];
     case 'tool_call':

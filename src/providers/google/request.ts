@@ -27,7 +27,7 @@
  *   caches implicitly), image `detail`.
  */
 import { withoutSystemTurns } from '../../core/system-turns.js';
-import { toolArgsObject, type IrImage, type IrMessage, type IrPart, type IrReasoningConfig, type IrRequest, type IrResponseFormat, type IrTool, type IrToolChoice, type IrToolResult } from '../../core/ir.js';
+import { toolArgsObject, type IrDocument, type IrImage, type IrMessage, type IrPart, type IrReasoningConfig, type IrRequest, type IrResponseFormat, type IrTool, type IrToolChoice, type IrToolResult } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import type { UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
 import {
@@ -148,6 +148,11 @@ function toParts(content: IrPart[], role: 'user' | 'model', names: Map<string, s
         if (p) push(p);
         break;
       }
+      case 'document': {
+        const p = documentPart(part);
+        if (p) push(p);
+        break;
+      }
       case 'tool_call':
         names.set(part.id, part.name);
         push({ functionCall: { name: part.name, args: toolArgsObject(part.arguments) } });
@@ -237,6 +242,15 @@ export function imagePart(img: IrImage): GeminiPart | null {
   }
   const mimeType = img.media_type ?? guessMime(url);
   return { fileData: mimeType ? { mimeType, fileUri: url } : { fileUri: url } };
+}
+
+/**
+ * A document → `inlineData` (inline data, a `data:` URL) or `fileData` (a Gemini file URI given as the file id, or a
+ * URL), with its media type (PDF when unknown).
+ */
+export function documentPart(doc: IrDocument): GeminiPart | null {
+  const mediaType = doc.media_type ?? (doc.url ? guessMime(doc.url) : undefined) ?? 'application/pdf';
+  return imagePart({ type: 'image', data: doc.data, url: doc.data === undefined ? (doc.file_id ?? doc.url) : undefined, media_type: mediaType });
 }
 
 // ---------------------------------------------------------------- tools

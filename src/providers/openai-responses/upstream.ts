@@ -32,7 +32,7 @@ import { chatHeaders } from '../openai/chat.js';
 import { imageUrl, invalidResponse, openaiEffort, parseJsonObject } from '../openai/ir-upstream.js';
 import { checkResponse } from './schemas.js';
 import { sniffImageType } from '../images.js';
-import type { IrFinishReason, IrImage, IrMessage, IrPart, IrRequest, IrResponse, IrText, IrUsage } from '../../core/ir.js';
+import type { IrDocument, IrFinishReason, IrImage, IrMessage, IrPart, IrRequest, IrResponse, IrText, IrUsage } from '../../core/ir.js';
 import type { UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
 
 export type Obj = Record<string, unknown>;
@@ -46,6 +46,17 @@ function inputImage(p: IrImage): Obj {
   return { type: 'input_image', image_url: imageUrl(p), detail: p.detail ?? 'auto' };
 }
 
+/** A document → an `input_file` item: inline data as a `file_data` data URL, a `file_id`, or a `file_url`. */
+export function inputFile(p: IrDocument): Obj {
+  const out: Obj = { type: 'input_file' };
+  if (p.filename) out.filename = p.filename;
+  if (p.data !== undefined) out.file_data = `data:${p.media_type ?? 'application/pdf'};base64,${p.data}`;
+  else if (p.file_id) out.file_id = p.file_id;
+  else if (p.url?.startsWith('data:')) out.file_data = p.url;
+  else if (p.url) out.file_url = p.url;
+  return out;
+}
+
 function userItems(m: IrMessage): Obj[] {
   const out: Obj[] = [];
   let pending: Obj[] = [];
@@ -56,6 +67,7 @@ function userItems(m: IrMessage): Obj[] {
   for (const p of m.content) {
     if (p.type === 'text') pending.push({ type: 'input_text', text: p.text });
     else if (p.type === 'image') pending.push(inputImage(p));
+    else if (p.type === 'document') pending.push(inputFile(p));
     else if (p.type === 'tool_result') {
       flush();
       const output =

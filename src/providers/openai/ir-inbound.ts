@@ -6,8 +6,8 @@
  * Mapping choices:
  * - `system` and `developer` messages, wherever they appear, become the IR system parts in order (cache marks kept).
  * - `tool` messages become user `tool_result` parts; consecutive tool messages share one IR user message.
- * - `image_url` parts: `data:` URLs are split into base64 data + media type, other URLs kept as URLs. Content part
- *   types the IR cannot carry (audio, files) are dropped.
+ * - `image_url` parts: `data:` URLs are split into base64 data + media type, other URLs kept as URLs. `file` parts
+ *   (PDFs) become documents. Content part types the IR cannot carry (audio) are dropped.
  * - Assistant `reasoning_details` (`reasoning.text` with signature, `reasoning.summary`, `reasoning.encrypted`) become
  *   reasoning / redacted parts; a bare `reasoning` string is used only when there are no details.
  * - Non-function tools (server tools) are left to the gateway and not put in the IR.
@@ -17,6 +17,7 @@
  * - The encoder does not mask error messages: the caller passes the message it wants the client to see.
  */
 import type {
+  IrDocument,
   IrImage,
   IrMessage,
   IrPart,
@@ -59,11 +60,31 @@ export function imageFromUrl(url: string, detail?: unknown): IrImage {
   return img;
 }
 
-/** Text and image parts of a message `content` (string or array of parts). */
-function contentParts(c: unknown): Array<IrText | IrImage> {
+/**
+ * A chat `file` part → an IR document: `file_data` as a data URL is split into base64 data + media type (another
+ * string is a URL), `file_id` is the upstream's file id; `filename` kept. Null without data or id.
+ */
+export function documentFromFilePart(p: Obj): IrDocument | null {
+  const f = p.file;
+  if (!isObj(f)) return null;
+  const doc: IrDocument = { type: 'document' };
+  const fd = str(f.file_data);
+  const m = fd ? /^data:([^;,]+);base64,(.*)$/s.exec(fd) : null;
+  if (m) Object.assign(doc, { data: m[2], media_type: m[1].toLowerCase() });
+  else if (fd) doc.url = fd;
+  else if (str(f.file_id)) doc.file_id = str(f.file_id);
+  else return null;
+  if (str(f.filename)) doc.filename = str(f.filename);
+  return withCache(doc, p);
+}
+
+/** Text and image parts of a message `content` (string or array of parts); `file` parts too for a user message. */
+function contentParts(c: unknown): Array<IrText | IrImage>;
+function contentParts(c: unknown, documents: true): Array<IrText | IrImage | IrDocument>;
+function contentParts(c: unknown, documents = false): Array<IrText | IrImage | IrDocument> {
   if (typeof c === 'string') return c === '' ? [] : [{ type: 'text', text: c }];
   if (!Array.isArray(c)) return [];
-  const out: Array<IrText | IrImage> = [];
+  const out: Array<IrText | IrImage | IrDocument> = [];
   for (const p of c) {
     if (!isObj(p)) continue;
     if ((p.type === 'text' || p.type === 'input_text') && typeof p.text === 'string') out.push(withCache<IrText>({ type: 'text', text: p.text }, p));
@@ -71,6 +92,9 @@ function contentParts(c: unknown): Array<IrText | IrImage> {
       const iu = p.image_url;
       const url = typeof iu === 'string' ? iu : isObj(iu) ? str(iu.url) : undefined;
       if (url) out.push(withCache(imageFromUrl(url, isObj(iu) ? iu.detail : undefined), p));
+    } else if (p.type === 'file' && documents) {
+      const doc = documentFromFilePart(p);
+      if (doc) out.push(doc);
     }
   }
   return out;
@@ -197,7 +221,7 @@ export function chatToIr(body: Record<string, unknown>): Omit<IrRequest, 'model'
         for (const p of contentParts(m.content)) if (p.type === 'text') system.push(p);
         break;
       case 'user': {
-        const msg: IrMessage = { role: 'user', content: contentParts(m.content) };
+        const msg: IrMessage = { role: 'user', content: contentParts(m.content, true) };
         if (typeof m.name === 'string') msg.name = m.name;
         messages.push(msg);
         break;

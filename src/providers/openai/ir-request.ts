@@ -20,7 +20,7 @@
  *   shape) come back as IR image parts / events.
  */
 import { systemTexts } from '../../core/system-turns.js';
-import type { IrImage, IrMessage, IrPart, IrRequest, IrText, IrToolResult } from '../../core/ir.js';
+import type { IrDocument, IrImage, IrMessage, IrPart, IrRequest, IrText, IrToolResult } from '../../core/ir.js';
 import { imageUrl, openaiEffort, type Obj } from './ir-shared.js';
 
 // ------------------------------------------------------------------------------------------------ IR → chat body
@@ -48,15 +48,27 @@ function imagePart(p: IrImage, cc: boolean): Obj {
   return out;
 }
 
+/** A document → a chat `file` part: inline data as a `file_data` data URL (or the URL itself), or a `file_id`. */
+export function filePart(p: IrDocument, cc: boolean): Obj {
+  const file: Obj = {};
+  if (p.filename) file.filename = p.filename;
+  if (p.data !== undefined) file.file_data = `data:${p.media_type ?? 'application/pdf'};base64,${p.data}`;
+  else if (p.file_id) file.file_id = p.file_id;
+  else if (p.url) file.file_data = p.url;
+  const out: Obj = { type: 'file', file };
+  if (cc && p.cache_control) out.cache_control = p.cache_control;
+  return out;
+}
+
 /** Text parts as a chat `content`: a plain string when nothing else needs the array form. */
 function textContent(parts: IrText[], cc: boolean): string | Obj[] {
   if (parts.length === 1 && !(cc && parts[0].cache_control)) return parts[0].text;
   return parts.map((p) => textPart(p, cc));
 }
 
-function userContent(parts: Array<IrText | IrImage>, cc: boolean): string | Obj[] {
+function userContent(parts: Array<IrText | IrImage | IrDocument>, cc: boolean): string | Obj[] {
   if (parts.every((p) => p.type === 'text')) return textContent(parts as IrText[], cc);
-  return parts.map((p) => (p.type === 'text' ? textPart(p, cc) : imagePart(p, cc)));
+  return parts.map((p) => (p.type === 'text' ? textPart(p, cc) : p.type === 'image' ? imagePart(p, cc) : filePart(p, cc)));
 }
 
 function toolMessage(p: IrToolResult, cc: boolean): { tool: Obj; images: IrImage[] } {
@@ -86,7 +98,7 @@ export function reasoningDetails(parts: IrPart[]): Obj[] {
 
 function userMessages(m: IrMessage, cc: boolean): Obj[] {
   const out: Obj[] = [];
-  let pending: Array<IrText | IrImage> = [];
+  let pending: Array<IrText | IrImage | IrDocument> = [];
   const flush = () => {
     if (pending.length === 0) return;
     const msg: Obj = { role: 'user', content: userContent(pending, cc) };
@@ -100,7 +112,7 @@ function userMessages(m: IrMessage, cc: boolean): Obj[] {
       const { tool, images } = toolMessage(p, cc);
       out.push(tool);
       pending.push(...images);
-    } else if (p.type === 'text' || p.type === 'image') pending.push(p);
+    } else if (p.type === 'text' || p.type === 'image' || p.type === 'document') pending.push(p);
     // Other part types have no meaning on the user side of a chat and are skipped.
   }
   flush();

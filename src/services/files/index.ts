@@ -12,13 +12,18 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { MIME_EXTENSIONS, SNIFF_BYTES, sniffMime } from '../../core/file-types.js';
 import { badRequest, forbidden, HttpError, notFound } from '../../core/errors.js';
-import type { FileRow } from '../../store/files.js';
+import { isProviderStored, type FileRow, type ProviderStorage } from '../../store/files.js';
 import type { Store } from '../../store/types.js';
 import type { BlobStorage } from './storage.js';
 
 export const MAX_FILE_BYTES = 100 * 1024 * 1024;
 /** `gw_file_` + 24 characters, the first 9 the creation time: ids sort by creation. */
 export const FILE_ID = /^gw_file_[0-9A-Za-z]{24}$/;
+/** A provider's file id (OpenAI `file-…`, Anthropic `file_…`): a file stored on its Files API through the gateway. */
+export const PROVIDER_FILE_ID = /^file[-_][0-9A-Za-z_-]{1,200}$/;
+
+/** Deletes a file on the provider's Files API with the credential that stored it (./provider-upload.ts). */
+export type ProviderFileDeleter = (provider: ProviderStorage, fileId: string, credentialId: string) => Promise<'deleted' | 'gone'>;
 
 const B62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export function newFileId(now: number): string {
@@ -41,9 +46,11 @@ export interface Spooled {
 
 export class FileService {
   private readonly incoming: string;
+  /** Set once BYOK is up (gateway.ts): deletes files stored on a provider there too. */
+  deleteOnProvider: ProviderFileDeleter | null = null;
 
   constructor(
-    private readonly deps: { store: Store; storage: BlobStorage; dir: string; quotaBytes: number; now: () => number },
+    private readonly deps: { store: Store; storage: BlobStorage; dir: string; quotaBytes: number; now: () => number; log?: { warn(obj: object, msg: string): void } },
   ) {
     this.incoming = join(deps.dir, '.incoming');
   }
@@ -148,37 +155,80 @@ export class FileService {
     return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
   }
 
+  /**
+   * Records a file the provider's Files API stored (`POST /files?provider=…`): its id is the provider's, its key the
+   * BYOK credential's id; outside the quota. Should the record fail, the provider's copy is deleted again.
+   */
+  async recordProviderFile(workspaceId: string, provider: ProviderStorage, fileId: string, credentialId: string, s: Spooled, filename: string | null, purpose: string | null): Promise<FileRow> {
+    const row: FileRow = {
+      id: fileId,
+      workspace_id: workspaceId,
+      filename: cleanName(filename) ?? 'file',
+      mime_type: sniffMime(s.head, s.size <= SNIFF_BYTES) ?? 'application/octet-stream',
+      size_bytes: s.size,
+      sha256: s.sha256,
+      storage: provider,
+      storage_key: credentialId,
+      purpose: provider === 'openai' ? (purpose ?? 'user_data') : null,
+      created_at: new Date(this.deps.now()).toISOString(),
+    };
+    try {
+      await this.deps.store.insertFile(row, Number.POSITIVE_INFINITY);
+    } catch (err) {
+      await this.deleteOnProvider?.(provider, fileId, credentialId).catch(() => undefined);
+      throw err;
+    }
+    return row;
+  }
+
   async get(workspaceId: string, id: string): Promise<FileRow> {
-    const row = FILE_ID.test(id) ? await this.deps.store.getFile(workspaceId, id) : null;
+    const row = FILE_ID.test(id) || PROVIDER_FILE_ID.test(id) ? await this.deps.store.getFile(workspaceId, id) : null;
     if (!row) throw notFound(`File ${id} not found`, { field: 'file_id' });
     return row;
   }
 
   async open(workspaceId: string, id: string): Promise<{ row: FileRow; body: Readable }> {
     const row = await this.get(workspaceId, id);
+    if (isProviderStored(row)) throw badRequest(`file_id: ${id} is stored on ${row.storage}'s Files API; the gateway does not keep its bytes`, { field: 'file_id' });
     return { row, body: await this.deps.storage.open(row.storage_key) };
   }
 
-  async delete(workspaceId: string, id: string): Promise<void> {
+  /**
+   * Deletes a file: its row and bytes, or — stored on a provider — the provider's copy first (with the credential that
+   * stored it; the row stays when the provider refuses or cannot be reached), then the row. Says whether the provider
+   * deleted it (`gone`: it no longer had it, or the credential was deleted).
+   */
+  async delete(workspaceId: string, id: string): Promise<{ provider: 'deleted' | 'gone' | null }> {
     const row = await this.get(workspaceId, id);
+    const provider = isProviderStored(row) ? await this.providerDelete(row) : null;
     // The row first: a file is gone for clients even if removing its bytes fails (they are then only orphaned).
     if (!(await this.deps.store.deleteFile(workspaceId, id))) throw notFound(`File ${id} not found`, { field: 'file_id' });
-    await this.deps.storage.delete(row.storage_key);
+    if (provider === null) await this.deps.storage.delete(row.storage_key);
+    return { provider };
   }
 
-  /** Every file of a deleted workspace: rows and bytes. */
+  private providerDelete(row: FileRow & { storage: ProviderStorage }): Promise<'deleted' | 'gone'> {
+    if (!this.deleteOnProvider) throw new HttpError(503, `Files on ${row.storage} cannot be deleted: the provider files service is not set up`);
+    return this.deleteOnProvider(row.storage, row.id, row.storage_key);
+  }
+
+  /** Every file of a deleted workspace: rows and bytes, and the copies on providers (best effort: a failure is logged). */
   async deleteWorkspace(workspaceId: string): Promise<number> {
     let n = 0;
     for (;;) {
       const { rows } = await this.list(workspaceId, null, 500);
       if (rows.length === 0) return n;
       for (const r of rows) {
+        if (isProviderStored(r)) {
+          await this.providerDelete(r).catch((err: Error) => this.deps.log?.warn({ file: r.id, provider: r.storage, err: err.message }, 'files: a deleted workspace\'s file could not be deleted on the provider'));
+        }
         await this.deps.store.deleteFile(workspaceId, r.id);
-        await this.deps.storage.delete(r.storage_key);
+        if (!isProviderStored(r)) await this.deps.storage.delete(r.storage_key);
         n++;
       }
     }
   }
+
 }
 
 /** A client's file name, without any path and control characters; null when nothing is left. */

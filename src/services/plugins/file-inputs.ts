@@ -181,9 +181,37 @@ function partsOf(api: string, body: Obj): FilePart[] {
   return out;
 }
 
+/**
+ * Inline PDFs of a Gemini body (`inlineData` with `application/pdf`): the text engine replaces them with their text;
+ * otherwise they go as sent (an IR document for another protocol).
+ */
+function geminiInlinePdfs(api: string, body: Obj): FilePart[] {
+  if (api !== 'gemini' || !Array.isArray(body.contents)) return [];
+  const out: FilePart[] = [];
+  body.contents.forEach((c, i) => {
+    if (!isObj(c) || !Array.isArray(c.parts)) return;
+    const list: unknown[] = c.parts;
+    list.forEach((p, j) => {
+      const d = isObj(p) ? p.inlineData : null;
+      if (!isObj(d) || typeof d.mimeType !== 'string' || d.mimeType.toLowerCase() !== 'application/pdf' || typeof d.data !== 'string') return;
+      out.push({
+        kind: 'file', where: `contents[${i}].parts[${j}]`, replace: (part) => (list[j] = part),
+        fileId: null,
+        inline: { mime: 'application/pdf', data: Buffer.from(d.data, 'base64') },
+        filename: null,
+        inlinePart: (mime, data) => ({ inlineData: { mimeType: mime, data: data.toString('base64') } }),
+        textPart: (text) => ({ text }),
+      });
+    });
+  });
+  return out;
+}
+
+const fileParts = (api: string, body: Obj): FilePart[] => [...partsOf(api, body), ...geminiInlinePdfs(api, body)];
+
 /** Whether a body has any file part (cheap: most requests have none, and skip the step). */
 export function hasFileParts(api: string, body: Obj): boolean {
-  return (api === 'chat' || api === 'messages' || api === 'responses' || api === 'gemini') && partsOf(api, body).length > 0;
+  return (api === 'chat' || api === 'messages' || api === 'responses' || api === 'gemini') && fileParts(api, body).length > 0;
 }
 
 export interface FileInputContext {
@@ -199,10 +227,12 @@ export class FileInputs {
   /** The body with its file parts resolved (a copy when anything changed), and what the file-parser did. */
   async apply(api: string, input: Obj, ctx: FileInputContext): Promise<{ body: Obj; pipeline: PluginPipelineEntry[] }> {
     const body = structuredClone(input);
-    const parts = partsOf(api, body);
+    const parts = fileParts(api, body);
     const parsed: Array<{ filename: string; pages: number; cached: boolean }> = [];
     const engine: PdfEngine = !ctx.parser.enabled ? 'native' : (ctx.parser.engine ?? (ctx.modelsReadFiles ? 'native' : 'text'));
     for (const p of parts) {
+      // A provider's file id (stored on its Files API, docs/files.md): it goes as sent, for that provider to read.
+      if (p.fileId !== null && !isFileId(p.fileId)) continue;
       let file = p.inline;
       let filename = p.filename;
       let sha: string | null = null;

@@ -15,9 +15,6 @@ import type { Moderation } from './moderation.js';
 
 type Obj = Record<string, unknown>;
 
-/** The protocol an upstream must speak to receive an API's file parts as sent (the body passes through). */
-const NATIVE_PROTOCOL: Record<string, string> = { chat: 'openai', messages: 'anthropic', responses: 'openai-responses', gemini: 'google' };
-
 export class PluginSteps {
   constructor(private readonly deps: { catalog: CatalogService; fileInputs: FileInputs | null; moderation: Moderation; now: () => number }) {}
 
@@ -35,7 +32,7 @@ export class PluginSteps {
     let body = input;
     const pipeline: PluginPipelineEntry[] = [];
     if (this.deps.fileInputs && hasFileParts(api, body)) {
-      const r = await this.deps.fileInputs.apply(api, body, { workspaceId: ctx.workspaceId, parser: ctx.plugins.fileParser, modelsReadFiles: this.readFiles(api, ctx.models) });
+      const r = await this.deps.fileInputs.apply(api, body, { workspaceId: ctx.workspaceId, parser: ctx.plugins.fileParser, modelsReadFiles: this.readFiles(ctx.models) });
       body = r.body;
       pipeline.push(...r.pipeline);
     }
@@ -69,11 +66,12 @@ export class PluginSteps {
     return ids.map((id) => ({ model: route.models.get(id), endpoints: route.endpointsByModel.get(id) ?? [] }));
   }
 
-  /** Every requested model reads files, through upstreams that receive the API's file parts as sent. */
-  private readFiles(api: string, ids: string[]): boolean {
-    const protocol = NATIVE_PROTOCOL[api];
-    const providers = this.deps.catalog.route.providers;
-    return this.models(ids).every(({ model, endpoints }) => model?.architecture.input_modalities.includes('file') === true && endpoints.every((e) => providers.get(e.provider)?.protocol === protocol));
+  /**
+   * Every requested model reads files (the catalog's input modalities include `file`). Every upstream protocol
+   * carries documents — as sent when it is the client's own, else through the IR's document part in its own shape.
+   */
+  private readFiles(ids: string[]): boolean {
+    return this.models(ids).every(({ model }) => model?.architecture.input_modalities.includes('file') === true);
   }
 
   private compress(api: string, body: Obj, ids: string[], maxTokens: number | null): { body: Obj; entry: PluginPipelineEntry } | null {
