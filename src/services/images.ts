@@ -19,6 +19,7 @@ import { computeCost, formatPrice, type CostResult } from '../core/pricing.js';
 import type { EndpointDef, Pricing } from '../core/catalog-types.js';
 import type { ProviderPreferences } from '../core/provider-prefs.js';
 import type { Attempt, RouteCatalog, RoutePlan } from '../core/routing.js';
+import { pricedRoute, type PricedRoute } from '../core/priced-route.js';
 import { formatNano, usdToNano } from '../core/money.js';
 import { imageAdapter, type ImageAnswer, type ImageReference } from '../providers/registry.js';
 import type { ApiCall, ApiServiceDeps } from './api-deps.js';
@@ -111,25 +112,16 @@ export function imagesAsk(a: { endpoint: EndpointDef; model: string }, prompt: s
 
 export class ImagesService {
   private readonly route: RouteCatalog;
-  private readonly original = new Map<EndpointDef, EndpointDef>();
+  private readonly original: PricedRoute['original'];
 
   constructor(private readonly deps: ApiServiceDeps) {
-    // For ranking and max_price, a per-image price counts as a request price…
-    const src = deps.catalog.imageRoute;
-    const endpointsByModel = new Map<string, EndpointDef[]>();
-    for (const [model, list] of src.endpointsByModel) {
-      endpointsByModel.set(
-        model,
-        list.map((e) => {
-          const p = e.pricing;
-          // …and is what `max_price.image` bounds (the input-image price of chat means nothing here).
-          const view = p?.image_output ? { ...e, pricing: { ...p, request: formatPrice(Number(p.request ?? 0) + Number(p.image_output)), image: p.image_output } } : { ...e };
-          this.original.set(view, e);
-          return view;
-        }),
-      );
-    }
-    this.route = { models: src.models, providers: src.providers, endpointsByModel };
+    // For ranking and max_price, a per-image price counts as a request price, and is what `max_price.image` bounds
+    // (the input-image price of chat means nothing here).
+    const priced = pricedRoute(deps.catalog.imageRoute, (p) =>
+      p.image_output ? { ...p, request: formatPrice(Number(p.request ?? 0) + Number(p.image_output)), image: p.image_output } : null,
+    );
+    this.route = priced.route;
+    this.original = priced.original;
   }
 
   /** The image endpoints as the catalog has them (for the listings). */
@@ -138,7 +130,7 @@ export class ImagesService {
   }
 
   private endpoint(a: Attempt): EndpointDef {
-    return this.original.get(a.endpoint) ?? a.endpoint;
+    return this.original(a.endpoint);
   }
 
   /** Policy, limits, the route and the reservation. Throws HttpError (4xx) when the request cannot be served. */
@@ -184,11 +176,11 @@ export class ImagesService {
       route: this.route,
       model,
       endpointFilter: (ep, provider) => {
-        const protocol = imageProtocolOf(this.original.get(ep) ?? ep, provider);
+        const protocol = imageProtocolOf(this.original(ep), provider);
         if (!protocol) return 'unsupported_parameter';
         if (n > 1 && !ep.supported_parameters.includes('n')) return 'unsupported_parameter';
         if (references.length > 0 && (!ep.supported_parameters.includes('input_references') || !imageAdapter(protocol).acceptsReferences(references))) return 'unsupported_parameter';
-        const p = imageAdapter(protocol).problem?.(ask, this.original.get(ep) ?? ep) ?? null;
+        const p = imageAdapter(protocol).problem?.(ask, this.original(ep)) ?? null;
         if (p) {
           problem ??= p;
           return 'unsupported_parameter';

@@ -24,6 +24,7 @@ import type { AudioFormat, EndpointDef, Pricing } from '../core/catalog-types.js
 import { computeCost, formatPrice, type TokenUsage } from '../core/pricing.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type Attempt, type RouteCatalog, type RoutePlan } from '../core/routing.js';
+import { pricedRoute, type PricedRoute } from '../core/priced-route.js';
 import { badRequest } from '../core/errors.js';
 import { UpstreamError } from '../core/provider-errors.js';
 import { speechAdapter, type SpeechAdapter } from '../providers/registry.js';
@@ -94,25 +95,15 @@ export function speechCost(pricing: Pricing | null, characters: number, usage: T
 export class SpeechService {
   /** The speech endpoints as routing sees them (per-character prices counted as prompt prices), and their originals. */
   private readonly route: RouteCatalog;
-  private readonly original = new Map<EndpointDef, EndpointDef>();
+  private readonly original: PricedRoute['original'];
 
   constructor(
     private readonly deps: ApiServiceDeps,
   ) {
-    const src = deps.catalog.speechRoute;
-    const endpointsByModel = new Map<string, EndpointDef[]>();
-    for (const [model, list] of src.endpointsByModel) {
-      endpointsByModel.set(
-        model,
-        list.map((e) => {
-          const p = e.pricing;
-          const view = p?.characters ? { ...e, pricing: { ...p, prompt: formatPrice(Number(p.prompt) + Number(p.characters)) } } : { ...e };
-          this.original.set(view, e);
-          return view;
-        }),
-      );
-    }
-    this.route = { models: src.models, providers: src.providers, endpointsByModel };
+    // For ranking and max_price, a per-character price counts as a prompt price.
+    const priced = pricedRoute(deps.catalog.speechRoute, (p) => (p.characters ? { ...p, prompt: formatPrice(Number(p.prompt) + Number(p.characters)) } : null));
+    this.route = priced.route;
+    this.original = priced.original;
   }
 
   private now(): number {
@@ -120,7 +111,7 @@ export class SpeechService {
   }
 
   private endpoint(a: Attempt): EndpointDef {
-    return this.original.get(a.endpoint) ?? a.endpoint;
+    return this.original(a.endpoint);
   }
 
   // ---- preparation -------------------------------------------------------------------------------
