@@ -43,7 +43,8 @@ export interface StreamDecoder {
    * text delta or a piece of a started tool call's arguments that needs nothing from a parse — recognized by a strict
    * pattern that admits valid JSON only — and in the decoder's current state would decode to exactly one `text_delta`
    * or `tool_call_delta` of a non-empty string and change nothing else. Then `delta` describes it (until the next
-   * call) and the caller does not feed the event to `push`; otherwise (null) it feeds it. No other effect.
+   * call) and the caller does not feed the event to `push`; otherwise (null) it feeds it. It changes the decoder's
+   * state only as decoding the event would.
    */
   rawDelta?(buf: string, start: number, end: number): RawDelta | null;
 }

@@ -27,6 +27,12 @@ export function hasRawPath(decoder: StreamDecoder, encoder: StreamEncoder): bool
   return decoder.rawDelta !== undefined && encoder.rawDelta !== undefined && decoder.pushBytes === undefined;
 }
 
+/**
+ * The output of a read is encoded every this many characters: V8 builds and copies a long string made of many small
+ * ones far more slowly past some tens of kilobytes (about 10 ns a byte at 100 KB on this machine against under 1).
+ */
+const OUT_PIECE = 8 * 1024;
+
 export class IrByteStreamSession implements StreamSession {
   readonly binary = true;
   private readonly inner: IrStreamSession;
@@ -91,8 +97,15 @@ export class IrByteStreamSession implements StreamSession {
     // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
     if (!(carried === '' ? isUtf8(chunk.subarray(0, done)) : isUtf8(Buffer.from(buf.slice(0, done), 'latin1')))) return this.inner.push(utf8Of(buf, 0, done));
     const out = this.events(buf, done);
-    return out === '' ? '' : Buffer.from(out, 'latin1');
+    const parts = this.parts;
+    if (parts.length === 0) return out === '' ? '' : Buffer.from(out, 'latin1');
+    if (out !== '') parts.push(Buffer.from(out, 'latin1'));
+    this.parts = [];
+    return parts.length === 1 ? parts[0] : Buffer.concat(parts);
   }
+
+  /** Output of the current read already encoded (see OUT_PIECE). */
+  private parts: Buffer[] = [];
 
   /** The complete events of `buf` up to `done` (a blank line's end): the client's bytes, as Latin-1 text. */
   private events(buf: string, done: number): string {
@@ -112,6 +125,10 @@ export class IrByteStreamSession implements StreamSession {
           if (piece !== null) {
             this.fastTokens += deltaTokens(jsonStringLength(buf, d!.from, d!.to - 1));
             out += piece;
+            if (out.length > OUT_PIECE) {
+              this.parts.push(Buffer.from(out, 'latin1'));
+              out = '';
+            }
             continue;
           }
         }
@@ -119,7 +136,7 @@ export class IrByteStreamSession implements StreamSession {
         if (inner.failure) break;
       }
     } catch (err) {
-      if (out === '') throw err;
+      if (out === '' && this.parts.length === 0) throw err;
       this.ownFailure = err as UpstreamError;
     }
     return out;

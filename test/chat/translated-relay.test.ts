@@ -13,6 +13,9 @@ import { jsonStringLength } from '../../src/core/json-scan.js';
 import { anthropicAdapter } from '../../src/providers/anthropic/index.js';
 import { scanContentDelta } from '../../src/providers/anthropic/stream-scan.js';
 import { ChatStreamEncoder } from '../../src/providers/openai/ir-inbound.js';
+import { chatAdapter } from '../../src/providers/registry.js';
+import { MessagesStreamEncoder } from '../../src/inbound/messages-stream.js';
+import { plainChunkDelta } from '../../src/providers/openai/chunk-scan.js';
 import { IrByteStreamSession } from '../../src/services/codec-ir-bytes.js';
 import { IrStreamSession } from '../../src/services/codec-ir-stream.js';
 import { UpstreamError } from '../../src/core/provider-errors.js';
@@ -154,10 +157,15 @@ interface Run {
   raw: number;
 }
 
+type PairName = 'anthropic→chat' | 'chat→messages';
+const PAIRS: Record<PairName, () => [StreamDecoder, StreamEncoder]> = {
+  'anthropic→chat': () => [anthropicAdapter.createStreamDecoder(), new ChatStreamEncoder(meta)],
+  'chat→messages': () => [chatAdapter('openai').createStreamDecoder(), new MessagesStreamEncoder(meta)],
+};
+
 /** Relays `bytes` read in pieces of the given sizes (cycled) through a session; what the client gets. */
-function relay(bytes: Buffer, sizes: number[], fast: boolean): Run {
-  const decoder: StreamDecoder = anthropicAdapter.createStreamDecoder();
-  const encoder: StreamEncoder = new ChatStreamEncoder(meta);
+function relay(bytes: Buffer, sizes: number[], fast: boolean, pair: PairName = 'anthropic→chat'): Run {
+  const [decoder, encoder] = PAIRS[pair]();
   let raw = 0;
   const rawDelta = encoder.rawDelta!.bind(encoder);
   encoder.rawDelta = (d) => {
@@ -186,7 +194,16 @@ function relay(bytes: Buffer, sizes: number[], fast: boolean): Run {
   return { out, failure: s.failure, thrown, produced: s.producedTokens, usage: s.usage(), finish: s.finish, upstreamId: s.upstreamId, raw };
 }
 
-const events = (out: string) => out.split('\n\n').filter((l) => l !== '').map((l) => (l === 'data: [DONE]' ? l : JSON.parse(l.replace(/^data: /, '')) as unknown));
+/** The client's events: their data parsed (with the `event:` name where there is one). */
+const events = (out: string) =>
+  out
+    .split('\n\n')
+    .filter((l) => l !== '')
+    .map((l) => {
+      const event = /^event: (.*)\n/.exec(l)?.[1];
+      const data = l.slice(l.indexOf('data: ') + 6);
+      return data === '[DONE]' ? data : event ? { event, data: JSON.parse(data) as unknown } : (JSON.parse(data) as unknown);
+    });
 
 const SIZES = [[Infinity], [1], [7], [3, 64, 5, 200], [150, 1]];
 
@@ -195,13 +212,13 @@ const SIZES = [[Infinity], [1], [7], [3, 64, 5, 200], [150, 1]];
  * content is thrown or left in `failure` depends on what else its read held); returns the largest count of deltas
  * relayed raw, and the fast run on whole reads.
  */
-function same(stream: string | Buffer, opts: { bytes?: boolean; raw?: boolean; sizes?: number[][] } = {}): Run {
+function same(stream: string | Buffer, opts: { bytes?: boolean; raw?: boolean; sizes?: number[][]; pair?: PairName } = {}): Run {
   const bytes = typeof stream === 'string' ? Buffer.from(stream) : stream;
   let first: Run | null = null;
   let raw = 0;
   for (const sizes of opts.sizes ?? SIZES) {
-    const slow = relay(bytes, sizes, false);
-    const fast = relay(bytes, sizes, true);
+    const slow = relay(bytes, sizes, false, opts.pair);
+    const fast = relay(bytes, sizes, true, opts.pair);
     first ??= fast;
     raw = Math.max(raw, fast.raw);
     expect(events(fast.out), String(sizes)).toEqual(events(slow.out));
@@ -301,5 +318,70 @@ describe('translated stream relay, Anthropic upstream → chat client', () => {
     expect(same(fixture('stream-tool-use.sse')).raw).toBeGreaterThan(0);
     same(fixture('stream-basic.sse'), { raw: false });
     same(fixture('stream-thinking.sse'), { raw: false });
+  });
+});
+
+// ---- chat upstream → Messages client --------------------------------------------------------------------------
+
+const HEAD = '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1699999999,"model":"up-model","service_tier":"default","system_fingerprint":"fp_1","choices":[';
+const chunk = (delta: string, finish = 'null') => `data: ${HEAD}{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish}}],"usage":null}\n\n`;
+const USAGE = 'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1699999999,"model":"up-model","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":30,"total_tokens":39}}\n\n';
+
+describe('chat upstream plain chunks (the decoder side)', () => {
+  it('finds the content or the tool call arguments of a plain chunk, and nothing in any other', () => {
+    const d: RawDelta = { kind: 'text_delta', index: -1, buf: '', from: 0, to: 0 };
+    const at = (event: string) => {
+      const buf = latin1(event);
+      return plainChunkDelta(buf, 0, buf.length - 2, d) ? { kind: d.kind, index: d.index, token: Buffer.from(buf.slice(d.from, d.to), 'latin1').toString() } : null;
+    };
+    expect(at(chunk('{"content":"Hi \\"x\\" é"}'))).toEqual({ kind: 'text_delta', index: 0, token: '"Hi \\"x\\" é"' });
+    expect(at(chunk('{"content":"a"}').replace(',"logprobs":null', ''))).toEqual({ kind: 'text_delta', index: 0, token: '"a"' });
+    expect(at(chunk('{"tool_calls":[{"index":12,"function":{"arguments":"{\\"a\\":"}}]}'))).toEqual({ kind: 'tool_call_delta', index: 12, token: '"{\\"a\\":"' });
+    for (const no of [
+      chunk('{"tool_calls":[{"index":0,"function":{"arguments":""}}]}'), // no output
+      chunk('{"content":""}'),
+      chunk('{"role":"assistant","content":"a"}'),
+      chunk('{"content":"a"}', '"stop"'),
+      chunk('{"content":"a"}').replace('"usage":null', '"usage":{"prompt_tokens":1}'),
+      chunk('{"reasoning_content":"a"}'),
+      chunk('{"content":"a"}').replace('data: {"id"', 'data: {"object":"x","id"'),
+      USAGE,
+      'data: [DONE]\n\n',
+    ]) {
+      expect(at(no), no).toBeNull();
+    }
+  });
+});
+
+describe('translated stream relay, chat upstream → Messages client', () => {
+  const role = chunk('{"role":"assistant","content":""}');
+  it('content chunks: the same bytes as the IR path, most of them relayed raw', () => {
+    const stream = role + words(30).map((w) => chunk(`{"content":${w}}`)).join('') + chunk('{}', '"stop"') + USAGE + 'data: [DONE]\n\n';
+    const run = same(stream, { pair: 'chat→messages' });
+    expect(run.raw).toBe(29);
+    expect(run.finish).toBe('stop');
+  });
+
+  it('escapes kept as they came, tool call arguments raw after the call started, reasoning through the IR path', () => {
+    const stream =
+      role +
+      chunk('{"reasoning_content":"think"}') +
+      ['"a"', '"\\u00e9\\"q\\""', '"é 😀"'].map((t) => chunk(`{"content":${t}}`)).join('') +
+      chunk('{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}') +
+      ['"{\\"x\\":"', '"1}"'].map((t) => chunk(`{"tool_calls":[{"index":0,"function":{"arguments":${t}}}]}`)).join('') +
+      chunk('{}', '"tool_calls"') +
+      USAGE +
+      'data: [DONE]\n\n';
+    const run = same(stream, { pair: 'chat→messages', bytes: false });
+    expect(run.raw).toBe(4); // "a" opens the text block through the IR path
+    expect(run.finish).toBe('tool_calls');
+  });
+
+  it('an in-stream error after content, and a stream without [DONE]', () => {
+    const body = role + words(5).map((w) => chunk(`{"content":${w}}`)).join('');
+    const err = same(body + 'data: {"error":{"message":"overloaded","code":503}}\n\n' + chunk('{"content":"late"}'), { pair: 'chat→messages' });
+    expect(err.out).not.toContain('late');
+    expect(err.failure ?? err.thrown).toBeInstanceOf(UpstreamError);
+    expect(same(body, { pair: 'chat→messages' }).thrown).toBeInstanceOf(UpstreamError);
   });
 });
