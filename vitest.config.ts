@@ -10,6 +10,7 @@ import { defineConfig } from 'vitest/config';
 const UNIT_DIRS = ['core', 'providers', 'inbound', 'catalog', 'sim', 'config'];
 const UNIT_FILES = [
   'test/chat/relay.test.ts',
+  'test/chat/translated-relay.test.ts',
   'test/guardrails/policy.test.ts',
   'test/speech/adapters.test.ts',
   'test/speech/catalog.test.ts',

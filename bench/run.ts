@@ -11,7 +11,8 @@
  * 2 CPUs: the load generator and the simulator run on CPU 0, each target on CPU 1, as ../shared/bench/README.md advises
  * for steadier CPU figures — but the load generator then caps the bare proxy; default 0: the OS places every process),
  * BENCH_WORK_SECONDS (each phase of the work-size table, default 3), BENCH_ONLY=work (only the work-size table),
- * BENCH_WORK (only the work-size rows whose name contains it, e.g. `chunk`).
+ * BENCH_WORK (only the work-size rows whose name contains it, e.g. `chunk`), BENCH_PORT_OFFSET (added to every port, so that
+ * two runs on one machine do not collide; default 0).
  *
  * The work-size table (issue 18): gateway ÷ bare CPU per request for 1 KB, 100 KB and 1 MB bodies, a 1,000-message
  * conversation (~1 MB) and a 10,000-chunk stream (per chunk) on the same-protocol path (chat → an OpenAI-compatible
@@ -42,7 +43,8 @@ const PEER_DIR = resolve(root, process.env.PEER_DIR ?? '../bench-run');
 const ADMIN = 'sk-gw-v1-' + 'b'.repeat(64);
 const WORK_SECONDS = Number(process.env.BENCH_WORK_SECONDS ?? 3);
 const ONLY_WORK = process.env.BENCH_ONLY === 'work';
-const PORTS = { sim: 19100, bare: 19200, gateway: 19300, peer: 19787 };
+const PORT_OFFSET = Number(process.env.BENCH_PORT_OFFSET ?? 0);
+const PORTS = { sim: 19100 + PORT_OFFSET, bare: 19200 + PORT_OFFSET, gateway: 19300 + PORT_OFFSET, peer: 19787 + PORT_OFFSET };
 
 const PIN = process.env.BENCH_PIN === '1' && availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0;
 if (PIN) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]); // the load generator (this process) on CPU 0

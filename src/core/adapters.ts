@@ -37,6 +37,29 @@ export interface StreamDecoder {
    * protocol's terminal marker (e.g. no `[DONE]`, no `message_stop`, no finishReason).
    */
   end(): IrStreamEvent[];
+  /**
+   * The byte-level fast path of the common event (services/codec-ir-bytes.ts): whether the one complete event of
+   * `buf` (Latin-1 text of the stream's UTF-8 bytes, no CR) from `start` to `end` (its blank line excluded) is a
+   * text delta or a piece of a started tool call's arguments that needs nothing from a parse — recognized by a strict
+   * pattern that admits valid JSON only — and in the decoder's current state would decode to exactly one `text_delta`
+   * or `tool_call_delta` of a non-empty string and change nothing else. Then `delta` describes it (until the next
+   * call) and the caller does not feed the event to `push`; otherwise (null) it feeds it. It changes the decoder's
+   * state only as decoding the event would.
+   */
+  rawDelta?(buf: string, start: number, end: number): RawDelta | null;
+}
+
+/**
+ * An IR text or tool-argument delta found in the bytes of an upstream event, its string not decoded: the JSON string
+ * token (quotes included) is `buf` from `from` to `to`, Latin-1 text of UTF-8 bytes.
+ */
+export interface RawDelta {
+  kind: 'text_delta' | 'tool_call_delta';
+  /** The IR part index. */
+  index: number;
+  buf: string;
+  from: number;
+  to: number;
 }
 
 export interface UpstreamAdapter {
@@ -87,6 +110,12 @@ export interface StreamEncoder {
   finish(usage: IrUsage | null, meta: AnswerMeta): string;
   /** An error after the stream started: the API's error event and terminator. */
   error(status: number, message: string, errorType: string, meta: AnswerMeta): string;
+  /**
+   * The fast path's encoding (services/codec-ir-bytes.ts): what `event` would write for the IR delta `d` (its string
+   * as the JSON token it came in), as Latin-1 text of UTF-8 bytes — or null when this delta needs `event` (then the
+   * caller decodes it fully). Called only once the stream's content started.
+   */
+  rawDelta?(d: RawDelta): string | null;
 }
 
 export interface InboundAdapter {

@@ -3,7 +3,7 @@
  * `message_delta`, `message_stop`, `error`).
  */
 import type { IrFinishReason, IrStreamEvent, IrUsage } from '../core/ir.js';
-import type { AnswerMeta, StreamEncoder } from '../core/adapters.js';
+import type { AnswerMeta, RawDelta, StreamEncoder } from '../core/adapters.js';
 import { defaultErrorType, sse, uncachedInput, type Json } from './common.js';
 import { anthropicErrorType, stopReason, usageBody } from './messages-output.js';
 import { signatureOf } from './messages-signing.js';
@@ -11,6 +11,11 @@ import { signatureOf } from './messages-signing.js';
 // ---- stream ------------------------------------------------------------------------------------------------------
 
 type BlockKind = 'text' | 'thinking' | 'redacted_thinking' | 'tool_use';
+
+/** A `content_block_delta` event around its block index and string, as `sse` serializes it (rawDelta). */
+const RAW_HEAD = 'event: content_block_delta\ndata: {"type":"content_block_delta","index":';
+const RAW_TEXT = ',"delta":{"type":"text_delta","text":';
+const RAW_JSON = ',"delta":{"type":"input_json_delta","partial_json":';
 
 /**
  * IR events → Anthropic SSE. Anthropic blocks are strictly sequential (start, deltas, stop; then the next), and their
@@ -172,6 +177,15 @@ export class MessagesStreamEncoder implements StreamEncoder {
       case 'error':
         return this.error(ev.status, ev.message, ev.error_type, this.meta);
     }
+  }
+
+  /** A delta to the open block of its part (text, or a tool's input JSON) from a template, its string as it came. */
+  rawDelta(d: RawDelta): string | null {
+    const open = this.open;
+    if (this.done || open === null || open.irIndex !== d.index) return null;
+    const token = d.buf.slice(d.from, d.to);
+    if (d.kind === 'text_delta') return open.kind === 'text' ? `${RAW_HEAD}${open.index}${RAW_TEXT}${token}}}\n\n` : null;
+    return open.kind === 'tool_use' ? `${RAW_HEAD}${open.index}${RAW_JSON}${token}}}\n\n` : null;
   }
 
   finish(usage: IrUsage | null, meta: AnswerMeta): string {

@@ -23,7 +23,7 @@ import { UpstreamError } from '../core/provider-errors.js';
 import { eventTooLarge, sseLimits, SseEventBound } from '../providers/sse.js';
 import { openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
 import type { StreamSession } from './codec-types.js';
-import { hasAt, plainChunkAt, plainChunkChars, USAGE_NULL_TAIL } from './chat-chunk-scan.js';
+import { hasAt, plainChunkAt, plainChunkChars, USAGE_NULL_TAIL } from '../providers/openai/chunk-scan.js';
 import { chatUsageView } from './codec-usage.js';
 
 const { streamError, tokenUsage, checkChunk: checkChatChunk } = openaiChatWire;

@@ -16,6 +16,7 @@ import type { InboundAdapter, UpstreamAdapter, UpstreamContext, UpstreamHttpRequ
 import type { AttemptCodec, AttemptRequest } from './codec-types.js';
 import { irToTokens } from './codec-usage.js';
 import { IrStreamSession } from './codec-ir-stream.js';
+import { hasRawPath, IrByteStreamSession } from './codec-ir-bytes.js';
 
 export type InboundApi = 'chat' | 'responses' | 'messages' | 'gemini';
 
@@ -136,7 +137,10 @@ export function irCodec(api: InboundApi, inbound: InboundAdapter, body: Record<s
     },
     openStream(meta) {
       const encoder = api === 'responses' ? responsesInbound.createStreamEncoder(meta, request) : inbound.createStreamEncoder(meta);
-      return new IrStreamSession(upstream.createStreamDecoder(), encoder, { exclude, filters, healer: healing ? healing() : null });
+      const decoder = upstream.createStreamDecoder();
+      // The byte-level fast path when both sides have it and nothing must see each delta's text (codec-ir-bytes.ts).
+      if (!filters && !healing && hasRawPath(decoder, encoder)) return new IrByteStreamSession(decoder, encoder, exclude);
+      return new IrStreamSession(decoder, encoder, { exclude, filters, healer: healing ? healing() : null });
     },
   };
 }

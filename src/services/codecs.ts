@@ -25,7 +25,7 @@ import { irCodec, type InboundApi } from './codec-ir.js';
 export type { AttemptCodec, AttemptRequest, ParsedAnswer, StreamSession } from './codec-types.js';
 export { chatUsageView, irToTokens } from './codec-usage.js';
 export { irForEndpoint, irParams, withoutGatewayThinking, type InboundApi } from './codec-ir.js';
-export { isPlainContentChunk, plainChunkRest } from './chat-chunk-scan.js';
+export { isPlainContentChunk, plainChunkRest } from '../providers/openai/chunk-scan.js';
 
 export const INBOUND: Record<InboundApi, InboundAdapter> = { chat: chatInbound, responses: responsesInbound, messages: messagesInbound, gemini: geminiInbound };
 

@@ -12,13 +12,16 @@
  * - Server-tool and other unknown block types are skipped with their deltas.
  * - An event whose data is not JSON throws UpstreamError(502) from `push`; `end()` throws UpstreamError(502) when
  *   neither `message_stop` nor an `error` event came.
+ * - `rawDelta`: the common text and input-JSON deltas recognized in their bytes (stream-scan.ts), for blocks already
+ *   started, decoded by nobody (services/codec-ir-bytes.ts).
  */
 import type { IrStreamEvent } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
-import type { StreamDecoder } from '../../core/adapters.js';
+import type { RawDelta, StreamDecoder } from '../../core/adapters.js';
 import { SseParser, type SseEvent } from '../sse.js';
 import { anthropicStreamError } from './errors.js';
 import { checkStreamEvent } from './schemas.js';
+import { scanContentDelta } from './stream-scan.js';
 import { finishReason, irUsage, isObj, JSON_TOOL_NAME, type AnthropicUsage, type Obj } from './wire.js';
 
 type BlockKind = 'text' | 'reasoning' | 'tool' | 'json' | 'ignored';
@@ -41,6 +44,21 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     const out: IrStreamEvent[] = [];
     for (const ev of this.sse.feed(text)) this.handle(ev, out);
     return out;
+  }
+
+  private readonly raw: RawDelta = { kind: 'text_delta', index: 0, buf: '', from: 0, to: 0 };
+
+  rawDelta(buf: string, start: number, end: number): RawDelta | null {
+    if (!this.started || this.stopped || this.errored) return null;
+    const d = this.raw;
+    if (!scanContentDelta(buf, start, end, d)) return null;
+    const kind = this.blocks.get(d.index);
+    // As blockDelta maps them: text in a text block; input JSON in a tool block, or as text in the JSON-output tool's.
+    if (d.kind === 'text_delta') return kind === 'text' ? d : null;
+    if (kind === 'tool') return d;
+    if (kind !== 'json') return null;
+    d.kind = 'text_delta';
+    return d;
   }
 
   end(): IrStreamEvent[] {

@@ -3,7 +3,8 @@
  * body, `chat.completion.chunk` SSE events, and the error body.
  */
 import type { IrPart, IrResponse, IrStreamEvent, IrUsage } from '../../core/ir.js';
-import type { AnswerMeta, StreamEncoder } from '../../core/adapters.js';
+import type { AnswerMeta, RawDelta, StreamEncoder } from '../../core/adapters.js';
+import { latin1 } from '../../core/json-scan.js';
 import { reasoningDetails } from './ir-upstream.js';
 
 type Obj = Record<string, unknown>;
@@ -81,6 +82,9 @@ export function chatFromIr(res: IrResponse, meta: AnswerMeta): Record<string, un
 // ------------------------------------------------------------------------------------------------ stream encoder
 
 const sse = (v: unknown) => `data: ${JSON.stringify(v)}\n\n`;
+/** What follows a delta's string in a chunk: as `chunk` serializes it. */
+const TEXT_TAIL = '},"finish_reason":null,"native_finish_reason":null,"logprobs":null}]}\n\n';
+const ARGS_TAIL = '}}]},"finish_reason":null,"native_finish_reason":null,"logprobs":null}]}\n\n';
 
 /**
  * Encoder of `chat.completion.chunk` events. The first chunk (role `assistant`, empty content) comes from start(),
@@ -96,6 +100,8 @@ export class ChatStreamEncoder implements StreamEncoder {
   private readonly detailIndex = new Map<number, number>();
   private lastUsage: IrUsage | null = null;
   private textHead: string | undefined;
+  /** The head of a chunk (`data: {"id":…,"provider":…,`) as Latin-1 text of its bytes, for rawDelta. */
+  private rawHead: string | undefined;
 
   constructor(private readonly meta: AnswerMeta) {}
 
@@ -164,6 +170,16 @@ export class ChatStreamEncoder implements StreamEncoder {
         return '';
     }
     return this.start() + out;
+  }
+
+  /** A text delta or a started tool call's next arguments from a template, the string as it came (Latin-1 text of bytes). */
+  rawDelta(d: RawDelta): string | null {
+    if (!this.opened) return null;
+    const head = (this.rawHead ??= latin1(`data: ${JSON.stringify(this.head()).slice(0, -1)},"choices":[{"index":0,"delta":{`));
+    const token = d.buf.slice(d.from, d.to);
+    if (d.kind === 'text_delta') return `${head}"content":${token}${TEXT_TAIL}`;
+    const n = this.toolIndex.get(d.index);
+    return n === undefined ? null : `${head}"tool_calls":[{"index":${n},"function":{"arguments":${token}${ARGS_TAIL}`;
   }
 
   finish(usage: IrUsage | null, meta: AnswerMeta): string {

@@ -3,7 +3,8 @@ import { SseParser } from '../sse.js';
 import { checkChatChunk } from './schemas.js';
 import type { IrStreamEvent, IrUsage } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
-import type { StreamDecoder } from '../../core/adapters.js';
+import type { RawDelta, StreamDecoder } from '../../core/adapters.js';
+import { plainChunkDelta } from './chunk-scan.js';
 import { streamError } from './chat.js';
 import { generatedImages, irFinish, irUsageFromOpenAI, isObj, parseStreamData, str, type Obj } from './ir-shared.js';
 import { argsText, contentText } from './ir-answer.js';
@@ -47,6 +48,29 @@ export class ChatStreamDecoder implements StreamDecoder {
       this.onData(ev.data, out);
     }
     return out;
+  }
+
+  private readonly raw: RawDelta = { kind: 'text_delta', index: 0, buf: '', from: 0, to: 0 };
+
+  /**
+   * A plain content chunk (chunk-scan.ts) whose text goes to the text part already open, or whose arguments go to a
+   * tool call already started: what onData would emit, undecoded (services/codec-ir-bytes.ts).
+   */
+  rawDelta(buf: string, start: number, end: number): RawDelta | null {
+    if (!this.started || this.finished || this.done || this.errored) return null;
+    const d = this.raw;
+    if (!plainChunkDelta(buf, start, end, d)) return null;
+    if (d.kind === 'text_delta') {
+      const index = this.slots.get('text');
+      if (index === undefined) return null;
+      d.index = index;
+      return d;
+    }
+    const st = this.tools.get(d.index);
+    if (st === undefined || st.index === null) return null;
+    this.lastTool = d.index; // as onToolDelta: the call continued last
+    d.index = st.index;
+    return d;
   }
 
   end(): IrStreamEvent[] {
