@@ -215,6 +215,7 @@ export function parseLazy(bytes: Buffer): { body: Record<string, unknown>; text:
 function materialize(state: LazyConversation): unknown[] {
   if (!state.value) {
     lazyStats.materialized++;
+    if (process.env.LAZY_TRACE) console.log("MATERIALIZE", new Error().stack);
     state.value = JSON.parse(state.bytes.toString('latin1', state.start, state.end)) as unknown[];
   }
   return state.value;
