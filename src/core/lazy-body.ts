@@ -87,71 +87,94 @@ function skipValue(b: Buffer, i: number): number {
   return j;
 }
 
+type Scanned = Omit<LazyConversation, 'key' | 'bytes' | 'start'>;
+
 /**
- * The value span of the top-level key `messages` or `input` (the first of the two found; null when the body is not an
- * object, a key has an escape, or the key occurs twice).
+ * The top-level key `messages` or `input` (the first of the two found) with its value scanned strictly, or null when
+ * the body is not an object, a key has an escape, the key occurs twice or its value is not of the lazy shape. The
+ * other values are skipped (JSON.parse checks them).
  */
-function topLevelSpan(b: Buffer): { key: LazyKey; start: number; end: number } | null {
+function topLevelConversation(b: Buffer, find: (from: number, to: number) => number): (Scanned & { key: LazyKey; start: number }) | null {
   let i = skipSpace(b, 0, b.length);
   if (b[i] !== 0x7b) return null;
   i++;
-  let found: { key: LazyKey; start: number; end: number } | null = null;
+  let found: (Scanned & { key: LazyKey; start: number }) | null = null;
   for (;;) {
     i = skipSpace(b, i, b.length);
     if (i >= b.length || b[i] !== QUOTE) return found;
     const keyEnd = skipString(b, i);
     if (b.subarray(i, keyEnd).includes(BACKSLASH)) return null;
-    const name = keyEnd - i === 10 ? b.toString('latin1', i + 1, keyEnd - 1) : keyEnd - i === 7 ? b.toString('latin1', i + 1, keyEnd - 1) : '';
+    const name = keyEnd - i === 10 || keyEnd - i === 7 ? b.toString('latin1', i + 1, keyEnd - 1) : '';
     i = skipSpace(b, keyEnd, b.length);
     if (b[i] !== 0x3a) return null;
     const start = skipSpace(b, i + 1, b.length);
-    const end = skipValue(b, start);
+    let end: number;
     if (name === 'messages' || name === 'input') {
       if (found) return null;
-      found = { key: name, start, end };
-    }
+      const scanned = scanConversation(b, start, find);
+      if (!scanned) return null;
+      found = { key: name, start, ...scanned };
+      end = scanned.end;
+    } else end = skipValue(b, start);
     i = skipSpace(b, end, b.length);
     if (b[i] === 0x2c) i++;
     else return found;
   }
 }
 
+/** Whether `b` holds the bytes of `word` at `i`. */
+function at(b: Buffer, i: number, word: Uint8Array): boolean {
+  if (i + word.length > b.length) return false;
+  for (let k = 0; k < word.length; k++) if (b[i + k] !== word[k]) return false;
+  return true;
+}
+
 const ROLE = Buffer.from('"role"');
 const CONTENT = Buffer.from('"content"');
-const ESCAPES = new Set([0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]); // " \ / b f n r t (not u)
+const ESCAPES = new Uint8Array(256);
+for (const c of '"\\/bfnrt') ESCAPES[c.charCodeAt(0)] = 1; // the one-character escapes (not \u)
+
+/** The index in `roles` (as bytes in `known`) of the role in b[from, to), added when new. */
+function roleIndex(b: Buffer, from: number, to: number, roles: string[], known: Buffer[]): number {
+  for (let r = 0; r < known.length; r++) if (known[r].length === to - from && at(b, from, known[r])) return r;
+  known.push(Buffer.from(b.subarray(from, to)));
+  roles.push(b.toString('latin1', from, to));
+  return roles.length - 1;
+}
 
 /**
  * The strict scan of a conversation array from `start`: each element an object with exactly `"role"` and
  * `"content"`, both strings (role without escapes, at most 64 bytes; content with the one-character escapes only).
  * Returns the index after the array and what it learned, or null for anything else.
  */
-function scanConversation(b: Buffer, start: number, find: (from: number, to: number) => number): Omit<LazyConversation, 'key' | 'bytes' | 'start'> | null {
+function scanConversation(b: Buffer, start: number, find: (from: number, to: number) => number): Scanned | null {
   const n = b.length;
   let i = skipSpace(b, start, n);
   if (b[i] !== 0x5b) return null;
   i = skipSpace(b, i + 1, n);
   if (b[i] === 0x5d) return null; // empty: the eager path's validation says why
   const roles: string[] = [];
+  const known: Buffer[] = [];
   let count = 0;
   let chars = 0;
   for (;;) {
     if (b[i] !== 0x7b) return null;
     i = skipSpace(b, i + 1, n);
-    let role: string | null = null;
+    let role = false;
     let content = false;
     for (;;) {
-      const isRole = b[i + 1] === 0x72 && b.compare(ROLE, 0, 6, i, i + 6) === 0;
-      const isContent = !isRole && b.compare(CONTENT, 0, 9, i, i + 9) === 0;
-      if (!isRole && !isContent) return null;
+      const isRole = at(b, i, ROLE);
+      if (!isRole && !at(b, i, CONTENT)) return null;
       i = skipSpace(b, i + (isRole ? 6 : 9), n);
       if (b[i] !== 0x3a) return null;
       i = skipSpace(b, i + 1, n);
       if (b[i] !== QUOTE) return null;
       if (isRole) {
-        if (role !== null) return null;
+        if (role) return null;
+        role = true;
         const q = find(i + 1, Math.min(n, i + 66));
         if (b[q] !== QUOTE) return null;
-        role = b.toString('latin1', i + 1, q);
+        roleIndex(b, i + 1, q, roles, known);
         i = q + 1;
       } else {
         if (content) return null;
@@ -166,7 +189,7 @@ function scanConversation(b: Buffer, start: number, find: (from: number, to: num
             i = q + 1;
             break;
           }
-          if (c !== BACKSLASH || !ESCAPES.has(b[q + 1])) return null;
+          if (c !== BACKSLASH || ESCAPES[b[q + 1]] !== 1) return null;
           chars += q - from + 1;
           from = q + 2;
         }
@@ -179,8 +202,7 @@ function scanConversation(b: Buffer, start: number, find: (from: number, to: num
       if (b[i] !== 0x7d) return null;
       break;
     }
-    if (role === null || !content) return null;
-    if (!roles.includes(role)) roles.push(role);
+    if (!role || !content) return null;
     count++;
     i = skipSpace(b, i + 1, n);
     if (b[i] === 0x2c) {
@@ -198,15 +220,13 @@ function scanConversation(b: Buffer, start: number, find: (from: number, to: num
  * lazily (then parse it eagerly). Throws what JSON.parse throws when the rest of the body is not valid JSON.
  */
 export function parseLazy(bytes: Buffer): { body: Record<string, unknown>; text: string; key: LazyKey } | null {
-  const span = topLevelSpan(bytes);
+  const span = topLevelConversation(bytes, scanner(bytes));
   if (!span || span.end - span.start < LAZY_MIN_BYTES / 2) return null;
-  const scanned = scanConversation(bytes, span.start, scanner(bytes));
-  if (!scanned || scanned.end !== span.end) return null;
   const text = `${bytes.toString('latin1', 0, span.start)}[]${bytes.toString('latin1', span.end, bytes.length)}`;
   const rest = JSON.parse(text) as unknown;
   if (rest === null || typeof rest !== 'object' || Array.isArray(rest)) return null;
   const body = rest as Record<string, unknown>;
-  const state: LazyConversation = { key: span.key, bytes, start: span.start, ...scanned };
+  const state: LazyConversation = { bytes, ...span };
   defineLazy(body, state.key, () => materialize(state));
   states.set(body, state);
   return { body, text, key: state.key };

@@ -25,12 +25,12 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
   app.removeContentTypeParser(['application/json', 'text/plain']);
   // As bytes, decoded once here (Fastify's string mode decodes each read and joins the pieces), and kept beside the
   // parse for a same-protocol upstream body to reuse (core/raw-json.ts).
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req: FastifyRequest, raw: string | Buffer, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req: FastifyRequest, raw: string | Buffer, done) => {
     // ASCII (most JSON) decodes as Latin-1: the same characters without the UTF-8 decoder's work (a small gain under
     // load, where the fresh string's memory costs more than the decoding; docs/benchmark.md, issue 18).
     const ascii = typeof raw !== 'string' && isAscii(raw);
     // A large body's conversation is validated from the bytes and parsed only if some code reads it (lazy-body.ts).
-    if (ascii && raw.length >= LAZY_MIN_BYTES && raw.length <= bodyLimit && lazyParse(raw as Buffer, done)) return;
+    if (ascii && raw.length >= LAZY_MIN_BYTES && raw.length <= bodyLimit && takesLazy(req) && lazyParse(raw as Buffer, done)) return;
     const body = typeof raw === 'string' ? raw : ascii ? raw.toString('latin1') : raw.toString('utf8');
     if (body.length > bodyLimit / 4 && Buffer.byteLength(body) > bodyLimit) {
       done(new HttpError(413, `Request body is too large: JSON bodies are limited to ${bodyLimit} bytes (GATEWAY_BODY_LIMIT)`), undefined);
@@ -63,6 +63,15 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
     }
     done(null, parsed);
   });
+}
+
+/**
+ * Whether the route reads a lazy conversation only where it must: chat completions (its own and a preset's), whose
+ * same-protocol path forwards the bytes. The Messages and Responses APIs build their IR from every message on every
+ * request (inbound/), so a lazy conversation would be parsed there at once, after a scan for nothing.
+ */
+function takesLazy(req: FastifyRequest): boolean {
+  return req.routeOptions.url?.endsWith('/chat/completions') === true;
 }
 
 /**
