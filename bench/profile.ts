@@ -2,7 +2,8 @@
  * `tsx bench/profile.ts <checkout> [out.json]`: one build of the gateway under `node --cpu-prof`, a fixed load
  * (PROF_REQUESTS, default 20000; PROF_STREAM=1 for streamed requests; 16 connections) against the simulator, and its
  * top self-time functions printed (aggregated by function and file). Used to compare two builds function by function
- * (docs/benchmark.md); the absolute times move with the machine's load, the shares much less.
+ * (docs/benchmark.md); the absolute times move with the machine's load, the shares much less. PROF_BODY_BYTES (with
+ * PROF_MESSAGES, default 1) sends a body of about that size, split into that many messages (issue 18's body rows).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -21,8 +22,20 @@ const SIM_PORT = 19170;
 const kids = new Set<ChildProcess>();
 process.on('exit', () => kids.forEach((k) => k.kill('SIGKILL')));
 
+const BODY_BYTES = Number(process.env.PROF_BODY_BYTES ?? 0);
+const MESSAGES = Number(process.env.PROF_MESSAGES ?? 1);
+
+/** The request body: `hello`, or about BODY_BYTES bytes in MESSAGES messages alternating user/assistant (as bench/run.ts). */
+function requestBody(): string {
+  if (!BODY_BYTES) return JSON.stringify({ model: 'bench/model', messages: [{ role: 'user', content: 'hello' }], stream: STREAM });
+  const per = Math.max(1, Math.floor(BODY_BYTES / MESSAGES) - 40);
+  const text = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(per / 27)).slice(0, per);
+  const messages = Array.from({ length: MESSAGES }, (_, i) => ({ role: i % 2 === 0 || i === MESSAGES - 1 ? 'user' : 'assistant', content: text }));
+  return JSON.stringify({ model: 'bench/model', messages, stream: STREAM });
+}
+
 function load(url: string, key: string, amount: number): Promise<autocannon.Result> {
-  const body = JSON.stringify({ model: 'bench/model', messages: [{ role: 'user', content: 'hello' }], stream: STREAM });
+  const body = requestBody();
   return new Promise((res, rej) =>
     autocannon({ url, method: 'POST', connections: 16, amount, timeout: 120, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body }, (e, r) => (e ? rej(e) : res(r))),
   );

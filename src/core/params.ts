@@ -4,6 +4,7 @@
  * upstreams of the same protocol, so new provider parameters keep working). Pure functions.
  */
 import type { EndpointDef } from './catalog-types.js';
+import { shareLazy } from './lazy-body.js';
 
 /** Fields that steer the gateway itself. */
 export const GATEWAY_FIELDS = new Set([
@@ -76,9 +77,12 @@ const supports = (e: EndpointDef, p: string) => e.supported_parameters.includes(
  * takes them, unknown fields kept, and usage requested on streams.
  */
 export function openaiBody(body: Record<string, unknown>, endpoint: EndpointDef, stream: boolean): { body: Record<string, unknown>; dropped: string[] } {
-  const out: Record<string, unknown> = { model: endpoint.upstreamModel, messages: body.messages };
+  // `messages` shared without reading it: a large conversation may still be bytes (core/lazy-body.ts).
+  const out: Record<string, unknown> = { model: endpoint.upstreamModel };
+  shareLazy(body, out, 'messages');
   const dropped: string[] = [];
   for (const k in body) {
+    if (k === 'messages') continue;
     const v = body[k];
     if (v === undefined || GATEWAY_FIELDS.has(k) || k === 'max_tool_calls') continue; // max_tool_calls: the chat loop's (a Responses parameter)
     if (MODEL_PARAMS.has(k) && !supports(endpoint, k)) {

@@ -4,16 +4,31 @@
  * encoded again — three copies). Only bodies the JSON body parser checked are recorded, so every byte reused has
  * passed its rules (NUL, lone surrogates, non-finite numbers, depth). Pure: no I/O.
  */
+import { conversationBytes, sameConversation, type LazyKey } from './lazy-body.js';
 
 /** The large fields whose bytes are reused: chat's and Messages' `messages`, Responses' `input`. */
-export type RawField = 'messages' | 'input';
+export type RawField = LazyKey;
 
 /** Parsed bodies → the raw bytes they were parsed from, and `messages` and `input` as parsed (identity checks). */
 const raws = new WeakMap<object, { bytes: Buffer; messages: unknown; input: unknown }>();
 
+/** Stands for a lazy conversation (core/lazy-body.ts) in `raws`: its identity is checked there, without reading it. */
+const LAZY = Symbol('lazy');
+
 export function rememberRaw(parsed: object, bytes: Buffer): void {
   const p = parsed as { messages?: unknown; input?: unknown };
-  raws.set(parsed, { bytes, messages: p.messages, input: p.input });
+  const lazy = lazyKey(parsed);
+  raws.set(parsed, { bytes, messages: lazy === 'messages' ? LAZY : p.messages, input: lazy === 'input' ? LAZY : p.input });
+}
+
+/** The key of `body`'s lazy conversation, if it was parsed with one. */
+function lazyKey(body: object): LazyKey | null {
+  return conversationBytes(body, 'messages') ? 'messages' : conversationBytes(body, 'input') ? 'input' : null;
+}
+
+/** Whether `body[key]` is what was recorded for it, reading nothing lazy. */
+function unchanged(body: object, key: LazyKey, recorded: unknown): boolean {
+  return recorded === LAZY ? conversationBytes(body, key) !== null : recorded === (body as Record<string, unknown>)[key];
 }
 
 /**
@@ -112,6 +127,8 @@ export function rawMessages(body: object): Buffer | null {
  * is still the array it parsed (in-place changes call forgetRaw), or null.
  */
 export function rawField(body: object, key: RawField): Buffer | null {
+  const lazy = conversationBytes(body, key);
+  if (lazy) return lazy;
   const r = raws.get(body);
   if (!r || r[key] !== (body as Record<string, unknown>)[key] || !Array.isArray(r[key])) return null;
   return topLevelValue(r.bytes, key);
@@ -123,10 +140,9 @@ export function rawField(body: object, key: RawField): Buffer | null {
  * is the content-length). A string when nothing could be reused.
  */
 export function spliceRaw(body: object, out: Record<string, unknown>, key: RawField): string | Buffer[] {
-  const raw = out[key] !== undefined && out[key] === (body as Record<string, unknown>)[key] ? rawField(body, key) : null;
+  const raw = sameConversation(out, body, key) ? rawField(body, key) : null;
   if (!raw) return JSON.stringify(out);
-  const fields: Record<string, unknown> = {};
-  for (const k in out) if (k !== key) fields[k] = out[k];
+  const fields = without(out, key);
   return withRawField(fields, key, raw);
 }
 
@@ -139,8 +155,14 @@ export const partsLength = (parts: Buffer[]): number => parts.reduce((n, b) => n
  */
 export function rawBody(body: object): Buffer | null {
   const r = raws.get(body);
-  const b = body as { messages?: unknown; input?: unknown };
-  return r && r.messages === b.messages && r.input === b.input ? r.bytes : null;
+  return r && unchanged(body, 'messages', r.messages) && unchanged(body, 'input', r.input) ? r.bytes : null;
+}
+
+/** `out`'s fields but `key`, reading nothing lazy (`out[key]` may be a lazy conversation). */
+export function without(out: Record<string, unknown>, key: string): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const k in out) if (k !== key) fields[k] = out[k];
+  return fields;
 }
 
 /**

@@ -6,7 +6,8 @@
 import type { EndpointDef } from '../core/catalog-types.js';
 import { normalizeChoices } from '../core/chat-shape.js';
 import { openaiBody } from '../core/params.js';
-import { rawMessages, withRawMessages } from '../core/raw-json.js';
+import { rawMessages, withRawMessages, without } from '../core/raw-json.js';
+import { sameConversation } from '../core/lazy-body.js';
 import { UpstreamError } from '../core/provider-errors.js';
 import { openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
 import type { AttemptCodec } from './codec-types.js';
@@ -23,10 +24,9 @@ const { url: chatUrl, headers: chatHeaders, parseError: openaiError, streamError
  * serialized, encoded once here (undici would encode a string itself).
  */
 function upstreamBody(body: Record<string, unknown>, out: Record<string, unknown>, headers: Record<string, string>): { body: Buffer | Buffer[]; headers: Record<string, string> } {
-  const raw = out.messages === body.messages ? rawMessages(body) : null;
+  const raw = sameConversation(out, body, 'messages') ? rawMessages(body) : null;
   if (!raw) return { body: Buffer.from(JSON.stringify(out)), headers };
-  const { messages: _m, ...fields } = out;
-  const parts = withRawMessages(fields, raw);
+  const parts = withRawMessages(without(out, 'messages'), raw);
   return { body: parts, headers: { ...headers, 'content-length': String(parts.reduce((n, b) => n + b.length, 0)) } };
 }
 

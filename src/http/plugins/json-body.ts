@@ -8,7 +8,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isAscii, isUtf8 } from 'node:buffer';
 import { HttpError } from '../../core/errors.js';
-import { rememberRaw } from '../../core/raw-json.js';
+import { rememberRaw, without } from '../../core/raw-json.js';
+import { LAZY_MIN_BYTES, parseLazy } from '../../core/lazy-body.js';
 import { findUntrusted, MAX_JSON_DEPTH, mayHoldUnstorable, type UntrustedProblem } from '../../core/untrusted.js';
 
 /** Bodies this parser produced and checked (the validator does not check them again). */
@@ -24,10 +25,12 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
   app.removeContentTypeParser(['application/json', 'text/plain']);
   // As bytes, decoded once here (Fastify's string mode decodes each read and joins the pieces), and kept beside the
   // parse for a same-protocol upstream body to reuse (core/raw-json.ts).
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req: FastifyRequest, raw: string | Buffer, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req: FastifyRequest, raw: string | Buffer, done) => {
     // ASCII (most JSON) decodes as Latin-1: the same characters without the UTF-8 decoder's work (a small gain under
     // load, where the fresh string's memory costs more than the decoding; docs/benchmark.md, issue 18).
     const ascii = typeof raw !== 'string' && isAscii(raw);
+    // A large body's conversation is validated from the bytes and parsed only if some code reads it (lazy-body.ts).
+    if (ascii && raw.length >= LAZY_MIN_BYTES && raw.length <= bodyLimit && takesLazy(req) && lazyParse(raw as Buffer, done)) return;
     const body = typeof raw === 'string' ? raw : ascii ? raw.toString('latin1') : raw.toString('utf8');
     if (body.length > bodyLimit / 4 && Buffer.byteLength(body) > bodyLimit) {
       done(new HttpError(413, `Request body is too large: JSON bodies are limited to ${bodyLimit} bytes (GATEWAY_BODY_LIMIT)`), undefined);
@@ -60,6 +63,42 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
     }
     done(null, parsed);
   });
+}
+
+/**
+ * Whether the route reads a lazy conversation only where it must: chat completions (its own and a preset's), whose
+ * same-protocol path forwards the bytes. The Messages and Responses APIs build their IR from every message on every
+ * request (inbound/), so a lazy conversation would be parsed there at once, after a scan for nothing.
+ */
+function takesLazy(req: FastifyRequest): boolean {
+  return req.routeOptions.url?.endsWith('/chat/completions') === true;
+}
+
+/**
+ * `raw` parsed with its conversation left lazy (core/lazy-body.ts), checked like an eagerly parsed body (the
+ * conversation's own strings were checked by the scan: printable ASCII and one-character escapes only), and handed
+ * to `done`; false when the body is not of that shape or the rest is not valid JSON (the eager path then parses the
+ * whole and gives its error).
+ */
+function lazyParse(raw: Buffer, done: (err: Error | null, body?: unknown) => void): boolean {
+  let lazy: ReturnType<typeof parseLazy>;
+  try {
+    lazy = parseLazy(raw);
+  } catch {
+    return false;
+  }
+  if (!lazy) return false;
+  const { body, text, key } = lazy;
+  // The walks see the body without its conversation (reading it would parse it); the paths they name are the same.
+  const problem = mayBeUntrusted(text) ? findUntrusted(without(body, key), { strings: mayHoldUnstorable(text) }) : null;
+  if (problem) done(untrustedError(problem, 'body'), undefined);
+  else if (text.includes('"__proto__"') && hasProtoKey(without(body, key))) done(new HttpError(400, 'body must not contain a "__proto__" key', { field: 'body', rule: 'proto' }), undefined);
+  else {
+    checkedBodies.add(body);
+    rememberRaw(body, raw);
+    done(null, body);
+  }
+  return true;
 }
 
 /**

@@ -13,6 +13,7 @@ import { findUntrusted, isStorable, type UntrustedProblem } from '../../core/unt
 import { checkedBodies, untrustedError } from './json-body.js';
 import { HttpError } from '../../core/errors.js';
 import { clip } from '../../core/untrusted.js';
+import { lazyAware } from './lazy-validation.js';
 
 // ajv-formats is CommonJS; its default export arrives as `default` under NodeNext.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
@@ -70,7 +71,8 @@ export function registerValidation(app: FastifyInstance): void {
   const body = makeAjv({ coerce: false });
   const params = makeAjv({ coerce: true });
   app.setValidatorCompiler(({ schema, httpPart }) => {
-    if (httpPart === 'body') return body.compile(schema);
+    // A large body's conversation may still be bytes: validated without parsing it where the schema allows.
+    if (httpPart === 'body') return lazyAware(body.compile(schema), schema);
     // Query strings and path parameters are coerced: `offset=1e309` becomes Infinity, refused like in a body.
     const validate = params.compile(schema);
     const checked = (data: unknown) => {

@@ -4,6 +4,7 @@
  * (4xx) on bad input. Every step that can answer from memory does so without an await (the hot path).
  */
 import { estimatePromptTokens, irPromptTokens } from '../../core/chat-shape.js';
+import { lazyPromptTokens } from '../../core/lazy-body.js';
 import { requestParams } from '../../core/params.js';
 import { mergePreset, parsePresetModel } from '../../core/presets.js';
 import { splitVariant } from '../../core/variants.js';
@@ -108,7 +109,7 @@ function planned(c: PlanContext, models: string[], decided: Decided | null): Pre
   const maxOut = ir ? ir.max_tokens : ((body.max_completion_tokens ?? body.max_tokens) as number | null | undefined);
   const sessionId = (typeof body.session_id === 'string' ? body.session_id : undefined) ?? call.sessionHeader ?? null;
   const sticky = sessionId ? c.sessions.get(`${call.key.workspace_id}|${sessionId}`) : undefined;
-  const promptEstimate = ir ? irPromptTokens(ir) : estimatePromptTokens(body.messages);
+  const promptEstimate = ir ? irPromptTokens(ir) : (lazyPromptTokens(body) ?? estimatePromptTokens(body.messages));
   const plan = planRoute({
     now,
     rng: deps.rng ?? Math.random,

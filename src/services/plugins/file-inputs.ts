@@ -16,6 +16,7 @@ import { badRequest } from '../../core/errors.js';
 import type { PdfEngine, PluginPipelineEntry } from '../../core/plugins.js';
 import type { Store } from '../../store/types.js';
 import type { FileService } from '../files/index.js';
+import { lazyConversation } from '../../core/lazy-body.js';
 
 type Obj = Record<string, unknown>;
 const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
@@ -211,6 +212,8 @@ const fileParts = (api: string, body: Obj): FilePart[] => [...partsOf(api, body)
 
 /** Whether a body has any file part (cheap: most requests have none, and skip the step). */
 export function hasFileParts(api: string, body: Obj): boolean {
+  // A conversation still lazy (core/lazy-body.ts) has text contents only.
+  if (lazyConversation(body, api === 'responses' ? 'input' : 'messages')) return false;
   return (api === 'chat' || api === 'messages' || api === 'responses' || api === 'gemini') && fileParts(api, body).length > 0;
 }
 

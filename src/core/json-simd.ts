@@ -1,0 +1,123 @@
+/**
+ * Finding the bytes that end or interrupt a JSON string — `"`, `\` and the control characters below 0x20 — in a
+ * buffer, 16 bytes at a time (WebAssembly SIMD, built into V8: no binary is downloaded or compiled at install), with a
+ * plain loop where WebAssembly SIMD is not available. Used by core/lazy-body.ts to validate large message texts
+ * without decoding them to a string. Pure: no I/O.
+ */
+
+/**
+ * The module, assembled by hand (the WebAssembly binary format; the text form is beside each line). It exports its
+ * memory `m` and `find(from, to)`: the index of the first byte in [from, to) that is below 0x20, `"` or `\`, else
+ * `to`. Sixty-four bytes are compared a turn; the block that holds a hit, and the last bytes, are read one by one.
+ */
+const leb = (n: number): number[] => {
+  const out: number[] = [];
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n) b |= 0x80;
+    out.push(b);
+  } while (n);
+  return out;
+};
+const splat = (b: number) => new Array<number>(16).fill(b);
+/** The test of 16 bytes at `offset` from $i, leaving a v128 with 0xff where a byte is special. */
+const block16 = (offset: number) => [
+  0x20, 0x00, 0xfd, 0x00, 0x00, ...leb(offset), 0x22, 0x02, // v = v128.load offset=`offset` ($i)
+  0x20, 0x04, 0xfd, 0x26, // i8x16.lt_u(v, 0x20…)
+  0x20, 0x02, 0x20, 0x05, 0xfd, 0x23, 0xfd, 0x50, // | i8x16.eq(v, '"'…)
+  0x20, 0x02, 0x20, 0x06, 0xfd, 0x23, 0xfd, 0x50, // | i8x16.eq(v, backslash…)
+];
+const CODE = [
+  0x05, 0x01, 0x7b, 0x01, 0x7f, 0x01, 0x7b, 0x01, 0x7b, 0x01, 0x7b, // locals: $v v128 (2), $c i32 (3), the constants (4–6); params $i = 0, $end = 1
+  0xfd, 0x0c, ...splat(0x20), 0x21, 0x04, 0xfd, 0x0c, ...splat(0x22), 0x21, 0x05, 0xfd, 0x0c, ...splat(0x5c), 0x21, 0x06,
+  0x02, 0x40, // block $simd
+  0x03, 0x40, // loop $L: 64 bytes a turn
+  0x20, 0x00, 0x41, 0xc0, 0x00, 0x6a, 0x20, 0x01, 0x4b, 0x0d, 0x01, // br_if $simd (i + 64 > end)
+  ...block16(0), ...block16(16), 0xfd, 0x50, ...block16(32), 0xfd, 0x50, ...block16(48), 0xfd, 0x50,
+  0xfd, 0x53, 0x0d, 0x01, // br_if $simd (v128.any_true)
+  0x20, 0x00, 0x41, 0xc0, 0x00, 0x6a, 0x21, 0x00, // i += 64
+  0x0c, 0x00, // br $L
+  0x0b, 0x0b, // end loop, end block
+  0x02, 0x40, // block $out
+  0x03, 0x40, // loop $S
+  0x20, 0x00, 0x20, 0x01, 0x4f, 0x0d, 0x01, // br_if $out (i >= end)
+  0x20, 0x00, 0x2d, 0x00, 0x00, 0x21, 0x03, // c = i32.load8_u(i)
+  0x20, 0x03, 0x41, 0x20, 0x49, // c < 0x20
+  0x20, 0x03, 0x41, 0x22, 0x46, 0x72, // | c == '"'
+  0x20, 0x03, 0x41, 0xdc, 0x00, 0x46, 0x72, // | c == '\'
+  0x0d, 0x01, // br_if $out
+  0x20, 0x00, 0x41, 0x01, 0x6a, 0x21, 0x00, // i += 1
+  0x0c, 0x00, // br $S
+  0x0b, 0x0b, // end loop, end block
+  0x20, 0x00, // i
+  0x0b, // end function
+];
+
+const section = (id: number, body: number[]) => [id, ...leb(body.length), ...body];
+const name = (s: string) => [s.length, ...Buffer.from(s)];
+
+const MODULE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+  ...section(1, [0x01, 0x60, 0x02, 0x7f, 0x7f, 0x01, 0x7f]), // type 0: (i32, i32) -> i32
+  ...section(3, [0x01, 0x00]), // function 0: type 0
+  ...section(5, [0x01, 0x00, 0x01]), // memory 0: 1 page at first, grown as needed
+  ...section(7, [0x02, ...name('m'), 0x02, 0x00, ...name('find'), 0x00, 0x00]),
+  ...section(10, [0x01, ...leb(CODE.length), ...CODE]),
+]);
+
+/** The part of the WebAssembly API used here (the project's `lib` has no DOM types). */
+interface WasmMemory {
+  buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+interface WasmApi {
+  validate(bytes: Uint8Array): boolean;
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object) => { exports: Record<string, unknown> };
+}
+
+interface Finder {
+  memory: WasmMemory;
+  find: (from: number, to: number) => number;
+}
+
+function load(): Finder | null {
+  const api = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
+  try {
+    if (!api || !api.validate(MODULE)) return null;
+    const instance = new api.Instance(new api.Module(MODULE));
+    return { memory: instance.exports.m as WasmMemory, find: instance.exports.find as Finder['find'] };
+  } catch {
+    return null;
+  }
+}
+
+const wasm = load();
+
+/** Whether the SIMD finder is in use (else the plain loop). */
+export const simdScan = wasm !== null;
+
+/** The first index in [from, to) of `b` whose byte is below 0x20, `"` or `\`, else `to`. Plain JavaScript. */
+export function findSpecialLoop(b: Uint8Array, from: number, to: number): number {
+  for (let i = from; i < to; i++) {
+    const c = b[i];
+    if (c < 0x20 || c === 0x22 || c === 0x5c) return i;
+  }
+  return to;
+}
+
+/**
+ * A buffer's bytes made searchable: `find(from, to)` as findSpecialLoop over `bytes`, through the SIMD module when it
+ * loaded. The bytes are copied once into the module's memory (a memcpy: far cheaper than decoding them); the copy is
+ * valid until the next `scanner` call (one request is scanned at a time: the scan is synchronous).
+ */
+export function scanner(bytes: Uint8Array): (from: number, to: number) => number {
+  if (!wasm || bytes.length < 256) return (from, to) => findSpecialLoop(bytes, from, to);
+  const need = bytes.length + 64;
+  const have = wasm.memory.buffer.byteLength;
+  if (need > have) wasm.memory.grow(Math.ceil((need - have) / 65536));
+  new Uint8Array(wasm.memory.buffer, 0, bytes.length).set(bytes);
+  const find = wasm.find;
+  return find;
+}

@@ -1,0 +1,309 @@
+/**
+ * Large JSON bodies parsed lazily (issue 18): the conversation — chat's and Messages' `messages`, Responses' `input` —
+ * is validated from the bytes and kept as bytes; the rest of the body is parsed as usual. `body.messages` is an
+ * accessor that parses the bytes the first time some code reads it (a translation to another protocol, a guardrail, a
+ * plugin, I/O logging), so every consumer still sees an ordinary array; the same-protocol path never reads it and
+ * forwards the client's bytes (core/raw-json.ts).
+ *
+ * Only a conversation of the common shape is taken this way: an array of objects with exactly `role` and `content`,
+ * both strings, with no `\u` escape, in an ASCII body. Anything else — and any byte the strict scan does not expect —
+ * is parsed eagerly as before, so every error message is the one the eager path gives. Pure: no I/O.
+ */
+import { scanner } from './json-simd.js';
+
+export type LazyKey = 'messages' | 'input';
+
+/** What the scan learned of a lazy conversation: enough to validate it and estimate its tokens without parsing it. */
+export interface LazyConversation {
+  key: LazyKey;
+  /** Its bytes: `bytes.subarray(start, end)` is the JSON array. */
+  bytes: Buffer;
+  start: number;
+  end: number;
+  /** Number of messages. */
+  count: number;
+  /** Each role that occurs, in order of first occurrence. */
+  roles: string[];
+  /** Total length of the `content` strings, in UTF-16 code units (what `string.length` gives once parsed). */
+  chars: number;
+  /** The parsed array once some code read it. */
+  value?: unknown[];
+}
+
+const states = new WeakMap<object, LazyConversation>();
+
+/** Bodies below this size are parsed eagerly (the scan's fixed costs are not worth it). */
+export const LAZY_MIN_BYTES = 64 * 1024;
+
+/** How many lazy conversations were parsed on demand (tests check that the same-protocol path reads none). */
+export const lazyStats = { materialized: 0 };
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+function skipSpace(b: Buffer, i: number, end: number): number {
+  while (i < end && isSpace(b[i])) i++;
+  return i;
+}
+
+/** The index after the string opening at `i`, assuming it is well formed (JSON.parse checks the rest of the body). */
+function skipString(b: Buffer, i: number): number {
+  let from = i + 1;
+  for (;;) {
+    const q = b.indexOf(QUOTE, from);
+    if (q < 0) return b.length;
+    let k = q - 1;
+    while (b[k] === BACKSLASH) k--;
+    if ((q - 1 - k) % 2 === 0) return q + 1;
+    from = q + 1;
+  }
+}
+
+/** The index after the value starting at `i`, strings jumped over (JSON.parse checks what is skipped). */
+function skipValue(b: Buffer, i: number): number {
+  const c = b[i];
+  if (c === QUOTE) return skipString(b, i);
+  if (c === 0x7b || c === 0x5b) {
+    let depth = 0;
+    let j = i;
+    while (j < b.length) {
+      const x = b[j];
+      if (x === QUOTE) {
+        j = skipString(b, j);
+        continue;
+      }
+      if (x === 0x7b || x === 0x5b) depth++;
+      else if (x === 0x7d || x === 0x5d) {
+        depth--;
+        if (depth === 0) return j + 1;
+      }
+      j++;
+    }
+    return b.length;
+  }
+  let j = i;
+  while (j < b.length && b[j] !== 0x2c && b[j] !== 0x7d && b[j] !== 0x5d && !isSpace(b[j])) j++;
+  return j;
+}
+
+type Scanned = Omit<LazyConversation, 'key' | 'bytes' | 'start'>;
+
+/**
+ * The top-level key `messages` or `input` (the first of the two found) with its value scanned strictly, or null when
+ * the body is not an object, a key has an escape, the key occurs twice or its value is not of the lazy shape. The
+ * other values are skipped (JSON.parse checks them).
+ */
+function topLevelConversation(b: Buffer, find: (from: number, to: number) => number): (Scanned & { key: LazyKey; start: number }) | null {
+  let i = skipSpace(b, 0, b.length);
+  if (b[i] !== 0x7b) return null;
+  i++;
+  let found: (Scanned & { key: LazyKey; start: number }) | null = null;
+  for (;;) {
+    i = skipSpace(b, i, b.length);
+    if (i >= b.length || b[i] !== QUOTE) return found;
+    const keyEnd = skipString(b, i);
+    if (b.subarray(i, keyEnd).includes(BACKSLASH)) return null;
+    const name = keyEnd - i === 10 || keyEnd - i === 7 ? b.toString('latin1', i + 1, keyEnd - 1) : '';
+    i = skipSpace(b, keyEnd, b.length);
+    if (b[i] !== 0x3a) return null;
+    const start = skipSpace(b, i + 1, b.length);
+    let end: number;
+    if (name === 'messages' || name === 'input') {
+      if (found) return null;
+      const scanned = scanConversation(b, start, find);
+      if (!scanned) return null;
+      found = { key: name, start, ...scanned };
+      end = scanned.end;
+    } else end = skipValue(b, start);
+    i = skipSpace(b, end, b.length);
+    if (b[i] === 0x2c) i++;
+    else return found;
+  }
+}
+
+/** Whether `b` holds the bytes of `word` at `i`. */
+function at(b: Buffer, i: number, word: Uint8Array): boolean {
+  if (i + word.length > b.length) return false;
+  for (let k = 0; k < word.length; k++) if (b[i + k] !== word[k]) return false;
+  return true;
+}
+
+const ROLE = Buffer.from('"role"');
+const CONTENT = Buffer.from('"content"');
+const ESCAPES = new Uint8Array(256);
+for (const c of '"\\/bfnrt') ESCAPES[c.charCodeAt(0)] = 1; // the one-character escapes (not \u)
+
+/** The index in `roles` (as bytes in `known`) of the role in b[from, to), added when new. */
+function roleIndex(b: Buffer, from: number, to: number, roles: string[], known: Buffer[]): number {
+  for (let r = 0; r < known.length; r++) if (known[r].length === to - from && at(b, from, known[r])) return r;
+  known.push(Buffer.from(b.subarray(from, to)));
+  roles.push(b.toString('latin1', from, to));
+  return roles.length - 1;
+}
+
+/**
+ * The strict scan of a conversation array from `start`: each element an object with exactly `"role"` and
+ * `"content"`, both strings (role without escapes, at most 64 bytes; content with the one-character escapes only).
+ * Returns the index after the array and what it learned, or null for anything else.
+ */
+function scanConversation(b: Buffer, start: number, find: (from: number, to: number) => number): Scanned | null {
+  const n = b.length;
+  let i = skipSpace(b, start, n);
+  if (b[i] !== 0x5b) return null;
+  i = skipSpace(b, i + 1, n);
+  if (b[i] === 0x5d) return null; // empty: the eager path's validation says why
+  const roles: string[] = [];
+  const known: Buffer[] = [];
+  let count = 0;
+  let chars = 0;
+  for (;;) {
+    if (b[i] !== 0x7b) return null;
+    i = skipSpace(b, i + 1, n);
+    let role = false;
+    let content = false;
+    for (;;) {
+      const isRole = at(b, i, ROLE);
+      if (!isRole && !at(b, i, CONTENT)) return null;
+      i = skipSpace(b, i + (isRole ? 6 : 9), n);
+      if (b[i] !== 0x3a) return null;
+      i = skipSpace(b, i + 1, n);
+      if (b[i] !== QUOTE) return null;
+      if (isRole) {
+        if (role) return null;
+        role = true;
+        const q = find(i + 1, Math.min(n, i + 66));
+        if (b[q] !== QUOTE) return null;
+        roleIndex(b, i + 1, q, roles, known);
+        i = q + 1;
+      } else {
+        if (content) return null;
+        content = true;
+        let from = i + 1;
+        for (;;) {
+          const q = find(from, n);
+          if (q >= n) return null;
+          const c = b[q];
+          if (c === QUOTE) {
+            chars += q - from;
+            i = q + 1;
+            break;
+          }
+          if (c !== BACKSLASH || ESCAPES[b[q + 1]] !== 1) return null;
+          chars += q - from + 1;
+          from = q + 2;
+        }
+      }
+      i = skipSpace(b, i, n);
+      if (b[i] === 0x2c) {
+        i = skipSpace(b, i + 1, n);
+        continue;
+      }
+      if (b[i] !== 0x7d) return null;
+      break;
+    }
+    if (!role || !content) return null;
+    count++;
+    i = skipSpace(b, i + 1, n);
+    if (b[i] === 0x2c) {
+      i = skipSpace(b, i + 1, n);
+      continue;
+    }
+    if (b[i] !== 0x5d) return null;
+    return { end: i + 1, count, roles, chars };
+  }
+}
+
+/**
+ * `bytes` (an ASCII JSON body) parsed with its conversation left as bytes, with the text that was parsed (the body
+ * without the conversation, for the checks of core/untrusted.ts), or null when the body is not of the shape taken
+ * lazily (then parse it eagerly). Throws what JSON.parse throws when the rest of the body is not valid JSON.
+ */
+export function parseLazy(bytes: Buffer): { body: Record<string, unknown>; text: string; key: LazyKey } | null {
+  const span = topLevelConversation(bytes, scanner(bytes));
+  if (!span || span.end - span.start < LAZY_MIN_BYTES / 2) return null;
+  const text = `${bytes.toString('latin1', 0, span.start)}[]${bytes.toString('latin1', span.end, bytes.length)}`;
+  const rest = JSON.parse(text) as unknown;
+  if (rest === null || typeof rest !== 'object' || Array.isArray(rest)) return null;
+  const body = rest as Record<string, unknown>;
+  const state: LazyConversation = { bytes, ...span };
+  defineLazy(body, state.key, () => materialize(state));
+  states.set(body, state);
+  return { body, text, key: state.key };
+}
+
+function materialize(state: LazyConversation): unknown[] {
+  if (!state.value) {
+    lazyStats.materialized++;
+    if (process.env.LAZY_TRACE) console.log("MATERIALIZE", new Error().stack);
+    state.value = JSON.parse(state.bytes.toString('latin1', state.start, state.end)) as unknown[];
+  }
+  return state.value;
+}
+
+/** `obj[key]` as an accessor reading `get()` once, then an ordinary data property (also when assigned). */
+function defineLazy(obj: object, key: string, get: () => unknown): void {
+  const settle = (value: unknown) => Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  Object.defineProperty(obj, key, {
+    get() {
+      const value = get();
+      settle(value);
+      return value;
+    },
+    set: settle,
+    enumerable: true,
+    configurable: true,
+  });
+}
+
+/** The lazy conversation of `body` while `body[key]` has not been read nor replaced, else null. */
+export function lazyConversation(body: object, key: LazyKey = 'messages'): LazyConversation | null {
+  const state = states.get(body);
+  if (!state || state.key !== key) return null;
+  const d = Object.getOwnPropertyDescriptor(body, key);
+  return d && d.get ? state : null;
+}
+
+/**
+ * The conversation `body` was parsed with, when `body[key]` still holds it (unread, or read and not replaced): its
+ * bytes are what the client sent. Null otherwise.
+ */
+export function conversationBytes(body: object, key: LazyKey): Buffer | null {
+  const state = states.get(body);
+  if (!state || state.key !== key) return null;
+  const d = Object.getOwnPropertyDescriptor(body, key);
+  if (!d || (!d.get && d.value !== state.value)) return null;
+  return state.bytes.subarray(state.start, state.end);
+}
+
+/**
+ * `out[key]` made the same lazy conversation as `body[key]` without reading it: reading `out[key]` reads
+ * `body[key]`; assigning it replaces it. When `body[key]` is not lazy, a plain copy.
+ */
+export function shareLazy(body: object, out: Record<string, unknown>, key: LazyKey): void {
+  if (!lazyConversation(body, key)) {
+    out[key] = (body as Record<string, unknown>)[key];
+    return;
+  }
+  aliases.set(out, body);
+  defineLazy(out, key, () => (body as Record<string, unknown>)[key]);
+}
+
+const aliases = new WeakMap<object, object>();
+
+/** Whether `out[key]` is (still, unread) the lazy conversation of `body`, or holds the same defined value. Reads nothing lazy. */
+export function sameConversation(out: object, body: object, key: LazyKey): boolean {
+  const d = Object.getOwnPropertyDescriptor(out, key);
+  if (d?.get) return aliases.get(out) === body;
+  if (lazyConversation(body, key)) return false;
+  return d !== undefined && d.value !== undefined && d.value === (body as Record<string, unknown>)[key];
+}
+
+/**
+ * estimatePromptTokens (core/chat-shape.ts) of a lazy `messages`, from the lengths the scan counted; null when
+ * `body.messages` is not lazy.
+ */
+export function lazyPromptTokens(body: object): number | null {
+  const c = lazyConversation(body, 'messages');
+  return c ? Math.ceil(c.chars / 4) : null;
+}

@@ -1,0 +1,118 @@
+/**
+ * Issue 18: a large body's conversation is validated from the bytes and never parsed on the same-protocol path
+ * (core/lazy-body.ts); the upstream gets the client's bytes; every refusal is the one the eager path gives (400
+ * naming the field); a translated request parses it and still works.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
+import { lazyStats } from '../../src/core/lazy-body.js';
+import { streamChat, type Json } from './util.js';
+
+let env: ChatEnv;
+beforeAll(async () => {
+  env = await startChatEnv('sqlite');
+});
+afterAll(async () => env?.close());
+beforeEach(() => {
+  env.sim.resetKnobs();
+  env.sim.resetStats();
+});
+
+const filler = (n: number) => 'lorem ipsum \\"dolor\\" sit\\namet '.repeat(Math.ceil(n / 30)).slice(0, n).replace(/\\$/, '');
+/** ~90 KB of turns as raw JSON (test/alpha's context is 32,000 tokens), alternating user/assistant, with escapes. */
+const turns = (n = 200, role: (i: number) => string = (i) => (i % 2 ? 'assistant' : 'user')) =>
+  `[${Array.from({ length: n }, (_, i) => `{"role":"${role(i)}", "content":"${filler(420)} ${i}"}`).join(',\n')}]`;
+
+async function post(path: string, text: string) {
+  const res = await env.t.call('POST', path, { key: env.key, raw: text });
+  return { status: res.status, json: res.body as Json };
+}
+
+const message = (r: { json: Json }) => JSON.stringify(r.json);
+
+describe('a large chat body', () => {
+  it('reaches the upstream with its messages unparsed and as received', async () => {
+    const text = `{"model":"test/alpha","temperature":0.5,"messages":${turns()},"models":["test/alpha"]}`;
+    const before = lazyStats.materialized;
+    const r = await post('/chat/completions', text);
+    expect(r.status).toBe(200);
+    expect(lazyStats.materialized).toBe(before);
+    const up = env.sim.stats('sim-a').lastBody as Json;
+    expect(up.messages).toEqual(JSON.parse(turns()));
+    expect(up.model).toBe('alpha-a');
+    expect(up.temperature).toBe(0.5);
+    expect(up).not.toHaveProperty('models');
+    const usage = (r.json.usage ?? {}) as Json;
+    expect(usage.prompt_tokens).toBeGreaterThan(0);
+  });
+
+  it('streams the same way', async () => {
+    const before = lazyStats.materialized;
+    const r = await streamChat(env, { model: 'test/alpha', stream: true, messages: JSON.parse(turns()) });
+    expect(r.status).toBe(200);
+    expect(lazyStats.materialized).toBe(before);
+    expect((env.sim.stats('sim-a').lastBody as Json).messages).toEqual(JSON.parse(turns()));
+  });
+
+  it('answers 400 naming the message of a role the API does not take', async () => {
+    const r = await post('/chat/completions', `{"model":"test/alpha","messages":${turns(200, (i) => (i === 121 ? 'robot' : 'user'))}}`);
+    expect(r.status).toBe(400);
+    expect(message(r)).toContain('messages[121].role');
+  });
+
+  it('answers 400 naming another bad field', async () => {
+    const r = await post('/chat/completions', `{"model":"test/alpha","temperature":9,"messages":${turns()}}`);
+    expect(r.status).toBe(400);
+    expect(message(r)).toContain('temperature');
+  });
+
+  it('refuses a raw control character, a NUL escape, an unpaired surrogate and a NUL elsewhere as the eager path does', async () => {
+    const base = turns();
+    const control = await post('/chat/completions', `{"model":"test/alpha","messages":${base.replace('lorem', 'lo\u0001rem')}}`);
+    expect(control.status).toBe(400);
+    expect(message(control)).toContain('Malformed JSON body');
+    const nul = await post('/chat/completions', `{"model":"test/alpha","messages":${base.replace('lorem', 'lo\\u0000rem')}}`);
+    expect(nul.status).toBe(400);
+    expect(message(nul)).toContain('messages[0].content');
+    const lone = await post('/chat/completions', `{"model":"test/alpha","messages":${base.replace('lorem', 'lo\\ud800rem')}}`);
+    expect(lone.status).toBe(400);
+    expect(message(lone)).toContain('messages[0].content');
+    const user = await post('/chat/completions', `{"model":"test/alpha","user":"a\\u0000b","messages":${base}}`);
+    expect(user.status).toBe(400);
+    expect(message(user)).toContain('user');
+  });
+
+  it('refuses a malformed rest of the body with the eager parser error', async () => {
+    const r = await post('/chat/completions', `{"model":"test/alpha","messages":${turns()},}`);
+    expect(r.status).toBe(400);
+    expect(message(r)).toContain('Malformed JSON body');
+  });
+
+  it('is parsed when the request is translated (an Anthropic upstream), and works', async () => {
+    const before = lazyStats.materialized;
+    const r = await post('/chat/completions', `{"model":"test/claude","messages":${turns()}}`);
+    expect(r.status).toBe(200);
+    expect(lazyStats.materialized).toBe(before + 1);
+    expect((env.sim.stats('sim-anthropic').lastBody as Json).messages).toHaveLength(200);
+  });
+});
+
+describe('large Messages and Responses bodies', () => {
+  it('a Messages body reaches an Anthropic upstream with its messages as received', async () => {
+    const r = await post('/messages', `{"model":"test/claude","max_tokens":50,"messages":${turns()}}`);
+    expect(r.status).toBe(200);
+    expect((env.sim.stats('sim-anthropic').lastBody as Json).messages).toEqual(JSON.parse(turns()));
+  });
+
+  it('a Messages body with a role the API does not take answers 400 naming it', async () => {
+    const r = await post('/messages', `{"model":"test/claude","max_tokens":50,"messages":${turns(200, (i) => (i === 7 ? 'tool' : i % 2 ? 'assistant' : 'user'))}}`);
+    expect(r.status).toBe(400);
+    expect(message(r)).toContain('messages[7].role');
+  });
+
+  it('a Responses body reaches a Responses upstream with its input as received', async () => {
+    const r = await post('/responses', `{"model":"test/responses","input":${turns()}}`);
+    expect(r.status).toBe(200);
+    expect((env.sim.stats('sim-responses').lastBody as Json).input).toEqual(JSON.parse(turns()));
+  });
+});

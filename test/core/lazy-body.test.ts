@@ -1,0 +1,158 @@
+/**
+ * core/lazy-body.ts and core/json-simd.ts: a large body's conversation left as bytes only when the strict scan takes
+ * it, parsed on first read to exactly what JSON.parse gives; anything the scan does not expect goes to the eager
+ * path (null). The SIMD finder agrees with the plain loop.
+ */
+import { describe, expect, it } from 'vitest';
+import { findSpecialLoop, scanner, simdScan } from '../../src/core/json-simd.js';
+import { conversationBytes, lazyConversation, lazyPromptTokens, lazyStats, parseLazy, sameConversation, shareLazy } from '../../src/core/lazy-body.js';
+import { estimatePromptTokens } from '../../src/core/chat-shape.js';
+import { rawBody, rawField, rememberRaw, spliceRaw } from '../../src/core/raw-json.js';
+import { acceptsAnyString, standInDecides } from '../../src/http/plugins/lazy-validation.js';
+import { ChatCompletionBody, MessagesBody, ResponsesBody } from '../../src/http/schemas/inference.js';
+
+const text = (n: number) => 'lorem ipsum dolor sit amet '.repeat(Math.ceil(n / 27)).slice(0, n);
+const turns = (n: number, per = 200) => Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: text(per) }));
+const big = (extra: Record<string, unknown> = {}, key = 'messages') => JSON.stringify({ model: 'm', ...extra, [key]: turns(500) });
+
+describe('the SIMD finder', () => {
+  it('loads here and agrees with the plain loop', () => {
+    expect(simdScan).toBe(true);
+    for (let trial = 0; trial < 300; trial++) {
+      const b = Buffer.alloc(300 + trial * 7, 0x61);
+      for (let j = 0; j < trial % 5; j++) b[(trial * 131 + j * 977) % b.length] = [0x22, 0x5c, 0x00, 0x1f, 0x20, 0x7f][(trial + j) % 6];
+      const find = scanner(b);
+      for (const [from, to] of [[0, b.length], [trial % 50, b.length - (trial % 70)], [5, 200]]) expect(find(from, to)).toBe(findSpecialLoop(b, from, to));
+    }
+  });
+});
+
+describe('parseLazy', () => {
+  it('leaves a conversation of the common shape as bytes, parsed on first read to what JSON.parse gives', () => {
+    const t = big({ temperature: 0.5, stream: true });
+    const lazy = parseLazy(Buffer.from(t))!;
+    expect(lazy).not.toBeNull();
+    const before = lazyStats.materialized;
+    expect(lazyConversation(lazy.body)?.count).toBe(500);
+    expect(lazyConversation(lazy.body)?.roles).toEqual(['user', 'assistant']);
+    expect(lazyPromptTokens(lazy.body)).toBe(estimatePromptTokens(JSON.parse(t).messages));
+    expect(lazy.body.temperature).toBe(0.5);
+    expect(Object.keys(lazy.body)).toEqual(['model', 'temperature', 'stream', 'messages']);
+    expect(lazyStats.materialized).toBe(before);
+    expect(lazy.body).toEqual(JSON.parse(t));
+    expect(lazyStats.materialized).toBe(before + 1);
+    expect(lazyConversation(lazy.body)).toBeNull();
+    expect(conversationBytes(lazy.body, 'messages')?.toString()).toBe(JSON.stringify(JSON.parse(t).messages));
+  });
+
+  it('counts escapes as one character, as the parsed strings do', () => {
+    const messages = turns(300).map((m, i) => ({ ...m, content: `${m.content} "q" \\ / \n\t\r\b\f ${i}` }));
+    const t = JSON.stringify({ model: 'm', messages });
+    const lazy = parseLazy(Buffer.from(t))!;
+    expect(lazyPromptTokens(lazy.body)).toBe(estimatePromptTokens(messages));
+    expect(lazy.body.messages).toEqual(messages);
+  });
+
+  it('takes Responses `input` the same way', () => {
+    const lazy = parseLazy(Buffer.from(big({}, 'input')))!;
+    expect(lazyConversation(lazy.body, 'input')?.count).toBe(500);
+    expect(lazyConversation(lazy.body, 'messages')).toBeNull();
+  });
+
+  it('leaves to the eager path anything else', () => {
+    const ok = big();
+    const cases = [
+      ok.replace('"content":"lorem', '"content":"\\u0041lorem'), // \u escape
+      ok.replace('"content":"lorem', '"content":"\u0001lorem'), // raw control character
+      ok.replace('"content":"lorem', '"content":"\\xlorem'), // bad escape
+      ok.replace('"role":"user"', '"role":"user","name":"n"'), // another key
+      ok.replace('"role":"user",', ''), // no role
+      ok.replace('"role":"user"', '"role":1'), // role not a string
+      ok.replace('"role":"user"', '"role":"user","role":"user"'), // duplicate key
+      ok.replace(/,"content":"[^"]*"\}\]/, ',"content":[{"type":"text","text":"x"}]}]'), // content parts
+      ok.replace('"messages":[', '"messages":[],"x":['), // empty conversation
+      ok.replace('{"model":"m"', '{"model":"m","messages":1'), // duplicate top-level key
+      ok.replace(/\}\]\}$/, '}]'), // truncated
+      ok.replace('"messages"', '"mess\\u0061ges"'), // escaped key
+      `[${ok}]`, // not an object
+      JSON.stringify({ model: 'm', messages: turns(2) }), // small conversation
+    ];
+    for (const c of cases) {
+      let got: unknown = null;
+      try {
+        got = parseLazy(Buffer.from(c));
+      } catch {
+        got = 'throws';
+      }
+      expect(got === null || got === 'throws', c.slice(0, 80)).toBe(true);
+    }
+  });
+
+  it('throws what JSON.parse throws for an invalid rest of the body', () => {
+    expect(() => parseLazy(Buffer.from(big().replace('"model":"m"', '"model":m')))).toThrow(SyntaxError);
+  });
+
+  it('agrees with JSON.parse on whitespace and key order', () => {
+    const t = ` { "messages" : [ { "content" : "${text(70_000)}" , "role" : "system" } ,\n{"role":"user","content":"x"} ] , "model" : "m" } `;
+    const lazy = parseLazy(Buffer.from(t))!;
+    expect(lazy.body).toEqual(JSON.parse(t));
+  });
+});
+
+describe('a lazy conversation through the same-protocol body', () => {
+  it('is shared, spliced as received and hashed without being read', () => {
+    const t = big({ temperature: 1 });
+    const bytes = Buffer.from(t);
+    const { body } = parseLazy(bytes)!;
+    rememberRaw(body, bytes);
+    const before = lazyStats.materialized;
+    const out: Record<string, unknown> = { model: 'up' };
+    shareLazy(body, out, 'messages');
+    expect(sameConversation(out, body, 'messages')).toBe(true);
+    const parts = spliceRaw(body, out, 'messages') as Buffer[];
+    expect(JSON.parse(Buffer.concat(parts).toString())).toEqual({ model: 'up', messages: JSON.parse(t).messages });
+    expect(rawBody(body)).toBe(bytes);
+    expect(rawField(body, 'messages')?.length).toBe(Buffer.byteLength(JSON.stringify(JSON.parse(t).messages)));
+    expect(lazyStats.materialized).toBe(before);
+  });
+
+  it('is no longer the client bytes once replaced', () => {
+    const bytes = Buffer.from(big());
+    const { body } = parseLazy(bytes)!;
+    rememberRaw(body, bytes);
+    body.messages = [{ role: 'user', content: 'other' }];
+    expect(rawField(body, 'messages')).toBeNull();
+    expect(rawBody(body)).toBeNull();
+    const out: Record<string, unknown> = {};
+    shareLazy(body, out, 'messages');
+    expect(out.messages).toEqual([{ role: 'user', content: 'other' }]);
+  });
+
+  it('an alias assigned a new value no longer stands for the client bytes', () => {
+    const { body } = parseLazy(Buffer.from(big()))!;
+    const out: Record<string, unknown> = {};
+    shareLazy(body, out, 'messages');
+    out.messages = [];
+    expect(sameConversation(out, body, 'messages')).toBe(false);
+    expect(lazyConversation(body)).not.toBeNull();
+  });
+});
+
+describe('the stand-in validation', () => {
+  it('decides for the three inference schemas, whose message content takes any string', () => {
+    expect(standInDecides(ChatCompletionBody, 'messages')).toBe(true);
+    expect(standInDecides(MessagesBody, 'messages')).toBe(true);
+    expect(standInDecides(ResponsesBody, 'input')).toBe(true);
+  });
+
+  it('does not decide where content strings, counts or uniqueness are constrained', () => {
+    expect(acceptsAnyString({ type: 'string', maxLength: 3 })).toBe(false);
+    expect(acceptsAnyString({ type: 'string', pattern: 'a' })).toBe(false);
+    const item = (content: object) => ({ type: 'object', properties: { role: { type: 'string' }, content } });
+    expect(standInDecides({ properties: { messages: { type: 'array', items: item({ type: 'string', minLength: 1 }) } } }, 'messages')).toBe(false);
+    expect(standInDecides({ properties: { messages: { type: 'array', maxItems: 3, items: item({ type: 'string' }) } } }, 'messages')).toBe(false);
+    expect(standInDecides({ properties: { messages: { type: 'array', uniqueItems: true, items: item({ type: 'string' }) } } }, 'messages')).toBe(false);
+    expect(standInDecides({ properties: { messages: { type: 'array', items: { type: 'object', additionalProperties: { type: 'number' } } } } }, 'messages')).toBe(false);
+    expect(standInDecides({ properties: { messages: { type: 'array', items: item({ type: 'string' }) } } }, 'messages')).toBe(true);
+  });
+});
