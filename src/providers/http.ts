@@ -108,21 +108,20 @@ export class OriginPools {
   dispatch(call: UpstreamCall, handler: Dispatcher.DispatchHandler): void {
     const target = targetOf(call.url);
     const pool = this.pool(target.origin, call.timeouts.connectMs);
-    pool.dispatch(
-      {
-        method: 'POST',
-        path: target.path,
-        headers: call.headers,
-        // undici writes an iterable body part by part (documented; its DispatchOptions type lists no iterable).
-        body: call.body as string | Buffer,
-        headersTimeout: call.timeouts.firstByteMs,
-        bodyTimeout: call.timeouts.idleMs,
-        // Over HTTP/2 undici sends a non-idempotent request only when its session has nothing else in flight: POSTs
-        // would take turns on each connection. Marked idempotent they share it (undici never retries them itself).
-        ...(this.h2.has(pool) ? { idempotent: true } : {}),
-      },
-      handler,
-    );
+    // One object literal of a fixed shape (a spread of an optional field would copy it through the runtime).
+    const opts: Dispatcher.DispatchOptions = {
+      method: 'POST',
+      path: target.path,
+      headers: call.headers,
+      // undici writes an iterable body part by part (documented; its DispatchOptions type lists no iterable).
+      body: call.body as string | Buffer,
+      headersTimeout: call.timeouts.firstByteMs,
+      bodyTimeout: call.timeouts.idleMs,
+      // Over HTTP/2 undici sends a non-idempotent request only when its session has nothing else in flight: POSTs
+      // would take turns on each connection. Marked idempotent they share it (undici never retries them itself).
+      idempotent: this.h2.size > 0 && this.h2.has(pool) ? true : undefined,
+    };
+    pool.dispatch(opts, handler);
   }
 
   async close(): Promise<void> {

@@ -4,12 +4,12 @@
  * undici's Pool picks a connection by scanning its whole client list for one that is not busy, twice per request
  * (once to send, once to know whether the pool is now full), and the busy ones come first: with HTTP/1.1 that is one
  * pass over every in-flight request per request — 10,000 concurrent streams to one provider cost ~10^8 checks to
- * start. Here every client's "busy" flag is mirrored into a set of free clients as undici writes it, so a free
+ * start. Here every client's "busy" flag is mirrored into a stack of free clients as undici writes it, so a free
  * connection is found in O(1), and a new one is opened without a scan while the pool is under its bound.
  * Everything else (queueing past the bound, draining, closing, HTTP/2) is undici's own.
  */
 import { createRequire } from 'node:module';
-import { Pool } from 'undici';
+import { Client, Pool } from 'undici';
 
 interface PoolInternals {
   kNeedDrain: symbol;
@@ -36,71 +36,94 @@ const internals = ((): PoolInternals | null => {
 
 /** An undici object's symbol-keyed internals. */
 type Slots = Record<symbol, unknown>;
-type Client = { closed?: boolean; destroyed?: boolean };
-type Factory = (origin: unknown, options: unknown) => Client;
+
+/** A FlatClient's pool-side state: its busy flag, its place in the free stack (-1: not in it), its pool's hook. */
+const kBusy = Symbol('flat pool busy');
+const kFreeAt = Symbol('flat pool free index');
+const kOwner = Symbol('flat pool owner');
+
+/** What a FlatPool does when one of its clients' busy flag is written. */
+type BusyHook = (client: FlatClient, busy: boolean) => void;
+
+/**
+ * undici's Client, with the pool's "busy" flag (undici's pool-base `kNeedDrain`, written by the pool when a dispatch
+ * fills the client and on its drain) as an accessor on the class's prototype: every write tells the client's pool.
+ * On the prototype, not on each client: an accessor defined per object gives each client a map of its own, and every
+ * property read of undici's client code (dozens per request) then meets as many maps as there are connections.
+ */
+class FlatClient extends Client {
+  [kBusy] = false;
+  [kFreeAt] = -1;
+  [kOwner]: BusyHook;
+
+  constructor(origin: unknown, options: unknown, owner: BusyHook) {
+    super(origin as string, options as Client.Options);
+    this[kOwner] = owner;
+  }
+}
+if (internals) {
+  Object.defineProperty(FlatClient.prototype, internals.kNeedDrain, {
+    configurable: true,
+    get(this: FlatClient) {
+      return this[kBusy];
+    },
+    set(this: FlatClient, v: boolean) {
+      this[kBusy] = v;
+      this[kOwner](this, v);
+    },
+  });
+}
 
 export class FlatPool extends Pool {
   constructor(origin: string, options: Pool.Options) {
     super(origin, options);
     const self = this as unknown as Slots;
     const own = Object.getOwnPropertySymbols(this);
-    // Pool's own private slots, found by name: the client factory and the options every client is made with.
-    const factory = own.find((s) => s.description === 'factory');
+    // Pool's own private slot, found by name: the options every client is made with.
     const opts = own.find((s) => s.description === 'options');
-    if (!internals || !factory || !opts) return;
-    const { kAddClient, kGetDispatcher, kNeedDrain, kClients, kUrl, kConnected, kSize } = internals;
+    if (!internals || !opts) return;
+    const { kAddClient, kGetDispatcher, kClients, kUrl, kConnected, kSize } = internals;
     const max = options.connections ?? Infinity;
     // HTTP/2: a client counts as busy until its session is up, so a burst would open a connection per request. A
     // connecting client takes requests up to its stream count instead (they wait for the session together).
     const streams = options.allowH2 ? (options.pipelining ?? 1) : 0;
-    const connecting = new Set<Client>();
-    const addClient = (self[kAddClient] as (c: Client) => unknown).bind(this);
+    const connecting = new Set<FlatClient>();
+    const addClient = (self[kAddClient] as (c: FlatClient) => unknown).bind(this);
     /**
      * Connections that can take a request now, as a stack (the most recently freed on top: a warm connection is
-     * reused first, as undici's Pool does), with each one's index for an O(1) removal. Not a Set: a Set that clients
-     * keep entering and leaving is iterated over its deleted slots until it is rehashed, a cost per request.
+     * reused first, as undici's Pool does); each client knows its index (O(1) removal, no hashing). Not a Set: a Set
+     * that clients keep entering and leaving is iterated over its deleted slots until it is rehashed.
      */
-    const free: Client[] = [];
-    const at = new Map<Client, number>();
-    const freed = (client: Client) => {
-      if (at.has(client)) return;
-      at.set(client, free.length);
+    const free: FlatClient[] = [];
+    const freed = (client: FlatClient) => {
+      if (client[kFreeAt] !== -1) return;
+      client[kFreeAt] = free.length;
       free.push(client);
     };
-    const taken = (client: Client) => {
-      const i = at.get(client);
-      if (i === undefined) return;
-      at.delete(client);
+    const taken = (client: FlatClient) => {
+      const i = client[kFreeAt];
+      if (i === -1) return;
+      client[kFreeAt] = -1;
       const last = free.pop()!;
       if (last !== client) {
         free[i] = last;
-        at.set(last, i);
+        last[kFreeAt] = i;
       }
     };
     // Every write of a client's busy flag (by the pool when a dispatch fills it, on drain when it frees) moves it in or
     // out of `free`.
-    const add = (client: Client) => {
-      let needDrain = false;
-      Object.defineProperty(client, kNeedDrain, {
-        configurable: true,
-        get: () => needDrain,
-        set: (v: boolean) => {
-          needDrain = v;
-          if (v) taken(client);
-          else freed(client);
-        },
-      });
+    const busy: BusyHook = (client, v) => (v ? taken(client) : freed(client));
+    const add = (client: FlatClient) => {
       freed(client);
       if (streams > 1) {
         connecting.add(client);
         const up = () => connecting.delete(client);
-        (client as unknown as { once(e: string, f: () => void): void }).once('connect', up);
-        (client as unknown as { once(e: string, f: () => void): void }).once('connectionError', up);
+        client.once('connect', up);
+        client.once('connectionError', up);
       }
       return addClient(client);
     };
-    self[kAddClient] = add;
-    self[kGetDispatcher] = (): Client | undefined => {
+    self[kGetDispatcher] = (): FlatClient | undefined => {
       while (free.length > 0) {
         const c = free[free.length - 1]!;
         if (!c.closed && !c.destroyed) return c;
@@ -111,8 +134,8 @@ export class FlatPool extends Pool {
         if (c.closed || c.destroyed || slots[kConnected]) connecting.delete(c);
         else if ((slots[kSize] as number) < streams) return c;
       }
-      if ((self[kClients] as Client[]).length >= max) return undefined;
-      const client = (self[factory] as Factory)(self[kUrl], self[opts]);
+      if ((self[kClients] as FlatClient[]).length >= max) return undefined;
+      const client = new FlatClient(self[kUrl], self[opts], busy);
       add(client);
       return client;
     };

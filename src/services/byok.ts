@@ -145,10 +145,11 @@ export class ByokService {
   /** The credentials a key's requests may use (undefined: none); no database read. */
   routing(key: KeyRow): ByokRouting | undefined {
     if (this.now() - this.loadedAt > this.deps.ttlMs) void this.refresh().catch(() => undefined);
-    const own = this.table.get(key.workspace_id) ?? [];
-    const global = this.table.get('') ?? [];
-    if (own.length === 0 && global.length === 0) return undefined;
-    const usable = [...own, ...global].filter((c) => allows(c.row.allowed_api_key_hashes, key.hash) && allows(c.row.allowed_user_ids, key.creator_user_id)).sort(ORDER);
+    const own = this.table.get(key.workspace_id);
+    const global = this.table.get('');
+    // Most keys have no credentials: nothing is allocated for them (this runs on every routed request).
+    if (!own?.length && !global?.length) return undefined;
+    const usable = [...(own ?? []), ...(global ?? [])].filter((c) => allows(c.row.allowed_api_key_hashes, key.hash) && allows(c.row.allowed_user_ids, key.creator_user_id)).sort(ORDER);
     if (usable.length === 0) return undefined;
     const providers = new Set(usable.map((c) => c.row.provider));
     return {

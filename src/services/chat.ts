@@ -186,7 +186,7 @@ export class ChatService implements ChatEngine {
         const body = parsed.render(meta);
         if (p.io) p.io.answer = body;
         this.record(p, call, id, o, attempts, meta.cost);
-        const headers = droppedFieldsHeader(p.dropped.get(`${a.model}|${a.endpoint.tag}`));
+        const headers = droppedFieldsHeader(p.dropped.size > 0 ? p.dropped.get(`${a.model}|${a.endpoint.tag}`) : undefined);
         headers['x-generation-id'] = id;
         return { result: { id, body, headers }, cost: meta.cost, tokens: usedTokens(o) };
       },

@@ -51,7 +51,10 @@ export class StreamOut {
   commit(): void {
     if (this.committed) return;
     this.committed = true;
-    this.raw.writeHead(200, { ...eventStreamHead(this.generationId, this.requestId), ...this.extraHead?.() });
+    const head = eventStreamHead(this.generationId, this.requestId);
+    const extra = this.extraHead?.();
+    if (extra) for (const k in extra) head[k] = extra[k];
+    this.raw.writeHead(200, head);
   }
 }
 

@@ -53,6 +53,20 @@ describe('FlatPool', () => {
     await pool.close();
   });
 
+  it("keeps the busy flag off the clients themselves (one shape for every connection: undici's code stays monomorphic)", async () => {
+    const pool = new FlatPool(origin, { connections: 8, pipelining: 1 });
+    await Promise.all(Array.from({ length: 16 }, () => pool.request({ method: 'GET', path: '/z' }).then((r) => r.body.text())));
+    const kClients = Object.getOwnPropertySymbols(pool).find((s) => s.description === 'clients')!;
+    const clients = (pool as unknown as Record<symbol, object[]>)[kClients];
+    expect(clients.length).toBeGreaterThan(1);
+    for (const c of clients) {
+      // An accessor defined on each client would give each one a hidden class of its own.
+      expect(Object.getOwnPropertySymbols(c).some((s) => s.description === 'needDrain')).toBe(false);
+      expect(Object.getPrototypeOf(c)).toBe(Object.getPrototypeOf(clients[0]));
+    }
+    await pool.close();
+  });
+
   it('opens a connection per request in flight below the bound (no waiting for a busy one)', async () => {
     connections = 0;
     const pool = new FlatPool(origin, { connections: 1000, pipelining: 1 });

@@ -62,7 +62,7 @@ export async function prepareChat(deps: ChatDeps, sessions: Sessions, clock: () 
   const filters = policy ? g!.contentFilters(policy) : null;
   const screened = filters ? screenInput(filters, api, body) : null;
   if (screened) body = screened.body;
-  const pipeline: PipelineEntry[] = [...(steps?.pipeline ?? []), ...(screened?.pipeline ?? [])];
+  const pipeline: PipelineEntry[] = steps || screened ? [...(steps?.pipeline ?? []), ...(screened?.pipeline ?? [])] : [];
   // The moderation plugin: the text as it would be sent, before any upstream call (403 when flagged).
   if (plugins.moderation && deps.plugins) pipeline.push(await deps.plugins.moderate(api, body));
   // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.

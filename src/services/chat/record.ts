@@ -69,7 +69,7 @@ export function generationRow(p: Prepared, call: ChatCall, id: string, o: Outcom
     generation_time_ms: o.firstTokenAt !== null ? Math.round(end - o.firstTokenAt) : null,
     attempts,
     // What content guardrails and plugins did (also in gateway_metadata.pipeline), kept on the record.
-    pipeline: recordedPipeline([...(p.pipeline ?? []), ...(o.outputPipeline ?? [])]),
+    pipeline: recordedPipeline(p.pipeline, o.outputPipeline),
     error: o.error ? { status: o.error.status, message: o.estimated ? `${o.error.message} (usage estimated: output counted as relayed, prompt estimated)` : o.error.message } : null,
     preset_id: p.presetId,
     session_id: p.sessionId,
@@ -118,6 +118,8 @@ export function withPipelineEntry(p: Prepared, body: Record<string, unknown>, en
   if (meta && typeof meta === 'object') meta.pipeline = p.pipeline;
 }
 
-function recordedPipeline(entries: PipelineEntry[]): Array<Record<string, unknown>> | null {
-  return entries.length > 0 ? (entries as unknown as Array<Record<string, unknown>>) : null;
+/** The input's and the output's pipeline entries as the record keeps them (null: none; no array made for nothing). */
+function recordedPipeline(input: PipelineEntry[] | undefined, output: PipelineEntry[] | undefined): Array<Record<string, unknown>> | null {
+  if (!input?.length && !output?.length) return null;
+  return [...(input ?? []), ...(output ?? [])] as unknown as Array<Record<string, unknown>>;
 }

@@ -39,7 +39,7 @@ export async function relayStream(e: ChatEngine, p: Prepared, call: ChatCall, ra
   const id = newGenerationId();
   const o = e.fresh();
   // The head names what the serving attempt dropped (X-Gateway-Dropped-Fields), known once it is chosen.
-  const out = new StreamOut(raw, id, call.requestId, () => e.now(), () => (o.attempt ? droppedFieldsHeader(p.dropped.get(`${o.attempt.model}|${o.attempt.endpoint.tag}`)) : undefined));
+  const out = new StreamOut(raw, id, call.requestId, () => e.now(), () => (o.attempt && p.dropped.size > 0 ? droppedFieldsHeader(p.dropped.get(`${o.attempt.model}|${o.attempt.endpoint.tag}`)) : undefined));
   // Keep-alive comments while nothing else is written (before the first token, and in long pauses) — from the first
   // attempt on, once its spend is admitted: a refusal (402/429/503) must still find the status uncommitted.
   let keepalive: NodeJS.Timeout | undefined;
