@@ -187,7 +187,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Spend control (docs/spend.md): reservations over every limit; across instances through Redis leases.
   const spendRedis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
   spendRedis?.on('error', () => undefined);
-  const spend = new SpendService({ redis: spendRedis, failMode: config.spend.redisDown, ledger: { heartbeatTtlMs: config.spend.heartbeatTtlMs }, log: logger });
+  const spend = new SpendService({ redis: spendRedis, failMode: config.spend.redisDown, ledger: { heartbeatTtlMs: config.spend.heartbeatTtlMs, flushMark: () => recorder.flushStarts }, log: logger });
+  recorder.onStored = (through) => spend.shared?.stored(through);
   const credits = new CreditService({ store, recorder, enabled: config.spend.credits, bus, now });
   const budgets = new WorkspaceBudgetService({ store, workspaces, recorder, bus, now });
   guardrails.useSpend(new SpendGate({ spend, credits, budgets, source: guardrails, now }));

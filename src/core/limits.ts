@@ -9,8 +9,19 @@ export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
+/** The last day's window starts (they change once a day; formatting dates costs more than the rest of a check). */
+let lastWindows: { dayIndex: number; starts: Readonly<{ day: string; week: string; month: string }> } | null = null;
+
 /** Start days (`YYYY-MM-DD`, UTC) of the current day, ISO week (Monday) and month. */
-export function windowStarts(ms: number): { day: string; week: string; month: string } {
+export function windowStarts(ms: number): Readonly<{ day: string; week: string; month: string }> {
+  const dayIndex = Math.floor(ms / 86_400_000);
+  if (lastWindows !== null && lastWindows.dayIndex === dayIndex) return lastWindows.starts;
+  const starts = Object.freeze(computeWindowStarts(ms));
+  if (Number.isFinite(dayIndex)) lastWindows = { dayIndex, starts };
+  return starts;
+}
+
+function computeWindowStarts(ms: number): { day: string; week: string; month: string } {
   const d = new Date(ms);
   const dow = (d.getUTCDay() + 6) % 7; // Monday = 0
   const monday = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() - dow);

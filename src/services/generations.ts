@@ -116,6 +116,10 @@ export class GenerationRecorder {
   readonly unflushedSpend = new Map<string, number>();
   /** Successful flushes so far: a cached database total plus `unflushedSpend` is exact while this is unchanged. */
   flushes = 0;
+  /** Flushes started so far: a record queued before flush number n started is in the store once one from n on succeeded. */
+  flushStarts = 0;
+  /** Called when every record queued before flush number `through` started is in the store (spend control's seeds). */
+  onStored: ((through: number) => void) | null = null;
   /** Failed flushes so far (each batch is kept and retried). */
   flushFailures = 0;
   /** Records the database refused, moved to the dead-letter table. */
@@ -166,11 +170,15 @@ export class GenerationRecorder {
     this.queue = [];
     const contents = this.contents;
     this.contents = [];
+    // Every flush takes the whole queue (a failed batch's rows go back in front): when it succeeds, every record queued
+    // before it started is in the store.
+    const through = ++this.flushStarts;
     this.flushing = (async () => {
       try {
         await this.store.recordGenerations(batch, keyUsage(batch));
         await this.settled(batch);
         this.flushes++;
+        this.onStored?.(through);
         await this.writeContents(batch, contents);
       } catch (err) {
         this.contents = contents.concat(this.contents);
@@ -179,6 +187,7 @@ export class GenerationRecorder {
         // that one refused row never blocks the others; the refused ones go to the dead-letter table.
         const left = await this.salvage(batch).catch(() => batch);
         if (left.length === 0) {
+          this.onStored?.(through);
           this.log.warn({ err, records: batch.length }, 'a generation batch was refused; written row by row');
           const held = this.contents;
           this.contents = [];

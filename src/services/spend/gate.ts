@@ -7,7 +7,7 @@
  */
 import { HttpError } from '../../core/errors.js';
 import { formatNano, nanoToUsd, usdToNano } from '../../core/money.js';
-import { scopeId } from '../../core/spend.js';
+import { scopeId, windowOf } from '../../core/spend.js';
 import type { SpendAsk } from '../../core/spend-ask.js';
 import type { Budget } from '../../core/policy.js';
 import type { KeyRow } from '../../store/types.js';
@@ -22,6 +22,8 @@ export interface BudgetSource {
   budgetsOf(key: KeyRow): Promise<Budget[]>;
   /** USD spent against a budget (a key limit is a budget of scope `key`): written, unwritten and held by video jobs. */
   budgetSpent(b: Budget, key: KeyRow): Promise<number>;
+  /** The key's policy when cached and fresh (no await); undefined: ask `budgetsOf`. */
+  peekPolicy?(key: KeyRow): { budgets: readonly Budget[] } | undefined;
 }
 
 /** The shared counters unreachable (fail closed): 503 naming it; anything else as it is. */
@@ -30,6 +32,9 @@ function unavailable(err: unknown): unknown {
 }
 
 export class SpendGate {
+  /** Per key row (a changed key is a new row): the scope of its own limit in the current window, built once. */
+  private readonly keyScopes = new WeakMap<KeyRow, { start: string; scopes: ScopeSpec[] }>();
+
   constructor(
     private readonly deps: { spend: SpendService; credits: CreditService; budgets: WorkspaceBudgetService; source: BudgetSource; now?: () => number },
   ) {}
@@ -38,14 +43,35 @@ export class SpendGate {
     return this.deps.now ? this.deps.now() : Date.now();
   }
 
-  async scopes(key: KeyRow): Promise<ScopeSpec[]> {
+  /**
+   * The scopes of a key's request. Without an await when only the key's own limit can apply (its policy cached with
+   * no budget, its workspace known to have none, credits off): that scope is built once per key row and window.
+   */
+  scopes(key: KeyRow): ScopeSpec[] | Promise<ScopeSpec[]> {
     const now = this.now();
+    const policy = this.deps.source.peekPolicy?.(key);
+    if (policy && policy.budgets.length === 0 && !this.deps.credits.enabled && this.deps.budgets.knownEmpty(key.workspace_id)) {
+      if (key.limit === null) return [];
+      const start = windowOf(key.limit_reset, now).start;
+      const hit = this.keyScopes.get(key);
+      if (hit && hit.start === start) return hit.scopes;
+      const scopes = [this.keyScope(key, key.limit, now)];
+      this.keyScopes.set(key, { start, scopes });
+      return scopes;
+    }
+    return this.allScopes(key, now);
+  }
+
+  private keyScope(key: KeyRow, limit: number, now: number): ScopeSpec {
+    const src = this.deps.source;
+    const b: Budget = { guardrailId: '', name: 'key limit', scope: 'key', limitUsd: limit, resetInterval: key.limit_reset, includeByok: key.include_byok_in_limit };
+    return { ...scopeId('key', `${key.hash}${b.includeByok ? '+byok' : ''}`, key.limit_reset, now, 'key limit'), limitNano: usdToNano(limit), seed: async () => usdToNano(await src.budgetSpent(b, key)), countsByok: b.includeByok };
+  }
+
+  private async allScopes(key: KeyRow, now: number): Promise<ScopeSpec[]> {
     const src = this.deps.source;
     const out: ScopeSpec[] = [];
-    if (key.limit !== null) {
-      const b: Budget = { guardrailId: '', name: 'key limit', scope: 'key', limitUsd: key.limit, resetInterval: key.limit_reset, includeByok: key.include_byok_in_limit };
-      out.push({ ...scopeId('key', `${key.hash}${b.includeByok ? '+byok' : ''}`, key.limit_reset, now, 'key limit'), limitNano: usdToNano(key.limit), seed: async () => usdToNano(await src.budgetSpent(b, key)), countsByok: b.includeByok });
-    }
+    if (key.limit !== null) out.push(this.keyScope(key, key.limit, now));
     for (const b of await src.budgetsOf(key)) {
       const owner = b.scope === 'workspace' ? key.workspace_id : b.scope === 'member' ? (key.creator_user_id ?? key.hash) : key.hash;
       const label = `guardrail "${b.name}" budget (${b.resetInterval ?? 'lifetime'})`;
@@ -112,7 +138,8 @@ export class SpendGate {
    * shared limit does not refuse what the workspace's own provider account pays for (docs/byok.md).
    */
   async admit(key: KeyRow, ask: () => SpendAsk | null, byok = false): Promise<(costUsd: number | null) => void> {
-    const all = await this.scopes(key);
+    const found = this.scopes(key);
+    const all = found instanceof Promise ? await found : found;
     const scopes = byok ? all.filter((s) => s.countsByok) : all;
     if (scopes.length === 0) return () => undefined;
     // Sized only now: a request without limits never bounds its prompt.
@@ -128,7 +155,7 @@ export class SpendGate {
    */
   async chargeAhead(key: KeyRow, nano: number, refuse?: (scope: ScopeSpec, availableNano: number) => HttpError | null): Promise<ScopeSpec[]> {
     const scopes = await this.scopes(key);
-    if (scopes.length === 0) return scopes;
+    if (scopes.length === 0) return [];
     let r: ReserveResult;
     try {
       r = await this.deps.spend.reserve(scopes, Math.max(1, nano), { exact: true });
@@ -165,7 +192,8 @@ export class SpendGate {
     let r;
     try {
       // An unpriced request reserves one nano-dollar: admitted while every limit has room left.
-      r = await this.deps.spend.reserve(scopes, max?.nano ?? 1);
+      r = this.deps.spend.reserve(scopes, max?.nano ?? 1);
+      if (r instanceof Promise) r = await r;
     } catch (err) {
       throw unavailable(err);
     }

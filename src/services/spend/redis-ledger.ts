@@ -11,6 +11,8 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { CHARGE, HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
 import { once, type ReserveResult, type ScopeSpec } from './types.js';
+import { addSettled, markStored, notInSeed, total } from './seed-epochs.js';
+import type { Charge, Lease, Push, Refusal, RedisWithScripts } from './redis-lease.js';
 
 /** Defaults (docs/spend.md): heartbeat TTL, sync period, idle time before a lease is returned, lease cap in requests. */
 export const SPEND_DEFAULTS = { heartbeatTtlMs: 10_000, syncMs: 200, idleMs: 1_000, maxLeaseRequests: 64 } as const;
@@ -19,49 +21,6 @@ const SQUEEZE_RETRIES = 3;
 /** How long Redis remembers that a push or charge was applied (a reply lost is sent again within this time). */
 const ACK_TTL_MS = 24 * 3_600_000;
 
-interface Lease {
-  spec: ScopeSpec;
-  /** What this instance holds in Redis for the scope, as far as it knows. */
-  granted: number;
-  /** Reserved by requests in flight here. */
-  held: number;
-  /** Settled here and not pushed to the spent counter yet (still part of `granted`). */
-  used: number;
-  /**
-   * A push sent whose reply never came (unknown whether the script ran): no longer part of `granted` nor `used`, sent
-   * again under the same sequence number until a reply comes — the script applies a number at most once. New settled
-   * spend waits in `used` for the next push.
-   */
-  unacked: Push | null;
-  lastUse: number;
-  /** The heartbeat lapsed: the hold must be set again (to what is in flight), not adjusted. */
-  reset: boolean;
-  /** The scope is nearly spent and other instances need room: spare room goes back at once, no slack is taken. */
-  squeezed: boolean;
-  /** Room left in Redis and other instances' spare room, as of the last sync or refusal. */
-  free: number;
-  spare: number;
-}
-
-/** One push of a lease: settled spend and unused room given back, under this instance's sequence number `seq`. */
-interface Push {
-  seq: number;
-  push: number;
-  give: number;
-}
-
-/** A charge not acknowledged yet, sent again under the same sequence number (its key) until a reply comes. */
-interface Charge {
-  seq: number;
-  scopes: ScopeSpec[];
-  nano: number[];
-}
-
-/** A refusal, and the spare lease room other instances held then (room that may come back: worth another try). */
-type Refusal = Extract<ReserveResult, { ok: false }> & { spareNano?: number };
-
-type Acquire = (keys: number, ...args: Array<string | number>) => Promise<Array<number | string>>;
-type RedisWithScripts = Redis & { gwSpendAcquire: Acquire; gwSpendHeartbeat: (keys: number, ...args: Array<string | number>) => Promise<number>; gwSpendCharge: (keys: number, ...args: Array<string | number>) => Promise<number> };
 
 export interface RedisLedgerOptions {
   prefix: string;
@@ -70,13 +29,18 @@ export interface RedisLedgerOptions {
   idleMs?: number;
   maxLeaseRequests?: number;
   now?: () => number;
+  /**
+   * The generation recorder's flush count (`flushStarts`): settled spend is tagged with it, so that a push made before
+   * a seed can tell which of it the seed read from the store. Without it nothing is assumed written.
+   */
+  flushMark?: () => number;
 }
 
 export class RedisLedger {
   readonly instance = randomUUID();
   private readonly leases = new Map<string, Lease>();
   private readonly redis: RedisWithScripts;
-  private readonly o: Required<Omit<RedisLedgerOptions, 'now'>>;
+  private readonly o: Required<Omit<RedisLedgerOptions, 'now' | 'flushMark'>>;
   private readonly now: () => number;
   private timers: NodeJS.Timeout[] = [];
   private syncing = false;
@@ -88,11 +52,17 @@ export class RedisLedger {
   private owed: Charge[] = [];
   /** The last sequence number given to a push or a charge (increasing: Redis applies each at most once). */
   private seq = 0;
+  /** Seeds this instance started (a segment settled before its seed started is counted by that seed). */
+  private cuts = 0;
+  /** An upper bound of (Redis time − local time), ms, from the last script's answer (null: none yet). */
+  private offset: number | null = null;
+  private readonly flushMark: () => number;
 
   constructor(redis: Redis, opts: RedisLedgerOptions) {
     this.redis = redis as RedisWithScripts;
-    this.o = { ...SPEND_DEFAULTS, ...opts } as Required<Omit<RedisLedgerOptions, 'now'>>;
+    this.o = { ...SPEND_DEFAULTS, ...opts } as Required<Omit<RedisLedgerOptions, 'now' | 'flushMark'>>;
     this.now = opts.now ?? Date.now;
+    this.flushMark = opts.flushMark ?? (() => 0);
     if (!this.redis.gwSpendAcquire) redis.defineCommand('gwSpendAcquire', { lua: SYNC_ACQUIRE });
     if (!this.redis.gwSpendHeartbeat) redis.defineCommand('gwSpendHeartbeat', { lua: HEARTBEAT });
     if (!this.redis.gwSpendCharge) redis.defineCommand('gwSpendCharge', { lua: CHARGE });
@@ -124,7 +94,7 @@ export class RedisLedger {
 
   private lease(spec: ScopeSpec): Lease {
     let l = this.leases.get(spec.id);
-    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, unacked: null, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
+    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, segs: [], ver: null, mine: null, unacked: null, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
     else l.spec = spec;
     return l;
   }
@@ -195,7 +165,8 @@ export class RedisLedger {
       reservation: once(
         amount,
         (actual) => {
-          for (const l of leases) (l.held -= amount), (l.used += actual), (l.lastUse = this.now());
+          const mark = this.flushMark();
+          for (const l of leases) (l.held -= amount), (l.used += actual), (l.lastUse = this.now()), addSettled(l.segs, mark, this.cuts, actual);
           // Cost beyond the lease (the reply outgrew its estimate): pushed at once, before the reply leaves, so that
           // other instances see it now rather than at the next sync.
           if (leases.some((l) => l.used + l.held > l.granted)) void this.sync().catch(() => undefined);
@@ -214,7 +185,7 @@ export class RedisLedger {
    * the push stays unacknowledged (`unacked`: out of the lease, never used twice) and is sent again under the same
    * sequence number by the next call, which Redis applies only if it did not already — never counted twice.
    */
-  private async acquire(leases: Lease[], amount: number, seeds: Map<string, number>, give: 'all' | boolean[] = 'all', maxReq = this.o.maxLeaseRequests): Promise<true | ReserveResult> {
+  private async acquire(leases: Lease[], amount: number, seeds: Map<string, { nano: number; ver: string }>, give: 'all' | boolean[] = 'all', maxReq = this.o.maxLeaseRequests): Promise<true | ReserveResult> {
     const keys: string[] = [this.key('hb', this.instance)];
     const args: Array<string | number> = [this.instance, `${this.o.prefix}:hb:`, this.o.heartbeatTtlMs, amount, maxReq, Math.max(1_000, 3 * this.o.syncMs), ACK_TTL_MS];
     const sent: Array<Push | null> = [];
@@ -226,36 +197,46 @@ export class RedisLedger {
       if (!l.unacked) {
         const back = l.reset || (give !== 'all' && !give[i]) ? 0 : Math.max(0, l.granted - l.held - l.used);
         if (l.used + back > 0) {
-          l.unacked = { seq: ++this.seq, push: l.used, give: back };
+          l.unacked = { seq: ++this.seq, push: l.used, give: back, segs: l.segs, ver: l.ver ?? '' };
           l.granted -= l.used + back;
           l.used = 0;
+          l.segs = [];
         }
       }
       const p = l.unacked;
       sent.push(p);
-      keys.push(this.key('spent', l.spec.id), this.key('hold', l.spec.id), this.key('squeeze', l.spec.id), this.key('ack', `${l.spec.id}:${this.instance}`));
-      args.push(l.spec.limitNano, p?.push ?? 0, p?.give ?? 0, l.held, l.reset ? 1 : 0, l.spec.ttlS, seeds.get(l.spec.id) ?? -1, p?.seq ?? 0);
+      const id = l.spec.id;
+      const seed = seeds.get(id);
+      keys.push(this.key('spent', id), this.key('hold', id), this.key('squeeze', id), this.key('ack', `${id}:${this.instance}`), this.key('ver', id));
+      args.push(l.spec.limitNano, p?.push ?? 0, p?.give ?? 0, l.held, l.reset ? 1 : 0, l.spec.ttlS, seed?.nano ?? -1, p?.seq ?? 0, p ? p.ver : (l.ver ?? ''), seed?.ver ?? '');
     });
     // Unknown whether the script ran when this throws: the pushes stay unacknowledged, to be sent again.
+    const at = Date.now();
     const res = await this.redis.gwSpendAcquire(keys.length, ...keys, ...args);
     const status = Number(res[0]);
+    this.offset = Number(res[res.length - 1]) - at;
     if (status === -2) {
       // Seed needed (first use, expired window, Redis restarted): nothing changed; read the store and try again (the
-      // pushes go again under the same numbers).
+      // pushes go again under the same numbers). The seed's version is the Redis time before the store is read; the
+      // seed counts every amount this instance settled before it started (each is recorded before it is settled).
       const l = leases[Number(res[1]) - 1];
-      // The seed counts every amount this instance settled — each is recorded before it is settled (the attempt
-      // runner), and the seed reads the store plus this instance's records not written yet — so this instance's
-      // spend not pushed yet is in it: pushed on top, it would count twice. Spend settled while the seed is read
-      // is not in it and stays to be pushed.
-      const mine = l.used;
-      seeds.set(l.spec.id, await l.spec.seed());
-      l.used = Math.max(0, l.used - mine);
-      l.unacked = null;
+      const ver = `${Number(res[2])}:${this.instance}`;
+      l.mine = { ver, cut: ++this.cuts };
+      seeds.set(l.spec.id, { nano: await l.spec.seed(), ver });
+      return this.acquire(leases, amount, seeds, give, maxReq);
+    }
+    if (status === -3) {
+      // Pushed under an older seed version (the counter was seeded again since): nothing applied. Keep only what the
+      // current seed does not count, and push that under its version.
+      this.reseeded(leases[Number(res[1]) - 1], String(res[2]));
       return this.acquire(leases, amount, seeds, give, maxReq);
     }
     // The script ran: every push it carried is applied (now, or by an earlier call whose reply was lost).
+    const vers = status === 0 ? 5 : amount <= 0 ? 2 + 3 * leases.length : 2 + 2 * leases.length;
     leases.forEach((l, i) => {
       if (l.unacked === sent[i]) l.unacked = null;
+      const v = res[vers + i];
+      if (v !== 0 && v !== '0') this.reseeded(l, String(v));
     });
     if (Number(res[1]) === 1) {
       // This call set the holds of its scopes to what is in flight; the other scopes must be set again too.
@@ -282,6 +263,32 @@ export class RedisLedger {
     if (amount <= 0) return true;
     leases.forEach((l, i) => (l.granted += Number(res[2 + i])));
     return this.take(leases, amount);
+  }
+
+  /**
+   * The scope's counter started from seed `ver`, not the one this lease last saw: its settled spend not pushed yet
+   * (and a push not acknowledged, never applied under `ver`) is kept only where that seed does not count it
+   * (seed-epochs.ts); the room such a push gave back is not given again (at worst held until the lease is set again).
+   */
+  private reseeded(l: Lease, ver: string): void {
+    if (l.ver === ver) return;
+    const view = { me: this.instance, mine: l.mine, offset: this.offset };
+    const resent = l.unacked ? notInSeed(l.unacked.segs, ver, view) : [];
+    l.unacked = null;
+    l.segs = [...resent, ...notInSeed(l.segs, ver, view)];
+    // What the seed counts stays in the lease as room to give back (its hold, when Redis still has it); what the
+    // unacknowledged push carried and the seed does not count is settled spend of the lease again.
+    l.granted += total(resent);
+    l.used = total(l.segs);
+    l.ver = ver;
+  }
+
+  /** Records of every amount settled before the recorder's flush number `through` are in the store (since `at`). */
+  stored(through: number, at = Date.now()): void {
+    for (const l of this.leases.values()) {
+      markStored(l.segs, through, at);
+      if (l.unacked) markStored(l.unacked.segs, through, at);
+    }
   }
 
   /**

@@ -6,6 +6,7 @@
  *                             flight (the rest is spare: lease room it may not need);
  *   <prefix>:squeeze:<scope>  set (PX) while the scope is nearly spent and another instance holds spare room: every
  *                             instance then gives its spare room back at once and takes no lease slack;
+ *   <prefix>:ver:<scope>      the version of the seed the counter started from (below, "Seed versions");
  *   <prefix>:ack:<scope>:<instance>  the sequence number of that instance's last push applied to the scope (PX, renewed
  *                             by each push): a push is applied at most once (see step 3);
  * and per instance <prefix>:hb:<instance>, its heartbeat, renewed by that instance alone (PX ttl). A hold counts only
@@ -29,27 +30,45 @@
  *     {1, lapsed, squeezed_1 … squeezed_n, free_1 … free_n, spare_1 … spare_n}.
  * Lua numbers are doubles: amounts are exact up to 2^53 nano-dollars (about $9 million) per scope.
  *
- * KEYS: hb, then spent_i, hold_i, squeeze_i, ack_i for each scope. ARGV: instance, hb prefix, ttl ms, amount, max
- * lease requests, squeeze ms, ack ttl ms, then per scope: limit, push, give, outstanding (in flight here; the hold to
- * set instead when lapsed or `absolute` is 1: the instance's heartbeat lapsed earlier), absolute, ttl s (0: none), seed
- * (−1: unknown), seq (0: nothing to push nor give).
+ * Seed versions (src/services/spend/seed-epochs.ts): <prefix>:ver:<scope> holds the version of the seed the counter
+ * started from, `<redis ms>:<instance>` (the Redis time the seeding instance was told to seed, before it read the
+ * store). An instance sends with each push the version it last saw (its epoch); a push under another version is not
+ * applied: the answer is {-3, i, version, now} before anything but seeding changed, and the instance pushes again only
+ * what that seed does not count. Every other answer ends with, per scope, 0 (the epoch sent is current) or the
+ * current version, then the Redis time (ms, `now`); {-2, i, now} gives the seed's version time.
+ *
+ * KEYS: hb, then spent_i, hold_i, squeeze_i, ack_i, ver_i for each scope. ARGV: instance, hb prefix, ttl ms, amount,
+ * max lease requests, squeeze ms, ack ttl ms, then per scope: limit, push, give, outstanding (in flight here; the hold
+ * to set instead when lapsed or `absolute` is 1: the instance's heartbeat lapsed earlier), absolute, ttl s (0: none),
+ * seed (−1: unknown), seq (0: nothing to push nor give), epoch (the seed version last seen, '' none), seed version.
  */
 export const SYNC_ACQUIRE = `
 local inst, hbp, ttl, amount, maxReq, squeezeMs, ackMs = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local n = (#KEYS - 1) / 4
+local n = (#KEYS - 1) / 5
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 for i = 1, n do
-  if redis.call('EXISTS', KEYS[4 * i - 2]) == 0 and tonumber(ARGV[7 + (i - 1) * 8 + 7]) < 0 then return {-2, i} end
+  if redis.call('EXISTS', KEYS[5 * i - 3]) == 0 and tonumber(ARGV[7 + (i - 1) * 10 + 7]) < 0 then return {-2, i, now} end
+end
+local vers = {}
+for i = 1, n do
+  local b = 7 + (i - 1) * 10
+  if redis.call('EXISTS', KEYS[5 * i - 3]) == 0 then
+    redis.call('SET', KEYS[5 * i - 3], ARGV[b + 7])
+    redis.call('SET', KEYS[5 * i + 1], ARGV[b + 10])
+  end
+  vers[i] = redis.call('GET', KEYS[5 * i + 1]) or ''
+  if tonumber(ARGV[b + 8]) > 0 and vers[i] ~= ARGV[b + 9] then return {-3, i, vers[i], now} end
 end
 local lapsed = 0
 if redis.call('EXISTS', KEYS[1]) == 0 then lapsed = 1 end
 redis.call('SET', KEYS[1], '1', 'PX', ttl)
 local free, holders, spare, squeezed, outs = {}, {}, {}, {}, {}
 for i = 1, n do
-  local spentKey, holdKey, ackKey, b = KEYS[4 * i - 2], KEYS[4 * i - 1], KEYS[4 * i + 1], 7 + (i - 1) * 8
+  local spentKey, holdKey, ackKey, b = KEYS[5 * i - 3], KEYS[5 * i - 2], KEYS[5 * i], 7 + (i - 1) * 10
   local limit, push, give, outstanding, absolute = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5])
-  local ttlS, seed, seq = tonumber(ARGV[b + 6]), tonumber(ARGV[b + 7]), tonumber(ARGV[b + 8])
+  local ttlS, seq = tonumber(ARGV[b + 6]), tonumber(ARGV[b + 8])
   outs[i] = outstanding
-  if redis.call('EXISTS', spentKey) == 0 then redis.call('SET', spentKey, seed) end
   if seq > 0 then
     local last = tonumber(redis.call('GET', ackKey) or '0')
     if seq <= last then
@@ -91,23 +110,31 @@ for i = 1, n do
   if ttlS > 0 then
     redis.call('EXPIRE', spentKey, ttlS)
     redis.call('EXPIRE', holdKey, ttlS)
+    redis.call('EXPIRE', KEYS[5 * i + 1], ttlS)
   end
   free[i] = limit - tonumber(redis.call('GET', spentKey)) - held
   holders[i] = live
   spare[i] = sp
-  squeezed[i] = redis.call('EXISTS', KEYS[4 * i])
+  squeezed[i] = redis.call('EXISTS', KEYS[5 * i - 1])
+end
+local function tail(out)
+  for i = 1, n do
+    if vers[i] == ARGV[7 + (i - 1) * 10 + 9] then out[#out + 1] = 0 else out[#out + 1] = vers[i] end
+  end
+  out[#out + 1] = now
+  return out
 end
 if amount <= 0 then
   local out = {1, lapsed}
   for i = 1, n do out[#out + 1] = squeezed[i] end
   for i = 1, n do out[#out + 1] = tostring(free[i]) end
   for i = 1, n do out[#out + 1] = tostring(spare[i]) end
-  return out
+  return tail(out)
 end
 for i = 1, n do
   if free[i] < amount then
-    if spare[i] > 0 then redis.call('SET', KEYS[4 * i], '1', 'PX', squeezeMs) end
-    return {0, lapsed, i, tostring(free[i]), tostring(spare[i])}
+    if spare[i] > 0 then redis.call('SET', KEYS[5 * i - 1], '1', 'PX', squeezeMs) end
+    return tail({0, lapsed, i, tostring(free[i]), tostring(spare[i])})
   end
 end
 local out = {1, lapsed}
@@ -118,15 +145,15 @@ for i = 1, n do
     if share >= amount then slack = math.min(share - share % amount, amount * maxReq) end
   end
   if slack == 0 and spare[i] > 0 and squeezed[i] == 0 then
-    redis.call('SET', KEYS[4 * i], '1', 'PX', squeezeMs)
+    redis.call('SET', KEYS[5 * i - 1], '1', 'PX', squeezeMs)
     squeezed[i] = 1
   end
-  redis.call('HINCRBY', KEYS[4 * i - 1], inst, amount + slack)
-  redis.call('HSET', KEYS[4 * i - 1], 'f:' .. inst, outs[i] + amount)
+  redis.call('HINCRBY', KEYS[5 * i - 2], inst, amount + slack)
+  redis.call('HSET', KEYS[5 * i - 2], 'f:' .. inst, outs[i] + amount)
   out[#out + 1] = amount + slack
 end
 for i = 1, n do out[#out + 1] = squeezed[i] end
-return out
+return tail(out)
 `;
 
 /** Renews an instance's heartbeat only while it lives: {1} renewed, {0} it had lapsed (left to SYNC_ACQUIRE to restore). */

@@ -1,0 +1,61 @@
+/**
+ * The state the Redis ledger keeps per scope (docs/spend.md, "Across instances"): leases, their pushes not
+ * acknowledged yet, charges to send again, and the script commands' shapes.
+ */
+import type { Redis } from 'ioredis';
+import type { Segment } from './seed-epochs.js';
+import type { ReserveResult, ScopeSpec } from './types.js';
+
+export interface Lease {
+  spec: ScopeSpec;
+  /** What this instance holds in Redis for the scope, as far as it knows. */
+  granted: number;
+  /** Reserved by requests in flight here. */
+  held: number;
+  /** Settled here and not pushed to the spent counter yet (still part of `granted`). */
+  used: number;
+  /** `used` by when it settled and when its records reached the store (seed-epochs.ts): Σ amounts = used. */
+  segs: Segment[];
+  /** The version of the seed the scope's counter started from, as last seen (null: not seen yet). */
+  ver: string | null;
+  /** This instance's own seed of the scope, when it took one: its version and the seed count it started at. */
+  mine: { ver: string; cut: number } | null;
+  /**
+   * A push sent whose reply never came (unknown whether the script ran): no longer part of `granted` nor `used`, sent
+   * again under the same sequence number until a reply comes — the script applies a number at most once. New settled
+   * spend waits in `used` for the next push.
+   */
+  unacked: Push | null;
+  lastUse: number;
+  /** The heartbeat lapsed: the hold must be set again (to what is in flight), not adjusted. */
+  reset: boolean;
+  /** The scope is nearly spent and other instances need room: spare room goes back at once, no slack is taken. */
+  squeezed: boolean;
+  /** Room left in Redis and other instances' spare room, as of the last sync or refusal. */
+  free: number;
+  spare: number;
+}
+
+/** One push of a lease: settled spend and unused room given back, under this instance's sequence number `seq`. */
+export interface Push {
+  seq: number;
+  push: number;
+  give: number;
+  /** The settled spend pushed, by segment (sent again under a new seed version: only what that seed does not count). */
+  segs: Segment[];
+  /** The seed version it was made under (the epoch sent with it). */
+  ver: string;
+}
+
+/** A charge not acknowledged yet, sent again under the same sequence number (its key) until a reply comes. */
+export interface Charge {
+  seq: number;
+  scopes: ScopeSpec[];
+  nano: number[];
+}
+
+/** A refusal, and the spare lease room other instances held then (room that may come back: worth another try). */
+export type Refusal = Extract<ReserveResult, { ok: false }> & { spareNano?: number };
+
+type Acquire = (keys: number, ...args: Array<string | number>) => Promise<Array<number | string>>;
+export type RedisWithScripts = Redis & { gwSpendAcquire: Acquire; gwSpendHeartbeat: (keys: number, ...args: Array<string | number>) => Promise<number>; gwSpendCharge: (keys: number, ...args: Array<string | number>) => Promise<number> };

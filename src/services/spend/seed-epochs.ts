@@ -1,0 +1,77 @@
+/**
+ * Which of an instance's settled spend a re-seeded Redis counter already counts (docs/spend.md, "Seed versions").
+ * When Redis loses a counter it is seeded again from the store; settled spend an instance had not pushed yet may then
+ * be in the seed already (its records were written) or not (written later, or not yet). Each seed has a version,
+ * `<redis time ms>:<seeding instance>`, taken before the store is read, and kept beside the counter. An instance keeps
+ * its unpushed spend in segments: when each was settled (the recorder's flush count, and this instance's seed count),
+ * and when its records were known to be in the store (the local time a later flush ended). A push made under an older
+ * version is refused by the script; the instance then keeps only the segments the new seed cannot count:
+ *  - its own seed counts everything it had settled before it started reading the store (written, or recorded and
+ *    not written yet — both are part of the figure the seed reads);
+ *  - another instance's seed counts what was in the store before its version's time: a segment whose records were
+ *    written (the flush ended, local time, turned into Redis time with an upper bound of the clock offset) before it.
+ * Every doubt keeps the segment (pushed again: the error, if any, is on the refusing side).
+ *
+ * Pure logic: no I/O.
+ */
+
+/** Settled spend (nano-dollars) not pushed yet, from the settles of one recorder flush period and seed count. */
+export interface Segment {
+  /** The recorder's started flushes when it settled: its records are in the store once a later flush succeeded. */
+  mark: number;
+  /** This instance's seeds started when it settled (its own seed counts the segments from before). */
+  cut: number;
+  amount: number;
+  /** Local time (ms) by which its records were in the store; null: not known to be written yet. */
+  storedAt: number | null;
+}
+
+/** Adds settled spend to a lease's segments (merged into the last one while nothing tells them apart). */
+export function addSettled(segs: Segment[], mark: number, cut: number, amount: number): void {
+  if (amount <= 0) return;
+  const last = segs.length > 0 ? segs[segs.length - 1] : undefined;
+  if (last && last.mark === mark && last.cut === cut && last.storedAt === null) last.amount += amount;
+  else segs.push({ mark, cut, amount, storedAt: null });
+}
+
+/** A flush started as number `through` succeeded at `at` (local ms): every segment settled before it is written. */
+export function markStored(segs: Segment[], through: number, at: number): void {
+  for (const s of segs) if (s.storedAt === null && s.mark < through) s.storedAt = at;
+}
+
+/** The sum of the segments' amounts. */
+export function total(segs: readonly Segment[]): number {
+  let n = 0;
+  for (const s of segs) n += s.amount;
+  return n;
+}
+
+/** A seed version's time (Redis ms) and seeding instance; null when it cannot be read (an older gateway's counter). */
+export function parseVersion(v: string): { at: number; by: string } | null {
+  const i = v.indexOf(':');
+  if (i <= 0) return null;
+  const at = Number(v.slice(0, i));
+  return Number.isFinite(at) ? { at, by: v.slice(i + 1) } : null;
+}
+
+export interface SeedView {
+  /** This instance's id. */
+  me: string;
+  /** This instance's own seed of the scope, when it took one: its version and the seed count it started at. */
+  mine: { ver: string; cut: number } | null;
+  /** An upper bound of (Redis time − local time), ms; null: unknown (nothing is then assumed written before a seed). */
+  offset: number | null;
+}
+
+/** Whether the seed of version `ver` already counts a segment (then it must not be pushed under that version). */
+export function inSeed(seg: Segment, ver: string, view: SeedView): boolean {
+  const v = parseVersion(ver);
+  if (!v) return false;
+  if (v.by === view.me) return view.mine !== null && view.mine.ver === ver && seg.cut < view.mine.cut;
+  return seg.storedAt !== null && view.offset !== null && seg.storedAt + view.offset < v.at;
+}
+
+/** The segments a seed of version `ver` does not count: what is left to push under it. */
+export function notInSeed(segs: readonly Segment[], ver: string, view: SeedView): Segment[] {
+  return segs.filter((s) => !inSeed(s, ver, view));
+}
