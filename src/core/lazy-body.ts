@@ -10,6 +10,7 @@
  * is parsed eagerly as before, so every error message is the one the eager path gives. Pure: no I/O.
  */
 import { scanner } from './json-simd.js';
+import { BACKSLASH, QUOTE, skipSpace, skipString, skipValue } from './json-skip.js';
 
 export type LazyKey = 'messages' | 'input';
 
@@ -37,55 +38,6 @@ export const LAZY_MIN_BYTES = 64 * 1024;
 
 /** How many lazy conversations were parsed on demand (tests check that the same-protocol path reads none). */
 export const lazyStats = { materialized: 0 };
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-
-function skipSpace(b: Buffer, i: number, end: number): number {
-  while (i < end && isSpace(b[i])) i++;
-  return i;
-}
-
-/** The index after the string opening at `i`, assuming it is well formed (JSON.parse checks the rest of the body). */
-function skipString(b: Buffer, i: number): number {
-  let from = i + 1;
-  for (;;) {
-    const q = b.indexOf(QUOTE, from);
-    if (q < 0) return b.length;
-    let k = q - 1;
-    while (b[k] === BACKSLASH) k--;
-    if ((q - 1 - k) % 2 === 0) return q + 1;
-    from = q + 1;
-  }
-}
-
-/** The index after the value starting at `i`, strings jumped over (JSON.parse checks what is skipped). */
-function skipValue(b: Buffer, i: number): number {
-  const c = b[i];
-  if (c === QUOTE) return skipString(b, i);
-  if (c === 0x7b || c === 0x5b) {
-    let depth = 0;
-    let j = i;
-    while (j < b.length) {
-      const x = b[j];
-      if (x === QUOTE) {
-        j = skipString(b, j);
-        continue;
-      }
-      if (x === 0x7b || x === 0x5b) depth++;
-      else if (x === 0x7d || x === 0x5d) {
-        depth--;
-        if (depth === 0) return j + 1;
-      }
-      j++;
-    }
-    return b.length;
-  }
-  let j = i;
-  while (j < b.length && b[j] !== 0x2c && b[j] !== 0x7d && b[j] !== 0x5d && !isSpace(b[j])) j++;
-  return j;
-}
 
 type Scanned = Omit<LazyConversation, 'key' | 'bytes' | 'start'>;
 

@@ -5,6 +5,7 @@
  * passed its rules (NUL, lone surrogates, non-finite numbers, depth). Pure: no I/O.
  */
 import { conversationBytes, sameConversation, type LazyKey } from './lazy-body.js';
+import { QUOTE, skipSpace, skipString, skipValue } from './json-skip.js';
 
 /** The large fields whose bytes are reused: chat's and Messages' `messages`, Responses' `input`. */
 export type RawField = LazyKey;
@@ -37,56 +38,6 @@ function unchanged(body: object, key: LazyKey, recorded: unknown): boolean {
  */
 export function forgetRaw(body: object): void {
   raws.delete(body);
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
-/** The index after the string starting at `i` (its opening quote). Valid JSON assumed. */
-function skipString(b: Buffer, i: number): number {
-  let from = i + 1;
-  for (;;) {
-    const q = b.indexOf(QUOTE, from);
-    if (q < 0) return b.length;
-    let k = q - 1;
-    while (b[k] === BACKSLASH) k--;
-    if ((q - 1 - k) % 2 === 0) return q + 1;
-    from = q + 1;
-  }
-}
-
-const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-
-function skipSpace(b: Buffer, i: number): number {
-  while (i < b.length && isSpace(b[i])) i++;
-  return i;
-}
-
-/** The index after the value starting at `i`. Valid JSON assumed: strings are jumped over by indexOf. */
-function skipValue(b: Buffer, i: number): number {
-  const c = b[i];
-  if (c === QUOTE) return skipString(b, i);
-  if (c === 0x7b || c === 0x5b) {
-    let depth = 0;
-    let j = i;
-    while (j < b.length) {
-      const x = b[j];
-      if (x === QUOTE) {
-        j = skipString(b, j);
-        continue;
-      }
-      if (x === 0x7b || x === 0x5b) depth++;
-      else if (x === 0x7d || x === 0x5d) {
-        depth--;
-        if (depth === 0) return j + 1;
-      }
-      j++;
-    }
-    return b.length;
-  }
-  let j = i;
-  while (j < b.length && b[j] !== 0x2c && b[j] !== 0x7d && b[j] !== 0x5d && !isSpace(b[j])) j++;
-  return j;
 }
 
 /**
