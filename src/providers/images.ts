@@ -88,6 +88,15 @@ export interface ImageAdapter {
 
 export const invalidImage = (message: string, raw: unknown = null) => new UpstreamError(502, message, 'provider_unavailable', 200, raw);
 
+/** An image upstream's reply body as JSON, or a 502 saying it is not JSON (`what` names the reply in the message). */
+export function imageJson(text: string, what = 'response'): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalidImage(`Provider returned an invalid ${what}: not JSON`, text.slice(0, 512));
+  }
+}
+
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** The media type of image bytes, from their first bytes (PNG, JPEG, WebP, GIF, SVG); null when unknown. */

@@ -20,7 +20,7 @@
 import { Type } from '@sinclair/typebox';
 import type { EndpointDef } from '../../core/catalog-types.js';
 import { Opt, wireCheck } from '../wire-schema.js';
-import { fillUnset, imageData, invalidImage, sniffImageType, type ImageAdapter, type ImageInput } from '../images.js';
+import { fillUnset, imageData, imageJson, invalidImage, sniffImageType, type ImageAdapter, type ImageInput } from '../images.js';
 import { authorizeBedrock } from './auth.js';
 import { bedrockError } from './errors.js';
 import { chooseSize, FAMILY_NAME, imageFamily, isProblem, MAX_IMAGES, MAX_SEED, type SizeProblem } from './image-sizes.js';
@@ -101,12 +101,7 @@ export const bedrockImageAdapter: ImageAdapter = {
   authorize: authorizeBedrock,
   parseError: bedrockError,
   parse(text) {
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw invalidImage('Provider returned an invalid response: not JSON', text.slice(0, 512));
-    }
+    const json = imageJson(text);
     const r = checkImageResponse(json);
     const reason = r.finish_reasons?.find((f) => f !== null);
     if (reason) throw invalidImage(`Provider returned no image (${reason})`, json);

@@ -13,7 +13,7 @@ import { Type } from '@sinclair/typebox';
 import { parseGoogleError } from '../google/errors.js';
 import { geminiHeaders, geminiUrl } from '../google/request.js';
 import { Count, Opt, wireCheck } from '../wire-schema.js';
-import { fillUnset, imageData, invalidImage, parseDataUrl, sniffImageType, type ImageAdapter } from '../images.js';
+import { fillUnset, imageData, imageJson, invalidImage, parseDataUrl, sniffImageType, type ImageAdapter } from '../images.js';
 
 const Part = Type.Object({
   text: Opt(Type.String()),
@@ -55,12 +55,7 @@ export const geminiImageAdapter: ImageAdapter = {
   },
   parseError: parseGoogleError,
   parse(text) {
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw invalidImage('Provider returned an invalid response: not JSON', text.slice(0, 512));
-    }
+    const json = imageJson(text);
     const r = checkImageResponse(json);
     if (r.promptFeedback?.blockReason) throw invalidImage(`Provider blocked the prompt (${r.promptFeedback.blockReason})`);
     const parts = r.candidates?.[0]?.content?.parts ?? [];

@@ -15,7 +15,7 @@ import { Type } from '@sinclair/typebox';
 import { openaiError } from '../openai/chat.js';
 import { Count, Opt, wireCheck } from '../wire-schema.js';
 import { OpenAIImageStreamDecoder } from './stream.js';
-import { fillUnset, imageData, invalidImage, sniffImageType, type ImageAdapter, type ImageInput } from '../images.js';
+import { fillUnset, imageData, imageJson, invalidImage, sniffImageType, type ImageAdapter, type ImageInput } from '../images.js';
 
 const ImagesResponse = Type.Object({
   created: Opt(Type.Number()),
@@ -77,12 +77,7 @@ export const openaiImagesAdapter: ImageAdapter = {
   },
   parseError: openaiError,
   parse(text) {
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw invalidImage('Provider returned an invalid images response: not JSON', text.slice(0, 512));
-    }
+    const json = imageJson(text, 'images response');
     const r = checkImagesResponse(json);
     if (r.data.length === 0) throw invalidImage('Provider returned no image');
     const declared = r.output_format ? (FORMAT_TYPES[r.output_format] ?? null) : null;
