@@ -187,7 +187,6 @@ export function parseLazy(bytes: Buffer): { body: Record<string, unknown>; text:
 function materialize(state: LazyConversation): unknown[] {
   if (!state.value) {
     lazyStats.materialized++;
-    if (process.env.LAZY_TRACE) console.log("MATERIALIZE", new Error().stack);
     state.value = JSON.parse(state.bytes.toString('latin1', state.start, state.end)) as unknown[];
   }
   return state.value;
@@ -206,6 +205,14 @@ function defineLazy(obj: object, key: string, get: () => unknown): void {
     enumerable: true,
     configurable: true,
   });
+}
+
+/**
+ * Forgets that `body`'s conversation came from the client's bytes (for code that changes it in place): reading it still
+ * works, but conversationBytes no longer offers the bytes, so the body is serialized as it now is.
+ */
+export function forgetLazy(body: object): void {
+  states.delete(body);
 }
 
 /** The lazy conversation of `body` while `body[key]` has not been read nor replaced, else null. */

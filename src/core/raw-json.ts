@@ -4,7 +4,7 @@
  * encoded again — three copies). Only bodies the JSON body parser checked are recorded, so every byte reused has
  * passed its rules (NUL, lone surrogates, non-finite numbers, depth). Pure: no I/O.
  */
-import { conversationBytes, sameConversation, type LazyKey } from './lazy-body.js';
+import { conversationBytes, forgetLazy, sameConversation, type LazyKey } from './lazy-body.js';
 import { QUOTE, skipSpace, skipString, skipValue } from './json-skip.js';
 
 /** The large fields whose bytes are reused: chat's and Messages' `messages`, Responses' `input`. */
@@ -38,6 +38,7 @@ function unchanged(body: object, key: LazyKey, recorded: unknown): boolean {
  */
 export function forgetRaw(body: object): void {
   raws.delete(body);
+  forgetLazy(body);
 }
 
 /**

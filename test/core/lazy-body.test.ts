@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { findSpecialLoop, scanner, simdScan } from '../../src/core/json-simd.js';
 import { conversationBytes, lazyConversation, lazyPromptTokens, lazyStats, parseLazy, sameConversation, shareLazy } from '../../src/core/lazy-body.js';
 import { estimatePromptTokens } from '../../src/core/chat-shape.js';
-import { rawBody, rawField, rememberRaw, spliceRaw } from '../../src/core/raw-json.js';
+import { forgetRaw, rawBody, rawField, rememberRaw, spliceRaw } from '../../src/core/raw-json.js';
 import { acceptsAnyString, standInDecides } from '../../src/http/plugins/lazy-validation.js';
 import { ChatCompletionBody, MessagesBody, ResponsesBody } from '../../src/http/schemas/inference.js';
 
@@ -126,6 +126,19 @@ describe('a lazy conversation through the same-protocol body', () => {
     const out: Record<string, unknown> = {};
     shareLazy(body, out, 'messages');
     expect(out.messages).toEqual([{ role: 'user', content: 'other' }]);
+  });
+
+  it('is no longer the client bytes once changed in place and forgotten (forgetRaw)', () => {
+    const bytes = Buffer.from(big());
+    const { body } = parseLazy(bytes)!;
+    rememberRaw(body, bytes);
+    const messages = body.messages as { role: string; content: string }[];
+    messages[0].content = 'changed in place';
+    expect(rawField(body, 'messages')).not.toBeNull(); // the same array: only forgetRaw can tell
+    forgetRaw(body);
+    expect(rawField(body, 'messages')).toBeNull();
+    expect(conversationBytes(body, 'messages')).toBeNull();
+    expect((body.messages as { content: string }[])[0].content).toBe('changed in place');
   });
 
   it('an alias assigned a new value no longer stands for the client bytes', () => {
