@@ -54,6 +54,7 @@ export { withImageTool } from './openai-responses/upstream.js';
 export type { VideoAdapter, VideoCallContext, VideoSubmitRequest } from './video-types.js';
 export { VideoHttp } from './video-types.js';
 export { rerankProtocolOf } from './rerank/index.js';
+export { filesApiHeaders, type FilesApiProtocol } from './files-api.js';
 export { imageFamily as bedrockImageFamily, type BedrockImageFamily } from './bedrock/image-sizes.js';
 /** What Bedrock's image families take (for the image model listings). */
 export const BEDROCK_IMAGE_LIMITS = { maxImages: MAX_IMAGES, maxSeed: MAX_SEED, titanSizes: TITAN_SIZES, stabilityRatios: STABILITY_RATIOS };

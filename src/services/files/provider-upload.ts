@@ -15,6 +15,7 @@
 import { openAsBlob } from 'node:fs';
 import { badRequest, HttpError } from '../../core/errors.js';
 import type { ProviderDef } from '../../core/catalog-types.js';
+import { filesApiHeaders } from '../../providers/registry.js';
 import type { KeyRow } from '../../store/types.js';
 import type { ByokService } from '../byok.js';
 import type { CatalogService } from '../catalog.js';
@@ -34,9 +35,6 @@ function providerDef(deps: Deps, provider: FilesProvider): ProviderDef {
   if (!def || def.protocol !== provider) throw badRequest(`provider: no ${provider} provider is configured on this gateway`, { field: 'provider' });
   return def;
 }
-
-const authHeaders = (provider: FilesProvider, secret: string): Record<string, string> =>
-  provider === 'openai' ? { authorization: `Bearer ${secret}` } : { 'x-api-key': secret, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'files-api-2025-04-14' };
 
 async function call(deps: Deps, def: ProviderDef, path: string, init: RequestInit): Promise<{ res: Response; body: unknown }> {
   let res: Response;
@@ -77,7 +75,7 @@ export async function uploadToProvider(
   const form = new FormData();
   if (provider === 'openai') form.append('purpose', purpose ?? 'user_data');
   form.append('file', await openAsBlob(s.path), filename);
-  const { res, body } = await call(deps, def, 'files', { method: 'POST', headers: authHeaders(provider, cred.secret), body: form });
+  const { res, body } = await call(deps, def, 'files', { method: 'POST', headers: filesApiHeaders(provider, cred.secret), body: form });
   if (!res.ok || typeof body !== 'object' || body === null || typeof (body as { id?: unknown }).id !== 'string') throw providerError(def, res, body);
   return { body: { _shape: provider, ...(body as Record<string, unknown> & { id: string }) }, credentialId: cred.id };
 }
@@ -91,7 +89,7 @@ export async function deleteOnProvider(deps: Deps, provider: FilesProvider, file
   const secret = deps.byok.secretById(credentialId);
   if (secret === null) return 'gone';
   const def = providerDef(deps, provider);
-  const { res, body } = await call(deps, def, `files/${encodeURIComponent(fileId)}`, { method: 'DELETE', headers: authHeaders(provider, secret) });
+  const { res, body } = await call(deps, def, `files/${encodeURIComponent(fileId)}`, { method: 'DELETE', headers: filesApiHeaders(provider, secret) });
   if (res.status === 404) return 'gone';
   if (!res.ok) throw providerError(def, res, body);
   return 'deleted';
