@@ -33,6 +33,17 @@ export function hasRawPath(decoder: StreamDecoder, encoder: StreamEncoder): bool
  */
 const OUT_PIECE = 8 * 1024;
 
+/**
+ * Whether the carried bytes (Latin-1 text) followed by `chunk`'s first `n` bytes are UTF-8, without copying the chunk:
+ * a character may straddle the two, so the carry is checked with the chunk's bytes up to its first character start
+ * (at most 3 continuation bytes later), and the rest of the chunk on its own.
+ */
+function carriedUtf8(carried: string, chunk: Buffer, n: number): boolean {
+  let k = 0;
+  while (k < 3 && k < n && (chunk[k] & 0xc0) === 0x80) k++;
+  return isUtf8(Buffer.concat([Buffer.from(carried, 'latin1'), chunk.subarray(0, k)])) && isUtf8(chunk.subarray(k, n));
+}
+
 export class IrByteStreamSession implements StreamSession {
   readonly binary = true;
   private readonly inner: IrStreamSession;
@@ -95,7 +106,7 @@ export class IrByteStreamSession implements StreamSession {
       this.carry = buf.slice(done);
     }
     // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
-    if (!(carried === '' ? isUtf8(chunk.subarray(0, done)) : isUtf8(Buffer.from(buf.slice(0, done), 'latin1')))) return this.inner.push(utf8Of(buf, 0, done));
+    if (!(carried === '' ? isUtf8(chunk.subarray(0, done)) : carriedUtf8(carried, chunk, done - carried.length))) return this.inner.push(utf8Of(buf, 0, done));
     const out = this.events(buf, done);
     const parts = this.parts;
     if (parts.length === 0) return out === '' ? '' : Buffer.from(out, 'latin1');

@@ -290,6 +290,11 @@ describe('translated stream relay, Anthropic upstream → chat client', () => {
     const at = bytes.indexOf(Buffer.from('é'));
     bytes[at] = 0xff; // an invalid lead byte
     same(bytes);
+    // A character cut short (a lead byte followed by an ASCII byte), which a read boundary may split from what follows.
+    const cut = Buffer.from(text);
+    cut[at] = 0xe4;
+    cut[at + 1] = 0x61;
+    same(cut);
   });
 
   it('an error event after content: what came before is sent, the failure is raised once, as on the IR path', () => {
