@@ -185,7 +185,9 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const cache = new ResponseCache(config.redisUrl, logger, now);
   const cacheStep = new CacheStep(cache, () => metrics, now);
   // Spend control (docs/spend.md): reservations over every limit; across instances through Redis leases.
-  const spendRedis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
+  // Reconnects every ≤ 500 ms (ioredis's default backs off to 2 s): while it is away, limited keys are refused (fail mode
+  // `closed`), so an instance should see Redis again within half a second of its return.
+  const spendRedis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (n) => Math.min(n * 50, 500) }) : null;
   spendRedis?.on('error', () => undefined);
   const spend = new SpendService({ redis: spendRedis, failMode: config.spend.redisDown, ledger: { heartbeatTtlMs: config.spend.heartbeatTtlMs, flushMark: () => recorder.flushStarts }, log: logger });
   recorder.onStored = (through) => spend.shared?.stored(through);
