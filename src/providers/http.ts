@@ -186,6 +186,8 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   private waiter: (() => void) | null = null;
   /** Read whole (`text()`): never paused, whatever the size. */
   private whole = false;
+  /** Bounded as a whole answer (`text()` or `boundAsWhole()`): past `maxBytes` received, the exchange fails. */
+  private capped = false;
   private started: ((x: UpstreamExchange) => void) | null;
   private failedToStart: ((e: UpstreamError) => void) | null;
   private readonly timer: NodeJS.Timeout;
@@ -198,7 +200,10 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     totalMs: number,
     resolve: (x: UpstreamExchange) => void,
     reject: (e: UpstreamError) => void,
-    /** The most `text()` reads into memory (a stream read with `read()` is bounded per event by its parser). */
+    /**
+     * The most `text()` reads into memory (a stream read with `read()` is bounded per event by its parser, and as a
+     * whole only after `boundAsWhole()`).
+     */
     private readonly maxBytes = DEFAULT_UPSTREAM_MAX_BYTES,
   ) {
     this.started = resolve;
@@ -234,10 +239,25 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     return new Promise<void>((wake) => (this.waiter = wake)).then(() => this.read());
   }
 
+  /**
+   * Bounds the body as a whole answer while it is read as a stream (`read()`): once more than `maxBytes` have arrived,
+   * the exchange fails with `tooLarge` (the data past the bound is dropped, what came before it is still read) — for
+   * a streamed answer the reader keeps whole, e.g. the completed images of a streamed images answer.
+   */
+  boundAsWhole(): void {
+    this.capped = true;
+    if (this.received <= this.maxBytes || this.error) return;
+    // Already past the bound (the body may even have arrived whole): none of it is read.
+    this.queue.length = 0;
+    this.queued = 0;
+    if (this.ended) this.error = tooLarge(this.maxBytes);
+    else this.abort(tooLarge(this.maxBytes));
+  }
+
   /** The whole body as UTF-8 text. */
   async text(): Promise<string> {
     this.whole = true;
-    if (this.received > this.maxBytes) this.abort(tooLarge(this.maxBytes));
+    this.boundAsWhole();
     if (this.controller?.paused) this.controller.resume();
     while (!this.ended && !this.error) await new Promise<void>((wake) => (this.waiter = wake));
     if (this.error) throw this.error;
@@ -274,10 +294,10 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.received += chunk.length;
+    if (this.capped && this.received > this.maxBytes) return void this.abort(tooLarge(this.maxBytes));
     this.queue.push(chunk);
     this.queued += chunk.length;
-    this.received += chunk.length;
-    if (this.whole && this.received > this.maxBytes) return void this.abort(tooLarge(this.maxBytes));
     if (this.queued > HIGH_WATER && !this.whole) controller.pause();
     this.wake();
   }

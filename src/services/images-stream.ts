@@ -77,8 +77,13 @@ function partialSink(early: (id: string | null, text: string) => Promise<void> |
   };
 }
 
-/** Reads a streamed upstream answer to its end, handing each partial image to `onPartial` as it completes. */
+/**
+ * Reads a streamed upstream answer to its end, handing each partial image to `onPartial` as it completes. The decoder
+ * keeps the completed images to the end, so the answer is bounded as a whole (GATEWAY_UPSTREAM_MAX_BYTES), as a
+ * non-streamed one is: past it the attempt fails with the same 502.
+ */
 export async function readImageStream(res: UpstreamExchange, decoder: ImageStreamDecoder, onPartial: (p: PartialImage) => Promise<void> | undefined): Promise<ImageAnswer> {
+  res.boundAsWhole();
   const utf8 = new TextDecoder();
   for (let chunk = await res.read(); chunk !== null; chunk = await res.read()) {
     for (const p of decoder.push(utf8.decode(chunk, { stream: true }))) await onPartial(p);

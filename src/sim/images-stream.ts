@@ -24,6 +24,8 @@ export interface StreamedImagesRequest {
   prompt: string;
   n: number;
   partials: number;
+  /** The `imageBytes` knob: each image (partial or final) padded to this size (simPng); 0 = the bare image. */
+  imageBytes: number;
   quality: string;
   size: string;
   background: string;
@@ -33,7 +35,7 @@ export interface StreamedImagesRequest {
 }
 
 /** The partial image `k` of image `i` (a PNG of its own colour, so that a test can tell them apart). */
-export const simPartialPng = (prompt: string, i: number, k: number): Buffer => simPng(`${prompt}\u0000${i}\u0000partial${k}`);
+export const simPartialPng = (prompt: string, i: number, k: number, bytes = 0): Buffer => simPng(`${prompt}\u0000${i}\u0000partial${k}`, 8, bytes);
 
 export function streamedImages(r: StreamedImagesRequest): Reply {
   const prefix = r.edit ? 'image_edit' : 'image_generation';
@@ -42,12 +44,12 @@ export function streamedImages(r: StreamedImagesRequest): Reply {
   const events: SseEvent[] = [];
   const push = (type: string, fields: Record<string, unknown>) => events.push({ event: type, data: JSON.stringify({ type, ...fields }), content: true });
   for (let i = 0; i < r.n; i++) {
-    for (let k = 0; k < r.partials; k++) push(`${prefix}.partial_image`, { b64_json: simPartialPng(r.prompt, i, k).toString('base64'), ...common, partial_image_index: k });
+    for (let k = 0; k < r.partials; k++) push(`${prefix}.partial_image`, { b64_json: simPartialPng(r.prompt, i, k, r.imageBytes).toString('base64'), ...common, partial_image_index: k });
     const input = i === 0 ? r.input : 0;
     const output = (SIM_IMAGE_TOKENS[r.quality] ?? SIM_IMAGE_TOKENS.auto) + PARTIAL_IMAGE_TOKENS * r.partials;
     const text = i === 0 ? tokensOfChars(r.prompt.length) : 0;
     const usage = { input_tokens: input, input_tokens_details: { text_tokens: text, image_tokens: input - text }, output_tokens: output, total_tokens: input + output };
-    push(`${prefix}.completed`, { b64_json: simPng(`${r.prompt}\u0000${i}`).toString('base64'), ...common, usage });
+    push(`${prefix}.completed`, { b64_json: simPng(`${r.prompt}\u0000${i}`, 8, r.imageBytes).toString('base64'), ...common, usage });
   }
   return { kind: 'sse', events };
 }

@@ -13,7 +13,8 @@
  * The images are real PNG files (`simPng`: a small square of one colour derived from the prompt, seed and index), so
  * clients can decode them. Usage: gpt-image models report `input_tokens` (ceil(prompt characters / 4), plus 65 per
  * reference image) and `output_tokens` (`SIM_IMAGE_TOKENS` per image, for the quality); DALL·E reports none (priced per
- * image). Gemini reports `IMAGE_OUTPUT_TOKENS` per image plus the text's tokens. The usual knobs apply.
+ * image). Gemini reports `IMAGE_OUTPUT_TOKENS` per image plus the text's tokens. The usual knobs apply, and
+ * `imageBytes`: the size of each image OpenAI's images API answers (final and partial; padded PNGs, see simPng).
  */
 import { deflateSync } from 'node:zlib';
 import type { OutgoingHttpHeaders } from 'node:http';
@@ -57,8 +58,12 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([len, td, crc]);
 }
 
-/** A valid `side`×`side` PNG (8-bit RGB) of one colour derived from `key`. */
-export function simPng(key: string, side = 8): Buffer {
+/**
+ * A valid `side`×`side` PNG (8-bit RGB) of one colour derived from `key`. `bytes` (the `imageBytes` knob): the file is
+ * padded to that size with a private ancillary chunk (`siMp`, which decoders skip) when it is at least 12 bytes (the
+ * chunk's overhead) larger than the bare image; the pixels are the same.
+ */
+export function simPng(key: string, side = 8, bytes = 0): Buffer {
   const h = hash32(key);
   const rgb = [h & 0xff, (h >>> 8) & 0xff, (h >>> 16) & 0xff];
   const ihdr = Buffer.alloc(13);
@@ -69,7 +74,10 @@ export function simPng(key: string, side = 8): Buffer {
   const row = Buffer.alloc(1 + side * 3);
   for (let x = 0; x < side; x++) row.set(rgb, 1 + x * 3);
   const raw = Buffer.concat(Array.from({ length: side }, () => row));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+  const parts = [Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))];
+  const pad = bytes - parts.reduce((n, b) => n + b.length, 0) - 12;
+  if (pad >= 0) parts.splice(2, 0, chunk('siMp', Buffer.alloc(pad)));
+  return Buffer.concat(parts);
 }
 
 const invalid = (ctx: EndpointContext, message: string, param: string | null): JsonReply => openaiProtocol.error(400, ctx, { message, type: 'invalid_request_error', param, code: null });
@@ -97,9 +105,9 @@ function openaiImages(edit: boolean) {
       if (dalle) return invalid(ctx, `Streaming is not supported for ${b.model}.`, 'stream');
       const prompt = b.prompt;
       const input = tokensOfChars(prompt.length) + 65 * refs.length;
-      return streamedImages({ edit, prompt, n: n as number, partials: partials as number, quality, size: typeof b.size === 'string' ? b.size : '1024x1024', background: typeof b.background === 'string' ? b.background : 'opaque', input, refs: refs.length });
+      return streamedImages({ edit, prompt, n: n as number, partials: partials as number, imageBytes: ctx.knobs.imageBytes ?? 0, quality, size: typeof b.size === 'string' ? b.size : '1024x1024', background: typeof b.background === 'string' ? b.background : 'opaque', input, refs: refs.length });
     }
-    const data = Array.from({ length: n as number }, (_, i) => ({ b64_json: simPng(`${b.prompt}\u0000${i}`).toString('base64') }));
+    const data = Array.from({ length: n as number }, (_, i) => ({ b64_json: simPng(`${b.prompt}\u0000${i}`, 8, ctx.knobs.imageBytes).toString('base64') }));
     const body: Obj = { created: Math.floor(Date.now() / 1000), data, output_format: 'png', size: b.size ?? '1024x1024', quality, background: b.background ?? 'opaque' };
     if (!dalle) {
       const input = tokensOfChars(b.prompt.length) + 65 * refs.length;

@@ -61,6 +61,8 @@ export interface Knobs {
   videoFail?: string;
   /** Video jobs: size in bytes of the generated (fake MP4) video; default 2048. */
   videoBytes?: number;
+  /** Images (OpenAI's images API, images.ts): size in bytes of each generated PNG (padded); default: the bare 8×8 PNG. */
+  imageBytes?: number;
   /** API keys (Bearer, `x-api-key`, `x-goog-api-key`, `api-key`) this provider refuses with 401, as a revoked key is. */
   rejectKeys?: string[];
   /** Vertex AI's token endpoint (`/token`): lifetime, in seconds, of the access tokens it issues (default 3599). */
@@ -100,6 +102,7 @@ const SPEC: { readonly [K in KnobName]-?: Kind } = {
   videoJobMs: 'ms',
   videoFail: 'string',
   videoBytes: 'count',
+  imageBytes: 'count',
   rejectKeys: 'list',
   tokenExpiresIn: 'count',
 };

@@ -147,3 +147,49 @@ describe('POST /images, streamed with partial images', () => {
     expect(JSON.stringify(op.responses['200'].content['text/event-stream'].schema)).toContain('image_generation.partial_image');
   });
 });
+
+describe('POST /images, streamed: the whole answer is bounded by GATEWAY_UPSTREAM_MAX_BYTES, as a non-streamed one', () => {
+  const MAX = 16 * 1024;
+  const isolated = isolatedEnv({ beforeAll, afterAll, beforeEach }, { extra: catalog, env: { GATEWAY_STREAM_KEEPALIVE_MS: '20000', GATEWAY_UPSTREAM_MAX_BYTES: String(MAX) } });
+  let env: ClockedEnv;
+  beforeEach(() => {
+    env = isolated();
+  });
+  const post = (body: Json) =>
+    fetch(`${env.t.api}/images`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${env.key}` }, body: JSON.stringify({ model: 'test/stream', prompt, stream: true, provider: { only: ['sim-img'] }, ...body }) });
+  const types = (evs: Array<Json | '[DONE]'>) => evs.map((e) => (e === '[DONE]' ? e : e.type));
+
+  it('an image past the bound, before any byte reached the client: the 502 naming the size; with a fallback, the next endpoint serves', async () => {
+    env.sim.setKnobs('sim-img', { imageBytes: MAX });
+    const res = await post({});
+    expect(res.status).toBe(502);
+    expect(JSON.stringify(await res.json())).toContain(`Provider returned a response larger than ${MAX} bytes`);
+    expect(received(env, 'sim-img').at(-1)).toMatchObject({ stream: true });
+
+    const fallback = await post({ partial_images: 1, provider: ORDER });
+    expect(fallback.status).toBe(200);
+    expect(types(events(await fallback.text()))).toEqual(['image_generation.partial_image', 'image_generation.completed', '[DONE]']);
+    expect(received(env, 'sim-img2')).toHaveLength(1);
+  });
+
+  it('partial images each under the bound but together over it: those before the bound, then the error event, no fallback', async () => {
+    // Each event is about a third of the bound (base64 of MAX/4 bytes): two fit, the third crosses it. Paced, so that
+    // each arrives in a read of its own (the read that crosses the bound is dropped whole).
+    env.sim.setKnobs('sim-img', { imageBytes: MAX / 4, chunkGapMs: 100 });
+    const res = await post({ partial_images: 3, provider: ORDER });
+    expect(res.status).toBe(200);
+    const evs = events(await res.text());
+    const relayed = evs.filter((e) => e !== '[DONE]' && e.type === 'image_generation.partial_image').length;
+    expect(relayed === 2 || relayed === 1).toBe(true); // 1 only if a stalled machine read the second with the third
+    expect(types(evs)).toEqual([...Array<string>(relayed).fill('image_generation.partial_image'), 'error', '[DONE]']);
+    expect((evs[0] as Json).b64_json).toBe(b64(simPartialPng(prompt, 0, 0, MAX / 4)));
+    expect((evs[relayed] as Json).error).toMatchObject({ code: '502', message: expect.stringContaining(`Provider returned a response larger than ${MAX} bytes`) });
+    expect(received(env, 'sim-img2')).toHaveLength(0);
+
+    // Under the bound as a whole, the same images stream to the end.
+    env.advance(31_000); // past the failed endpoint's time out of the route
+    const fits = events(await (await post({ partial_images: 1 })).text());
+    expect(types(fits)).toEqual(['image_generation.partial_image', 'image_generation.completed', '[DONE]']);
+    expect((fits[1] as Json).b64_json).toBe(b64(simPng(`${prompt}\u00000`, 8, MAX / 4)));
+  });
+});
