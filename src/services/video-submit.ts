@@ -35,26 +35,34 @@ export function submitRequest(r: VideoJobRequest, endpoint: EndpointDef, provide
 }
 
 /**
- * The job's remaining candidates as attempt targets, each with the key it goes with: its BYOK credential's (one
- * deleted or disabled since the job was created is skipped), else the operator's. Endpoints no longer configured, and
- * those without a key, are unavailable.
+ * The job's remaining candidates as attempt targets. Endpoints no longer configured, and those without a key, are
+ * unavailable. The key each goes with is looked up only when its attempt starts (`withKey`).
  */
-async function submitTargets(w: VideoJobContext, job: VideoJobRow): Promise<Array<VideoTarget | UnavailableTarget>> {
+function submitTargets(w: VideoJobContext, job: VideoJobRow): Array<VideoTarget | UnavailableTarget> {
   const r = job.request_body;
   const targets: Array<VideoTarget | UnavailableTarget> = [];
   for (let i = r.attempt ?? 0; i < r.candidates.length; i++) {
     const cand = r.candidates[i];
     const target = w.endpointOf({ ...job, endpoint_tag: null }, i);
-    const unavailable = (message: string) => targets.push({ unavailable: { provider: cand.tag, model: cand.model, status: 503, message } });
     if (!target || (!cand.byok && !w.deps.catalog.hasCredentials(target.provider))) {
-      unavailable('Endpoint no longer configured or without credentials');
+      targets.push(unavailable(cand, 'Endpoint no longer configured or without credentials'));
       continue;
     }
-    const key = await w.keyFor(target.provider, cand.byok);
-    if ('problem' in key) unavailable(key.problem);
-    else targets.push({ ...target, model: cand.model, index: i, apiKey: key.apiKey, ...(cand.byok ? { byokId: cand.byok } : {}) });
+    targets.push({ ...target, model: cand.model, index: i, apiKey: null, ...(cand.byok ? { byokId: cand.byok } : {}) });
   }
   return targets;
+}
+
+const unavailable = (cand: VideoJobRequest['candidates'][number], message: string): UnavailableTarget => ({ unavailable: { provider: cand.tag, model: cand.model, status: 503, message } });
+
+/**
+ * A target with the key it goes with, read when its attempt starts: its BYOK credential's secret (one deleted, disabled
+ * or unreadable since the job was created makes it unavailable), else the operator's key.
+ */
+async function withKey(w: VideoJobContext, job: VideoJobRow, t: VideoTarget): Promise<VideoTarget | UnavailableTarget> {
+  const key = await w.keyFor(t.provider, t.byokId);
+  if ('problem' in key) return unavailable(job.request_body.candidates[t.index], key.problem);
+  return { ...t, apiKey: key.apiKey };
 }
 
 /** Submits the job to its candidate endpoints in order until one accepts it (services/attempts/runner.ts). */
@@ -64,7 +72,8 @@ export async function submitJob(w: VideoJobContext, job: VideoJobRow): Promise<v
   let retryable = true;
   const out = await runAttempts<VideoTarget, string, { target: VideoTarget; upstreamId: string }>(
     {
-      targets: await submitTargets(w, job),
+      targets: submitTargets(w, job),
+      resolve: (t) => withKey(w, job, t),
       health: w.deps.health,
       now: () => w.now(),
       logSuccess: false,

@@ -182,6 +182,41 @@ describe.each(BACKENDS)('video jobs on BYOK credentials (%s)', (backend) => {
     }
   });
 
+  it("reads each candidate's credential only when its attempt starts: those after the one that takes the job never are", async () => {
+    const first = await credential({ provider: 'sim-vpool', key: 'k-video-first', sort_order: 1 });
+    const second = await credential({ provider: 'sim-vpool', key: 'k-video-second', sort_order: 2 });
+    const last = await credential({ provider: 'sim-vpool', key: 'k-video-last', is_fallback: true });
+    const byok = env.t.gw.svc.byok;
+    const original = byok.credential;
+    const read: string[] = [];
+    byok.credential = (id: string) => {
+      read.push(id);
+      return original.call(byok, id);
+    };
+    const run = async () => {
+      read.length = 0;
+      const res = await create(env.key, { model: 'test/vpool' });
+      expect(res.status).toBe(202);
+      return { job: (await waitForJob(env.t, env.key, res.body.id)).job, row: await stored(res.body.id) };
+    };
+    try {
+      let r = await run();
+      expect(r.job).toMatchObject({ status: 'completed', usage: { is_byok: true } });
+      expect(r.row.byok_credential_id).toBe(first);
+      // The job was submitted and polled on the first credential: the others were never read.
+      expect(new Set(read)).toEqual(new Set([first]));
+
+      // The first refused: the second is read when its turn comes and takes the job; the fallback is still never read.
+      env.sim.setKnobs('sim-vpool', { rejectKeys: ['k-video-first'] });
+      r = await run();
+      expect(r.row.byok_credential_id).toBe(second);
+      expect(new Set(read)).toEqual(new Set([first, second]));
+    } finally {
+      byok.credential = original;
+      for (const id of [first, second, last]) await env.t.call('DELETE', `/byok/${id}`);
+    }
+  });
+
   it('a credential deleted or disabled while its job runs fails the job with a clear error and gives its hold back', async () => {
     env.sim.setKnobs('sim-vown', { videoJobMs: 60_000 });
     const a = await credential({ provider: 'sim-vown', key: SECRET });

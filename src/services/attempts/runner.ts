@@ -73,6 +73,11 @@ export interface AttemptSpec<A extends AttemptTarget, T, R> {
   /** See AttemptObserver; undefined when nothing watches. */
   observer?: AttemptObserver<A>;
   targets: readonly (A | UnavailableTarget)[];
+  /**
+   * What a target needs that is looked up only when its turn comes (a video job's BYOK credential secret): the target
+   * to try, or why it cannot be tried (logged as a planned unavailable target is). Absent: targets are tried as given.
+   */
+  resolve?(a: A): Promise<A | UnavailableTarget>;
   /** Set when the client went away: no further attempt starts. */
   cancel?: { readonly aborted: boolean };
   /** Where successes and counted failures are reported; null when the API leaves endpoint health alone. */
@@ -108,7 +113,8 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
   const retryHints: number[] = [];
   for (let i = 0; i < spec.targets.length; i++) {
     if (spec.cancel?.aborted) break;
-    const t = spec.targets[i];
+    let t = spec.targets[i];
+    if (spec.resolve && !('unavailable' in t)) t = await spec.resolve(t);
     if ('unavailable' in t) {
       attempts.push(t.unavailable);
       continue;
