@@ -76,7 +76,10 @@ export function serverToolsOf(body: Json): FoundServerTool[] | null {
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
-/** Sums the usage of the turns: tokens, cost (null once a turn's is), cost details, cached and reasoning tokens. */
+/**
+ * Sums the usage of the turns: tokens, cost (null once a turn's is), cost details, cached and reasoning tokens;
+ * `is_byok` when a turn (or an image it made) was served on a BYOK credential.
+ */
 function sumUsage(turns: Json[]): Json {
   let prompt = 0;
   let completion = 0;
@@ -101,7 +104,7 @@ function sumUsage(turns: Json[]): Json {
     completion_tokens_details: { reasoning_tokens: reasoning },
     cost,
     cost_details: details,
-    is_byok: false,
+    is_byok: turns.some((u) => u.is_byok === true),
   };
 }
 
@@ -208,8 +211,9 @@ export class ServerToolService {
       const reply = 'body' in generated ? generated : { body: JSON.parse(generated.stored.text) as Json };
       const data = (reply.body.data as Array<{ b64_json: string; media_type?: string }>) ?? [];
       for (const d of data) made.images.push({ type: 'image_url', image_url: { url: `data:${d.media_type ?? 'image/png'};base64,${d.b64_json}` } });
-      const cost = (reply.body.usage as Json | undefined)?.cost;
-      made.usages.push({ cost: typeof cost === 'number' ? cost : null, cost_details: { upstream_inference_prompt_cost: 0, upstream_inference_completions_cost: cost, upstream_inference_cost: cost } });
+      const usage = (reply.body.usage as Json | undefined) ?? {};
+      const cost = usage.cost;
+      made.usages.push({ cost: typeof cost === 'number' ? cost : null, cost_details: { upstream_inference_prompt_cost: 0, upstream_inference_completions_cost: cost, upstream_inference_cost: cost }, is_byok: usage.is_byok === true });
       return JSON.stringify({ images_generated: data.length, note: 'The image is shown to the user with your answer; do not repeat its data.' });
     } catch (err) {
       if (err instanceof HttpError && (err.status === 402 || err.status === 499)) throw err;

@@ -159,12 +159,13 @@ export class SpeechService {
 
   // ---- records and errors ------------------------------------------------------------------------
 
-  private metadata(p: PreparedSpeech, attempts: AttemptLog[], dropped: string[]): Record<string, unknown> {
+  /** gateway_metadata of an error reply; `is_byok`: whether the attempt that failed last ran on a BYOK credential. */
+  private metadata(p: PreparedSpeech, attempts: AttemptLog[], dropped: string[], last: Attempt | null): Record<string, unknown> {
     return {
       requested: p.body.model,
       strategy: p.plan.strategy,
       region: 'self-hosted',
-      is_byok: false,
+      is_byok: last?.byok !== undefined,
       response_format: p.format,
       endpoints: {
         total: p.plan.considered.filter((c) => c.provider).length,
@@ -289,7 +290,7 @@ export class SpeechService {
         if (!raw.destroyed) raw.destroy();
         return { result: { id } };
       },
-      errorMetadata: (attempts) => (call.wantMetadata ? this.metadata(p, attempts, dropped) : undefined),
+      errorMetadata: (attempts, last) => (call.wantMetadata ? this.metadata(p, attempts, dropped, last) : undefined),
     });
   }
 }

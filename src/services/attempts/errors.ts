@@ -35,13 +35,14 @@ export function planHttpError(plan: RoutePlan, headers?: Record<string, string>)
  * The error reply after every attempt failed: the last error, with the provider detail in metadata; `headers` are
  * added to the reply. Retry-After only when every attempt gave one: the smallest of them.
  */
-export function attemptsHttpError(last: UpstreamError | null, lastAttempt: Pick<Attempt, 'provider'> | null, attempts: AttemptLog[], retryHints: number[], headers?: Record<string, string>): HttpError {
+export function attemptsHttpError(last: UpstreamError | null, lastAttempt: { provider: Pick<Attempt['provider'], 'name'>; byok?: unknown } | null, attempts: AttemptLog[], retryHints: number[], headers?: Record<string, string>): HttpError {
   if (!last) return new HttpError(503, 'No endpoint could serve the request', { error_type: 'provider_unavailable' }, headers);
   const metadata: Record<string, unknown> = {
     error_type: last.type,
     provider_name: lastAttempt?.provider.name ?? null,
     raw: last.raw,
-    is_byok: false,
+    // Whether the attempt that gave this error ran on a BYOK credential.
+    is_byok: lastAttempt?.byok !== undefined,
     previous_errors: attempts.slice(0, -1),
   };
   if (last.providerCode !== null) metadata.provider_code = last.providerCode;

@@ -211,8 +211,8 @@ export interface GenerationSpec<A extends AttemptTarget, T, R> extends AttemptSp
   errorHeaders?: Record<string, string>;
   /** Records a request that was not served: an empty plan, every attempt failed, or the client gone. */
   recordUnserved(u: Unserved<A>, attempts: AttemptLog[]): void;
-  /** gateway_metadata for an error reply (undefined: none, e.g. not asked for). */
-  errorMetadata?(attempts: AttemptLog[]): Record<string, unknown> | undefined;
+  /** gateway_metadata for an error reply (undefined: none, e.g. not asked for); `lastAttempt`: the one that failed last. */
+  errorMetadata?(attempts: AttemptLog[], lastAttempt: A | null): Record<string, unknown> | undefined;
   /** Every attempt failed (recorded already): a result instead of throwing `error`, e.g. for a reply already committed. */
   exhausted?(error: HttpError, cancelled: boolean, lastAttempt: A | null, attempts: AttemptLog[]): { result: R } | undefined;
 }
@@ -226,7 +226,7 @@ export async function runGeneration<A extends AttemptTarget, T, R>(spec: Generat
   if (spec.plan.error) {
     const err = planHttpError(spec.plan, spec.errorHeaders);
     spec.recordUnserved({ lastAttempt: null, status: err.status, error: err, cancelled: false }, attempts);
-    throw withMetadata(err, spec, attempts);
+    throw withMetadata(err, spec, attempts, null);
   }
   const out = await runAttempts(spec, attempts);
   if (out.ok) return out.result;
@@ -234,11 +234,11 @@ export async function runGeneration<A extends AttemptTarget, T, R>(spec: Generat
   spec.recordUnserved({ lastAttempt: out.lastAttempt, status: out.cancelled ? 499 : error.status, error, cancelled: out.cancelled }, attempts);
   const instead = spec.exhausted?.(error, out.cancelled, out.lastAttempt, attempts);
   if (instead) return instead.result;
-  throw withMetadata(error, spec, attempts);
+  throw withMetadata(error, spec, attempts, out.lastAttempt);
 }
 
-function withMetadata<A extends AttemptTarget, T, R>(err: HttpError, spec: GenerationSpec<A, T, R>, attempts: AttemptLog[]): HttpError {
-  const metadata = spec.errorMetadata?.(attempts);
+function withMetadata<A extends AttemptTarget, T, R>(err: HttpError, spec: GenerationSpec<A, T, R>, attempts: AttemptLog[], lastAttempt: A | null): HttpError {
+  const metadata = spec.errorMetadata?.(attempts, lastAttempt);
   if (metadata) err.gatewayMetadata = metadata;
   return err;
 }
