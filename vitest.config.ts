@@ -23,6 +23,7 @@ const UNIT_FILES = [
   'test/services/activity-lookup.test.ts',
   'test/services/memory-caches.test.ts',
   'test/services/secrets-crypto.test.ts',
+  'test/bench/ports.test.ts',
 ];
 const UNIT = [...UNIT_DIRS.map((d) => `test/${d}/**/*.test.ts`), ...UNIT_FILES];
 

@@ -1,5 +1,7 @@
-/** Helpers shared by the benchmark scripts (run.ts, pair.ts). */
+/** Helpers shared by the benchmark scripts (run.ts, pair.ts, instructions.ts). */
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { request } from 'undici';
 
@@ -17,6 +19,51 @@ export async function waitUp(url: string, ms = 90_000): Promise<void> {
     }
   }
   throw new Error(`not up: ${url}`);
+}
+
+/**
+ * Like waitUp, for a process started to answer at `url`: fails at once when it exits first (e.g. its port was taken),
+ * instead of waiting out the time limit — or finding another process's server on that port.
+ */
+export async function waitUpOrExit(url: string, proc: ChildProcess, ms = 90_000): Promise<void> {
+  let onExit: ((code: number | null, signal: NodeJS.Signals | null) => void) | undefined;
+  const exited = new Promise<never>((_, reject) => {
+    onExit = (code, signal) => reject(new Error(`${url}: the process exited (${signal ?? `code ${code}`}) before answering; was its port taken?`));
+    if (proc.exitCode !== null || proc.signalCode !== null) onExit(proc.exitCode, proc.signalCode);
+    else proc.once('exit', onExit);
+  });
+  try {
+    await Promise.race([waitUp(url, ms), exited]);
+  } finally {
+    proc.off('exit', onExit!);
+  }
+}
+
+/** Listens on `port` (0: any free one) on 127.0.0.1; rejects with a message naming the port when it is taken. */
+function hold(port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new Error(`port ${port} is taken (another run?): give a free base port, or none to have free ports picked`) : err),
+    );
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+
+/**
+ * `count` ports for a benchmark's processes: `base`, base + 201, base + 202, … when a base is given (each checked
+ * free: a taken one is an error, not a silent collision with another run), else ports the system reports free.
+ */
+export async function benchPorts(base: number | null, count: number): Promise<number[]> {
+  const wanted = Array.from({ length: count }, (_, i) => (base === null ? 0 : i === 0 ? base : base + 200 + i));
+  const held: Server[] = [];
+  try {
+    // Held together, so that the free ones picked are distinct.
+    for (const p of wanted) held.push(await hold(p));
+    return held.map((s) => (s.address() as { port: number }).port);
+  } finally {
+    await Promise.all(held.map((s) => new Promise((r) => s.close(r))));
+  }
 }
 
 /** CPU seconds (user + system) and peak RSS (MB) of a process, from /proc. */

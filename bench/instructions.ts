@@ -9,8 +9,9 @@
  *
  * Needs `valgrind` and `callgrind_annotate` (Debian: `apt-get install valgrind`). A and B are checkouts with `dist/`
  * built (see bench/pair.ts). Env: INSTR_REQUESTS (default 1500), INSTR_STREAM=1 (streamed requests), INSTR_WORK (the
- * body: small, 1mb, turns, messages-api, responses-api; see workRequest), INSTR_PORT (the simulator's port, default
- * 19160; the gateways take + 201 and + 202), INSTR_ENV_B and INSTR_KEY_B (as PAIR_ENV_B and PAIR_KEY_B in
+ * body: small, 1mb, turns, messages-api, responses-api; see workRequest), INSTR_PORT (the simulator's port; the
+ * gateways take + 201 and + 202; a taken one is an error; default: free ports picked, so runs at once do not
+ * collide), INSTR_ENV_B and INSTR_KEY_B (as PAIR_ENV_B and PAIR_KEY_B in
  * bench/pair.ts: environment variables and the key body of B only).
  *
  * `npm run bench:spend:instructions` is bench:spend's comparison counted this way: one build against itself, A a single
@@ -23,13 +24,14 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { request } from 'undici';
-import { waitUp, writeGatewayConfig } from './common.js';
+import { benchPorts, waitUpOrExit, writeGatewayConfig } from './common.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const N = Math.max(100, Number(process.env.INSTR_REQUESTS ?? 1500));
 const STREAM = process.env.INSTR_STREAM === '1';
 const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
-const SIM_PORT = Number(process.env.INSTR_PORT ?? 19160);
+/** INSTR_PORT: the base port (the simulator's; the gateways take + 201 and + 202); unset: free ports. */
+const BASE_PORT = process.env.INSTR_PORT ? Number(process.env.INSTR_PORT) : null;
 // valgrind names its control pipes after HOST; the controller must see the same value.
 const HOST = '127.0.0.1';
 
@@ -106,7 +108,7 @@ async function measure(dir: string, port: number, config: string, scratch: strin
     ...extraEnv,
   });
   const base = `http://127.0.0.1:${port}`;
-  await waitUp(`${base}/health`, 900_000);
+  await waitUpOrExit(`${base}/health`, gw, 900_000);
   const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'instr', ...keyBody }) });
   const { key } = (await res.body.json()) as { key: string };
   const url = `${base}${REQUEST.path}`;
@@ -125,13 +127,15 @@ async function main() {
   if (!a || !b) throw new Error('usage: npm run bench:instructions -- <checkout A> <checkout B>');
   for (const d of [a, b]) if (!existsSync(join(d, 'dist/bin.js'))) throw new Error(`${d}/dist/bin.js is missing: build that checkout first`);
   const scratch = mkdtempSync(join(tmpdir(), 'gw-instr-'));
-  start(process.execPath, [join(root, 'dist/sim/main.js')], { SIM_PORT: String(SIM_PORT) });
-  await waitUp(`http://127.0.0.1:${SIM_PORT}/_sim/health`);
-  const config = writeGatewayConfig(scratch, `http://127.0.0.1:${SIM_PORT}/v1`);
-  console.log(`A = ${a}\nB = ${b}\n${STREAM ? 'streamed' : 'plain'} requests (${WORK} body): ${N} counted after ${2 * N} warm-up, 16 connections`);
+  if (BASE_PORT !== null && !(Number.isInteger(BASE_PORT) && BASE_PORT > 0 && BASE_PORT + 202 < 65536)) throw new Error(`INSTR_PORT=${process.env.INSTR_PORT}: not a port`);
+  const [simPort, portA, portB] = await benchPorts(BASE_PORT, 3);
+  const sim = start(process.execPath, [join(root, 'dist/sim/main.js')], { SIM_PORT: String(simPort) });
+  await waitUpOrExit(`http://127.0.0.1:${simPort}/_sim/health`, sim);
+  const config = writeGatewayConfig(scratch, `http://127.0.0.1:${simPort}/v1`);
+  console.log(`A = ${a}\nB = ${b}\nports: simulator ${simPort}, A ${portA}, B ${portB}\n${STREAM ? 'streamed' : 'plain'} requests (${WORK} body): ${N} counted after ${2 * N} warm-up, 16 connections`);
   const keyB = JSON.parse(process.env.INSTR_KEY_B ?? '{}') as Record<string, unknown>;
   const envB = Object.fromEntries((process.env.INSTR_ENV_B ?? '').split(',').filter((x) => x.includes('=')).map((x) => [x.slice(0, x.indexOf('=')).trim(), x.slice(x.indexOf('=') + 1)]));
-  const [ra, rb] = await Promise.all([measure(a, SIM_PORT + 201, config, scratch), measure(b, SIM_PORT + 202, config, scratch, envB, keyB)]);
+  const [ra, rb] = await Promise.all([measure(a, portA, config, scratch), measure(b, portB, config, scratch, envB, keyB)]);
   const k = (x: number) => `${(x / N / 1000).toFixed(0)} kIr/req`;
   console.log(`A ${k(ra.total)} (${k(ra.withoutCompiler)} without the compiler, ${ra.errors} errors)`);
   console.log(`B ${k(rb.total)} (${k(rb.withoutCompiler)} without the compiler, ${rb.errors} errors)`);
