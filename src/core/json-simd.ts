@@ -82,21 +82,56 @@ interface Finder {
   find: (from: number, to: number) => number;
 }
 
-function load(): Finder | null {
-  const api = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
+type Compiled = { api: WasmApi; module: object };
+
+/** An instance of the compiled module (one page of memory), or null when it cannot be made. */
+function instantiate(c: Compiled | null): Finder | null {
   try {
-    if (!api || !api.validate(MODULE)) return null;
-    const instance = new api.Instance(new api.Module(MODULE));
-    return { memory: instance.exports.m as WasmMemory, find: instance.exports.find as Finder['find'] };
+    if (!c) return null;
+    const { exports } = new c.api.Instance(c.module);
+    return { memory: exports.m as WasmMemory, find: exports.find as Finder['find'] };
   } catch {
     return null;
   }
 }
 
-const wasm = load();
+/** The compiled module, or null where WebAssembly SIMD is not available. */
+function compile(): Compiled | null {
+  const api = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
+  try {
+    return api && api.validate(MODULE) ? { api, module: new api.Module(MODULE) } : null;
+  } catch {
+    return null;
+  }
+}
+
+const compiled = compile();
+
+/** The instance in use: its memory has grown to the largest body it held since it was made (releaseScanMemory). */
+let wasm: Finder | null = instantiate(compiled);
 
 /** Whether the SIMD finder is in use (else the plain loop). */
 export const simdScan = wasm !== null;
+
+/**
+ * The most module memory kept from one body to the next (4 MiB). A WebAssembly memory only grows: after a larger body
+ * (`scan`), the instance is replaced by a fresh one of one page, which the next body grows to its own size.
+ */
+export const KEEP_MEMORY_BYTES = 4 * 1024 * 1024;
+
+/** Bytes of module memory held now (0: no instance). */
+export function scannerMemoryBytes(): number {
+  return wasm ? wasm.memory.buffer.byteLength : 0;
+}
+
+/**
+ * After a body was scanned: an instance whose memory grew beyond KEEP_MEMORY_BYTES is replaced by a fresh one of one
+ * page (a WebAssembly memory cannot shrink), so one large body does not hold its size for the process's life. Any
+ * finder or view of the memory handed out before is invalid afterwards.
+ */
+export function releaseScanMemory(): void {
+  if (wasm && wasm.memory.buffer.byteLength > KEEP_MEMORY_BYTES) wasm = instantiate(compiled);
+}
 
 /** The first index in [from, to) of `b` whose byte is below 0x20, `"` or `\`, else `to`. Plain JavaScript. */
 export function findSpecialLoop(b: Uint8Array, from: number, to: number): number {
@@ -113,11 +148,20 @@ export function findSpecialLoop(b: Uint8Array, from: number, to: number): number
  * valid until the next `scanner` call (one request is scanned at a time: the scan is synchronous).
  */
 export function scanner(bytes: Uint8Array): (from: number, to: number) => number {
-  if (!wasm || bytes.length < 256) return (from, to) => findSpecialLoop(bytes, from, to);
+  const w = bytes.length < 256 ? null : wasm;
+  if (!w) return (from, to) => findSpecialLoop(bytes, from, to);
   const need = bytes.length + 64;
-  const have = wasm.memory.buffer.byteLength;
-  if (need > have) wasm.memory.grow(Math.ceil((need - have) / 65536));
-  new Uint8Array(wasm.memory.buffer, 0, bytes.length).set(bytes);
-  const find = wasm.find;
-  return find;
+  const have = w.memory.buffer.byteLength;
+  if (need > have) w.memory.grow(Math.ceil((need - have) / 65536));
+  new Uint8Array(w.memory.buffer, 0, bytes.length).set(bytes);
+  return w.find;
+}
+
+/** `use` with `scanner(bytes)`'s finder (valid only during the call), then releaseScanMemory. */
+export function scan<T>(bytes: Uint8Array, use: (find: (from: number, to: number) => number) => T): T {
+  try {
+    return use(scanner(bytes));
+  } finally {
+    releaseScanMemory();
+  }
 }

@@ -9,7 +9,7 @@
  * both strings, with no `\u` escape, in an ASCII body. Anything else — and any byte the strict scan does not expect —
  * is parsed eagerly as before, so every error message is the one the eager path gives. Pure: no I/O.
  */
-import { scanner } from './json-simd.js';
+import { scan } from './json-simd.js';
 import { BACKSLASH, QUOTE, skipSpace, skipString, skipValue } from './json-skip.js';
 
 export type LazyKey = 'messages' | 'input';
@@ -172,7 +172,7 @@ function scanConversation(b: Buffer, start: number, find: (from: number, to: num
  * lazily (then parse it eagerly). Throws what JSON.parse throws when the rest of the body is not valid JSON.
  */
 export function parseLazy(bytes: Buffer): { body: Record<string, unknown>; text: string; key: LazyKey } | null {
-  const span = topLevelConversation(bytes, scanner(bytes));
+  const span = scan(bytes, (find) => topLevelConversation(bytes, find));
   if (!span || span.end - span.start < LAZY_MIN_BYTES / 2) return null;
   const text = `${bytes.toString('latin1', 0, span.start)}[]${bytes.toString('latin1', span.end, bytes.length)}`;
   const rest = JSON.parse(text) as unknown;

@@ -4,7 +4,7 @@
  * path (null). The SIMD finder agrees with the plain loop.
  */
 import { describe, expect, it } from 'vitest';
-import { findSpecialLoop, scanner, simdScan } from '../../src/core/json-simd.js';
+import { findSpecialLoop, KEEP_MEMORY_BYTES, scan, scanner, scannerMemoryBytes, simdScan } from '../../src/core/json-simd.js';
 import { conversationBytes, lazyConversation, lazyPromptTokens, lazyStats, parseLazy, sameConversation, shareLazy } from '../../src/core/lazy-body.js';
 import { estimatePromptTokens } from '../../src/core/chat-shape.js';
 import { forgetRaw, rawBody, rawField, rememberRaw, spliceRaw } from '../../src/core/raw-json.js';
@@ -24,6 +24,37 @@ describe('the SIMD finder', () => {
       const find = scanner(b);
       for (const [from, to] of [[0, b.length], [trial % 50, b.length - (trial % 70)], [5, 200]]) expect(find(from, to)).toBe(findSpecialLoop(b, from, to));
     }
+  });
+});
+
+describe("the SIMD finder's memory", () => {
+  /** A body of `n` bytes with special bytes near its end: where `scan` finds the first from 0, and from past it. */
+  const body = (n: number) => {
+    const b = Buffer.alloc(n, 0x61);
+    b[n - 100] = 0x22;
+    b[n - 3] = 0x5c;
+    return b;
+  };
+  const finds = (b: Buffer) => scan(b, (find) => [find(0, b.length), find(b.length - 99, b.length)]);
+
+  it('is kept for bodies up to KEEP_MEMORY_BYTES, and replaced by a one-page instance after a larger one', () => {
+    const mb = body(1 << 20);
+    expect(finds(mb)).toEqual([mb.length - 100, mb.length - 3]);
+    const kept = scannerMemoryBytes();
+    expect(kept).toBeGreaterThan(1 << 20);
+    expect(kept).toBeLessThanOrEqual(KEEP_MEMORY_BYTES);
+    // Reused as it is for a smaller body.
+    expect(finds(body(4096))).toEqual([3996, 4093]);
+    expect(scannerMemoryBytes()).toBe(kept);
+
+    const large = body(KEEP_MEMORY_BYTES + (2 << 20));
+    expect(finds(large)).toEqual([large.length - 100, large.length - 3]);
+    expect(scannerMemoryBytes()).toBe(65536); // replaced once the body was scanned: a fresh instance of one page
+    expect(finds(body(4096))).toEqual([3996, 4093]);
+    expect(scannerMemoryBytes()).toBe(65536);
+    // The fresh instance grows for a body again, and agrees with the plain loop.
+    const again = body(300_000);
+    expect(finds(again)).toEqual([findSpecialLoop(again, 0, again.length), findSpecialLoop(again, again.length - 99, again.length)]);
   });
 });
 
