@@ -125,7 +125,8 @@ describe('two workers behind one port (GATEWAY_WORKERS=2)', () => {
     for (let i = 0; i < 4; i++) expect((await call('GET', '/key', k.key)).status).toBe(200);
     expect((await call('PATCH', `/keys/${k.hash}`, ADMIN_KEY, { disabled: true })).status).toBe(200);
     // The worker that did not serve the PATCH hears of it through Redis within milliseconds: polled (a fixed 50 ms
-    // could end first on a loaded machine) until a round of calls spread over both workers is refused, up to 5 s.
+    // could end first on a loaded machine) until a round of calls spread over both workers is refused, up to 5 s —
+    // well within the key cache's 30 s, which would serve the key without the invalidation.
     const refusedByAll = async () => (await Promise.all(Array.from({ length: 6 }, () => call('GET', '/key', k.key)))).map((r) => r.status);
     let after = await refusedByAll();
     for (const end = Date.now() + 5_000; after.some((s) => s !== 401) && Date.now() < end; after = await refusedByAll()) await new Promise((r) => setTimeout(r, 20));
