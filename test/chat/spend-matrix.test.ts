@@ -17,6 +17,7 @@ import { stringify } from 'yaml';
 import { createSimulator, type Simulator } from '../../src/sim/index.js';
 import { simCatalog } from '../chat-helpers.js';
 import { createInferenceKey, invalidationsReached, startGateway, startTwoInstances, type TestGateway } from '../helpers.js';
+import { watchSpendSeam } from './spend-seam.js';
 
 const N = 20;
 const COST = 0.000024;
@@ -89,61 +90,21 @@ async function limitedKey(t: TestGateway, kind: Kind, run: number): Promise<{ ke
   return createInferenceKey(t, { name: `credits-${run}` });
 }
 
-/** When the instances' spend decisions were last made and room was first given back (Date.now(); observed below). */
-interface SpendTimes {
-  lastDecision: number;
-  firstFreed: number;
-}
-
-/** The times of the run under way (the tests of this file run one at a time). */
-const times: SpendTimes = { lastDecision: 0, firstFreed: Infinity };
-const watched = new WeakSet<TestGateway>();
-
-/**
- * Observes an instance's spend seam (the guardrail service's `spendHooks`, which every attempt's reservation goes
- * through), once: when each admission was decided (admitted or refused) and when each was settled or released.
- */
-function watchSpend(t: TestGateway): void {
-  if (watched.has(t)) return;
-  watched.add(t);
-  const g = t.gw.svc.guardrails;
-  const spendHooks = g.spendHooks.bind(g);
-  g.spendHooks = ((key, askOf) => {
-    const hooks = spendHooks(key, askOf);
-    if (!hooks) return hooks;
-    const decided = () => void (times.lastDecision = Math.max(times.lastDecision, Date.now()));
-    const freed = () => void (times.firstFreed = Math.min(times.firstFreed, Date.now()));
-    return {
-      admit: async (a) => {
-        let admission;
-        try {
-          admission = await hooks.admit(a);
-        } finally {
-          decided();
-        }
-        if (!admission) return admission;
-        const { settle, release } = admission;
-        return { settle: (cost, used) => (freed(), settle(cost, used)), release: () => (freed(), release()) };
-      },
-    };
-  }) as typeof g.spendHooks;
-}
-
 /** How long the simulator holds each answer (ms) unless a run asks for longer. */
 const HOLD_MS = 1000;
 
 async function attack(sim: Simulator, instances: TestGateway[], kind: Kind, mode: Mode): Promise<void> {
   const [a] = instances;
   let holdMs = HOLD_MS;
-  for (const t of instances) watchSpend(t);
+  const seam = watchSpendSeam(instances);
   try {
     for (let run = 0; run < RUNS; ) {
       const k = await limitedKey(a, kind, run);
       await invalidationsReached(a, instances.slice(1)); // new guardrails, budgets and credits reach every instance
-      Object.assign(times, { lastDecision: 0, firstFreed: Infinity });
+      seam.reset();
       const statuses = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => one(instances[i % instances.length], k.key, howOf(mode, i))));
       // Whether every request was decided before any reservation was settled or released (the spend seam's times).
-      const decidedInTime = times.lastDecision < times.firstFreed;
+      const decidedInTime = seam.decidedFirst();
       const counts: Record<number, number> = {};
       for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
       await new Promise((r) => setTimeout(r, 300)); // cut streams are recorded once their upstream read ends
