@@ -97,6 +97,7 @@ describe('token rate limits', () => {
     expect(more.replies.filter((x) => x.status === 200)).toHaveLength(Math.floor((TPM - 10 * USED) / RESERVED));
     return true;
   };
+  // Up to three runs, each possibly waiting for a fresh clock minute first: hence the tests' 240 s timeouts.
   const exact = async (instances: TestGateway[]) => {
     for (const holdMs of [2_000, 4_000, 8_000]) {
       if (await exactRun(instances, holdMs)) return;
@@ -105,7 +106,7 @@ describe('token rate limits', () => {
     throw new Error('no burst was decided within 8 s: the machine is too slow for this test');
   };
 
-  it('one instance (SQLite): a burst admits exactly what the minute holds; 429 with Retry-After and X-RateLimit-*', { timeout: 90_000 }, async () => {
+  it('one instance (SQLite): a burst admits exactly what the minute holds; 429 with Retry-After and X-RateLimit-*', { timeout: 240_000 }, async () => {
     const t = await startGateway('sqlite', { env: { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false' } });
     try {
       await exact([t]);
@@ -114,7 +115,7 @@ describe('token rate limits', () => {
     }
   });
 
-  it('two instances (PostgreSQL + Redis): exact across both', { timeout: 90_000 }, async () => {
+  it('two instances (PostgreSQL + Redis): exact across both', { timeout: 240_000 }, async () => {
     const { a, b, close } = await startTwoInstances({ GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false' });
     try {
       await exact([a, b]);
