@@ -131,3 +131,21 @@ export async function startTwoInstances(env: Record<string, string> = {}): Promi
     },
   };
 }
+
+/**
+ * Resolves once each of `others` has heard every invalidation `from` published so far: a marker published now on
+ * the same Redis connection reaches them after those (one publisher's messages arrive in order). For a change made
+ * on one instance and then relied on at another, instead of a fixed sleep that a loaded machine can outlast.
+ */
+export async function invalidationsReached(from: TestGateway, others: TestGateway[], ms = 10_000): Promise<void> {
+  const id = randomBytes(8).toString('hex');
+  const heard = others.map((t) => new Promise<void>((resolve) => t.gw.svc.bus.subscribe((kind, got) => void (kind === 'test-marker' && got === id && resolve()))));
+  from.gw.svc.bus.publish('test-marker', id);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`invalidations not heard by every instance within ${ms} ms`)), ms)));
+  try {
+    await Promise.race([Promise.all(heard), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

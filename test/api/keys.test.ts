@@ -105,9 +105,11 @@ describe.each(BACKENDS)('API keys (%s)', (backend) => {
   });
 
   it('enforces expires_at: an expired key gets 401', async () => {
-    const k = await createInferenceKey(t, { name: 'short-lived', expires_at: new Date(Date.now() + 1500).toISOString() });
+    // 3 s of life (it was 1.5 s, which a loaded machine could spend before the first call); then waits for its end.
+    const expiresAt = Date.now() + 3_000;
+    const k = await createInferenceKey(t, { name: 'short-lived', expires_at: new Date(expiresAt).toISOString() });
     expect((await t.call('GET', '/key', { key: k.key })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1700));
+    await new Promise((r) => setTimeout(r, expiresAt + 200 - Date.now()));
     const res = await t.call('GET', '/key', { key: k.key });
     expect(res.status).toBe(401);
     expect(res.body.error.message).toMatch(/expired/);
@@ -127,8 +129,10 @@ describe.each(BACKENDS)('API keys (%s)', (backend) => {
     expect((await t.call('GET', `/keys/${k.hash}`)).body.data.expires_at).toBeNull();
     // Shortened to a moment from now: the key stops working then (the key cache follows the change).
     expect((await t.call('GET', '/key', { key: k.key })).status).toBe(200);
-    expect((await t.call('PATCH', `/keys/${k.hash}`, { body: { expires_at: new Date(Date.now() + 1000).toISOString() } })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1200));
+    // 3 s ahead, so that the PATCH reaches the gateway before that moment even on a loaded machine (else: 400, past).
+    const shortened = Date.now() + 3_000;
+    expect((await t.call('PATCH', `/keys/${k.hash}`, { body: { expires_at: new Date(shortened).toISOString() } })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, shortened + 200 - Date.now()));
     expect((await t.call('GET', '/key', { key: k.key })).status).toBe(401);
   });
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
-import { createInferenceKey, startGateway, startTwoInstances, type TestGateway } from '../helpers.js';
+import { createInferenceKey, invalidationsReached, startGateway, startTwoInstances, type TestGateway } from '../helpers.js';
 import pino from 'pino';
 import { decide, formatInterval, parseInterval, windowAt } from '../../src/core/rate-limits.js';
 import { RateLimiter } from '../../src/services/rate-limits.js';
@@ -182,7 +182,7 @@ describe('rate limits across two instances (PostgreSQL + Redis)', () => {
     // Refused requests count too (16 so far). A limit raised to 20 on A applies on B at once (invalidation), on the
     // same shared count: four more pass, the fifth does not.
     expect((await a.call('PATCH', `/keys/${k.hash}`, { body: { rate_limit: { requests: 20, interval: '30d' } } })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 300));
+    await invalidationsReached(a, [b]);
     const more = await Promise.all(Array.from({ length: 4 }, () => b.call('GET', '/key', { key: k.key })));
     expect(more.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect((await a.call('GET', '/key', { key: k.key })).status).toBe(429);

@@ -124,10 +124,13 @@ describe('two workers behind one port (GATEWAY_WORKERS=2)', () => {
     // Both workers cache the key.
     for (let i = 0; i < 4; i++) expect((await call('GET', '/key', k.key)).status).toBe(200);
     expect((await call('PATCH', `/keys/${k.hash}`, ADMIN_KEY, { disabled: true })).status).toBe(200);
-    // The worker that did not serve the PATCH hears of it through Redis within milliseconds.
-    await new Promise((r) => setTimeout(r, 50));
-    const after = await Promise.all(Array.from({ length: 6 }, () => call('GET', '/key', k.key)));
-    expect(after.map((r) => r.status)).toEqual(Array(6).fill(401));
+    // The worker that did not serve the PATCH hears of it through Redis within milliseconds: polled (a fixed 50 ms
+    // could end first on a loaded machine) until a round of calls spread over both workers is refused, up to 5 s —
+    // well within the key cache's 30 s, which would serve the key without the invalidation.
+    const refusedByAll = async () => (await Promise.all(Array.from({ length: 6 }, () => call('GET', '/key', k.key)))).map((r) => r.status);
+    let after = await refusedByAll();
+    for (const end = Date.now() + 5_000; after.some((s) => s !== 401) && Date.now() < end; after = await refusedByAll()) await new Promise((r) => setTimeout(r, 20));
+    expect(after).toEqual(Array(6).fill(401));
   });
 
   it('a spending limit holds across the workers', async () => {
@@ -168,7 +171,12 @@ describe('two workers behind one port (GATEWAY_WORKERS=2)', () => {
     const k = await newKey({ name: 'drain' });
     sim.setKnobs('sim-a', { ttftMs: 200, chunkGapMs: 150, completionTokens: 8 });
     const streams = Array.from({ length: 6 }, () => chat(k.key, { stream: true }));
-    await new Promise((r) => setTimeout(r, 500));
+    // In flight upstream (each stream lasts ≈ 1.25 s): waited for, instead of a fixed 500 ms a loaded machine can
+    // outlast before the requests even arrive (then SIGTERM finds nothing in flight, or refuses them).
+    for (const end = Date.now() + 10_000; sim.stats('sim-a').inFlight < 6; ) {
+      if (Date.now() > end) throw new Error(`only ${sim.stats('sim-a').inFlight} of 6 streams in flight upstream`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
     child.kill('SIGTERM');
     const done = await Promise.all(streams);
     expect(done.map((r) => r.status)).toEqual(Array(6).fill(200));

@@ -122,8 +122,9 @@ describe.each(BACKENDS)('clean shutdown under load (%s)', (backend) => {
     // Records stay queued in memory until shutdown: the final flush has to write all of them.
     const env = await startChatEnv(backend, { recorder: { intervalMs: 60_000, batchSize: 100_000 } });
     try {
-      // 10 chunks 150 ms apart: each request takes about 1.4 s upstream.
-      env.sim.setKnobs('sim-a', { completionTokens: 10, chunkGapMs: 150 });
+      // 10 chunks 350 ms apart: each request takes about 3.2 s upstream, so that none has finished (and queued its
+      // record) when the last of the 100 reaches the upstream, even on a loaded machine (with 1.4 s, 39 had).
+      env.sim.setKnobs('sim-a', { completionTokens: 10, chunkGapMs: 350 });
       const N = 100;
       type Outcome = { id: string | null; complete: boolean; status: number | string };
       const one = async (i: number): Promise<Outcome> => {
@@ -154,9 +155,9 @@ describe.each(BACKENDS)('clean shutdown under load (%s)', (backend) => {
       const queuedBefore = env.t.gw.svc.recorder.queued;
       const stopAt = Date.now();
       await env.t.stop();
-      // The stop waits for the in-flight requests (under a second here), not for the 30 s grace period, even though
-      // the clients keep their connections alive.
-      expect(Date.now() - stopAt).toBeLessThan(5_000);
+      // The stop waits for the in-flight requests (about 3 s here), not for the 30 s grace period, even though the
+      // clients keep their connections alive. (The bound only has to tell the two apart.)
+      expect(Date.now() - stopAt).toBeLessThan(12_000);
       const outcomes = await all;
 
       // A graceful stop lets in-flight requests finish.

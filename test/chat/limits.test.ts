@@ -13,7 +13,7 @@ import OpenAI from 'openai';
 import { stringify } from 'yaml';
 import { createSimulator, type Simulator } from '../../src/sim/index.js';
 import { simCatalog, startChatEnv, type ChatEnv } from '../chat-helpers.js';
-import { createInferenceKey, startTwoInstances, type TestGateway } from '../helpers.js';
+import { createInferenceKey, invalidationsReached, startTwoInstances, type TestGateway } from '../helpers.js';
 
 describe('key spending limits', () => {
   let env: ChatEnv;
@@ -130,7 +130,7 @@ describe('key spending limits across two instances (PostgreSQL + Redis)', () => 
     // Spent now: 3 × $0.00003, $0.00005 left (less than a reservation), on either instance; raised, both serve again (nothing left held).
     expect(await ask(b, k.key).catch((e: { status?: number }) => e.status)).toBe(402);
     expect((await a.call('PATCH', `/keys/${k.hash}`, { body: { limit: 1 } })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 300));
+    await invalidationsReached(a, [b]);
     expect((await ask(b, k.key)).usage).toMatchObject({ cost: 0.00003 });
     expect((await ask(a, k.key)).usage).toMatchObject({ cost: 0.00003 });
   });

@@ -58,7 +58,9 @@ describe('stream format', () => {
   });
 
   it('`: GATEWAY PROCESSING` comments while waiting for the first token, none once content flows', async () => {
-    env.sim.setKnobs('sim-a', { ttftMs: 750, completionTokens: 3 });
+    // Keep-alives every 200 ms (checked every 100 ms): the first token after 1.5 s leaves room for several even when
+    // a loaded machine runs the timers late (with 750 ms, a late timer left only one).
+    env.sim.setKnobs('sim-a', { ttftMs: 1_500, completionTokens: 3 });
     const r = await streamChat(env, { model: 'test/alpha' });
     expect(r.status).toBe(200);
     expect(r.keepalives).toBeGreaterThanOrEqual(2);
@@ -195,7 +197,7 @@ describe('stream failures', () => {
 
   it('a slow first provider fails after keep-alives were sent: the next provider still serves the same stream', async () => {
     const env = isolated();
-    env.sim.setKnobs('sim-a', { latencyMs: 500, errorStatus: 500 });
+    env.sim.setKnobs('sim-a', { latencyMs: 1_000, errorStatus: 500 }); // room for a keep-alive (200 ms) even with late timers
     const r = await streamChat(env, { model: 'test/alpha' }, { headers: { 'X-Gateway-Metadata': 'enabled' } });
     expect(r.status).toBe(200);
     expect(r.keepalives).toBeGreaterThanOrEqual(1);
@@ -218,7 +220,7 @@ describe('stream failures', () => {
 
   it('every provider fails after keep-alives committed the stream: status 200 and one error chunk', async () => {
     const env = isolated();
-    env.sim.setKnobs('sim-a', { latencyMs: 500, errorStatus: 500 });
+    env.sim.setKnobs('sim-a', { latencyMs: 1_000, errorStatus: 500 }); // room for a keep-alive (200 ms) even with late timers
     env.sim.setKnobs('sim-b', { errorStatus: 500 });
     const r = await streamChat(env, { model: 'test/alpha' });
     expect(r.status).toBe(200);

@@ -1,19 +1,29 @@
 /**
  * Every state and every allowed transition, one worker pass at a time: the gateway runs without its worker loop
  * (GATEWAY_VIDEO_WORKER=false) and the test runs `tick()` itself, so each state can be observed.
+ * The gateway's clock is the test's: a job's deadline is passed by moving that clock forward (`passDeadline`), so the
+ * expiry tests take no real time and the other jobs, whose deadline is far away, never expire on a slow machine (with
+ * a real 800 ms deadline, a loaded machine expired jobs that were meant to complete).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers.js';
 import { startVideoEnv, upstreamCreates, type VideoEnv } from './util.js';
 
-const TIMEOUT_MS = 800;
+const TIMEOUT_MS = 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.each(BACKENDS)('video job states, one worker pass at a time (%s)', (backend) => {
   let env: VideoEnv;
+  /** How far the gateway's clock is ahead of the real one. */
+  let ahead = 0;
+  /** Moves the gateway's clock past the deadline of every job created so far. */
+  const passDeadline = () => void (ahead += TIMEOUT_MS + 50);
 
   beforeAll(async () => {
-    env = await startVideoEnv(backend, { env: { GATEWAY_VIDEO_WORKER: 'false', GATEWAY_VIDEO_JOB_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    env = await startVideoEnv(backend, {
+      env: { GATEWAY_VIDEO_WORKER: 'false', GATEWAY_VIDEO_JOB_TIMEOUT_MS: String(TIMEOUT_MS) },
+      gateway: { now: () => Date.now() + ahead },
+    });
   });
   afterAll(async () => {
     await env?.close();
@@ -100,7 +110,7 @@ describe.each(BACKENDS)('video job states, one worker pass at a time (%s)', (bac
     const id = await create({ model: 'test/sora', prompt: 'steps: expire' });
     await videos().tick();
     expect((await get(id)).status).toBe('in_progress');
-    await sleep(TIMEOUT_MS + 50);
+    passDeadline();
     await videos().tick();
     const expired = await get(id);
     expect(expired.status).toBe('expired');
@@ -113,7 +123,7 @@ describe.each(BACKENDS)('video job states, one worker pass at a time (%s)', (bac
 
   it('pending → in_progress → expired in one pass when no worker took the job in time (never submitted)', async () => {
     const id = await create({ model: 'test/sora', prompt: 'steps: expire pending' });
-    await sleep(TIMEOUT_MS + 50);
+    passDeadline();
     await videos().tick();
     const expired = await get(id);
     expect(expired.status).toBe('expired');

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { stringify } from 'yaml';
 import { createSimulator, type Simulator } from '../../src/sim/index.js';
+import type { CreateGatewayOptions } from '../../src/gateway.js';
 import { createInferenceKey, freshDatabase, startGateway, type Backend, type TestGateway } from '../helpers.js';
 
 export const WEBHOOK_SECRET = 'whsec-test-0123456789abcdef';
@@ -86,14 +87,18 @@ export const FAST_ENV: Record<string, string> = {
   GATEWAY_WEBHOOK_RETRY_MS: '50',
 };
 
-export async function startVideoEnv(backend: Backend, opts: { env?: Record<string, string>; catalog?: (simUrl: string) => unknown } = {}): Promise<VideoEnv> {
+/** `gateway`: options of the (first) gateway, e.g. a `now` the test moves forward to pass a job's deadline at once. */
+export async function startVideoEnv(
+  backend: Backend,
+  opts: { env?: Record<string, string>; catalog?: (simUrl: string) => unknown; gateway?: CreateGatewayOptions } = {},
+): Promise<VideoEnv> {
   const sim = await createSimulator();
   const dir = mkdtempSync(join(tmpdir(), 'gw-video-'));
   const file = join(dir, 'gateway.yaml');
   writeFileSync(file, stringify((opts.catalog ?? videoCatalog)(sim.url)));
   const db = await freshDatabase(backend);
   const baseEnv = { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', ...FAST_ENV, ...opts.env };
-  const t = await startGateway(backend, { env: baseEnv, databaseUrl: db.url, dropDatabase: db.drop });
+  const t = await startGateway(backend, { env: baseEnv, databaseUrl: db.url, dropDatabase: db.drop, gateway: opts.gateway });
   const { key, hash } = await createInferenceKey(t, { name: 'video-tests' });
   const others: TestGateway[] = [];
   return {
