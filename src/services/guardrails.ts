@@ -26,6 +26,7 @@ import type { InvalidationBus } from './invalidation.js';
 import { mapConflict, type WorkspaceService } from './workspaces.js';
 import { applyGuardrailInput, blankGuardrail, defaultOrgSettings, Lists, patchOrgSettings, policyInput, toHttp, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
 import { GuardrailSpend } from './guardrail-spend.js';
+import { guardrailRateLimits } from '../core/rate-limits.js';
 
 export { guardrailView, MAX_ORG_ALIASES, orgSettingsFromConfig, orgSettingsView, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
 export { keyLimitError } from './guardrail-spend.js';
@@ -72,6 +73,34 @@ export class GuardrailService extends GuardrailSpend {
     this.policies.clear();
     this.settingsCache = null;
     this.spend.clear();
+    this.rateLimited = null;
+  }
+
+  /** Whether any guardrail has a rate limit, as the store said since the last change (null: not known). */
+  private rateLimited: { any: boolean; at: number } | null = null;
+  private rateProbe: Promise<void> | null = null;
+
+  /**
+   * False only when no guardrail of the organization has a rate limit (read from the store once per change, and at
+   * least every cache TTL): requests then skip the guardrail rate check without looking at their policy. True when
+   * unsure (the check then reads the key's cached policy).
+   */
+  mayRateLimit(): boolean {
+    const r = this.rateLimited;
+    if (r !== null && this.now() - r.at < this.deps.ttlMs) return r.any;
+    if (!this.rateProbe) {
+      const gen = this.generation;
+      this.rateProbe = this.deps.store
+        .anyGuardrailRateLimit()
+        .then(
+          (any) => {
+            if (gen === this.generation) this.rateLimited = { any, at: this.now() };
+          },
+          (err: Error) => this.deps.log?.warn({ err: err.message }, 'guardrail rate limits: could not read whether any is set'),
+        )
+        .finally(() => (this.rateProbe = null));
+    }
+    return true;
   }
 
   /** Tells every instance that policies changed. */
@@ -299,7 +328,14 @@ export class GuardrailService extends GuardrailSpend {
     if (g.workspace) guardrails.push(policyInput(g.workspace, 'workspace'));
     const policy = combinePolicies({ ...settings, default_provider_sort: settings.default_provider_sort as ProviderSortBy | null }, guardrails);
     const scoped = [{ row: g.key, scope: 'key' as const }, { row: g.member, scope: 'member' as const }, { row: g.workspace, scope: 'workspace' as const }];
-    this.filters.set(policy, filtersOf(scoped.filter((x): x is { row: GuardrailRow; scope: GuardrailScope } => x.row !== null)));
+    const applying = scoped.filter((x): x is { row: GuardrailRow; scope: GuardrailScope } => x.row !== null);
+    this.filters.set(policy, filtersOf(applying));
+    const rates = guardrailRateLimits(
+      applying.map(({ row, scope }) => ({ id: row.id, name: row.name, scope, rate_limit_requests: row.rate_limit_requests, rate_limit_interval_s: row.rate_limit_interval_s, rate_limit_tokens_per_minute: row.rate_limit_tokens_per_minute })),
+      { key: key.hash, member: key.creator_user_id, workspace: key.workspace_id },
+    );
+    policy.requestLimits = rates.requests;
+    policy.tokenLimits = rates.tokens;
     if (gen === this.generation) {
       if (this.policies.size > 100_000) this.policies.clear();
       this.policies.set(key.hash, { policy, at: this.now() });
