@@ -227,6 +227,12 @@ describe('guardrail token rate limits and exactness across instances', () => {
     const replies = await Promise.all(Array.from({ length: n }, (_, i) => instances[i % instances.length].call('GET', '/key', { key: keys[Math.floor(i / instances.length) % 2].key })));
     expect(replies.filter((r) => r.status === 200)).toHaveLength(m);
     expect(replies.filter((r) => r.status === 429)).toHaveLength(n - m);
+    // Refusals used no room (the count is M). Raised by 3 on the first instance, the change reaches every instance
+    // (their cached policies are dropped through the invalidation bus): exactly 3 more, wherever they land.
+    expectStatus(await a.call('PATCH', `/guardrails/${ws.default_guardrail_id}`, { body: { rate_limit: { requests: m + 3, interval: '1h' } } }), 200);
+    await new Promise((r) => setTimeout(r, 300));
+    const more = await Promise.all(Array.from({ length: 10 }, (_, i) => instances[(i + 1) % instances.length].call('GET', '/key', { key: keys[i % 2].key })));
+    expect(more.filter((r) => r.status === 200)).toHaveLength(3);
   };
 
   it('one instance (SQLite): exactly M of N requests; TPM reserves and settles', { timeout: 90_000 }, async () => {
