@@ -27,6 +27,7 @@ import { mapConflict, type WorkspaceService } from './workspaces.js';
 import { applyGuardrailInput, blankGuardrail, defaultOrgSettings, Lists, patchOrgSettings, policyInput, toHttp, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
 import { GuardrailSpend } from './guardrail-spend.js';
 import { guardrailRateLimits } from '../core/rate-limits.js';
+import { GuardrailRatePresence } from './guardrail-rates.js';
 
 export { guardrailView, MAX_ORG_ALIASES, orgSettingsFromConfig, orgSettingsView, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
 export { keyLimitError } from './guardrail-spend.js';
@@ -38,6 +39,7 @@ export class GuardrailService extends GuardrailSpend {
   private generation = 0;
   private orgId: string | null = null;
   private readonly lists: Lists;
+  private readonly rates: GuardrailRatePresence;
 
   constructor(
     protected override readonly deps: {
@@ -55,6 +57,7 @@ export class GuardrailService extends GuardrailSpend {
   ) {
     super(deps);
     this.lists = new Lists(deps.catalog);
+    this.rates = new GuardrailRatePresence(() => deps.store.anyGuardrailRateLimit(), deps.ttlMs, () => this.now(), deps.log);
     deps.bus.subscribe((kind, id) => {
       if (kind === 'policy' || kind === 'workspace') this.clear();
       else if (kind === 'key') {
@@ -73,34 +76,15 @@ export class GuardrailService extends GuardrailSpend {
     this.policies.clear();
     this.settingsCache = null;
     this.spend.clear();
-    this.rateLimited = null;
+    this.rates.forget();
   }
-
-  /** Whether any guardrail has a rate limit, as the store said since the last change (null: not known). */
-  private rateLimited: { any: boolean; at: number } | null = null;
-  private rateProbe: Promise<void> | null = null;
 
   /**
    * False only when no guardrail of the organization has a rate limit (read from the store once per change, and at
-   * least every cache TTL): requests then skip the guardrail rate check without looking at their policy. True when
-   * unsure (the check then reads the key's cached policy).
+   * least every cache TTL): requests then skip the guardrail rate check without looking at their policy.
    */
   mayRateLimit(): boolean {
-    const r = this.rateLimited;
-    if (r !== null && this.now() - r.at < this.deps.ttlMs) return r.any;
-    if (!this.rateProbe) {
-      const gen = this.generation;
-      this.rateProbe = this.deps.store
-        .anyGuardrailRateLimit()
-        .then(
-          (any) => {
-            if (gen === this.generation) this.rateLimited = { any, at: this.now() };
-          },
-          (err: Error) => this.deps.log?.warn({ err: err.message }, 'guardrail rate limits: could not read whether any is set'),
-        )
-        .finally(() => (this.rateProbe = null));
-    }
-    return true;
+    return this.rates.maybe();
   }
 
   /** Tells every instance that policies changed. */

@@ -10,6 +10,7 @@ import pino from 'pino';
 import { decide, formatInterval, parseInterval, windowAt, type GuardrailRequestLimit } from '../../src/core/rate-limits.js';
 import type { HttpError } from '../../src/core/errors.js';
 import { RateLimiter } from '../../src/services/rate-limits.js';
+import { GuardrailRatePresence } from '../../src/services/guardrail-rates.js';
 import type { KeyRow } from '../../src/store/types.js';
 import { expectError } from './util.js';
 
@@ -111,6 +112,29 @@ describe('the rate limiter with guardrail limits', () => {
     } finally {
       await rl.close();
     }
+  });
+
+  it('whether any guardrail has a rate limit: read once, forgotten on a change, unsure (true) until read', async () => {
+    let any = false;
+    let reads = 0;
+    let clock = 0;
+    const p = new GuardrailRatePresence(async () => (reads++, any), 1000, () => clock);
+    expect(p.maybe()).toBe(true); // unsure: a read starts
+    await new Promise((r) => setTimeout(r, 0));
+    expect(p.maybe()).toBe(false);
+    expect(p.maybe()).toBe(false);
+    expect(reads).toBe(1);
+    any = true;
+    p.forget();
+    expect(p.maybe()).toBe(true);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(p.maybe()).toBe(true);
+    any = false;
+    clock += 1000; // the TTL: read again
+    expect(p.maybe()).toBe(true);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(p.maybe()).toBe(false);
+    expect(reads).toBe(3);
   });
 
   it('a management key is never checked against guardrails', () => {
