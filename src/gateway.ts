@@ -219,6 +219,8 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Video jobs: durable, driven by a background worker (started below, stopped first at shutdown).
   const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, byok, log: logger, now, options: config.video });
   const rateLimits = new RateLimiter(config.redisUrl ?? null, logger, now);
+  // Guardrails' request limits (docs/guardrails.md, "Rate limits") are counted with the key's own.
+  rateLimits.useGuardrails(guardrails);
   // Shared counters count from the first request (each waits up to 2 s for Redis; without it, this instance counts).
   await Promise.all([rateLimits.ready(), spendRedis ? whenReady(spendRedis, 2000) : undefined]);
   // Metrics are taken from the generation records (one per request of every API); none when GATEWAY_METRICS=off.

@@ -9,6 +9,7 @@
  * ignore lists union, zero data retention and data-collection denial are ORed. Every rule keeps its source (the
  * organization, or a guardrail with its scope) so that a refusal can name what refused.
  */
+import type { GuardrailRequestLimit, GuardrailTokenLimit } from './rate-limits.js';
 import { createHash } from 'node:crypto';
 import type { EndpointDef, ModelDef, ProviderDef } from './catalog-types.js';
 import type { ProviderSortBy } from './provider-prefs.js';
@@ -58,6 +59,12 @@ export interface EffectivePolicy {
   defaultSort: ProviderSortBy | null;
   guardrails: Array<{ id: string; name: string; scope: GuardrailScope }>;
   budgets: Budget[];
+  /**
+   * The guardrails' request and token rate limits as they apply to the key the policy is for (counter ids name their
+   * owner: src/core/rate-limits.ts `guardrailRateLimits`); null when none applies, so the request path checks only that.
+   */
+  requestLimits: GuardrailRequestLimit[] | null;
+  tokenLimits: GuardrailTokenLimit[] | null;
 }
 
 /** Organization settings as stored (`GET /organization/settings`). */
@@ -169,6 +176,9 @@ export function combinePolicies(org: OrgSettings | null, guardrails: GuardrailPo
     budgets: guardrails
       .filter((g) => g.limit_usd !== null && g.limit_usd !== undefined)
       .map((g) => ({ guardrailId: g.id, name: g.name, scope: g.scope, limitUsd: g.limit_usd as number, resetInterval: g.reset_interval, includeByok: g.include_byok_in_budgets })),
+    // Set per key by the guardrail service (the counters' owners are the key's).
+    requestLimits: null,
+    tokenLimits: null,
   };
 }
 

@@ -48,3 +48,83 @@ export interface RateDecision {
 export function decide(count: number, limit: number, resetAt: number): RateDecision {
   return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetAt };
 }
+
+/** A rate limit as stored (seconds) and as the API takes it: requests per window and/or tokens per clock minute. */
+export interface RateLimitSetting {
+  /** At most `requests` requests per `interval_s` seconds (both null: no request limit). */
+  requests: number | null;
+  interval_s: number | null;
+  /** At most this many tokens per clock minute (null: none). */
+  tokens_per_minute: number | null;
+}
+
+/** A rate limit as the API shows it (`{ requests, interval, tokens_per_minute }`, each when set), or null. */
+export function rateLimitView(requests: number | null | undefined, intervalS: number | null | undefined, tpm: number | null | undefined): { requests?: number; interval?: string; tokens_per_minute?: number } | null {
+  const r = requests && intervalS ? { requests, interval: formatInterval(intervalS) } : null;
+  const t = tpm ? Number(tpm) : null;
+  if (!r && !t) return null;
+  return { ...r, ...(t ? { tokens_per_minute: t } : {}) };
+}
+
+/**
+ * Who a guardrail's rate limit counts for, as its budget does (docs/guardrails.md, "Rate limits"): a key-assigned
+ * guardrail per key, a member-assigned one per member (every key of the member together), a workspace default one for
+ * the whole workspace.
+ */
+export type RateScope = 'key' | 'member' | 'workspace';
+
+/** One guardrail request limit as it applies to one key: `id` names its counter (guardrail, scope and owner). */
+export interface GuardrailRequestLimit {
+  id: string;
+  guardrailId: string;
+  name: string;
+  scope: RateScope;
+  limit: number;
+  intervalS: number;
+}
+
+/** One guardrail tokens-per-minute limit as it applies to one key (`id`: its counter, as above). */
+export interface GuardrailTokenLimit {
+  id: string;
+  guardrailId: string;
+  name: string;
+  scope: RateScope;
+  tokensPerMinute: number;
+}
+
+/** The rate-limit fields of a guardrail that applies to a key, with the scope it applies in. */
+export interface GuardrailRateInput {
+  id: string;
+  name: string;
+  scope: RateScope;
+  rate_limit_requests?: number | null;
+  rate_limit_interval_s?: number | null;
+  rate_limit_tokens_per_minute?: number | null;
+}
+
+/**
+ * The guardrail rate limits of one key (null for each kind when none applies: the hot path checks only that): the
+ * owner of each counter is the key, its member (`member`; the key itself when it has no member, as budgets do) or
+ * its workspace.
+ */
+export function guardrailRateLimits(
+  guardrails: readonly GuardrailRateInput[],
+  owner: { key: string; member: string | null; workspace: string },
+): { requests: GuardrailRequestLimit[] | null; tokens: GuardrailTokenLimit[] | null } {
+  let requests: GuardrailRequestLimit[] | null = null;
+  let tokens: GuardrailTokenLimit[] | null = null;
+  for (const g of guardrails) {
+    const who = g.scope === 'workspace' ? owner.workspace : g.scope === 'member' ? (owner.member ?? owner.key) : owner.key;
+    const id = `g:${g.id}:${g.scope}:${who}`;
+    if (g.rate_limit_requests && g.rate_limit_interval_s) {
+      (requests ??= []).push({ id, guardrailId: g.id, name: g.name, scope: g.scope, limit: Number(g.rate_limit_requests), intervalS: Number(g.rate_limit_interval_s) });
+    }
+    if (g.rate_limit_tokens_per_minute) (tokens ??= []).push({ id, guardrailId: g.id, name: g.name, scope: g.scope, tokensPerMinute: Number(g.rate_limit_tokens_per_minute) });
+  }
+  return { requests, tokens };
+}
+
+/** How a guardrail's limit counts, in words (refusals, docs). */
+export function perScope(scope: RateScope): string {
+  return scope === 'key' ? 'per key' : scope === 'member' ? 'per member' : 'for its whole workspace';
+}

@@ -14,6 +14,7 @@ import { PROVIDER_SORTS } from '../core/provider-prefs.js';
 import { type GuardrailInterval, type GuardrailRow, type OrgSettingsRow } from '../store/types.js';
 import type { CatalogService } from './catalog.js';
 import { unresolvedMessage } from '../core/model-aliases.js';
+import { rateLimitView, type RateLimitSetting } from '../core/rate-limits.js';
 
 export const SETTINGS_ID = 'organization';
 
@@ -39,6 +40,8 @@ export interface GuardrailInput {
   enable_paid_model_training?: boolean | null;
   content_filters?: Array<{ pattern: string; action: ContentFilterAction; label?: string | null }> | null;
   content_filter_builtins?: Array<{ slug: BuiltinSlug; action: ContentFilterAction; label?: string; scan_scope?: ScanScope }> | null;
+  /** Our extension (docs/guardrails.md, "Rate limits"), validated by the route as a key's; null removes it. */
+  rate_limit?: RateLimitSetting | null;
 }
 
 /** `model_aliases`: the organization's alias map (docs/agents.md, "Model ids"): client model id → catalog id. */
@@ -81,6 +84,7 @@ export function guardrailView(g: GuardrailRow) {
     enable_free_model_training: g.enable_free_model_training,
     enable_paid_model_training: g.enable_paid_model_training,
     ...contentFiltersView(g),
+    rate_limit: rateLimitView(g.rate_limit_requests, g.rate_limit_interval_s, g.rate_limit_tokens_per_minute),
     is_workspace_default: g.is_workspace_default,
     created_at: g.created_at,
     updated_at: g.updated_at,
@@ -272,6 +276,11 @@ export function applyGuardrailInput(lists: Lists, row: GuardrailRow, b: Guardrai
   if (b.limit_usd !== undefined) out.limit_usd = b.limit_usd;
   if (b.reset_interval !== undefined) out.reset_interval = b.reset_interval;
   if (b.include_byok_in_budgets !== undefined) out.include_byok_in_budgets = b.include_byok_in_budgets;
+  if (b.rate_limit !== undefined) {
+    out.rate_limit_requests = b.rate_limit?.requests ?? null;
+    out.rate_limit_interval_s = b.rate_limit?.interval_s ?? null;
+    out.rate_limit_tokens_per_minute = b.rate_limit?.tokens_per_minute ?? null;
+  }
   for (const k of ['allowed_providers', 'ignored_providers'] as const) {
     const v = b[k];
     if (v !== undefined) out[k] = v === null ? null : lists.providers(v, k, problems);
@@ -319,6 +328,9 @@ export function blankGuardrail(id: string, name: string, workspaceId: string, is
     enable_paid_model_training: null,
     content_filters: null,
     content_filter_builtins: null,
+    rate_limit_requests: null,
+    rate_limit_interval_s: null,
+    rate_limit_tokens_per_minute: null,
     created_at: now,
     updated_at: null,
   };

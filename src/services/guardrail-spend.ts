@@ -50,6 +50,8 @@ export abstract class GuardrailSpend {
 
   /** The effective policy of a key (its budgets). */
   abstract policyFor(key: KeyRow): Promise<EffectivePolicy>;
+  /** The key's effective policy when cached and fresh (no await); undefined: ask `policyFor`. */
+  abstract peekPolicy(key: KeyRow): EffectivePolicy | undefined;
 
   protected now(): number {
     return this.deps.now ? this.deps.now() : Date.now();
@@ -128,7 +130,9 @@ export abstract class GuardrailSpend {
         // Sized once, and only when some limit needs it.
         let ask: SpendAsk | null | undefined;
         const sized = () => (ask === undefined ? (ask = askOf(a)) : ask);
-        const tokens = gate.reserveTokens(key, () => sized()?.tokens ?? 1);
+        // The key's token rate limit and its guardrails' (docs/guardrails.md, "Rate limits"), reserved together.
+        const policy = this.peekPolicy(key) ?? (await this.policyFor(key));
+        const tokens = gate.reserveTokens(key, () => sized()?.tokens ?? 1, policy.tokenLimits);
         const held = tokens ? await tokens : null;
         let settle: (cost: number | null) => void;
         try {

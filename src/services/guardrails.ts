@@ -26,6 +26,8 @@ import type { InvalidationBus } from './invalidation.js';
 import { mapConflict, type WorkspaceService } from './workspaces.js';
 import { applyGuardrailInput, blankGuardrail, defaultOrgSettings, Lists, patchOrgSettings, policyInput, toHttp, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
 import { GuardrailSpend } from './guardrail-spend.js';
+import { guardrailRateLimits } from '../core/rate-limits.js';
+import { GuardrailRatePresence } from './guardrail-rates.js';
 
 export { guardrailView, MAX_ORG_ALIASES, orgSettingsFromConfig, orgSettingsView, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
 export { keyLimitError } from './guardrail-spend.js';
@@ -37,6 +39,7 @@ export class GuardrailService extends GuardrailSpend {
   private generation = 0;
   private orgId: string | null = null;
   private readonly lists: Lists;
+  private readonly rates: GuardrailRatePresence;
 
   constructor(
     protected override readonly deps: {
@@ -54,6 +57,7 @@ export class GuardrailService extends GuardrailSpend {
   ) {
     super(deps);
     this.lists = new Lists(deps.catalog);
+    this.rates = new GuardrailRatePresence(() => deps.store.anyGuardrailRateLimit(), deps.ttlMs, () => this.now(), deps.log);
     deps.bus.subscribe((kind, id) => {
       if (kind === 'policy' || kind === 'workspace') this.clear();
       else if (kind === 'key') {
@@ -72,6 +76,15 @@ export class GuardrailService extends GuardrailSpend {
     this.policies.clear();
     this.settingsCache = null;
     this.spend.clear();
+    this.rates.forget();
+  }
+
+  /**
+   * False only when no guardrail of the organization has a rate limit (read from the store once per change, and at
+   * least every cache TTL): requests then skip the guardrail rate check without looking at their policy.
+   */
+  mayRateLimit(): boolean {
+    return this.rates.maybe();
   }
 
   /** Tells every instance that policies changed. */
@@ -299,7 +312,14 @@ export class GuardrailService extends GuardrailSpend {
     if (g.workspace) guardrails.push(policyInput(g.workspace, 'workspace'));
     const policy = combinePolicies({ ...settings, default_provider_sort: settings.default_provider_sort as ProviderSortBy | null }, guardrails);
     const scoped = [{ row: g.key, scope: 'key' as const }, { row: g.member, scope: 'member' as const }, { row: g.workspace, scope: 'workspace' as const }];
-    this.filters.set(policy, filtersOf(scoped.filter((x): x is { row: GuardrailRow; scope: GuardrailScope } => x.row !== null)));
+    const applying = scoped.filter((x): x is { row: GuardrailRow; scope: GuardrailScope } => x.row !== null);
+    this.filters.set(policy, filtersOf(applying));
+    const rates = guardrailRateLimits(
+      applying.map(({ row, scope }) => ({ id: row.id, name: row.name, scope, rate_limit_requests: row.rate_limit_requests, rate_limit_interval_s: row.rate_limit_interval_s, rate_limit_tokens_per_minute: row.rate_limit_tokens_per_minute })),
+      { key: key.hash, member: key.creator_user_id, workspace: key.workspace_id },
+    );
+    policy.requestLimits = rates.requests;
+    policy.tokenLimits = rates.tokens;
     if (gen === this.generation) {
       if (this.policies.size > 100_000) this.policies.clear();
       this.policies.set(key.hash, { policy, at: this.now() });

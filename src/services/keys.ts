@@ -6,7 +6,7 @@ import { keyNumericId } from '../core/io-log.js';
 import { LRUCache } from 'lru-cache';
 import { generateSecret, hashSecret, hashesEqual, labelFor } from '../core/keys.js';
 import { limitRemaining, usageInWindow, windowStarts } from '../core/limits.js';
-import { formatInterval } from '../core/rate-limits.js';
+import { rateLimitView, type RateLimitSetting } from '../core/rate-limits.js';
 import { badRequest, conflict, notFound, unauthorized } from '../core/errors.js';
 import type { InvalidationBus } from './invalidation.js';
 import type { KeyKind, KeyRow, KeyUsageTotals, LimitReset, Store } from '../store/types.js';
@@ -26,13 +26,7 @@ export interface CreateKeyInput {
   rate_limit?: RateLimitSetting | null;
 }
 
-export interface RateLimitSetting {
-  /** At most `requests` requests per `interval_s` seconds (both null: no request limit). */
-  requests: number | null;
-  interval_s: number | null;
-  /** At most this many tokens per clock minute (null: none). */
-  tokens_per_minute: number | null;
-}
+export type { RateLimitSetting } from '../core/rate-limits.js';
 
 export type KeyPatch = Partial<Pick<KeyRow, 'name' | 'disabled' | 'limit' | 'limit_reset' | 'include_byok_in_limit' | 'expires_at'>> & { rate_limit?: RateLimitSetting | null };
 
@@ -207,9 +201,7 @@ export class KeyService {
 
   /** The key's rate limit as the API shows it (`{ requests, interval, tokens_per_minute }`, each when set), or null. */
   static rateLimit(row: KeyRow): { requests?: number; interval?: string; tokens_per_minute?: number } | null {
-    const requests = row.rate_limit_requests && row.rate_limit_interval_s ? { requests: row.rate_limit_requests, interval: formatInterval(row.rate_limit_interval_s) } : null;
-    const tpm = row.rate_limit_tokens_per_minute ? Number(row.rate_limit_tokens_per_minute) : null;
-    if (!requests && !tpm) return null;
-    return { ...requests, ...(tpm ? { tokens_per_minute: tpm } : {}) };
+    return rateLimitView(row.rate_limit_requests, row.rate_limit_interval_s, row.rate_limit_tokens_per_minute);
   }
+
 }

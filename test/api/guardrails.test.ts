@@ -32,6 +32,8 @@ const GUARDRAIL_FIELDS = [
   'enable_paid_model_training',
   'content_filters',
   'content_filter_builtins',
+  // Our extensions: rate limits (docs/guardrails.md, "Rate limits") and the workspace default flag.
+  'rate_limit',
   'is_workspace_default',
   'created_at',
   'updated_at',
@@ -104,6 +106,7 @@ describe.each(BACKENDS)('Guardrails and organization settings API (%s)', (backen
         enable_free_model_training: null,
         content_filters: null,
         content_filter_builtins: null,
+        rate_limit: null,
         is_workspace_default: false,
         updated_at: null,
       });

@@ -7,8 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
 import { createInferenceKey, invalidationsReached, startGateway, startTwoInstances, type TestGateway } from '../helpers.js';
 import pino from 'pino';
-import { decide, formatInterval, parseInterval, windowAt } from '../../src/core/rate-limits.js';
+import { decide, formatInterval, parseInterval, windowAt, type GuardrailRequestLimit } from '../../src/core/rate-limits.js';
+import type { HttpError } from '../../src/core/errors.js';
 import { RateLimiter } from '../../src/services/rate-limits.js';
+import { GuardrailRatePresence } from '../../src/services/guardrail-rates.js';
 import type { KeyRow } from '../../src/store/types.js';
 import { expectError } from './util.js';
 
@@ -54,6 +56,93 @@ describe('the rate limiter', () => {
     } finally {
       await rl.close();
     }
+  });
+});
+
+describe('the rate limiter with guardrail limits', () => {
+  const key = (over: Partial<KeyRow> = {}) => ({ hash: 'f'.repeat(64), kind: 'inference', rate_limit_requests: null, rate_limit_interval_s: null, ...over }) as KeyRow;
+  const limit = (over: Partial<GuardrailRequestLimit> = {}): GuardrailRequestLimit => ({ id: 'g:1:workspace:w', guardrailId: '1', name: 'team', scope: 'workspace', limit: 2, intervalS: 3600, ...over });
+  const source = (limits: GuardrailRequestLimit[] | null, may = true) => {
+    const calls = { peek: 0, policyFor: 0 };
+    return {
+      calls,
+      mayRateLimit: () => may,
+      peekPolicy: () => (calls.peek++, { requestLimits: limits }),
+      policyFor: async () => (calls.policyFor++, { requestLimits: limits }),
+    };
+  };
+
+  it('no guardrail limit anywhere: the policy is not looked at; none for this key: counted as the key alone', () => {
+    const rl = new RateLimiter(null, pino({ level: 'silent' }), () => Date.UTC(2026, 10, 24, 12));
+    const none = source([limit()], false);
+    rl.useGuardrails(none);
+    expect(rl.check(key())).toBeNull();
+    expect(none.calls).toEqual({ peek: 0, policyFor: 0 });
+    rl.useGuardrails(source(null));
+    const k = key({ rate_limit_requests: 1, rate_limit_interval_s: 60 });
+    expect(rl.check(k)).toBeNull();
+    expect((rl.check(k) as HttpError).status).toBe(429);
+  });
+
+  it('counts the key and its guardrails together; a refusal uses no guardrail room; the latest-ending refusal wins', () => {
+    let clock = Date.UTC(2026, 10, 24, 12, 0, 0);
+    const rl = new RateLimiter(null, pino({ level: 'silent' }), () => clock);
+    rl.useGuardrails(source([limit()]));
+    const k = key({ rate_limit_requests: 1, rate_limit_interval_s: 60 });
+    expect(rl.check(k)).toBeNull();
+    const own = rl.check(k) as HttpError;
+    expect(own.status).toBe(429);
+    expect(own.metadata).toMatchObject({ limit_source: 'key' });
+    clock += 60_000;
+    expect(rl.check(k)).toBeNull(); // the guardrail still had room: the refusal above took none of it
+    clock += 60_000;
+    const both = rl.check(k) as HttpError; // key (1/min) would admit; the guardrail (2/h) refuses
+    expect(both.metadata).toMatchObject({ limit_source: 'guardrail', guardrail_id: '1', guardrail_scope: 'workspace', limit: 2 });
+    expect(both.message).toContain('guardrail "team" (1) allows 2 requests per 1h for its whole workspace');
+    // Another key under the same workspace counter: refused too; a key-scoped counter of another key is apart.
+    expect((rl.check(key({ hash: 'e'.repeat(64) })) as HttpError).status).toBe(429);
+  });
+
+  it('with Redis unreachable, counts key and guardrails on this instance', async () => {
+    const rl = new RateLimiter('redis://127.0.0.1:1', pino({ level: 'silent' }));
+    rl.useGuardrails(source([limit({ id: 'g:2:key:x', scope: 'key', limit: 2 })]));
+    try {
+      const got = await Promise.all([rl.check(key()), rl.check(key()), rl.check(key())]);
+      expect(got.map((e) => e?.status ?? 200)).toEqual([200, 200, 429]);
+    } finally {
+      await rl.close();
+    }
+  });
+
+  it('whether any guardrail has a rate limit: read once, forgotten on a change, unsure (true) until read', async () => {
+    let any = false;
+    let reads = 0;
+    let clock = 0;
+    const p = new GuardrailRatePresence(async () => (reads++, any), 1000, () => clock);
+    expect(p.maybe()).toBe(true); // unsure: a read starts
+    await new Promise((r) => setTimeout(r, 0));
+    expect(p.maybe()).toBe(false);
+    expect(p.maybe()).toBe(false);
+    expect(reads).toBe(1);
+    any = true;
+    p.forget();
+    expect(p.maybe()).toBe(true);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(p.maybe()).toBe(true);
+    any = false;
+    clock += 1000; // the TTL: read again
+    expect(p.maybe()).toBe(true);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(p.maybe()).toBe(false);
+    expect(reads).toBe(3);
+  });
+
+  it('a management key is never checked against guardrails', () => {
+    const rl = new RateLimiter(null, pino({ level: 'silent' }));
+    const s = source([limit({ limit: 0 })]);
+    rl.useGuardrails(s);
+    expect(rl.check(key({ kind: 'management' }))).toBeNull();
+    expect(s.calls.peek).toBe(0);
   });
 });
 

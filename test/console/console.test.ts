@@ -317,10 +317,25 @@ describe('console (chromium)', () => {
     await page.getByLabel('Name', { exact: true }).fill('alpha only');
     await page.getByLabel('Allowed models').fill('test/alpha');
     await page.getByLabel('Spend limit (USD)').fill('2.5');
+    // Rate limits (our extension): requests per window and tokens per minute.
+    await page.getByLabel('Requests per window').fill('100');
+    await page.getByLabel('Window', { exact: true }).fill('60s');
+    await page.getByLabel('Tokens per minute').fill('50000');
     await page.getByRole('button', { name: 'Create guardrail' }).click();
     await page.getByRole('link', { name: 'alpha only' }).waitFor();
     await page.getByRole('heading', { name: 'Edit alpha only' }).waitFor();
     expect(await page.getByLabel('Allowed models').inputValue()).toBe('test/alpha');
+    const made = ((await env.t.call('GET', '/guardrails')).body.data as any[]).find((g) => g.name === 'alpha only');
+    expect(made.rate_limit).toEqual({ requests: 100, interval: '1m', tokens_per_minute: 50000 });
+    expect(await page.getByLabel('Window', { exact: true }).inputValue()).toBe('1m');
+    // A bad window is refused naming the field; emptied, the tokens limit goes and the request limit stays.
+    await page.getByLabel('Window', { exact: true }).fill('1w');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText(/rate_limit\.interval/).waitFor();
+    await page.getByLabel('Window', { exact: true }).fill('1m');
+    await page.getByLabel('Tokens per minute').fill('');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(async () => (await env.t.call('GET', `/guardrails/${made.id}`)).body.data.rate_limit).toEqual({ requests: 100, interval: '1m' });
     await shot('10-guardrails');
     await accessible('guardrails');
   });

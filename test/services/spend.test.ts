@@ -178,6 +178,26 @@ describe('SpendService, two instances on one Redis', () => {
     await svc.close();
   });
 
+  it('a lowered limit applies at once: the lease taken under the old one is not used, its room goes back', async () => {
+    const prefix = `gwtest:spend:${randomUUID()}`;
+    const r = redis();
+    await ready(r);
+    const svc = new SpendService({ redis: r, ledger: { prefix } });
+    const s = scope({ limitNano: 1000 * COST });
+    const first = await svc.reserve([s], COST);
+    expect(first.ok).toBe(true);
+    expect(svc.shared!.peek(s.id)!.granted).toBeGreaterThan(2 * COST); // a lease with room for more
+    // Lowered to room for 1.5 requests (a guardrail's or key's limit changed): the next one is refused, by Redis.
+    const lowered = { ...s, limitNano: Math.floor(1.5 * COST) };
+    const next = await svc.reserve([lowered], COST);
+    expect(next.ok).toBe(false);
+    expect(svc.shared!.peek(s.id)).toMatchObject({ granted: COST, held: COST });
+    if (first.ok) first.reservation.settle(COST);
+    await svc.shared!.sync(true);
+    expect(await redisState(r, prefix, s.id)).toEqual({ spent: COST, held: 0 });
+    await svc.close();
+  });
+
   it('drops a killed instance\'s holds after the heartbeat TTL, never renewed by the other instance\'s traffic', async () => {
     const prefix = `gwtest:spend:${randomUUID()}`;
     const ttl = 600;

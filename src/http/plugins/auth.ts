@@ -2,7 +2,7 @@
  * Bearer authentication. Each route declares who may call it in `config.auth`:
  * `management` (management keys only), `inference` (inference keys only, the model operations) or `any`.
  * Runs in onRequest, before the body is parsed, so an unauthenticated caller costs no parsing. A key with a rate limit
- * has each request it is allowed to make counted here; over the limit, 429.
+ * (its own, or an inference key's guardrails') has each request it is allowed to make counted here; over a limit, 429.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { forbidden, MANAGEMENT_ONLY, type HttpError } from '../../core/errors.js';
@@ -67,10 +67,11 @@ export function registerAuth(app: FastifyInstance, keys: KeyService, limits: Rat
       if (refused) return done(refused);
       request.key = key;
       if (config?.rateLimit === false) return done();
-      const decision = limits.admit(key);
-      if (decision === null) return done();
-      if (decision instanceof Promise) decision.then((d) => done(d.allowed ? undefined : limits.refusal(key, d)), done);
-      else done(decision.allowed ? undefined : limits.refusal(key, decision));
+      // The key's own rate limit and, for an inference key, its guardrails' (null: admitted, nothing awaited).
+      const limited = limits.check(key);
+      if (limited === null) return done();
+      if (limited instanceof Promise) limited.then((e) => done(e ?? undefined), done);
+      else done(limited);
     };
     let found: KeyRow | Promise<KeyRow>;
     try {

@@ -6,6 +6,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { DeletedResponse, errors, LimitQuery, Nullable, OffsetQuery, StringEnum, Timestamp } from '../schemas/common.js';
+import { RateLimitSchema, rateLimitSetting } from '../schemas/rate-limit.js';
 import { guardrailView } from '../../services/guardrails.js';
 import type { Services } from '../../services/index.js';
 
@@ -33,6 +34,9 @@ const BuiltinInput = Type.Object(
   { additionalProperties: false, description: 'A builtin content filter' },
 );
 const BuiltinView = Type.Object({ slug: Slug, action: Action, label: Type.String({ description: 'System-assigned redaction placeholder, e.g. [EMAIL].' }), scan_scope: Type.Optional(ScanScope) });
+const RateLimit = RateLimitSchema(
+  "Extension (the reference's guardrail has no rate limit): at most `requests` requests per `interval` and/or `tokens_per_minute` tokens per clock minute, counted like the guardrail's budget — per key for a key-assigned guardrail, per member (all the member's keys) for a member-assigned one, shared by the whole workspace for its default guardrail. Checked with the key's own rate limit, the strictest wins; over it, 429 naming the guardrail with Retry-After and X-RateLimit-*. null removes it.",
+);
 const FilterList = <T extends TSchema>(item: T, description: string) => Type.Optional(Nullable(Type.Array(item, { maxItems: 100 }), { description }));
 
 const fields = {
@@ -55,6 +59,7 @@ const fields = {
   enable_paid_model_training: NullableBool('false = no paid endpoint that trains on prompts.'),
   content_filters: FilterList(ContentFilterEntry, 'Custom regex filters applied to request texts (and replies); null removes them.'),
   content_filter_builtins: FilterList(BuiltinInput, 'Builtin filters (PII detectors, prompt injection); null removes them.'),
+  rate_limit: Type.Optional(RateLimit),
 };
 
 const CreateBody = Type.Object({
@@ -88,6 +93,7 @@ const GuardrailView = Type.Object(
     enable_paid_model_training: Nullable(Type.Boolean()),
     content_filters: Nullable(Type.Array(ContentFilterEntry)),
     content_filter_builtins: Nullable(Type.Array(BuiltinView)),
+    rate_limit: RateLimit,
     is_workspace_default: Type.Boolean({ description: "Extension: whether this is its workspace's default guardrail." }),
     created_at: Timestamp,
     updated_at: Nullable(Timestamp),
@@ -148,7 +154,7 @@ export default async function guardrailRoutes(app: FastifyInstance, { svc }: { s
       schema: { tags, summary: 'Create a guardrail (it enforces nothing until assigned to keys or members)', body: CreateBody, response: { 201: One, ...errors(400, 401, 403, 404, 500) } },
     },
     async (req, reply) => {
-      const row = await g.create(req.body);
+      const row = await g.create({ ...req.body, rate_limit: rateLimitSetting(req.body.rate_limit) });
       reply.code(201);
       return { data: guardrailView(row) };
     },
@@ -185,7 +191,7 @@ export default async function guardrailRoutes(app: FastifyInstance, { svc }: { s
         response: { 200: One, ...errors(400, 401, 403, 404, 500) },
       },
     },
-    async (req) => ({ data: guardrailView(await g.update(req.params.id, req.body)) }),
+    async (req) => ({ data: guardrailView(await g.update(req.params.id, { ...req.body, rate_limit: rateLimitSetting(req.body.rate_limit) })) }),
   );
 
   app.delete<{ Params: Static<typeof IdParams> }>(

@@ -1,28 +1,14 @@
 /** API keys: GET/POST /keys, GET/PATCH/DELETE /keys/{hash}, GET /key. */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { badRequest } from '../../core/errors.js';
 import { DeletedResponse, errors, Nullable, StringEnum, Timestamp, Uuid } from '../schemas/common.js';
-import { KeyService, type RateLimitSetting } from '../../services/keys.js';
-import { INTERVAL_PATTERN, parseInterval } from '../../core/rate-limits.js';
+import { KeyService } from '../../services/keys.js';
+import { RateLimitSchema, rateLimitSetting } from '../schemas/rate-limit.js';
 import type { Services } from '../../services/index.js';
 
 const LimitReset = Nullable(StringEnum(['daily', 'weekly', 'monthly'] as const), { description: 'Reset period of the limit (midnight UTC; weeks Monday–Sunday); null never resets.' });
-const RateLimit = Nullable(
-  Type.Object(
-    {
-      requests: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Requests allowed per window (with `interval`).' })),
-      interval: Type.Optional(Type.String({ pattern: INTERVAL_PATTERN, description: 'The window: a number and s, m, h or d (`10s`, `1m`, `1h`, `1d`; at most 30 days). Windows are aligned to the clock.' })),
-      tokens_per_minute: Type.Optional(
-        Type.Integer({ minimum: 1, maximum: 2_000_000_000, description: 'Tokens (prompt + completion) allowed per clock minute: each request reserves its upper bound before its upstream call and settles to what it used (docs/spend.md).' }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
-  {
-    description:
-      'Extension: at most `requests` requests per `interval` with this key (every authenticated request counts) and/or at most `tokens_per_minute` tokens per minute; over a limit, 429 with Retry-After and X-RateLimit-*; null for none.',
-  },
+const RateLimit = RateLimitSchema(
+  'Extension: at most `requests` requests per `interval` with this key (every authenticated request counts) and/or at most `tokens_per_minute` tokens per minute; over a limit, 429 with Retry-After and X-RateLimit-*; null for none.',
 );
 const Limit = Nullable(Type.Number({ minimum: 0 }), { description: 'Spending limit in USD; null for none.' });
 
@@ -98,17 +84,6 @@ const ListQuery = Type.Object({
 });
 
 const PAGE = 100;
-
-/** The body's rate limit in seconds (undefined: not given; null: none); 400 naming the field when too long. */
-function rateLimitSetting(v: Static<typeof RateLimit> | undefined): RateLimitSetting | null | undefined {
-  if (v === undefined || v === null) return v;
-  if (v.requests !== undefined && v.interval === undefined) throw badRequest('rate_limit.interval is required with rate_limit.requests', { field: 'rate_limit.interval' });
-  if (v.interval !== undefined && v.requests === undefined) throw badRequest('rate_limit.requests is required with rate_limit.interval', { field: 'rate_limit.requests' });
-  if (v.requests === undefined && v.tokens_per_minute === undefined) throw badRequest('rate_limit needs requests and interval, or tokens_per_minute (null removes it)', { field: 'rate_limit' });
-  const interval_s = v.interval === undefined ? null : parseInterval(v.interval);
-  if (v.interval !== undefined && interval_s === null) throw badRequest(`rate_limit.interval must be at most 30 days (${v.interval})`, { field: 'rate_limit.interval' });
-  return { requests: v.requests ?? null, interval_s, tokens_per_minute: v.tokens_per_minute ?? null };
-}
 
 export default async function keyRoutes(app: FastifyInstance, { svc }: { svc: Services }) {
   const withUsage = async (rows: Awaited<ReturnType<KeyService['list']>>) => {

@@ -13,7 +13,7 @@ import type { Budget } from '../../core/policy.js';
 import type { KeyRow } from '../../store/types.js';
 import type { WorkspaceBudgetService } from './budgets.js';
 import type { CreditService } from './credits.js';
-import { windowAt } from '../../core/rate-limits.js';
+import { perScope, windowAt, type GuardrailTokenLimit } from '../../core/rate-limits.js';
 import { SpendUnavailableError, type SpendService } from './index.js';
 import type { Reservation, ReserveResult, ScopeSpec } from './types.js';
 
@@ -29,6 +29,27 @@ export interface BudgetSource {
 /** The shared counters unreachable (fail closed): 503 naming it; anything else as it is. */
 function unavailable(err: unknown): unknown {
   return err instanceof SpendUnavailableError ? new HttpError(503, err.message, { error_type: 'spend_unavailable' }) : err;
+}
+
+/**
+ * The 429 of a token rate limit without room for `tokens`: the key's own (`guardrail` undefined, limit `keyTpm`) or a
+ * guardrail's (named, with how it counts), with Retry-After and X-RateLimit-* counting tokens.
+ */
+function tokenRefusal(available: number, tokens: number, keyTpm: number, resetAt: number, now: number, guardrail: GuardrailTokenLimit | undefined): HttpError {
+  const tpm = guardrail ? guardrail.tokensPerMinute : keyTpm;
+  const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
+  const whose = guardrail ? `guardrail "${guardrail.name}" (${guardrail.guardrailId}) allows ${tpm} tokens per minute ${perScope(guardrail.scope)}` : `this key may use ${tpm} tokens per minute`;
+  const message =
+    tokens > tpm
+      ? `Rate limit exceeded: this request may use up to ${tokens} tokens, more than ${guardrail ? `guardrail "${guardrail.name}" (${guardrail.guardrailId}) allows per minute (${tpm} ${perScope(guardrail.scope)})` : `this key's ${tpm} tokens per minute`}; lower max_tokens or the prompt`
+      : `Rate limit exceeded: ${whose} and this request may use up to ${tokens} (${available} left); try again in ${retryAfter}s`;
+  const source = guardrail ? { limit_source: 'guardrail', guardrail_id: guardrail.guardrailId, guardrail_name: guardrail.name, guardrail_scope: guardrail.scope } : { limit_source: 'key' };
+  return new HttpError(
+    429,
+    message,
+    { error_type: 'rate_limit_exceeded', ...source, limit_tokens: tpm, requested_tokens: tokens, remaining_tokens: available, reset_at: new Date(resetAt).toISOString() },
+    { 'retry-after': String(retryAfter), 'x-ratelimit-limit': String(tpm), 'x-ratelimit-remaining': String(available), 'x-ratelimit-reset': String(resetAt) },
+  );
 }
 
 export class SpendGate {
@@ -85,44 +106,38 @@ export class SpendGate {
 
   /**
    * Whether a key's requests have no scope to reserve in, from what is cached (no await): no key limit, no token rate
-   * limit, no guardrail budget in `policy`, credits off and the workspace known to have no budget. False when unsure.
+   * limit (the key's or a guardrail's), no guardrail budget in `policy`, credits off and the workspace known to have no
+   * budget. False when unsure.
    */
-  nothingToReserve(key: KeyRow, policy: { budgets: readonly Budget[] }): boolean {
-    return key.limit === null && !key.rate_limit_tokens_per_minute && policy.budgets.length === 0 && !this.deps.credits.enabled && this.deps.budgets.knownEmpty(key.workspace_id);
+  nothingToReserve(key: KeyRow, policy: { budgets: readonly Budget[]; tokenLimits?: readonly GuardrailTokenLimit[] | null }): boolean {
+    return key.limit === null && !key.rate_limit_tokens_per_minute && !policy.tokenLimits && policy.budgets.length === 0 && !this.deps.credits.enabled && this.deps.budgets.knownEmpty(key.workspace_id);
   }
 
   /**
-   * Token rate limit (docs/spend.md, "Token rate limits"): reserves the attempt's token bound in the key's current
-   * clock minute — one more scope of the same counters (local, or Redis leases), counted in tokens — or throws 429
-   * with Retry-After and X-RateLimit-*. Null when the key has none (nothing awaited).
+   * Token rate limits (docs/spend.md, "Token rate limits"; docs/guardrails.md, "Rate limits"): reserves the attempt's
+   * token bound in the current clock minute of the key's own limit and of every guardrail token limit that applies
+   * (`guardrails`, counted per key, per member or for the workspace) — all in one step, as scopes of the same counters
+   * (local, or Redis leases), counted in tokens — or throws 429 naming the limit that has no room, with Retry-After
+   * and X-RateLimit-*. Null when none applies (nothing awaited).
    */
-  reserveTokens(key: KeyRow, tokensOf: () => number): Promise<Reservation> | null {
+  reserveTokens(key: KeyRow, tokensOf: () => number, guardrails: readonly GuardrailTokenLimit[] | null = null): Promise<Reservation> | null {
     const tpm = key.rate_limit_tokens_per_minute ? Number(key.rate_limit_tokens_per_minute) : 0;
-    if (!tpm) return null;
+    if (!tpm && guardrails === null) return null;
     const now = this.now();
     const { index, resetAt } = windowAt(now, 60);
-    const scope: ScopeSpec = { id: `tokens:${key.hash}:minute:${index}`, kind: 'tokens', label: 'tokens per minute', ttlS: 120, limitNano: tpm, seed: async () => 0 };
+    const scopes: ScopeSpec[] = [];
+    if (tpm) scopes.push({ id: `tokens:${key.hash}:minute:${index}`, kind: 'tokens', label: 'tokens per minute', ttlS: 120, limitNano: tpm, seed: async () => 0 });
+    for (const g of guardrails ?? []) {
+      scopes.push({ id: `tokens:${g.id}:minute:${index}`, kind: 'tokens', label: `guardrail "${g.name}" tokens per minute`, ttlS: 120, limitNano: g.tokensPerMinute, seed: async () => 0 });
+    }
     const tokens = Math.max(1, Math.ceil(tokensOf()));
-    const refuse = (available: number) => {
-      const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
-      const message =
-        tokens > tpm
-          ? `Rate limit exceeded: this request may use up to ${tokens} tokens, more than this key's ${tpm} tokens per minute; lower max_tokens or the prompt`
-          : `Rate limit exceeded: this key may use ${tpm} tokens per minute and this request may use up to ${tokens} (${available} left); try again in ${retryAfter}s`;
-      return new HttpError(
-        429,
-        message,
-        { error_type: 'rate_limit_exceeded', limit_tokens: tpm, requested_tokens: tokens, remaining_tokens: available, reset_at: new Date(resetAt).toISOString() },
-        { 'retry-after': String(retryAfter), 'x-ratelimit-limit': String(tpm), 'x-ratelimit-remaining': String(available), 'x-ratelimit-reset': String(resetAt) },
-      );
-    };
     const decide = (r: ReserveResult): Reservation => {
-      if (!r.ok) throw refuse(r.availableNano);
+      if (!r.ok) throw tokenRefusal(r.availableNano, tokens, tpm, resetAt, now, guardrails?.find((g) => r.scope.id === `tokens:${g.id}:minute:${index}`));
       return r.reservation;
     };
     let r: ReserveResult | Promise<ReserveResult>;
     try {
-      r = this.deps.spend.reserve([scope], tokens);
+      r = this.deps.spend.reserve(scopes, tokens);
     } catch (err) {
       return Promise.reject(unavailable(err));
     }

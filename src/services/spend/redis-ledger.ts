@@ -95,7 +95,12 @@ export class RedisLedger {
   private lease(spec: ScopeSpec): Lease {
     let l = this.leases.get(spec.id);
     if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, segs: [], ver: null, mine: null, unacked: null, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
-    else l.spec = spec;
+    else {
+      // A lowered limit (its key, guardrail or budget changed): the room this lease took under the old limit is not
+      // used any more; the next request goes to Redis, which gives it back and checks the new limit.
+      if (spec.limitNano < l.spec.limitNano && l.granted > l.held + l.used) (l.granted = l.held + l.used), (l.reset = true);
+      l.spec = spec;
+    }
     return l;
   }
 

@@ -11,6 +11,7 @@ import { spendMoney } from './0008-spend-money.js';
 import { generationDeadLetters, guardrailContentFilters, keyTokenRateLimits, modelAliases, observeGenerationFeedback, serverSecrets } from './0009-0014.js';
 import { byokCredentials, files, observeIoContent, observeRollups } from './0015-0018.js';
 import { videoByok } from './0019-video-byok.js';
+import { guardrailRateLimits } from './0020-guardrail-rate-limits.js';
 
 export { columnTypes, type ColumnTypes, type Dialect } from './types.js';
 export { MONEY_COLUMNS } from './0008-spend-money.js';
@@ -37,5 +38,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0017_byok_credentials': byokCredentials(t),
     '0018_files_and_generation_pipeline': files(t),
     '0019_video_byok': videoByok(),
+    '0020_guardrail_rate_limits': guardrailRateLimits(),
   };
 }

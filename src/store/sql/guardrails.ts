@@ -167,4 +167,14 @@ export abstract class GuardrailSql extends SqlBase implements GuardrailStore {
       workspace: rows.find((r) => r.is_workspace_default && r.workspace_id === q.workspace_id) ?? null,
     };
   }
+
+  async anyGuardrailRateLimit(): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('guardrails')
+      .select('id')
+      .where((eb) => eb.or([eb('rate_limit_requests', 'is not', null), eb('rate_limit_tokens_per_minute', 'is not', null)]))
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
 }

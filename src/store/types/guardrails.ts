@@ -47,6 +47,14 @@ export interface GuardrailRow {
   /** Content guardrails (docs/guardrails.md); absent on rows written before migration 0008. */
   content_filters?: ContentFilterEntry[] | null;
   content_filter_builtins?: BuiltinFilterEntry[] | null;
+  /**
+   * Our extension (docs/guardrails.md, "Rate limits"): at most `rate_limit_requests` requests per
+   * `rate_limit_interval_s` seconds and/or `rate_limit_tokens_per_minute` tokens per clock minute, counted like the
+   * guardrail's budget (per key, per member, or for the workspace). Absent on rows written before migration 0020.
+   */
+  rate_limit_requests?: number | null;
+  rate_limit_interval_s?: number | null;
+  rate_limit_tokens_per_minute?: number | null;
   created_at: string;
   updated_at: string | null;
 }
@@ -96,4 +104,6 @@ export interface GuardrailStore {
   listMemberAssignments(guardrail_id: string | null, offset: number, limit: number): Promise<Page<GuardrailAssignmentRow>>;
   /** The guardrails that apply to a key: its own, its member's (creator), and its workspace's default (when configured). */
   guardrailsFor(q: { key_hash: string; user_id: string | null; workspace_id: string }): Promise<{ key: GuardrailRow | null; member: GuardrailRow | null; workspace: GuardrailRow | null }>;
+  /** Whether any guardrail has a rate limit (requests or tokens); when none has, requests skip the guardrail check. */
+  anyGuardrailRateLimit(): Promise<boolean>;
 }

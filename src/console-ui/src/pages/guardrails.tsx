@@ -1,6 +1,6 @@
 /**
- * Guardrails: the rules keys and members are held to (spend limit, allowed models and providers, data policy,
- * content filters). List, create, edit (a workspace's default guardrail is created by its first save), delete.
+ * Guardrails: the rules keys and members are held to (spend limit, rate limits, allowed models and providers, data
+ * policy, content filters). List, create, edit (a workspace's default guardrail is created by its first save), delete.
  */
 import { useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
@@ -19,7 +19,18 @@ interface Guardrail {
   allowed_providers: string[] | null;
   ignored_providers: string[] | null;
   enforce_zdr: boolean | null;
+  /** Our extension (docs/guardrails.md, "Rate limits"). */
+  rate_limit: { requests?: number; interval?: string; tokens_per_minute?: number } | null;
   is_workspace_default: boolean;
+}
+
+/** The form's rate-limit fields as the API takes them: null when all are empty. */
+function rateLimit(requests: string, interval: string, tpm: string) {
+  if (requests === '' && interval === '' && tpm === '') return null;
+  return {
+    ...(requests !== '' || interval !== '' ? { requests: Number(requests), interval: interval.trim() } : {}),
+    ...(tpm !== '' ? { tokens_per_minute: Number(tpm) } : {}),
+  };
 }
 
 const list = (s: string) => {
@@ -88,6 +99,9 @@ function Editor({ id, g, workspace, notYet }: { id?: string; g?: Guardrail; work
     providers: g?.allowed_providers?.join(', ') ?? '',
     ignored: g?.ignored_providers?.join(', ') ?? '',
     zdr: g?.enforce_zdr ?? false,
+    requests: g?.rate_limit?.requests === undefined ? '' : String(g.rate_limit.requests),
+    interval: g?.rate_limit?.interval ?? '',
+    tpm: g?.rate_limit?.tokens_per_minute === undefined ? '' : String(g.rate_limit.tokens_per_minute),
   });
   const body = () => ({
     name: f.name,
@@ -98,6 +112,7 @@ function Editor({ id, g, workspace, notYet }: { id?: string; g?: Guardrail; work
     allowed_providers: list(f.providers),
     ignored_providers: list(f.ignored),
     enforce_zdr: f.zdr,
+    rate_limit: rateLimit(f.requests, f.interval, f.tpm),
   });
   const save = useAction(async () => {
     if (id) await patch(`/guardrails/${id}`, body());
@@ -137,6 +152,15 @@ function Editor({ id, g, workspace, notYet }: { id?: string; g?: Guardrail; work
               ))}
             </select>
           )}
+        </Field>
+        <Field label="Requests per window" hint="Counted per key, per member, or for the whole workspace (a default guardrail); empty: none">
+          {(fid) => <input id={fid} type="number" min="1" step="1" value={f.requests} onChange={(e) => setF({ ...f, requests: e.target.value })} />}
+        </Field>
+        <Field label="Window" hint="A number and s, m, h or d (10s, 1m, 1h, 1d)">
+          {(fid) => <input id={fid} value={f.interval} placeholder="1m" onChange={(e) => setF({ ...f, interval: e.target.value })} />}
+        </Field>
+        <Field label="Tokens per minute" hint="Prompt + completion, counted like requests; empty: none">
+          {(fid) => <input id={fid} type="number" min="1" step="1" value={f.tpm} onChange={(e) => setF({ ...f, tpm: e.target.value })} />}
         </Field>
         <Field label="Allowed models" hint="Comma-separated model ids; empty: all">
           {(fid) => <input id={fid} value={f.models} onChange={(e) => setF({ ...f, models: e.target.value })} />}
