@@ -106,42 +106,29 @@ export function bucketOf(createdAt: string, grain: RollupGrain): string {
   return iso.slice(0, len) + tail;
 }
 
-/** A batch of records summed per grain, bucket and dimension values. */
+/**
+ * A batch of records summed per grain, bucket and dimension values, in the order the records first reach each. The
+ * dimension values are keyed once per record (one string hashed), then each grain's bucket in that group's own map:
+ * one key of all of them per grain cost three long strings built and hashed per record.
+ */
 export function rollupDeltas(rows: readonly RollupSource[]): RollupDelta[] {
-  const out = new Map<string, RollupDelta>();
+  const groups = new Map<string, Array<Map<string, RollupDelta>>>();
+  const out: RollupDelta[] = [];
   for (const r of rows) {
     const dims = [r.workspace_id, r.key_hash, r.model ?? '', r.provider_name ?? '', r.endpoint_tag ?? '', r.api_type, r.finish_reason ?? ''];
     const billed = r.total_cost !== null && r.total_cost > 0;
     const tail = `${dims.join('\u0000')}\u0000${r.status}\u0000${r.is_byok ? 1 : 0}\u0000${billed ? 1 : 0}`;
+    let byGrain = groups.get(tail);
+    if (!byGrain) groups.set(tail, (byGrain = ROLLUP_GRAINS.map(() => new Map<string, RollupDelta>())));
     const bin = latencyBin(r.latency_ms);
-    for (const grain of ROLLUP_GRAINS) {
+    for (let g = 0; g < ROLLUP_GRAINS.length; g++) {
+      const grain = ROLLUP_GRAINS[g]!;
       const bucket = bucketOf(r.created_at, grain);
-      const k = `${grain}\u0000${bucket}\u0000${tail}`;
-      let d = out.get(k);
+      let d = byGrain[g]!.get(bucket);
       if (!d) {
-        d = {
-          grain,
-          bucket,
-          workspace_id: dims[0]!,
-          key_hash: dims[1]!,
-          model: dims[2]!,
-          provider_name: dims[3]!,
-          endpoint_tag: dims[4]!,
-          api_type: dims[5]!,
-          finish_reason: dims[6]!,
-          status: r.status,
-          is_byok: r.is_byok,
-          billed,
-          requests: 0,
-          tokens_prompt: 0,
-          tokens_completion: 0,
-          tokens_reasoning: 0,
-          cost_nano: 0,
-          upstream_cost_nano: 0,
-          latency_ms_sum: 0,
-          hist: new Array<number>(LATENCY_BUCKETS).fill(0),
-        };
-        out.set(k, d);
+        d = newDelta(grain, bucket, dims, r, billed);
+        byGrain[g]!.set(bucket, d);
+        out.push(d);
       }
       d.requests++;
       d.tokens_prompt += r.tokens_prompt;
@@ -153,7 +140,32 @@ export function rollupDeltas(rows: readonly RollupSource[]): RollupDelta[] {
       d.hist[bin]!++;
     }
   }
-  return [...out.values()];
+  return out;
+}
+
+function newDelta(grain: RollupGrain, bucket: string, dims: string[], r: RollupSource, billed: boolean): RollupDelta {
+  return {
+    grain,
+    bucket,
+    workspace_id: dims[0]!,
+    key_hash: dims[1]!,
+    model: dims[2]!,
+    provider_name: dims[3]!,
+    endpoint_tag: dims[4]!,
+    api_type: dims[5]!,
+    finish_reason: dims[6]!,
+    status: r.status,
+    is_byok: r.is_byok,
+    billed,
+    requests: 0,
+    tokens_prompt: 0,
+    tokens_completion: 0,
+    tokens_reasoning: 0,
+    cost_nano: 0,
+    upstream_cost_nano: 0,
+    latency_ms_sum: 0,
+    hist: new Array<number>(LATENCY_BUCKETS).fill(0),
+  };
 }
 
 /**

@@ -14,7 +14,7 @@
  * read by `eventsource-parser` from then on, event by event, through the same handler. Bytes that are not UTF-8 take
  * the decoding path for their read (replacement characters, as the decoder gives them).
  */
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { carriesOutput, normalizeChoices } from '../core/chat-shape.js';
@@ -23,7 +23,7 @@ import { UpstreamError } from '../core/provider-errors.js';
 import { eventTooLarge, sseLimits, SseEventBound } from '../providers/sse.js';
 import { openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
 import type { StreamSession } from './codec-types.js';
-import { hasAt, plainChunkAt, plainChunkChars, USAGE_NULL_TAIL } from '../providers/openai/chunk-scan.js';
+import { hasAt, plainChunkAt, plainChunkChars, type PlainChunk } from '../providers/openai/chunk-scan.js';
 import { chatUsageView } from './codec-usage.js';
 
 const { streamError, tokenUsage, checkChunk: checkChatChunk } = openaiChatWire;
@@ -71,10 +71,39 @@ export function mirrorReasoning(choices: unknown, key: 'message' | 'delta'): boo
 
 const DATA = 'data: ';
 const DONE = '[DONE]';
-/** UTF-8 text as Latin-1 text of its bytes (what the relay's output is built of). */
-const latin1 = (s: string) => (s === '' ? '' : Buffer.from(s).toString('latin1'));
-/** The UTF-8 text of `buf` (Latin-1 text of bytes) from `s` to `e`. */
-const utf8Of = (buf: string, s: number, e: number) => Buffer.from(buf.slice(s, e), 'latin1').toString('utf8');
+/** UTF-8 text as Latin-1 text of its bytes (what the relay's output is built of): the same text when it is ASCII. */
+const latin1 = (s: string, ascii: boolean) => (s === '' || ascii ? s : Buffer.from(s).toString('latin1'));
+/** The UTF-8 text of `buf` (Latin-1 text of bytes) from `s` to `e`: a slice when the bytes are ASCII. */
+const utf8Of = (buf: string, s: number, e: number, ascii: boolean) => (ascii ? buf.slice(s, e) : Buffer.from(buf.slice(s, e), 'latin1').toString('utf8'));
+/** Whether strings (ids, names; a few dozen characters) are ASCII: then the lines built of them and of ASCII bytes are too. */
+function asciiText(a: string, b: string, c: string): boolean {
+  let bits = 0;
+  for (let i = 0; i < a.length; i++) bits |= a.charCodeAt(i);
+  for (let i = 0; i < b.length; i++) bits |= b.charCodeAt(i);
+  for (let i = 0; i < c.length; i++) bits |= c.charCodeAt(i);
+  return bits < 0x80;
+}
+
+/** The fields every chunk of ours starts with. */
+interface ChunkBase {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  provider: string | undefined;
+}
+
+/**
+ * Our final chunk's fields: the base, `choices` and `usage`, in this order. Explicit literals (here and in errorOut):
+ * on this V8 each property added after an object spread costs about a microsecond (a map transition that is not
+ * cached), and these run once per streamed answer.
+ */
+function ourChunk(b: ChunkBase, choices: unknown[], usage: unknown): Record<string, unknown> {
+  return { id: b.id, object: b.object, created: b.created, model: b.model, provider: b.provider, choices, usage };
+}
+
+/** Where the parts of the plain chunk just matched are (push is synchronous: one for every relay). */
+const at: PlainChunk = { delta: 0, deltaEnd: 0, tail: 0 };
 
 /** The chat relay of one attempt (see the file comment). */
 export function chatRelay(meta: AnswerMeta): StreamSession {
@@ -94,13 +123,19 @@ class ChatRelay implements StreamSession {
   private raw: OpenAIUsage | null = null;
   /** Chunks without output (the opening role-only one) are held until output flows: a failure before then may still fall back. */
   private held = '';
-  private readonly base: Record<string, unknown>;
+  /** Whether `held` is ASCII (then it is its own Latin-1 text). */
+  private heldAscii = true;
+  /** Whether the line `data` builds now is known to be ASCII (its event's bytes are, and so is our prefix). */
+  private lineAscii = false;
+  /** Whether our prefix (id, model, provider) is ASCII. */
+  private readonly metaAscii: boolean;
+  private readonly base: ChunkBase;
   /** Most chunks need only their id, created and model replaced and the provider added (see chunkPrefix). */
   private readonly ourPrefix: string;
   /** `data: ` and our prefix, as Latin-1 text of their UTF-8 bytes. */
   private readonly ourData: string;
-  /** The upstream's usual prefix, as Latin-1 text of its UTF-8 bytes (as the reads are scanned). */
-  private upstreamPrefix: string | null = null;
+  /** `data: ` and the upstream's usual prefix, as Latin-1 text of their UTF-8 bytes (as the reads are scanned). */
+  private upstreamData: string | null = null;
   private upstreamText: string | null = null;
   /** The bytes (Latin-1 text) of an event not yet complete at the end of the last read. */
   private carry = '';
@@ -110,7 +145,8 @@ class ChatRelay implements StreamSession {
   constructor(private readonly meta: AnswerMeta) {
     this.base = { id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, provider: meta.provider };
     this.ourPrefix = chunkPrefix(meta.id, meta.created, meta.model, meta.provider);
-    this.ourData = latin1(`data: ${this.ourPrefix}`);
+    this.metaAscii = asciiText(meta.id, meta.model, meta.provider ?? '');
+    this.ourData = latin1(`data: ${this.ourPrefix}`, this.metaAscii);
   }
 
   push(input: string | Uint8Array): Buffer | string {
@@ -123,46 +159,58 @@ class ChatRelay implements StreamSession {
     const carried = this.carry;
     const buf = carried + chunk.toString('latin1');
     this.carry = '';
+    // An ASCII read (the usual one) and our ASCII prefix: every line built is its own Latin-1 text, and so is the output.
+    const ascii = carried === '' && this.metaAscii && isAscii(chunk);
+    let outAscii = ascii;
     let out = '';
     let pos = 0;
     try {
       // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
       const last = buf.lastIndexOf('\n\n');
-      const utf8 = last > 0 && (carried === '' ? isUtf8(chunk.subarray(0, last)) : isUtf8(Buffer.from(buf.slice(0, last), 'latin1')));
+      const utf8 = last > 0 && (ascii || (carried === '' ? isUtf8(last + 2 === chunk.length ? chunk : chunk.subarray(0, last)) : isUtf8(Buffer.from(buf.slice(0, last), 'latin1'))));
       for (let nn = buf.indexOf('\n\n', pos); nn !== -1 && !this.done; pos = nn + 2, nn = buf.indexOf('\n\n', pos)) {
         let s = pos;
         while (s < nn && buf.charCodeAt(s) === 0x0a) s++; // blank lines beyond the first
         if (s === nn) continue;
+        // A plain chunk: `data: ` and the upstream's usual prefix (one comparison), then its patterns, which admit no
+        // line break (the event is this one line). Relayed as our prefix, the rest up to its tail, and `}`.
+        const upData = this.upstreamData;
+        if (utf8 && upData !== null && hasAt(buf, s, upData) && plainChunkAt(buf, s + upData.length, at)) {
+          this.contentStarted = true;
+          this.producedTokens += deltaTokens(plainChunkChars(buf, at));
+          if (this.held !== '') {
+            outAscii &&= this.heldAscii;
+            out += latin1(this.held, this.heldAscii);
+            this.takeHeld();
+          }
+          out += this.ourData + buf.slice(s + upData.length, at.tail) + '}\n\n';
+          continue;
+        }
         if (hasAt(buf, s, DATA)) {
           const d = s + DATA.length;
-          const up = this.upstreamPrefix;
-          // A plain chunk's pattern admits no line break: the event is this one line.
-          if (utf8 && up !== null && hasAt(buf, d, up) && plainChunkAt(buf, d + up.length)) {
-            this.contentStarted = true;
-            this.producedTokens += deltaTokens(plainChunkChars(buf, d + up.length, nn));
-            if (this.held !== '') out += latin1(this.takeHeld());
-            out += hasAt(buf, nn - USAGE_NULL_TAIL.length, USAGE_NULL_TAIL)
-              ? `${this.ourData}${buf.slice(d + up.length, nn - USAGE_NULL_TAIL.length)}}\n\n`
-              : this.ourData + buf.slice(d + up.length, nn + 2);
-            continue;
-          }
           if (buf.indexOf('\n', s) === nn) {
             if (nn - d === DONE.length && hasAt(buf, d, DONE)) {
               this.done = true;
               break;
             }
-            out += latin1(this.data(utf8Of(buf, d, nn)));
+            const plain = ascii && this.heldAscii;
+            this.lineAscii = ascii;
+            out += latin1(this.data(utf8Of(buf, d, nn, ascii)), plain);
+            outAscii &&= plain;
             continue;
           }
         }
         if (buf.charCodeAt(s) !== 0x3a || buf.indexOf('\n', s) !== nn) {
           // Anything but a one-line comment: an event of other fields (`event:`, several `data:` lines, `id:`).
-          for (const ev of parseEvents(utf8Of(buf, s, nn + 2))) {
+          for (const ev of parseEvents(utf8Of(buf, s, nn + 2, ascii))) {
             if (ev.data === '[DONE]') {
               this.done = true;
               break;
             }
-            out += latin1(this.data(ev.data));
+            const plain = ascii && this.heldAscii;
+            this.lineAscii = ascii;
+            out += latin1(this.data(ev.data), plain);
+            outAscii &&= plain;
           }
         }
       }
@@ -174,12 +222,13 @@ class ChatRelay implements StreamSession {
       if (out === '') throw err;
       this.failure = err as UpstreamError;
     }
-    return out === '' ? '' : Buffer.from(out, 'latin1');
+    return out === '' || outAscii ? out : Buffer.from(out, 'latin1');
   }
 
   private takeHeld(): string {
     const h = this.held;
     this.held = '';
+    this.heldAscii = true;
     return h;
   }
 
@@ -195,6 +244,7 @@ class ChatRelay implements StreamSession {
     const { parser, events, decoder, bound } = this.legacy!;
     const text = decoder.write(chunk);
     parser.feed(text);
+    this.lineAscii = false;
     let out = '';
     try {
       bound.fed(text.length, events.length);
@@ -241,15 +291,17 @@ class ChatRelay implements StreamSession {
     if (output) this.producedTokens += deltaTokens(deltaChars(choices));
     const norm = normalizeChoices(choices);
     if (norm) this.finish = norm;
-    if (this.upstreamPrefix === null && typeof json.id === 'string' && typeof json.created === 'number' && typeof json.model === 'string') {
+    if (this.upstreamText === null && typeof json.id === 'string' && typeof json.created === 'number' && typeof json.model === 'string') {
       this.upstreamText = chunkPrefix(json.id, json.created, json.model);
-      this.upstreamPrefix = latin1(this.upstreamText);
+      const upData = `data: ${this.upstreamText}`;
+      this.upstreamData = latin1(upData, asciiText(json.id, json.model, ''));
     }
     const up = this.upstreamText;
     const verbatim = norm === null && !mirrored && !withUsage && json.provider === undefined && up !== null && data.startsWith(up);
     const line = verbatim ? `data: ${this.ourPrefix}${data.slice(up!.length)}\n\n` : `data: ${JSON.stringify(Object.assign(json, this.base))}\n\n`;
     if (!this.contentStarted && !output) {
       this.held += line;
+      this.heldAscii &&= this.lineAscii;
       return '';
     }
     this.contentStarted = true;
@@ -262,14 +314,19 @@ class ChatRelay implements StreamSession {
   }
 
   finishOut(m: AnswerMeta): string {
-    const tail: Record<string, unknown> = { ...this.base, choices: [], usage: chatUsageView(tokenUsage(this.raw), this.raw, m) };
+    const tail: Record<string, unknown> = ourChunk(this.base, [], chatUsageView(tokenUsage(this.raw), this.raw, m));
     if (m.gateway_metadata) tail.gateway_metadata = m.gateway_metadata;
     return `${this.takeHeld()}data: ${JSON.stringify(tail)}\n\ndata: [DONE]\n\n`;
   }
 
   errorOut(status: number, message: string, errorType: string, m: AnswerMeta): string {
+    const b = this.base;
     const chunk: Record<string, unknown> = {
-      ...this.base,
+      id: b.id,
+      object: b.object,
+      created: b.created,
+      model: b.model,
+      provider: b.provider,
       error: { code: status, message, metadata: { error_type: errorType } },
       choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error', native_finish_reason: 'error' }],
     };

@@ -27,14 +27,21 @@ function upstreamBody(body: Record<string, unknown>, out: Record<string, unknown
   const raw = sameConversation(out, body, 'messages') ? rawMessages(body) : null;
   if (!raw) return { body: Buffer.from(JSON.stringify(out)), headers };
   const parts = withRawMessages(without(out, 'messages'), raw);
-  return { body: parts, headers: { ...headers, 'content-length': String(parts.reduce((n, b) => n + b.length, 0)) } };
+  // Copied, then the length set: a property after an object spread costs about a microsecond on this V8.
+  const sized: Record<string, string> = {};
+  for (const k in headers) sized[k] = headers[k]!;
+  sized['content-length'] = String(parts.reduce((n, b) => n + b.length, 0));
+  return { body: parts, headers: sized };
 }
 
 export function openaiPassthrough(body: Record<string, unknown>, endpoint: EndpointDef): AttemptCodec {
   return {
     request(ctx, stream) {
       const { body: out, dropped } = openaiBody(body, endpoint, stream);
-      return { req: { url: chatUrl(ctx.provider), ...upstreamBody(body, out, chatHeaders(ctx.provider, ctx.apiKey, stream)) }, dropped };
+      const url = chatUrl(ctx.provider);
+      const sent = upstreamBody(body, out, chatHeaders(ctx.provider, ctx.apiKey, stream));
+      // An explicit literal: a spread in a literal costs more on this V8 than naming the two fields.
+      return { req: { url, body: sent.body, headers: sent.headers }, dropped };
     },
     parseError: openaiError,
     parse(text) {

@@ -7,7 +7,8 @@ import type { TokenUsage } from '../../core/pricing.js';
 import { mapUpstreamStatus, parseRetryAfter, rawBody, type UpstreamError } from '../../core/provider-errors.js';
 
 // Built once per provider (the hot path asks for them on every attempt); frozen because they are shared.
-const headerSets = new WeakMap<ProviderDef, Map<string, Readonly<Record<string, string>>>>();
+/** The headers of a provider per API key: [non-streamed, streamed], built once. */
+const headerSets = new WeakMap<ProviderDef, Map<string, [Readonly<Record<string, string>> | null, Readonly<Record<string, string>> | null]>>();
 
 /** `{base}/<path>` of a provider's OpenAI-style API, built once per provider. */
 export function providerUrl(path: string): (provider: ProviderDef) => URL {
@@ -25,13 +26,16 @@ export function providerUrl(path: string): (provider: ProviderDef) => URL {
 export const chatUrl = providerUrl('chat/completions');
 
 export function chatHeaders(provider: ProviderDef, apiKey: string | null, stream: boolean): Record<string, string> {
-  let byVariant = headerSets.get(provider);
-  if (!byVariant) {
-    byVariant = new Map();
-    headerSets.set(provider, byVariant);
+  let byKey = headerSets.get(provider);
+  if (!byKey) {
+    byKey = new Map();
+    headerSets.set(provider, byKey);
   }
-  const variant = `${stream ? 's' : 'j'}|${apiKey ?? ''}`;
-  let h = byVariant.get(variant);
+  // Keyed by the API key string itself (the same string every request, its hash kept), not a key built per request.
+  let pair = byKey.get(apiKey ?? '');
+  if (!pair) byKey.set(apiKey ?? '', (pair = [null, null]));
+  const at = stream ? 1 : 0;
+  let h = pair[at];
   if (!h) {
     const built: Record<string, string> = {
       'content-type': 'application/json',
@@ -41,7 +45,7 @@ export function chatHeaders(provider: ProviderDef, apiKey: string | null, stream
     };
     if (apiKey) built.authorization = `Bearer ${apiKey}`;
     h = Object.freeze(built);
-    byVariant.set(variant, h);
+    pair[at] = h;
   }
   return h as Record<string, string>;
 }

@@ -1,8 +1,10 @@
 /**
  * The ordinary content chunk of an OpenAI chat stream, recognized without parsing it (services/chat-relay.ts relays
- * such chunks as read; the stream decoder's `rawDelta`, ir-stream.ts, passes their delta on undecoded). The relay scans a read as Latin-1 text (one character per byte, no decoding), so the checks here
- * work on that text: a strict pattern run by the regular-expression engine, which is faster here than a scan in
- * JavaScript or calls into Buffer's native methods per check.
+ * such chunks as read; the stream decoder's `rawDelta`, ir-stream.ts, passes their delta on undecoded). The relay scans
+ * a read as Latin-1 text (one character per byte, no decoding), so the checks here work on that text: strict patterns
+ * run by the regular-expression engine, which is faster here than a scan in JavaScript or calls into Buffer's native
+ * methods per check. A chunk is matched in three sticky steps (its choice's head, the delta, the tail) so that where
+ * the delta starts and ends is known from `lastIndex` without searching the text again.
  */
 import type { RawDelta } from '../../core/adapters.js';
 import { hasAt, JSON_STRING, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
@@ -19,27 +21,57 @@ const INERT_FIELD = `"(?:system_fingerprint|service_tier)":(?:null|${JSON_STRING
 export const USAGE_NULL_TAIL = ',"usage":null}';
 /** Deltas that carry output and nothing to normalize: non-empty text, or a piece of one tool call's arguments. */
 const PLAIN_DELTA = `\\{"content":${NONEMPTY_JSON_STRING}\\}|\\{"tool_calls":\\[\\{"index":(?:0|[1-9][0-9]{0,3}),"function":\\{"arguments":${JSON_STRING}\\}\\}\\]\\}`;
-/**
- * The rest of an ordinary content chunk after the upstream's usual prefix, up to the blank line that ends its event:
- * one choice whose delta is a non-empty `content` string (or a tool call's next arguments), no finish reason, and only
- * inert fields besides. Such a chunk needs nothing from its parse — no error, usage, finish reason, reasoning or
- * provider field is possible, and the pattern admits valid JSON only (and no line break). Sticky: matched from
- * `lastIndex` (after the prefix).
- */
-const PLAIN_REST_SOURCE = `(?:(?:${INERT_FIELD}),)*"choices":\\[\\{"index":0,"delta":(?:${PLAIN_DELTA})(?:,"logprobs":null)?,"finish_reason":null\\}\\](?:,(?:${INERT_FIELD}))*(?:,"usage":null)?\\}`;
-const PLAIN_CONTENT_REST = new RegExp(`${PLAIN_REST_SOURCE}(?=\\n\\n)`, 'y');
+/** A plain chunk after the upstream's usual prefix, up to its delta: only inert fields, then the one choice's head. */
+const CHOICE_HEAD_SOURCE = `(?:${INERT_FIELD},)*"choices":\\[\\{"index":0,"delta":`;
+/** After the delta: no finish reason, only inert fields (the final `usage: null` and `}` are not included). */
+const TAIL_SOURCE = `(?:,"logprobs":null)?,"finish_reason":null\\}\\](?:,${INERT_FIELD})*`;
+
+const CHOICE_HEAD = new RegExp(CHOICE_HEAD_SOURCE, 'y');
+const DELTA = new RegExp(`(?:${PLAIN_DELTA})`, 'y');
+/** The tail up to the optional `,"usage":null` and the closing brace, which must end the event (its blank line next). */
+const TAIL_TO_EVENT_END = new RegExp(`${TAIL_SOURCE}(?=(?:,"usage":null)?\\}\\n\\n)`, 'y');
+/** The whole tail, closing brace included (its end is checked by the caller). */
+const TAIL = new RegExp(`${TAIL_SOURCE}(?:,"usage":null)?\\}`, 'y');
+/** `data: ` and the upstream's usual prefix with any id, created and model (ir-stream.ts's `rawDelta`). */
+const EVENT_PREFIX = new RegExp(`data: \\{"id":${JSON_STRING},"object":"chat\\.completion\\.chunk","created":(?:0|[1-9][0-9]{0,15}),"model":${JSON_STRING},`, 'y');
 
 /**
- * A whole plain content chunk's event as the upstream decoder reads it (ir-stream.ts's `rawDelta`): `data: `, the
- * usual prefix with any id, created and model, and the rest as above (sticky; its end is checked by the caller).
+ * Where the parts of the plain chunk that `plainChunkAt` matched are: its delta from `delta` (the `{`) to `deltaEnd`
+ * (after its `}`), and `tail`, where the optional `,"usage":null` and the closing brace begin.
  */
-const PLAIN_CONTENT_EVENT = new RegExp(`data: \\{"id":${JSON_STRING},"object":"chat\\.completion\\.chunk","created":(?:0|[1-9][0-9]{0,15}),"model":${JSON_STRING},${PLAIN_REST_SOURCE}`, 'y');
-
-/** Whether `buf` (Latin-1 text of bytes) holds a plain content chunk from `from` (after the upstream prefix) to its event's end. */
-export function plainChunkAt(buf: string, from: number): boolean {
-  PLAIN_CONTENT_REST.lastIndex = from;
-  return PLAIN_CONTENT_REST.test(buf);
+export interface PlainChunk {
+  delta: number;
+  deltaEnd: number;
+  tail: number;
 }
+
+/** The choice's head, the delta and a tail (`tail`: TAIL_TO_EVENT_END or TAIL) from `from`; false when one does not fit. */
+function matchParts(buf: string, from: number, tail: RegExp, at: PlainChunk): boolean {
+  CHOICE_HEAD.lastIndex = from;
+  if (!CHOICE_HEAD.test(buf)) return false;
+  const delta = CHOICE_HEAD.lastIndex;
+  DELTA.lastIndex = delta;
+  if (!DELTA.test(buf)) return false;
+  const deltaEnd = DELTA.lastIndex;
+  tail.lastIndex = deltaEnd;
+  if (!tail.test(buf)) return false;
+  at.delta = delta;
+  at.deltaEnd = deltaEnd;
+  at.tail = tail.lastIndex;
+  return true;
+}
+
+/**
+ * Whether `buf` (Latin-1 text of bytes) holds a plain content chunk from `from` (after the upstream prefix) to its
+ * event's end: one choice whose delta is a non-empty `content` string (or a tool call's next arguments), no finish
+ * reason, and only inert fields besides. Such a chunk needs nothing from its parse — no error, usage, finish reason,
+ * reasoning or provider field is possible, and the patterns admit valid JSON only (and no line break). `at` is filled in.
+ */
+export function plainChunkAt(buf: string, from: number, at: PlainChunk): boolean {
+  return matchParts(buf, from, TAIL_TO_EVENT_END, at);
+}
+
+const scratch: PlainChunk = { delta: 0, deltaEnd: 0, tail: 0 };
 
 /**
  * Whether `buf` from `start` to `end` (one event, its blank line excluded) is a plain content chunk with output. Then
@@ -47,50 +79,37 @@ export function plainChunkAt(buf: string, from: number): boolean {
  * and `to` bound the string token (quotes included). False too for empty arguments (no output).
  */
 export function plainChunkDelta(buf: string, start: number, end: number, d: RawDelta): boolean {
-  PLAIN_CONTENT_EVENT.lastIndex = start;
-  if (!PLAIN_CONTENT_EVENT.test(buf) || PLAIN_CONTENT_EVENT.lastIndex !== end) return false;
-  // The first `"delta":{`: no string token can hold it (its quotes would be escaped).
-  const at = buf.indexOf(DELTA, start) + DELTA.length;
-  let stop = buf.lastIndexOf(FINISH, end);
-  if (hasAt(buf, stop - LOGPROBS.length, LOGPROBS)) stop -= LOGPROBS.length;
+  EVENT_PREFIX.lastIndex = start;
+  if (!EVENT_PREFIX.test(buf) || !matchParts(buf, EVENT_PREFIX.lastIndex, TAIL, scratch) || scratch.tail !== end) return false;
+  const at = scratch.delta;
   d.buf = buf;
-  if (buf.charCodeAt(at + 1) === 0x63) {
+  if (buf.charCodeAt(at + 2) === 0x63) {
     // {"content":…}
     d.kind = 'text_delta';
     d.index = 0;
-    d.from = at + 10;
-    d.to = stop - 1;
+    d.from = at + 11;
+    d.to = scratch.deltaEnd - 1;
     return true;
   }
   // {"tool_calls":[{"index":N,"function":{"arguments":…}}]}
-  let p = at + 23;
+  let p = at + 24;
   let tool = 0;
   for (let c = buf.charCodeAt(p); c !== 0x2c; c = buf.charCodeAt(++p)) tool = tool * 10 + (c - 0x30);
   d.kind = 'tool_call_delta';
   d.index = tool;
   d.from = p + 25;
-  d.to = stop - 4;
+  d.to = scratch.deltaEnd - 4;
   return d.to - d.from > 2;
 }
 
-const DELTA = '"delta":{';
-const FINISH = ',"finish_reason":null';
-const LOGPROBS = ',"logprobs":null';
-const CHOICE = '"choices":[{"index":0,"delta":{';
-const FINISH_END = ',"finish_reason":null}]}';
-const FINISH_END_NULL = ',"finish_reason":null}],"usage":null}';
-
 /**
- * Characters of output in the plain chunk of `buf` from `from` to `end` (its data, PLAIN_CONTENT_REST matched): the
- * delta's text between `{"content":"` and `"}` (a tool call's framing counts a few characters more), in characters —
- * UTF-8 continuation bytes are not counted.
+ * Characters of output in the plain chunk of `buf` that `plainChunkAt` matched (`at`): the delta's text between
+ * `{"content":"` and `"}` (a tool call's framing counts a few characters more), in characters — UTF-8 continuation
+ * bytes are not counted.
  */
-export function plainChunkChars(buf: string, from: number, end: number): number {
-  // The usual layout (no inert fields) is checked first: a search, forwards or backwards, costs more than the count.
-  const start = (hasAt(buf, from, CHOICE) ? from + CHOICE.length : buf.indexOf(DELTA, from) + DELTA.length) + 11;
-  let stop = hasAt(buf, end - FINISH_END.length, FINISH_END) ? end - FINISH_END.length : hasAt(buf, end - FINISH_END_NULL.length, FINISH_END_NULL) ? end - FINISH_END_NULL.length : buf.lastIndexOf(FINISH, end);
-  if (buf.startsWith(LOGPROBS, stop - LOGPROBS.length)) stop -= LOGPROBS.length;
-  stop -= 2;
+export function plainChunkChars(buf: string, at: PlainChunk): number {
+  const start = at.delta + 12;
+  const stop = at.deltaEnd - 2;
   let n = stop - start;
   for (let i = start; i < stop; i++) if ((buf.charCodeAt(i) & 0xc0) === 0x80) n--;
   return n < 0 ? 0 : n;
@@ -100,7 +119,7 @@ export function plainChunkChars(buf: string, from: number, end: number): number 
 export function isPlainContentChunk(data: string, upstreamPrefix: string): boolean {
   const buf = Buffer.from(`${data}\n\n`).toString('latin1');
   const prefix = Buffer.from(upstreamPrefix).toString('latin1');
-  return hasAt(buf, 0, prefix) && plainChunkAt(buf, prefix.length);
+  return hasAt(buf, 0, prefix) && plainChunkAt(buf, prefix.length, scratch);
 }
 
 /** What follows the upstream prefix in a plain content chunk, as the client gets it (without a final `usage: null`). */

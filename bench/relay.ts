@@ -1,0 +1,69 @@
+/**
+ * `npx tsx bench/relay.ts <checkout> [streams]`: the same-protocol chat relay alone (chat completions in, an OpenAI
+ * upstream) on the short stream of `bench:instructions` (INSTR_STREAM=1): the simulator's answer to "hello" — a role
+ * chunk, 13 content chunks, the finish chunk, the usage chunk and `[DONE]`, as one read. Each stream is a fresh session
+ * of `<checkout>/dist` (any build with `codecFor`, e.g. the base 208daee), fed as the gateway's pipe feeds it (bytes to
+ * a binary session, decoded text otherwise). Prints µs per stream.
+ *
+ * Under callgrind it counts instructions per stream, without the warm-up (4 × streams) and start-up:
+ *   valgrind --tool=callgrind --instr-atstart=no --vgdb-prefix=/tmp/r/vgdb --callgrind-out-file=/tmp/r/cg.%p \
+ *     node --import tsx bench/relay.ts <checkout> 2000     (with RELAY_VGDB_PREFIX=/tmp/r/vgdb HOST=127.0.0.1)
+ * then `callgrind_annotate /tmp/r/cg.<pid>.1` (the counted part's dump).
+ */
+import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { pathToFileURL } from 'node:url';
+
+const dir = resolve(process.argv[2] ?? '.');
+const N = Number(process.argv[3] ?? 20_000);
+const PREFIX = process.env.RELAY_VGDB_PREFIX;
+
+/** The simulator's streamed answer to "hello" (src/sim/openai.ts streamEvents), usage asked for. */
+function simStream(): Buffer {
+  const head = '{"id":"chatcmpl-simlx851","object":"chat.completion.chunk","created":1795565879,"model":"bench-model","service_tier":"default","system_fingerprint":"fp_sim0000000","choices":[';
+  const chunk = (delta: string, finish = 'null') => `data: ${head}{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish}}],"usage":null}\n\n`;
+  const words = ['Simulated', ' reply', ' to:', ' hello', ' This', ' is', ' a', ' simulated', ' answer', ' from', ' the', ' bench', ' model.'];
+  const usage = '{"prompt_tokens":9,"completion_tokens":13,"total_tokens":22,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}';
+  return Buffer.from(
+    chunk('{"role":"assistant","content":"","refusal":null}') +
+      words.map((w) => chunk(`{"content":${JSON.stringify(w)}}`)).join('') +
+      chunk('{}', '"stop"') +
+      `data: ${head}],"usage":${usage}}\n\n` +
+      'data: [DONE]\n\n',
+  );
+}
+
+interface Session {
+  binary?: boolean;
+  push(x: string | Uint8Array): string | Buffer;
+  finishOut(meta: unknown): string;
+}
+
+async function main() {
+  const { codecFor } = (await import(pathToFileURL(`${dir}/dist/services/codecs.js`).href)) as { codecFor: (...args: unknown[]) => { openStream(meta: unknown): Session } };
+  const codec = codecFor('chat', { model: 'bench/model', messages: [{ role: 'user', content: 'hello' }], stream: true }, null, { upstreamModel: 'bench-model', supportedParameters: [] }, 'openai');
+  const meta = { id: 'gen-1795565879-abcdefghijklmnop', created: 1795565879, model: 'bench/model', provider: 'Simulator', cost: 0.000035, cost_details: {} };
+  const read = simStream();
+  let bytes = 0;
+  const run = (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const s = codec.openStream(meta);
+      const decoder = new StringDecoder('utf8');
+      bytes += s.push(s.binary ? read : decoder.write(read)).length + s.finishOut(meta).length;
+    }
+  };
+  run(4 * N);
+  const control = (cmd: string) => PREFIX && execFileSync('callgrind_control', [`--vgdb-prefix=${PREFIX}`, cmd, String(process.pid)], { stdio: 'ignore' });
+  control('--instr=on');
+  const t0 = process.cpuUsage();
+  run(N);
+  const t = process.cpuUsage(t0);
+  control('--dump');
+  console.log(`${dir}: ${N} streams, ${((t.user + t.system) / N).toFixed(2)} µs per stream (${bytes} bytes out)`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
