@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { CHARGE, HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
 import { once, type ReserveResult, type ScopeSpec } from './types.js';
-import { addSettled, markStored, notInSeed, total } from './seed-epochs.js';
+import { addSettled, compact, markStored, notInSeed, total } from './seed-epochs.js';
 import type { Charge, Lease, Push, Refusal, RedisWithScripts } from './redis-lease.js';
 
 /** Defaults (docs/spend.md): heartbeat TTL, sync period, idle time before a lease is returned, lease cap in requests. */
@@ -276,6 +276,7 @@ export class RedisLedger {
     const resent = l.unacked ? notInSeed(l.unacked.segs, ver, view) : [];
     l.unacked = null;
     l.segs = [...resent, ...notInSeed(l.segs, ver, view)];
+    compact(l.segs);
     // What the seed counts stays in the lease as room to give back (its hold, when Redis still has it); what the
     // unacknowledged push carried and the seed does not count is settled spend of the lease again.
     l.granted += total(resent);
@@ -287,6 +288,7 @@ export class RedisLedger {
   stored(through: number, at = Date.now()): void {
     for (const l of this.leases.values()) {
       markStored(l.segs, through, at);
+      compact(l.segs);
       if (l.unacked) markStored(l.unacked.segs, through, at);
     }
   }
@@ -378,10 +380,10 @@ export class RedisLedger {
    * The lease of a scope here (tests, diagnostics); `unacked`: a push whose reply never came, and the key and sequence
    * number that tell whether Redis applied it (applied when the key holds a number not below `seq`).
    */
-  peek(id: string): { granted: number; held: number; used: number; unacked: { push: number; give: number; seq: number; ackKey: string } | null } | null {
+  peek(id: string): { granted: number; held: number; used: number; segments: number; unacked: { push: number; give: number; seq: number; ackKey: string; segments: number } | null } | null {
     const l = this.leases.get(id);
     if (!l) return null;
     const u = l.unacked;
-    return { granted: l.granted, held: l.held, used: l.used, unacked: u ? { push: u.push, give: u.give, seq: u.seq, ackKey: this.key('ack', `${id}:${this.instance}`) } : null };
+    return { granted: l.granted, held: l.held, used: l.used, segments: l.segs.length, unacked: u ? { push: u.push, give: u.give, seq: u.seq, ackKey: this.key('ack', `${id}:${this.instance}`), segments: u.segs.length } : null };
   }
 }
