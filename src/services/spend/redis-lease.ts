@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Segment } from './seed-epochs.js';
-import type { ReserveResult, ScopeSpec } from './types.js';
+import type { Reservation, ReserveResult, ScopeSpec } from './types.js';
 
 export interface Lease {
   spec: ScopeSpec;
@@ -59,3 +59,26 @@ export type Refusal = Extract<ReserveResult, { ok: false }> & { spareNano?: numb
 
 type Acquire = (keys: number, ...args: Array<string | number>) => Promise<Array<number | string>>;
 export type RedisWithScripts = Redis & { gwSpendAcquire: Acquire; gwSpendHeartbeat: (keys: number, ...args: Array<string | number>) => Promise<number>; gwSpendCharge: (keys: number, ...args: Array<string | number>) => Promise<number> };
+
+/** A reservation from the leases: the one object a request's fast path allocates. Settled or released once. */
+export class LeaseHold implements Reservation {
+  private done = false;
+
+  constructor(
+    private readonly ledger: { settled(leases: Lease[], amount: number, actual: number): void },
+    private readonly leases: Lease[],
+    readonly amountNano: number,
+  ) {}
+
+  settle(actualNano: number): void {
+    if (this.done) return;
+    this.done = true;
+    this.ledger.settled(this.leases, this.amountNano, Math.max(0, Math.round(actualNano)));
+  }
+
+  release(): void {
+    if (this.done) return;
+    this.done = true;
+    for (const l of this.leases) l.held -= this.amountNano;
+  }
+}

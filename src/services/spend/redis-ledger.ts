@@ -10,9 +10,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { CHARGE, HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
-import { once, type ReserveResult, type ScopeSpec } from './types.js';
+import type { ReserveResult, ScopeSpec } from './types.js';
 import { addSettled, compact, markStored, notInSeed, total } from './seed-epochs.js';
-import type { Charge, Lease, Push, Refusal, RedisWithScripts } from './redis-lease.js';
+import { LeaseHold, type Charge, type Lease, type Push, type Refusal, type RedisWithScripts } from './redis-lease.js';
 
 /** Defaults (docs/spend.md): heartbeat TTL, sync period, idle time before a lease is returned, lease cap in requests. */
 export const SPEND_DEFAULTS = { heartbeatTtlMs: 10_000, syncMs: 200, idleMs: 1_000, maxLeaseRequests: 64 } as const;
@@ -160,22 +160,22 @@ export class RedisLedger {
   private take(leases: Lease[], amount: number): ReserveResult {
     const at = this.now();
     for (const l of leases) (l.held += amount), (l.lastUse = at);
-    return {
-      ok: true,
-      reservation: once(
-        amount,
-        (actual) => {
-          const mark = this.flushMark();
-          for (const l of leases) (l.held -= amount), (l.used += actual), (l.lastUse = this.now()), addSettled(l.segs, mark, this.cuts, actual);
-          // Cost beyond the lease (the reply outgrew its estimate): pushed at once, before the reply leaves, so that
-          // other instances see it now rather than at the next sync.
-          if (leases.some((l) => l.used + l.held > l.granted)) void this.sync().catch(() => undefined);
-        },
-        () => {
-          for (const l of leases) l.held -= amount;
-        },
-      ),
-    };
+    return { ok: true, reservation: new LeaseHold(this, leases, amount) };
+  }
+
+  /** A request held `amount` in `leases` and cost `actual` (LeaseHold.settle, once). */
+  settled(leases: Lease[], amount: number, actual: number): void {
+    const mark = this.flushMark();
+    const at = this.now();
+    let beyond = false;
+    for (const l of leases) {
+      (l.held -= amount), (l.used += actual), (l.lastUse = at);
+      addSettled(l.segs, mark, this.cuts, actual);
+      if (l.used + l.held > l.granted) beyond = true;
+    }
+    // Cost beyond the lease (the reply outgrew its estimate): pushed at once, before the reply leaves, so that other
+    // instances see it now rather than at the next sync.
+    if (beyond) void this.sync().catch(() => undefined);
   }
 
   /**
@@ -387,3 +387,4 @@ export class RedisLedger {
     return { granted: l.granted, held: l.held, used: l.used, segments: l.segs.length, unacked: u ? { push: u.push, give: u.give, seq: u.seq, ackKey: this.key('ack', `${id}:${this.instance}`), segments: u.segs.length } : null };
   }
 }
+
