@@ -127,7 +127,7 @@ async function main() {
       return { cpu: procStats(g.proc.pid!).cpu - c0, requests: r.requests.total, errors: errors(r) };
     };
     for (let round = 1; round <= ROUNDS; round++) {
-      const p = [];
+      const p: Array<{ cpu: number; requests: number; errors: number }> = [];
       for (const g of [ga, gb, gb, ga]) p.push(await phase(g));
       const sum = (xs: typeof p) => xs.reduce((t, x) => ({ cpu: t.cpu + x.cpu, requests: t.requests + x.requests, errors: t.errors + x.errors }), { cpu: 0, requests: 0, errors: 0 });
       const [sa, sb] = [sum([p[0], p[3]]), sum([p[1], p[2]])];
