@@ -3,7 +3,7 @@
  * seed of the shared counter already counts. Pure logic; the Redis side is test/services/spend-reseed.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { addSettled, compact, inSeed, markStored, MAX_SEGMENTS, notInSeed, parseVersion, total, type Segment } from '../../src/services/spend/seed-epochs.js';
+import { addSettled, compact, inSeed, markStored, MAX_SEGMENTS, notInSeed, parseVersion, total, unconfirmed, type Segment } from '../../src/services/spend/seed-epochs.js';
 import { windowStarts } from '../../src/core/limits.js';
 
 describe('seed epochs', () => {
@@ -98,6 +98,18 @@ describe('seed epochs during a long outage (nothing pushed)', () => {
       { mark: 1, cut: 0, amount: 3, storedAt: 5_000 },
       { mark: 3, cut: 1, amount: 12, storedAt: 5_000 },
     ]);
+  });
+});
+
+describe('pushed spend a later seed might miss', () => {
+  it('is unconfirmed until an answer under the same seed came after its records were written', () => {
+    const seg = (storedAt: number | null): Segment => ({ mark: 0, cut: 0, amount: 1, storedAt });
+    expect(unconfirmed([], 5, 0)).toBe(false);
+    expect(unconfirmed([seg(null)], 5, 10_000)).toBe(true); // not written yet
+    expect(unconfirmed([seg(990)], null, 10_000)).toBe(true); // no clock offset known
+    expect(unconfirmed([seg(990)], 5, 995)).toBe(true); // 990 + 5 is not before the answer's time
+    expect(unconfirmed([seg(990), seg(1_000)], 5, 1_004)).toBe(true);
+    expect(unconfirmed([seg(990), seg(1_000)], 5, 1_006)).toBe(false);
   });
 });
 

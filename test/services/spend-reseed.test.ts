@@ -180,4 +180,47 @@ describe('spend counters seeded again after Redis lost them: no amount counted t
     expect(await spent(redis, prefix, a.spec.id)).toBe(a.settled + b.settled);
     expect(a.ledger.peek(a.spec.id)).toMatchObject({ used: 0, unacked: null, segments: 0 });
   });
+
+  it('pushes again spend it had pushed whose records were written after the new seed read the store', async () => {
+    const { redis, prefix, a, b, wipe } = await setup();
+    await a.spend(3);
+    await b.spend(2);
+    // Pushed and applied; the records are not written yet.
+    await Promise.all([a.ledger.sync(true), b.ledger.sync(true)]);
+    expect(await spent(redis, prefix, a.spec.id)).toBe(5 * COST);
+    await sleep(20);
+    await wipe();
+    // b seeds: the store holds none of a's 3 (b's own 2 are in its seed, as its records not written yet).
+    await b.spend(1);
+    await sleep(20);
+    a.flush(); // written only now, after the seed's version time
+    b.flush();
+    // a learns of the new seed at its next sync and pushes its 3 again (an idle lease syncs while that is unknown).
+    await a.ledger.sync();
+    await a.ledger.sync();
+    await b.ledger.sync(true);
+    expect(await spent(redis, prefix, a.spec.id)).toBe(a.settled + b.settled);
+    expect(a.settled + b.settled).toBe(6 * COST);
+    // Confirmed under the new seed after its records were written: nothing left to watch, the idle lease is forgotten.
+    await sleep(1_100);
+    await a.ledger.sync();
+    await a.ledger.sync();
+    expect(a.ledger.peek(a.spec.id)).toBeNull();
+  });
+
+  it('does not push again what the new seed read from the store', async () => {
+    const { redis, prefix, a, b, wipe } = await setup();
+    await a.spend(3);
+    await b.spend(2);
+    await Promise.all([a.ledger.sync(true), b.ledger.sync(true)]);
+    a.flush();
+    b.flush();
+    await sleep(20);
+    await wipe();
+    await b.spend(1); // b seeds: the store holds all 5
+    await a.ledger.sync();
+    await a.ledger.sync();
+    await b.ledger.sync(true);
+    expect(await spent(redis, prefix, a.spec.id)).toBe(a.settled + b.settled);
+  });
 });

@@ -18,6 +18,15 @@ export interface Lease {
   segs: Segment[];
   /** The version of the seed the scope's counter started from, as last seen (null: not seen yet). */
   ver: string | null;
+  /**
+   * Settled spend pushed and applied under `ver` (bounded: seed-epochs.ts `compact`). Should the counter be seeded
+   * again, what the new seed does not count (records written after its version time, or not yet) is pushed again.
+   */
+  pushed: Segment[];
+  /** Of `pushed` under an older seed, what the current one does not count: added to the counter with the next push. */
+  again: Segment[];
+  /** Redis time (ms) of the last answer that found the counter under `ver`. */
+  confirmed: number;
   /** This instance's own seed of the scope, when it took one: its version and the seed count it started at. */
   mine: { ver: string; cut: number } | null;
   /**
@@ -43,6 +52,9 @@ export interface Push {
   give: number;
   /** The settled spend pushed, by segment (sent again under a new seed version: only what that seed does not count). */
   segs: Segment[];
+  /** Spend pushed before under an older seed, pushed again (spent counter only, the hold untouched), by segment. */
+  again: number;
+  againSegs: Segment[];
   /** The seed version it was made under (the epoch sent with it). */
   ver: string;
 }

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { CHARGE, HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
 import type { ReserveResult, ScopeSpec } from './types.js';
-import { addSettled, compact, markStored, notInSeed, total } from './seed-epochs.js';
+import { addSettled, compact, markStored, notInSeed, total, unconfirmed } from './seed-epochs.js';
 import { LeaseHold, type Charge, type Lease, type Push, type Refusal, type RedisWithScripts } from './redis-lease.js';
 
 /** Defaults (docs/spend.md): heartbeat TTL, sync period, idle time before a lease is returned, lease cap in requests. */
@@ -94,7 +94,7 @@ export class RedisLedger {
 
   private lease(spec: ScopeSpec): Lease {
     let l = this.leases.get(spec.id);
-    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, segs: [], ver: null, mine: null, unacked: null, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
+    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, segs: [], ver: null, pushed: [], again: [], confirmed: 0, mine: null, unacked: null, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
     else l.spec = spec;
     return l;
   }
@@ -196,11 +196,13 @@ export class RedisLedger {
       // give back become a new push, out of the lease from now on.
       if (!l.unacked) {
         const back = l.reset || (give !== 'all' && !give[i]) ? 0 : Math.max(0, l.granted - l.held - l.used);
-        if (l.used + back > 0) {
-          l.unacked = { seq: ++this.seq, push: l.used, give: back, segs: l.segs, ver: l.ver ?? '' };
+        const again = total(l.again);
+        if (l.used + back + again > 0) {
+          l.unacked = { seq: ++this.seq, push: l.used, give: back, segs: l.segs, again, againSegs: l.again, ver: l.ver ?? '' };
           l.granted -= l.used + back;
           l.used = 0;
           l.segs = [];
+          l.again = [];
         }
       }
       const p = l.unacked;
@@ -208,7 +210,7 @@ export class RedisLedger {
       const id = l.spec.id;
       const seed = seeds.get(id);
       keys.push(this.key('spent', id), this.key('hold', id), this.key('squeeze', id), this.key('ack', `${id}:${this.instance}`), this.key('ver', id));
-      args.push(l.spec.limitNano, p?.push ?? 0, p?.give ?? 0, l.held, l.reset ? 1 : 0, l.spec.ttlS, seed?.nano ?? -1, p?.seq ?? 0, p ? p.ver : (l.ver ?? ''), seed?.ver ?? '');
+      args.push(l.spec.limitNano, p?.push ?? 0, p?.give ?? 0, l.held, l.reset ? 1 : 0, l.spec.ttlS, seed?.nano ?? -1, p?.seq ?? 0, p ? p.ver : (l.ver ?? ''), seed?.ver ?? '', p?.again ?? 0);
     });
     // Unknown whether the script ran when this throws: the pushes stay unacknowledged, to be sent again.
     const at = Date.now();
@@ -232,9 +234,15 @@ export class RedisLedger {
       return this.acquire(leases, amount, seeds, give, maxReq);
     }
     // The script ran: every push it carried is applied (now, or by an earlier call whose reply was lost).
+    for (const l of leases) l.confirmed = Number(res[res.length - 1]);
     const vers = status === 0 ? 5 : amount <= 0 ? 2 + 3 * leases.length : 2 + 2 * leases.length;
     leases.forEach((l, i) => {
-      if (l.unacked === sent[i]) l.unacked = null;
+      if (l.unacked === sent[i] && sent[i]) {
+        // Applied under its version: kept (bounded) until a later seed tells whether it counts them.
+        l.pushed.push(...sent[i]!.segs, ...sent[i]!.againSegs);
+        compact(l.pushed);
+        l.unacked = null;
+      }
       const v = res[vers + i];
       if (v !== 0 && v !== '0') this.reseeded(l, String(v));
     });
@@ -274,6 +282,10 @@ export class RedisLedger {
     if (l.ver === ver) return;
     const view = { me: this.instance, mine: l.mine, offset: this.offset };
     const resent = l.unacked ? notInSeed(l.unacked.segs, ver, view) : [];
+    // Spend applied under an older seed (pushed, or to be pushed again) that this seed does not count: pushed again.
+    l.again = [...notInSeed(l.pushed, ver, view), ...(l.unacked ? notInSeed(l.unacked.againSegs, ver, view) : []), ...notInSeed(l.again, ver, view)];
+    compact(l.again);
+    l.pushed = [];
     l.unacked = null;
     l.segs = [...resent, ...notInSeed(l.segs, ver, view)];
     compact(l.segs);
@@ -289,7 +301,10 @@ export class RedisLedger {
     for (const l of this.leases.values()) {
       markStored(l.segs, through, at);
       compact(l.segs);
-      if (l.unacked) markStored(l.unacked.segs, through, at);
+      markStored(l.pushed, through, at);
+      compact(l.pushed);
+      markStored(l.again, through, at);
+      if (l.unacked) markStored(l.unacked.segs, through, at), markStored(l.unacked.againSegs, through, at);
     }
   }
 
@@ -305,8 +320,9 @@ export class RedisLedger {
     for (const [id, l] of this.leases) {
       const idle = l.held === 0 && at - l.lastUse >= this.o.idleMs;
       // A lease with spare room syncs too: its answer says whether the scope is squeezed (then the room goes back).
-      if (l.used > 0 || l.unacked || l.reset || (l.granted > 0 && (idle || all || l.granted - l.held - l.used > 0))) due.push(l);
-      // Forgotten only when nothing refers to it any more: no hold, no trip to Redis under way.
+      if (l.used > 0 || l.unacked || l.reset || l.again.length > 0 || unconfirmed(l.pushed, this.offset, l.confirmed) || (l.granted > 0 && (idle || all || l.granted - l.held - l.used > 0))) due.push(l);
+      // Forgotten only when nothing refers to it any more: no hold, no trip to Redis under way (nor pushed spend a new
+      // seed might miss: such a lease is due, seed-epochs.ts `unconfirmed`).
       else if (idle && l.granted === 0 && l.used === 0 && !l.unacked && !this.pending.has(id)) this.leases.delete(id);
     }
     if (due.length === 0 && this.owed.length === 0) return;
@@ -331,7 +347,7 @@ export class RedisLedger {
    * counters before this resolves — durable even if this instance dies next. Throws when Redis cannot be reached.
    */
   async flush(scopes: ScopeSpec[]): Promise<void> {
-    const leases = scopes.map((s) => this.lease(s)).filter((l) => l.used > 0 || l.unacked || l.reset);
+    const leases = scopes.map((s) => this.lease(s)).filter((l) => l.used > 0 || l.unacked || l.reset || l.again.length > 0);
     if (leases.length > 0) await this.acquire(leases, 0, new Map(), leases.map(() => false));
   }
 

@@ -118,3 +118,13 @@ export function inSeed(seg: Segment, ver: string, view: SeedView): boolean {
 export function notInSeed(segs: readonly Segment[], ver: string, view: SeedView): Segment[] {
   return segs.filter((s) => !inSeed(s, ver, view));
 }
+
+/**
+ * Whether spend pushed and applied under a seed (`pushed`) may be missing from a seed taken since `confirmed` (the
+ * Redis time of the last answer that found the counter under that seed): some of it not known to be written to the
+ * store before then (`offset`: as in SeedView). Once none is, any later seed reads all of it from the store.
+ */
+export function unconfirmed(pushed: readonly Segment[], offset: number | null, confirmed: number): boolean {
+  for (const s of pushed) if (s.storedAt === null || offset === null || s.storedAt + offset >= confirmed) return true;
+  return false;
+}
