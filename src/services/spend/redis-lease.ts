@@ -3,6 +3,7 @@
  * acknowledged yet, charges to send again, and the script commands' shapes.
  */
 import type { Redis } from 'ioredis';
+import { CHARGE, HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
 import type { Segment } from './seed-epochs.js';
 import type { Reservation, ReserveResult, ScopeSpec } from './types.js';
 
@@ -93,4 +94,19 @@ export class LeaseHold implements Reservation {
     this.done = true;
     for (const l of this.leases) l.held -= this.amountNano;
   }
+}
+
+/**
+ * The ledger's scripts as commands of `redis`, loaded again on every (re)connection: the first script after Redis
+ * restarted is then one round trip (not EVALSHA, NOSCRIPT, then EVAL), so its answer's Redis time bounds the clock
+ * offset as tightly as any other (seed-epochs.ts).
+ */
+export function defineScripts(redis: Redis): void {
+  const r = redis as RedisWithScripts;
+  if (!r.gwSpendAcquire) redis.defineCommand('gwSpendAcquire', { lua: SYNC_ACQUIRE });
+  if (!r.gwSpendHeartbeat) redis.defineCommand('gwSpendHeartbeat', { lua: HEARTBEAT });
+  if (!r.gwSpendCharge) redis.defineCommand('gwSpendCharge', { lua: CHARGE });
+  const load = () => void Promise.all([SYNC_ACQUIRE, HEARTBEAT, CHARGE].map((lua) => redis.script('LOAD', lua))).catch(() => undefined);
+  redis.on('ready', load);
+  if (redis.status === 'ready') load();
 }

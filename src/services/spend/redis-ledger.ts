@@ -9,10 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { CHARGE, HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
 import type { ReserveResult, ScopeSpec } from './types.js';
 import { addSettled, compact, markStored, notInSeed, total, unconfirmed } from './seed-epochs.js';
-import { LeaseHold, type Charge, type Lease, type Push, type Refusal, type RedisWithScripts } from './redis-lease.js';
+import { defineScripts, LeaseHold, type Charge, type Lease, type Push, type Refusal, type RedisWithScripts } from './redis-lease.js';
 
 /** Defaults (docs/spend.md): heartbeat TTL, sync period, idle time before a lease is returned, lease cap in requests. */
 export const SPEND_DEFAULTS = { heartbeatTtlMs: 10_000, syncMs: 200, idleMs: 1_000, maxLeaseRequests: 64 } as const;
@@ -63,9 +62,7 @@ export class RedisLedger {
     this.o = { ...SPEND_DEFAULTS, ...opts } as Required<Omit<RedisLedgerOptions, 'now' | 'flushMark'>>;
     this.now = opts.now ?? Date.now;
     this.flushMark = opts.flushMark ?? (() => 0);
-    if (!this.redis.gwSpendAcquire) redis.defineCommand('gwSpendAcquire', { lua: SYNC_ACQUIRE });
-    if (!this.redis.gwSpendHeartbeat) redis.defineCommand('gwSpendHeartbeat', { lua: HEARTBEAT });
-    if (!this.redis.gwSpendCharge) redis.defineCommand('gwSpendCharge', { lua: CHARGE });
+    defineScripts(redis);
   }
 
   private key(kind: string, id: string): string {
