@@ -3,7 +3,7 @@
  * seed of the shared counter already counts. Pure logic; the Redis side is test/services/spend-reseed.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { addSettled, compact, inSeed, markStored, MAX_SEGMENTS, notInSeed, parseVersion, total, unconfirmed, type Segment } from '../../src/services/spend/seed-epochs.js';
+import { addSettled, compact, dropConfirmed, inSeed, markStored, MAX_SEGMENTS, notInSeed, parseVersion, total, unconfirmed, type Segment } from '../../src/services/spend/seed-epochs.js';
 import { windowStarts } from '../../src/core/limits.js';
 
 describe('seed epochs', () => {
@@ -110,6 +110,12 @@ describe('pushed spend a later seed might miss', () => {
     expect(unconfirmed([seg(990)], 5, 995)).toBe(true); // 990 + 5 is not before the answer's time
     expect(unconfirmed([seg(990), seg(1_000)], 5, 1_004)).toBe(true);
     expect(unconfirmed([seg(990), seg(1_000)], 5, 1_006)).toBe(false);
+    // Once confirmed, a segment is dropped: any later seed reads it from the store.
+    const pushed = [seg(990), seg(1_000), seg(null)];
+    dropConfirmed(pushed, 5, 1_004);
+    expect(pushed).toEqual([seg(1_000), seg(null)]);
+    dropConfirmed(pushed, null, 10_000);
+    expect(pushed).toHaveLength(2);
   });
 });
 

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ReserveResult, ScopeSpec } from './types.js';
-import { addSettled, compact, markStored, notInSeed, total, unconfirmed } from './seed-epochs.js';
+import { addSettled, compact, dropConfirmed, markStored, notInSeed, total, unconfirmed } from './seed-epochs.js';
 import { defineScripts, LeaseHold, type Charge, type Lease, type Push, type Refusal, type RedisWithScripts } from './redis-lease.js';
 
 /** Defaults (docs/spend.md): heartbeat TTL, sync period, idle time before a lease is returned, lease cap in requests. */
@@ -242,6 +242,7 @@ export class RedisLedger {
       }
       const v = res[vers + i];
       if (v !== 0 && v !== '0') this.reseeded(l, String(v));
+      else dropConfirmed(l.pushed, this.offset, l.confirmed);
     });
     if (Number(res[1]) === 1) {
       // This call set the holds of its scopes to what is in flight; the other scopes must be set again too.

@@ -119,12 +119,24 @@ export function notInSeed(segs: readonly Segment[], ver: string, view: SeedView)
   return segs.filter((s) => !inSeed(s, ver, view));
 }
 
+/** Whether a pushed segment's records were certainly written before Redis time `confirmed` (see `unconfirmed`). */
+function writtenBefore(s: Segment, offset: number | null, confirmed: number): boolean {
+  return s.storedAt !== null && offset !== null && s.storedAt + offset < confirmed;
+}
+
 /**
  * Whether spend pushed and applied under a seed (`pushed`) may be missing from a seed taken since `confirmed` (the
  * Redis time of the last answer that found the counter under that seed): some of it not known to be written to the
  * store before then (`offset`: as in SeedView). Once none is, any later seed reads all of it from the store.
  */
 export function unconfirmed(pushed: readonly Segment[], offset: number | null, confirmed: number): boolean {
-  for (const s of pushed) if (s.storedAt === null || offset === null || s.storedAt + offset >= confirmed) return true;
+  for (const s of pushed) if (!writtenBefore(s, offset, confirmed)) return true;
   return false;
+}
+
+/** Drops (in place) the pushed segments any seed taken after `confirmed` reads from the store. */
+export function dropConfirmed(pushed: Segment[], offset: number | null, confirmed: number): void {
+  let w = 0;
+  for (const s of pushed) if (!writtenBefore(s, offset, confirmed)) pushed[w++] = s;
+  pushed.length = w;
 }
