@@ -1,14 +1,19 @@
 /**
- * `npm run bench:pair -- <A> <B>`: two builds of the gateway measured at the same time, each under its own load, for
- * changes smaller than this machine's drift between runs (a shared VM's speed moves ±30 % over minutes, so two runs of
- * `npm run bench` cannot tell 5 % apart). Both gateways share the simulator and the machine's state; what is compared
- * is each one's CPU time per request over the same seconds. The same build against itself reads 0.99–1.01.
+ * `npm run bench:pair -- <A> <B>`: two builds of the gateway measured side by side in one run, each under its own load,
+ * for changes smaller than this machine's drift between runs (a shared VM's speed moves ±30 % over minutes, so two runs
+ * of `npm run bench` cannot tell 5 % apart). Both gateways share the simulator and the machine's state; what is
+ * compared is each one's CPU time per request.
  *
  * A and B are checkouts with `dist/` built and their own `node_modules` (e.g. the current one and an older commit:
  * `git worktree add ../gw-old <ref> && (cd ../gw-old && npm ci && npm run build)`, then
  * `npm run bench:pair -- ../gw-old .`).
  *
- * Env: PAIR_ROUNDS (default 3), PAIR_SECONDS (each measured phase, default 10), PAIR_CONNECTIONS (per gateway, default
+ * Two ways to compare (PAIR_MODE). `interleaved` (default): both gateways started once and warmed up (PAIR_WARMUP s, twice
+ * each), then PAIR_ROUNDS rounds (default 7) of PAIR_SECONDS (default 6): A, B, B, A loaded one at a time for half of it
+ * each, so the machine's drift within a round weighs on both alike; B/A per round, then the median, quartiles and range.
+ * `concurrent`: fresh gateways each round (default 3 rounds of 10 s), both loaded at the same time.
+ *
+ * Env: PAIR_ROUNDS, PAIR_SECONDS, PAIR_CONNECTIONS (per gateway, default
  * 32), PAIR_STREAM (1: streamed requests), PAIR_NODE_OPTIONS_B (node options for B only, e.g. a GC flag to try),
  * PAIR_ENV_B (environment variables for B only, as `NAME=value,NAME=value`, e.g. `GATEWAY_METRICS=off`), PAIR_KEY_B (the JSON
  * body B's key is created with, e.g. `{"limit":1000}` for a key with a spending limit).
@@ -27,8 +32,12 @@ import { request } from 'undici';
 import { procStats, waitUp, writeGatewayConfig } from './common.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const ROUNDS = Math.max(1, Number(process.env.PAIR_ROUNDS ?? 3));
-const SECONDS = Number(process.env.PAIR_SECONDS ?? 10);
+/** `interleaved` (default): one pair of gateways, rounds of A, B, B, A loaded in turn; `concurrent`: both at once, fresh gateways each round. */
+const MODE = process.env.PAIR_MODE === 'concurrent' ? 'concurrent' : 'interleaved';
+const ROUNDS = Math.max(1, Number(process.env.PAIR_ROUNDS ?? (MODE === 'interleaved' ? 7 : 3)));
+const SECONDS = Number(process.env.PAIR_SECONDS ?? (MODE === 'interleaved' ? 6 : 10));
+/** Interleaved mode: seconds of load each gateway takes, twice, before the first round (the JIT's warm-up). */
+const WARMUP = Number(process.env.PAIR_WARMUP ?? 4);
 const CONNECTIONS = Number(process.env.PAIR_CONNECTIONS ?? 32);
 const STREAM = process.env.PAIR_STREAM === '1';
 const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
@@ -93,23 +102,45 @@ async function main() {
   const keyB = JSON.parse(process.env.PAIR_KEY_B ?? '{}') as Record<string, unknown>;
   const envB = Object.fromEntries((process.env.PAIR_ENV_B ?? '').split(',').filter((x) => x.includes('=')).map((x) => [x.slice(0, x.indexOf('=')).trim(), x.slice(x.indexOf('=') + 1)]));
   const ratios: number[] = [];
-  for (let round = 1; round <= ROUNDS; round++) {
+  const errors = (r: autocannon.Result) => r.non2xx + r.errors;
+  if (MODE === 'concurrent') {
+    for (let round = 1; round <= ROUNDS; round++) {
+      const [ga, gb] = await Promise.all([gateway(a, SIM_PORT + 201, config, scratch), gateway(b, SIM_PORT + 202, config, scratch, process.env.PAIR_NODE_OPTIONS_B ?? '', envB, keyB)]);
+      await Promise.all([load(ga.url, ga.key, 3), load(gb.url, gb.key, 3)]); // warm-up
+      const cpu0 = [procStats(ga.proc.pid!).cpu, procStats(gb.proc.pid!).cpu];
+      const [ra, rb] = await Promise.all([load(ga.url, ga.key, SECONDS), load(gb.url, gb.key, SECONDS)]);
+      const cpu1 = [procStats(ga.proc.pid!).cpu, procStats(gb.proc.pid!).cpu];
+      const perReq = (i: number, r: autocannon.Result) => ((cpu1[i] - cpu0[i]) * 1e6) / Math.max(1, r.requests.total);
+      const [ua, ub] = [perReq(0, ra), perReq(1, rb)];
+      ratios.push(ub / ua);
+      console.log(`round ${round}: A ${ua.toFixed(0)} µs/req (${ra.requests.total} req, ${errors(ra)} errors)   B ${ub.toFixed(0)} µs/req (${rb.requests.total} req, ${errors(rb)} errors)   B/A ${(ub / ua).toFixed(3)}`);
+      await Promise.all([stop(ga.proc), stop(gb.proc)]);
+    }
+  } else {
+    // Interleaved: both gateways started once and warmed up, then each round loads A, B, B, A (one at a time, half a
+    // round's seconds each), so a drift of the machine's speed within a round weighs on both alike.
     const [ga, gb] = await Promise.all([gateway(a, SIM_PORT + 201, config, scratch), gateway(b, SIM_PORT + 202, config, scratch, process.env.PAIR_NODE_OPTIONS_B ?? '', envB, keyB)]);
-    await Promise.all([load(ga.url, ga.key, 3), load(gb.url, gb.key, 3)]); // warm-up
-    const cpu0 = [procStats(ga.proc.pid!).cpu, procStats(gb.proc.pid!).cpu];
-    const [ra, rb] = await Promise.all([load(ga.url, ga.key, SECONDS), load(gb.url, gb.key, SECONDS)]);
-    const cpu1 = [procStats(ga.proc.pid!).cpu, procStats(gb.proc.pid!).cpu];
-    const perReq = (i: number, r: autocannon.Result) => ((cpu1[i] - cpu0[i]) * 1e6) / Math.max(1, r.requests.total);
-    const [ua, ub] = [perReq(0, ra), perReq(1, rb)];
-    ratios.push(ub / ua);
-    const errors = (r: autocannon.Result) => r.non2xx + r.errors;
-    console.log(
-      `round ${round}: A ${ua.toFixed(0)} µs/req (${ra.requests.total} req, ${errors(ra)} errors)   B ${ub.toFixed(0)} µs/req (${rb.requests.total} req, ${errors(rb)} errors)   B/A ${(ub / ua).toFixed(3)}`,
-    );
+    for (const g of [ga, gb, ga, gb]) await load(g.url, g.key, WARMUP);
+    const phase = async (g: typeof ga) => {
+      const c0 = procStats(g.proc.pid!).cpu;
+      const r = await load(g.url, g.key, SECONDS / 2);
+      return { cpu: procStats(g.proc.pid!).cpu - c0, requests: r.requests.total, errors: errors(r) };
+    };
+    for (let round = 1; round <= ROUNDS; round++) {
+      const p: Array<{ cpu: number; requests: number; errors: number }> = [];
+      for (const g of [ga, gb, gb, ga]) p.push(await phase(g));
+      const sum = (xs: typeof p) => xs.reduce((t, x) => ({ cpu: t.cpu + x.cpu, requests: t.requests + x.requests, errors: t.errors + x.errors }), { cpu: 0, requests: 0, errors: 0 });
+      const [sa, sb] = [sum([p[0], p[3]]), sum([p[1], p[2]])];
+      const [ua, ub] = [(sa.cpu * 1e6) / Math.max(1, sa.requests), (sb.cpu * 1e6) / Math.max(1, sb.requests)];
+      ratios.push(ub / ua);
+      console.log(`round ${round}: A ${ua.toFixed(0)} µs/req (${sa.requests} req, ${sa.errors} errors)   B ${ub.toFixed(0)} µs/req (${sb.requests} req, ${sb.errors} errors)   B/A ${(ub / ua).toFixed(3)}`);
+    }
     await Promise.all([stop(ga.proc), stop(gb.proc)]);
   }
-  ratios.sort((x, y) => x - y);
-  console.log(`B/A CPU per request: median ${ratios[Math.floor(ratios.length / 2)].toFixed(3)} (${ratios.map((r) => r.toFixed(3)).join(', ')})`);
+  const sorted = [...ratios].sort((x, y) => x - y);
+  const q = (f: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(f * (sorted.length - 1))))];
+  console.log(`B/A CPU per request: median ${q(0.5).toFixed(3)}, quartiles ${q(0.25).toFixed(3)}–${q(0.75).toFixed(3)}, range ${sorted[0].toFixed(3)}–${sorted[sorted.length - 1].toFixed(3)} over ${ratios.length} rounds (${MODE})`);
+  console.log(`rounds in order: ${ratios.map((r) => r.toFixed(3)).join(', ')}`);
   await stop(sim);
   process.exit(0);
 }

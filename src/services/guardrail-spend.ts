@@ -13,7 +13,8 @@ import { type KeyRow, type KeyUsageTotals, type Store } from '../store/types.js'
 import { byokSpendId, type GenerationRecorder } from './generations.js';
 import type { SpendGate } from './spend/gate.js';
 import type { SpendAsk } from '../core/spend-ask.js';
-import type { AttemptHooks, AttemptTarget } from './attempts/runner.js';
+import type { Admission, AttemptHooks, AttemptTarget } from './attempts/runner.js';
+import type { Reservation } from './spend/types.js';
 
 /** Spend figures behind budgets are re-read after every generation flush, and at least this often. */
 const SPEND_TTL_MS = 5_000;
@@ -113,7 +114,7 @@ export abstract class GuardrailSpend {
    * have room left: 402 (or 503) otherwise. Nothing stays reserved.
    */
   async checkRoom(key: KeyRow): Promise<void> {
-    if (this.gate) (await this.gate.admit(key, () => null))(null);
+    if (this.gate) (await this.gate.admit(key, () => null))?.release();
   }
 
   /**
@@ -126,32 +127,17 @@ export abstract class GuardrailSpend {
     const gate = this.gate;
     if (!gate) return undefined;
     return {
-      admit: async (a) => {
+      // Without a promise on the hot path: no token rate limit, and the limits' leases have room.
+      admit: (a) => {
         // Sized once, and only when some limit needs it.
         let ask: SpendAsk | null | undefined;
         const sized = () => (ask === undefined ? (ask = askOf(a)) : ask);
+        // On a BYOK credential: held only in the limits that count BYOK spend (docs/byok.md).
+        const byok = (a as { byok?: unknown }).byok !== undefined;
         // The key's token rate limit and its guardrails' (docs/guardrails.md, "Rate limits"), reserved together.
-        const policy = this.peekPolicy(key) ?? (await this.policyFor(key));
-        const tokens = gate.reserveTokens(key, () => sized()?.tokens ?? 1, policy.tokenLimits);
-        const held = tokens ? await tokens : null;
-        let settle: (cost: number | null) => void;
-        try {
-          // On a BYOK credential: held only in the limits that count BYOK spend (docs/byok.md).
-          settle = await gate.admit(key, sized, (a as { byok?: unknown }).byok !== undefined);
-        } catch (err) {
-          held?.release();
-          throw err;
-        }
-        return {
-          settle: (cost, used) => {
-            settle(cost);
-            held?.settle(used ?? held.amountNano);
-          },
-          release: () => {
-            settle(null);
-            held?.release();
-          },
-        };
+        const policy = this.peekPolicy(key);
+        if (policy === undefined) return this.policyFor(key).then((p) => admitWithTokens(gate, key, sized, byok, p.tokenLimits));
+        return admitWithTokens(gate, key, sized, byok, policy.tokenLimits);
       },
     };
   }
@@ -241,5 +227,49 @@ export abstract class GuardrailSpend {
       if (spent >= budget.limitUsd) return { budget, spent };
     }
     return null;
+  }
+}
+
+/** An attempt's admission in the key's limits, once its tokens (`held`, token rate limit) are reserved. */
+/** Reserves the request's tokens in its token rate limits (if any), then its cost: synchronous when neither waits. */
+function admitWithTokens(gate: SpendGate, key: KeyRow, sized: () => SpendAsk | null, byok: boolean, limits: EffectivePolicy['tokenLimits']): SpendAdmission | Promise<SpendAdmission> {
+  const tokens = gate.reserveTokens(key, () => sized()?.tokens ?? 1, limits);
+  return tokens ? tokens.then((held) => spendAdmission(gate, key, sized, byok, held)) : spendAdmission(gate, key, sized, byok, null);
+}
+
+function spendAdmission(gate: SpendGate, key: KeyRow, sized: () => SpendAsk | null, byok: boolean, held: Reservation | null): SpendAdmission | Promise<SpendAdmission> {
+  let r: Reservation | null | Promise<Reservation | null>;
+  try {
+    r = gate.admit(key, sized, byok);
+  } catch (err) {
+    held?.release();
+    throw err;
+  }
+  if (!(r instanceof Promise)) return new SpendAdmission(r, held);
+  return r.then(
+    (x) => new SpendAdmission(x, held),
+    (err) => {
+      held?.release();
+      throw err;
+    },
+  );
+}
+
+/** An attempt's holds: its maximum cost in the key's limits, and its tokens in its token rate limit (either may be null). */
+class SpendAdmission implements Admission {
+  constructor(
+    private readonly spend: Reservation | null,
+    private readonly held: Reservation | null,
+  ) {}
+
+  settle(cost: number | null, used?: number): void {
+    if (cost === null || !(cost > 0)) this.spend?.release();
+    else this.spend?.settle(usdToNano(cost));
+    this.held?.settle(used ?? this.held.amountNano);
+  }
+
+  release(): void {
+    this.spend?.release();
+    this.held?.release();
   }
 }

@@ -3,7 +3,7 @@
  * seed of the shared counter already counts. Pure logic; the Redis side is test/services/spend-reseed.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { addSettled, inSeed, markStored, notInSeed, parseVersion, total, type Segment } from '../../src/services/spend/seed-epochs.js';
+import { addSettled, compact, dropConfirmed, inSeed, markStored, MAX_SEGMENTS, notInSeed, parseVersion, total, unconfirmed, type Segment } from '../../src/services/spend/seed-epochs.js';
 import { windowStarts } from '../../src/core/limits.js';
 
 describe('seed epochs', () => {
@@ -45,6 +45,77 @@ describe('seed epochs', () => {
     expect(notInSeed(segs, '2000:b', { me: 'b', mine, offset: 0 })).toEqual(segs);
     expect(parseVersion('1000:b')).toEqual({ at: 1000, by: 'b' });
     expect(parseVersion('')).toBeNull();
+  });
+});
+
+describe('seed epochs during a long outage (nothing pushed)', () => {
+  /** Every flush period settles something; flushes succeed (the store is up, Redis is not). */
+  function outage(flushes: number, seedsEvery = 0): { segs: Segment[]; raw: Segment[] } {
+    const segs: Segment[] = [];
+    const raw: Segment[] = [];
+    let cut = 0;
+    for (let f = 0; f < flushes; f++) {
+      if (seedsEvery > 0 && f % seedsEvery === seedsEvery - 1) cut++;
+      const amount = 1 + (f % 7);
+      addSettled(segs, f, cut, amount);
+      raw.push({ mark: f, cut, amount, storedAt: null });
+      markStored(segs, f + 1, 1_000 * (f + 1));
+      compact(segs);
+      markStored(raw, f + 1, 1_000 * (f + 1));
+    }
+    return { segs, raw };
+  }
+
+  it('keeps at most MAX_SEGMENTS segments over thousands of flushes, the amount whole', () => {
+    const { segs, raw } = outage(5_000, 700);
+    expect(raw.length).toBe(5_000);
+    expect(segs.length).toBeLessThanOrEqual(MAX_SEGMENTS);
+    expect(total(segs)).toBe(total(raw));
+  });
+
+  it('never pushes less than the segments unmerged would (in doubt, pushed), and the same for recent seeds', () => {
+    const { segs, raw } = outage(3_000, 500);
+    const left = (xs: Segment[], ver: string, mine: { ver: string; cut: number } | null) => total(notInSeed(xs, ver, { me: 'b', mine, offset: 3 }));
+    for (let at = 0; at <= 3_002_000; at += 9_973) {
+      // Another instance's seed at any time, and this instance's own seed at any seed count.
+      expect(left(segs, `${at}:a`, null)).toBeGreaterThanOrEqual(left(raw, `${at}:a`, null));
+      const cut = Math.floor(at / 500_000);
+      expect(left(segs, `${at}:b`, { ver: `${at}:b`, cut })).toBeGreaterThanOrEqual(left(raw, `${at}:b`, { ver: `${at}:b`, cut }));
+    }
+    // A seed taken during the last MAX_SEGMENTS / 2 flushes, or after the outage: exactly what the segments unmerged say.
+    for (let at = (3_000 - MAX_SEGMENTS / 2) * 1_000; at <= 3_010_000; at += 250) expect(left(segs, `${at}:a`, null)).toBe(left(raw, `${at}:a`, null));
+  });
+
+  it('merges for free the neighbours no seed can tell apart', () => {
+    const segs: Segment[] = [];
+    addSettled(segs, 0, 0, 1);
+    addSettled(segs, 1, 0, 2);
+    addSettled(segs, 2, 1, 4);
+    addSettled(segs, 3, 1, 8);
+    markStored(segs, 4, 5_000); // one flush's success stamps all four
+    compact(segs);
+    expect(segs).toEqual([
+      { mark: 1, cut: 0, amount: 3, storedAt: 5_000 },
+      { mark: 3, cut: 1, amount: 12, storedAt: 5_000 },
+    ]);
+  });
+});
+
+describe('pushed spend a later seed might miss', () => {
+  it('is unconfirmed until an answer under the same seed came after its records were written', () => {
+    const seg = (storedAt: number | null): Segment => ({ mark: 0, cut: 0, amount: 1, storedAt });
+    expect(unconfirmed([], 5, 0)).toBe(false);
+    expect(unconfirmed([seg(null)], 5, 10_000)).toBe(true); // not written yet
+    expect(unconfirmed([seg(990)], null, 10_000)).toBe(true); // no clock offset known
+    expect(unconfirmed([seg(990)], 5, 995)).toBe(true); // 990 + 5 is not before the answer's time
+    expect(unconfirmed([seg(990), seg(1_000)], 5, 1_004)).toBe(true);
+    expect(unconfirmed([seg(990), seg(1_000)], 5, 1_006)).toBe(false);
+    // Once confirmed, a segment is dropped: any later seed reads it from the store.
+    const pushed = [seg(990), seg(1_000), seg(null)];
+    dropConfirmed(pushed, 5, 1_004);
+    expect(pushed).toEqual([seg(1_000), seg(null)]);
+    dropConfirmed(pushed, null, 10_000);
+    expect(pushed).toHaveLength(2);
   });
 });
 

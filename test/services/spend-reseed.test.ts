@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { REDIS_URL } from '../helpers.js';
 import { RedisLedger } from '../../src/services/spend/redis-ledger.js';
 import type { ScopeSpec } from '../../src/services/spend/index.js';
+import { MAX_SEGMENTS } from '../../src/services/spend/seed-epochs.js';
 
 const COST = 1_234_567;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -40,20 +41,20 @@ class Instance {
   readonly ledger: RedisLedger;
   readonly spec: ScopeSpec;
 
-  constructor(redis: Redis, prefix: string, id: string, private readonly store: Store) {
+  constructor(readonly redis: Redis, prefix: string, id: string, private readonly store: Store) {
     this.ledger = new RedisLedger(redis, { prefix, flushMark: () => this.flushStarts });
     // The seed: what the store holds plus this instance's records not written yet (as GuardrailSpend reads it).
     this.spec = { id, kind: 'key', label: 'key limit', ttlS: 600, limitNano: 1_000 * COST, seed: async () => this.store.written + this.queued };
   }
 
-  /** `n` requests: reserved, recorded (before the settle, as the attempt runner does), settled. */
-  async spend(n: number): Promise<void> {
+  /** `n` requests: reserved, recorded (before the settle, as the attempt runner does), settled (at `actual` each). */
+  async spend(n: number, actual = COST): Promise<void> {
     for (let i = 0; i < n; i++) {
       const r = await this.ledger.reserve([this.spec], COST);
       if (!r.ok) throw new Error('refused');
-      this.queued += COST;
-      r.reservation.settle(COST);
-      this.settled += COST;
+      this.queued += actual;
+      r.reservation.settle(actual);
+      this.settled += actual;
     }
   }
 
@@ -148,5 +149,78 @@ describe('spend counters seeded again after Redis lost them: no amount counted t
       a.flush();
       b.flush();
     }
+  });
+
+  it('keeps the unpushed segments bounded through a Redis outage of thousands of flushes, and the counter exact after it', async () => {
+    const { redis, prefix, a, b, wipe } = await setup();
+    await a.spend(2);
+    await b.spend(2);
+    await a.ledger.sync();
+    // a loses Redis. Its lease (64 requests' room) serves thousands of cheap requests meanwhile, one recorder flush
+    // after each; its sync timer keeps failing (its first failed push stays unacknowledged).
+    a.redis.disconnect();
+    for (let f = 0; f < 3_000; f++) {
+      await a.spend(1, 1_000 + (f % 13));
+      a.flush();
+      if (f % 100 === 0) await a.ledger.sync().catch(() => undefined);
+      const p = a.ledger.peek(a.spec.id)!;
+      expect(p.segments).toBeLessThanOrEqual(MAX_SEGMENTS);
+      expect(p.unacked?.segments ?? 0).toBeLessThanOrEqual(MAX_SEGMENTS);
+    }
+    await a.spend(3, 2_000); // recorded, not written yet
+    await sleep(20);
+    // Redis also lost its counters meanwhile: b seeds from the store, which holds a's flushed records.
+    await wipe();
+    await b.spend(1);
+    await sleep(20);
+    a.redis.connect().catch(() => undefined);
+    await new Promise<void>((res) => (a.redis.status === 'ready' ? res() : a.redis.once('ready', () => res())));
+    await a.ledger.sync(true);
+    await b.ledger.sync(true);
+    expect(await spent(redis, prefix, a.spec.id)).toBe(a.settled + b.settled);
+    expect(a.ledger.peek(a.spec.id)).toMatchObject({ used: 0, unacked: null, segments: 0 });
+  });
+
+  it('pushes again spend it had pushed whose records were written after the new seed read the store', async () => {
+    const { redis, prefix, a, b, wipe } = await setup();
+    await a.spend(3);
+    await b.spend(2);
+    // Pushed and applied; the records are not written yet.
+    await Promise.all([a.ledger.sync(true), b.ledger.sync(true)]);
+    expect(await spent(redis, prefix, a.spec.id)).toBe(5 * COST);
+    await sleep(20);
+    await wipe();
+    // b seeds: the store holds none of a's 3 (b's own 2 are in its seed, as its records not written yet).
+    await b.spend(1);
+    await sleep(20);
+    a.flush(); // written only now, after the seed's version time
+    b.flush();
+    // a learns of the new seed at its next sync and pushes its 3 again (an idle lease syncs while that is unknown).
+    await a.ledger.sync();
+    await a.ledger.sync();
+    await b.ledger.sync(true);
+    expect(await spent(redis, prefix, a.spec.id)).toBe(a.settled + b.settled);
+    expect(a.settled + b.settled).toBe(6 * COST);
+    // Confirmed under the new seed after its records were written: nothing left to watch, the idle lease is forgotten.
+    await sleep(1_100);
+    await a.ledger.sync();
+    await a.ledger.sync();
+    expect(a.ledger.peek(a.spec.id)).toBeNull();
+  });
+
+  it('does not push again what the new seed read from the store', async () => {
+    const { redis, prefix, a, b, wipe } = await setup();
+    await a.spend(3);
+    await b.spend(2);
+    await Promise.all([a.ledger.sync(true), b.ledger.sync(true)]);
+    a.flush();
+    b.flush();
+    await sleep(20);
+    await wipe();
+    await b.spend(1); // b seeds: the store holds all 5
+    await a.ledger.sync();
+    await a.ledger.sync();
+    await b.ledger.sync(true);
+    expect(await spent(redis, prefix, a.spec.id)).toBe(a.settled + b.settled);
   });
 });

@@ -9,16 +9,24 @@ import type { AttemptHooks, AttemptTarget } from './runner.js';
 export function recordingRefusal<A extends AttemptTarget>(hooks: AttemptHooks<A> | undefined, refused: (err: HttpError) => void): AttemptHooks<A> | undefined {
   if (!hooks) return undefined;
   let admitted = false;
+  const failed = (err: unknown): never => {
+    if (!admitted && err instanceof HttpError && err.status === 402) refused(err);
+    throw err;
+  };
+  const ok = <T>(admission: T): T => {
+    admitted = true;
+    return admission;
+  };
   return {
-    admit: async (a) => {
+    // Synchronous when the hooks are (no promise per attempt on the spend fast path).
+    admit: (a) => {
+      let r: ReturnType<AttemptHooks<A>['admit']>;
       try {
-        const admission = await hooks.admit(a);
-        admitted = true;
-        return admission;
+        r = hooks.admit(a);
       } catch (err) {
-        if (!admitted && err instanceof HttpError && err.status === 402) refused(err);
-        throw err;
+        return failed(err);
       }
+      return r instanceof Promise ? r.then(ok, failed) : ok(r);
     },
   };
 }

@@ -39,7 +39,8 @@ export interface Admission {
 
 /**
  * Hooks around each attempt. `admit` runs after routing picked the endpoint and before its upstream call; it may
- * refuse by throwing an HttpError (the run ends with it). Without hooks nothing is reserved (today's behaviour: the
+ * refuse by throwing an HttpError, synchronously or as a rejection (the run ends with it). It may answer without a
+ * promise (the spend gate does when a lease has room). Without hooks nothing is reserved (today's behaviour: the
  * key's limit is checked once, when the request is prepared).
  */
 export interface AttemptHooks<A extends AttemptTarget = AttemptTarget> {
@@ -122,7 +123,9 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
     const a = t;
     let admission: Admission | null = null;
     try {
-      admission = spec.hooks ? await spec.hooks.admit(a) : null;
+      // Synchronous when the limits' counters answer from memory (docs/spend.md): no extra turn of the event loop.
+      const admitted = spec.hooks ? spec.hooks.admit(a) : null;
+      admission = admitted instanceof Promise ? await admitted : admitted;
     } catch (err) {
       // A fallback the limits have no room for (a dearer endpoint): logged, and the run ends with the last failure.
       if (!(err instanceof HttpError) || last === null) throw err;

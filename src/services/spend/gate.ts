@@ -148,18 +148,41 @@ export class SpendGate {
 
   /**
    * Reserves the attempt's maximum cost (`ask`, sized only when some limit needs it; null: unpriced, nothing to
-   * reserve but every limit must have room left). An attempt on a BYOK credential (`byok`) reserves only in the limits
-   * that count BYOK spend (`countsByok`: include_byok_in_limit / include_byok_in_budgets; never credits), so a full
-   * shared limit does not refuse what the workspace's own provider account pays for (docs/byok.md).
+   * reserve but every limit must have room left) and answers the reservation (null: no limit applies). An attempt on a
+   * BYOK credential (`byok`) reserves only in the limits that count BYOK spend (`countsByok`: include_byok_in_limit /
+   * include_byok_in_budgets; never credits), so a full shared limit does not refuse what the workspace's own provider
+   * account pays for (docs/byok.md). Without a promise when the scopes and the counters answer from memory (a lease
+   * with room: the hot path); 402 or 503 are thrown, synchronously or as a rejection.
    */
-  async admit(key: KeyRow, ask: () => SpendAsk | null, byok = false): Promise<(costUsd: number | null) => void> {
+  admit(key: KeyRow, ask: () => SpendAsk | null, byok = false): Reservation | null | Promise<Reservation | null> {
     const found = this.scopes(key);
-    const all = found instanceof Promise ? await found : found;
+    return found instanceof Promise ? found.then((all) => this.admitIn(all, ask, byok)) : this.admitIn(found, ask, byok);
+  }
+
+  private admitIn(all: ScopeSpec[], ask: () => SpendAsk | null, byok: boolean): Reservation | null | Promise<Reservation | null> {
     const scopes = byok ? all.filter((s) => s.countsByok) : all;
-    if (scopes.length === 0) return () => undefined;
+    if (scopes.length === 0) return null;
     // Sized only now: a request without limits never bounds its prompt.
-    const r = await this.reserve(scopes, ask());
-    return (cost) => (cost === null || !(cost > 0) ? r.release() : r.settle(usdToNano(cost)));
+    const max = ask();
+    let r: ReserveResult | Promise<ReserveResult>;
+    try {
+      // An unpriced request reserves one nano-dollar: admitted while every limit has room left.
+      r = this.deps.spend.reserve(scopes, max?.nano ?? 1);
+    } catch (err) {
+      throw unavailable(err);
+    }
+    if (!(r instanceof Promise)) return this.decided(r, max);
+    return r.then(
+      (x) => this.decided(x, max),
+      (err) => {
+        throw unavailable(err);
+      },
+    );
+  }
+
+  private decided(r: ReserveResult, max: SpendAsk | null): Reservation {
+    if (!r.ok) throw this.refusal(r, max);
+    return r.reservation;
   }
 
   /**
@@ -201,18 +224,5 @@ export class SpendGate {
       spent: nanoToUsd(Math.max(0, r.scope.limitNano - available)),
       ...(priced !== null ? { requested_max_cost: nanoToUsd(priced) } : {}),
     });
-  }
-
-  private async reserve(scopes: ScopeSpec[], max: SpendAsk | null): Promise<Reservation> {
-    let r;
-    try {
-      // An unpriced request reserves one nano-dollar: admitted while every limit has room left.
-      r = this.deps.spend.reserve(scopes, max?.nano ?? 1);
-      if (r instanceof Promise) r = await r;
-    } catch (err) {
-      throw unavailable(err);
-    }
-    if (!r.ok) throw this.refusal(r, max);
-    return r.reservation;
   }
 }

@@ -3,8 +3,9 @@
  * acknowledged yet, charges to send again, and the script commands' shapes.
  */
 import type { Redis } from 'ioredis';
+import { CHARGE, HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
 import type { Segment } from './seed-epochs.js';
-import type { ReserveResult, ScopeSpec } from './types.js';
+import type { Reservation, ReserveResult, ScopeSpec } from './types.js';
 
 export interface Lease {
   spec: ScopeSpec;
@@ -18,6 +19,15 @@ export interface Lease {
   segs: Segment[];
   /** The version of the seed the scope's counter started from, as last seen (null: not seen yet). */
   ver: string | null;
+  /**
+   * Settled spend pushed and applied under `ver` (bounded: seed-epochs.ts `compact`). Should the counter be seeded
+   * again, what the new seed does not count (records written after its version time, or not yet) is pushed again.
+   */
+  pushed: Segment[];
+  /** Of `pushed` under an older seed, what the current one does not count: added to the counter with the next push. */
+  again: Segment[];
+  /** Redis time (ms) of the last answer that found the counter under `ver`. */
+  confirmed: number;
   /** This instance's own seed of the scope, when it took one: its version and the seed count it started at. */
   mine: { ver: string; cut: number } | null;
   /**
@@ -43,6 +53,9 @@ export interface Push {
   give: number;
   /** The settled spend pushed, by segment (sent again under a new seed version: only what that seed does not count). */
   segs: Segment[];
+  /** Spend pushed before under an older seed, pushed again (spent counter only, the hold untouched), by segment. */
+  again: number;
+  againSegs: Segment[];
   /** The seed version it was made under (the epoch sent with it). */
   ver: string;
 }
@@ -59,3 +72,41 @@ export type Refusal = Extract<ReserveResult, { ok: false }> & { spareNano?: numb
 
 type Acquire = (keys: number, ...args: Array<string | number>) => Promise<Array<number | string>>;
 export type RedisWithScripts = Redis & { gwSpendAcquire: Acquire; gwSpendHeartbeat: (keys: number, ...args: Array<string | number>) => Promise<number>; gwSpendCharge: (keys: number, ...args: Array<string | number>) => Promise<number> };
+
+/** A reservation from the leases: the one object a request's fast path allocates. Settled or released once. */
+export class LeaseHold implements Reservation {
+  private done = false;
+
+  constructor(
+    private readonly ledger: { settled(leases: Lease[], amount: number, actual: number): void },
+    private readonly leases: Lease[],
+    readonly amountNano: number,
+  ) {}
+
+  settle(actualNano: number): void {
+    if (this.done) return;
+    this.done = true;
+    this.ledger.settled(this.leases, this.amountNano, Math.max(0, Math.round(actualNano)));
+  }
+
+  release(): void {
+    if (this.done) return;
+    this.done = true;
+    for (const l of this.leases) l.held -= this.amountNano;
+  }
+}
+
+/**
+ * The ledger's scripts as commands of `redis`, loaded again on every (re)connection: the first script after Redis
+ * restarted is then one round trip (not EVALSHA, NOSCRIPT, then EVAL), so its answer's Redis time bounds the clock
+ * offset as tightly as any other (seed-epochs.ts).
+ */
+export function defineScripts(redis: Redis): void {
+  const r = redis as RedisWithScripts;
+  if (!r.gwSpendAcquire) redis.defineCommand('gwSpendAcquire', { lua: SYNC_ACQUIRE });
+  if (!r.gwSpendHeartbeat) redis.defineCommand('gwSpendHeartbeat', { lua: HEARTBEAT });
+  if (!r.gwSpendCharge) redis.defineCommand('gwSpendCharge', { lua: CHARGE });
+  const load = () => void Promise.all([SYNC_ACQUIRE, HEARTBEAT, CHARGE].map((lua) => redis.script('LOAD', lua))).catch(() => undefined);
+  redis.on('ready', load);
+  if (redis.status === 'ready') load();
+}

@@ -9,10 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { CHARGE, HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
-import { once, type ReserveResult, type ScopeSpec } from './types.js';
-import { addSettled, markStored, notInSeed, total } from './seed-epochs.js';
-import type { Charge, Lease, Push, Refusal, RedisWithScripts } from './redis-lease.js';
+import type { ReserveResult, ScopeSpec } from './types.js';
+import { addSettled, compact, dropConfirmed, markStored, notInSeed, total, unconfirmed } from './seed-epochs.js';
+import { defineScripts, LeaseHold, type Charge, type Lease, type Push, type Refusal, type RedisWithScripts } from './redis-lease.js';
 
 /** Defaults (docs/spend.md): heartbeat TTL, sync period, idle time before a lease is returned, lease cap in requests. */
 export const SPEND_DEFAULTS = { heartbeatTtlMs: 10_000, syncMs: 200, idleMs: 1_000, maxLeaseRequests: 64 } as const;
@@ -63,9 +62,7 @@ export class RedisLedger {
     this.o = { ...SPEND_DEFAULTS, ...opts } as Required<Omit<RedisLedgerOptions, 'now' | 'flushMark'>>;
     this.now = opts.now ?? Date.now;
     this.flushMark = opts.flushMark ?? (() => 0);
-    if (!this.redis.gwSpendAcquire) redis.defineCommand('gwSpendAcquire', { lua: SYNC_ACQUIRE });
-    if (!this.redis.gwSpendHeartbeat) redis.defineCommand('gwSpendHeartbeat', { lua: HEARTBEAT });
-    if (!this.redis.gwSpendCharge) redis.defineCommand('gwSpendCharge', { lua: CHARGE });
+    defineScripts(redis);
   }
 
   private key(kind: string, id: string): string {
@@ -94,7 +91,7 @@ export class RedisLedger {
 
   private lease(spec: ScopeSpec): Lease {
     let l = this.leases.get(spec.id);
-    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, segs: [], ver: null, mine: null, unacked: null, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
+    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, segs: [], ver: null, pushed: [], again: [], confirmed: 0, mine: null, unacked: null, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
     else {
       // A lowered limit (its key, guardrail or budget changed): the room this lease took under the old limit is not
       // used any more; the next request goes to Redis, which gives it back and checks the new limit.
@@ -165,22 +162,22 @@ export class RedisLedger {
   private take(leases: Lease[], amount: number): ReserveResult {
     const at = this.now();
     for (const l of leases) (l.held += amount), (l.lastUse = at);
-    return {
-      ok: true,
-      reservation: once(
-        amount,
-        (actual) => {
-          const mark = this.flushMark();
-          for (const l of leases) (l.held -= amount), (l.used += actual), (l.lastUse = this.now()), addSettled(l.segs, mark, this.cuts, actual);
-          // Cost beyond the lease (the reply outgrew its estimate): pushed at once, before the reply leaves, so that
-          // other instances see it now rather than at the next sync.
-          if (leases.some((l) => l.used + l.held > l.granted)) void this.sync().catch(() => undefined);
-        },
-        () => {
-          for (const l of leases) l.held -= amount;
-        },
-      ),
-    };
+    return { ok: true, reservation: new LeaseHold(this, leases, amount) };
+  }
+
+  /** A request held `amount` in `leases` and cost `actual` (LeaseHold.settle, once). */
+  settled(leases: Lease[], amount: number, actual: number): void {
+    const mark = this.flushMark();
+    const at = this.now();
+    let beyond = false;
+    for (const l of leases) {
+      (l.held -= amount), (l.used += actual), (l.lastUse = at);
+      addSettled(l.segs, mark, this.cuts, actual);
+      if (l.used + l.held > l.granted) beyond = true;
+    }
+    // Cost beyond the lease (the reply outgrew its estimate): pushed at once, before the reply leaves, so that other
+    // instances see it now rather than at the next sync.
+    if (beyond) void this.sync().catch(() => undefined);
   }
 
   /**
@@ -201,11 +198,13 @@ export class RedisLedger {
       // give back become a new push, out of the lease from now on.
       if (!l.unacked) {
         const back = l.reset || (give !== 'all' && !give[i]) ? 0 : Math.max(0, l.granted - l.held - l.used);
-        if (l.used + back > 0) {
-          l.unacked = { seq: ++this.seq, push: l.used, give: back, segs: l.segs, ver: l.ver ?? '' };
+        const again = total(l.again);
+        if (l.used + back + again > 0) {
+          l.unacked = { seq: ++this.seq, push: l.used, give: back, segs: l.segs, again, againSegs: l.again, ver: l.ver ?? '' };
           l.granted -= l.used + back;
           l.used = 0;
           l.segs = [];
+          l.again = [];
         }
       }
       const p = l.unacked;
@@ -213,7 +212,7 @@ export class RedisLedger {
       const id = l.spec.id;
       const seed = seeds.get(id);
       keys.push(this.key('spent', id), this.key('hold', id), this.key('squeeze', id), this.key('ack', `${id}:${this.instance}`), this.key('ver', id));
-      args.push(l.spec.limitNano, p?.push ?? 0, p?.give ?? 0, l.held, l.reset ? 1 : 0, l.spec.ttlS, seed?.nano ?? -1, p?.seq ?? 0, p ? p.ver : (l.ver ?? ''), seed?.ver ?? '');
+      args.push(l.spec.limitNano, p?.push ?? 0, p?.give ?? 0, l.held, l.reset ? 1 : 0, l.spec.ttlS, seed?.nano ?? -1, p?.seq ?? 0, p ? p.ver : (l.ver ?? ''), seed?.ver ?? '', p?.again ?? 0);
     });
     // Unknown whether the script ran when this throws: the pushes stay unacknowledged, to be sent again.
     const at = Date.now();
@@ -237,11 +236,18 @@ export class RedisLedger {
       return this.acquire(leases, amount, seeds, give, maxReq);
     }
     // The script ran: every push it carried is applied (now, or by an earlier call whose reply was lost).
+    for (const l of leases) l.confirmed = Number(res[res.length - 1]);
     const vers = status === 0 ? 5 : amount <= 0 ? 2 + 3 * leases.length : 2 + 2 * leases.length;
     leases.forEach((l, i) => {
-      if (l.unacked === sent[i]) l.unacked = null;
+      if (l.unacked === sent[i] && sent[i]) {
+        // Applied under its version: kept (bounded) until a later seed tells whether it counts them.
+        l.pushed.push(...sent[i]!.segs, ...sent[i]!.againSegs);
+        compact(l.pushed);
+        l.unacked = null;
+      }
       const v = res[vers + i];
       if (v !== 0 && v !== '0') this.reseeded(l, String(v));
+      else dropConfirmed(l.pushed, this.offset, l.confirmed);
     });
     if (Number(res[1]) === 1) {
       // This call set the holds of its scopes to what is in flight; the other scopes must be set again too.
@@ -279,8 +285,13 @@ export class RedisLedger {
     if (l.ver === ver) return;
     const view = { me: this.instance, mine: l.mine, offset: this.offset };
     const resent = l.unacked ? notInSeed(l.unacked.segs, ver, view) : [];
+    // Spend applied under an older seed (pushed, or to be pushed again) that this seed does not count: pushed again.
+    l.again = [...notInSeed(l.pushed, ver, view), ...(l.unacked ? notInSeed(l.unacked.againSegs, ver, view) : []), ...notInSeed(l.again, ver, view)];
+    compact(l.again);
+    l.pushed = [];
     l.unacked = null;
     l.segs = [...resent, ...notInSeed(l.segs, ver, view)];
+    compact(l.segs);
     // What the seed counts stays in the lease as room to give back (its hold, when Redis still has it); what the
     // unacknowledged push carried and the seed does not count is settled spend of the lease again.
     l.granted += total(resent);
@@ -292,7 +303,11 @@ export class RedisLedger {
   stored(through: number, at = Date.now()): void {
     for (const l of this.leases.values()) {
       markStored(l.segs, through, at);
-      if (l.unacked) markStored(l.unacked.segs, through, at);
+      compact(l.segs);
+      markStored(l.pushed, through, at);
+      compact(l.pushed);
+      markStored(l.again, through, at);
+      if (l.unacked) markStored(l.unacked.segs, through, at), markStored(l.unacked.againSegs, through, at);
     }
   }
 
@@ -308,8 +323,9 @@ export class RedisLedger {
     for (const [id, l] of this.leases) {
       const idle = l.held === 0 && at - l.lastUse >= this.o.idleMs;
       // A lease with spare room syncs too: its answer says whether the scope is squeezed (then the room goes back).
-      if (l.used > 0 || l.unacked || l.reset || (l.granted > 0 && (idle || all || l.granted - l.held - l.used > 0))) due.push(l);
-      // Forgotten only when nothing refers to it any more: no hold, no trip to Redis under way.
+      if (l.used > 0 || l.unacked || l.reset || l.again.length > 0 || unconfirmed(l.pushed, this.offset, l.confirmed) || (l.granted > 0 && (idle || all || l.granted - l.held - l.used > 0))) due.push(l);
+      // Forgotten only when nothing refers to it any more: no hold, no trip to Redis under way (nor pushed spend a new
+      // seed might miss: such a lease is due, seed-epochs.ts `unconfirmed`).
       else if (idle && l.granted === 0 && l.used === 0 && !l.unacked && !this.pending.has(id)) this.leases.delete(id);
     }
     if (due.length === 0 && this.owed.length === 0) return;
@@ -334,7 +350,7 @@ export class RedisLedger {
    * counters before this resolves — durable even if this instance dies next. Throws when Redis cannot be reached.
    */
   async flush(scopes: ScopeSpec[]): Promise<void> {
-    const leases = scopes.map((s) => this.lease(s)).filter((l) => l.used > 0 || l.unacked || l.reset);
+    const leases = scopes.map((s) => this.lease(s)).filter((l) => l.used > 0 || l.unacked || l.reset || l.again.length > 0);
     if (leases.length > 0) await this.acquire(leases, 0, new Map(), leases.map(() => false));
   }
 
@@ -383,10 +399,11 @@ export class RedisLedger {
    * The lease of a scope here (tests, diagnostics); `unacked`: a push whose reply never came, and the key and sequence
    * number that tell whether Redis applied it (applied when the key holds a number not below `seq`).
    */
-  peek(id: string): { granted: number; held: number; used: number; unacked: { push: number; give: number; seq: number; ackKey: string } | null } | null {
+  peek(id: string): { granted: number; held: number; used: number; segments: number; unacked: { push: number; give: number; seq: number; ackKey: string; segments: number } | null } | null {
     const l = this.leases.get(id);
     if (!l) return null;
     const u = l.unacked;
-    return { granted: l.granted, held: l.held, used: l.used, unacked: u ? { push: u.push, give: u.give, seq: u.seq, ackKey: this.key('ack', `${id}:${this.instance}`) } : null };
+    return { granted: l.granted, held: l.held, used: l.used, segments: l.segs.length, unacked: u ? { push: u.push, give: u.give, seq: u.seq, ackKey: this.key('ack', `${id}:${this.instance}`), segments: u.segs.length } : null };
   }
 }
+

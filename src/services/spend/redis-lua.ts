@@ -40,7 +40,9 @@
  * KEYS: hb, then spent_i, hold_i, squeeze_i, ack_i, ver_i for each scope. ARGV: instance, hb prefix, ttl ms, amount,
  * max lease requests, squeeze ms, ack ttl ms, then per scope: limit, push, give, outstanding (in flight here; the hold
  * to set instead when lapsed or `absolute` is 1: the instance's heartbeat lapsed earlier), absolute, ttl s (0: none),
- * seed (−1: unknown), seq (0: nothing to push nor give), epoch (the seed version last seen, '' none), seed version.
+ * seed (−1: unknown), seq (0: nothing to push nor give), epoch (the seed version last seen, '' none), seed version,
+ * again (spend pushed before under an older seed that the current seed does not count: added to the spent counter
+ * with the push, at most once like it, without touching the hold).
  */
 export const SYNC_ACQUIRE = `
 local inst, hbp, ttl, amount, maxReq, squeezeMs, ackMs = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -48,11 +50,11 @@ local n = (#KEYS - 1) / 5
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 for i = 1, n do
-  if redis.call('EXISTS', KEYS[5 * i - 3]) == 0 and tonumber(ARGV[7 + (i - 1) * 10 + 7]) < 0 then return {-2, i, now} end
+  if redis.call('EXISTS', KEYS[5 * i - 3]) == 0 and tonumber(ARGV[7 + (i - 1) * 11 + 7]) < 0 then return {-2, i, now} end
 end
 local vers = {}
 for i = 1, n do
-  local b = 7 + (i - 1) * 10
+  local b = 7 + (i - 1) * 11
   if redis.call('EXISTS', KEYS[5 * i - 3]) == 0 then
     redis.call('SET', KEYS[5 * i - 3], ARGV[b + 7])
     redis.call('SET', KEYS[5 * i + 1], ARGV[b + 10])
@@ -65,19 +67,19 @@ if redis.call('EXISTS', KEYS[1]) == 0 then lapsed = 1 end
 redis.call('SET', KEYS[1], '1', 'PX', ttl)
 local free, holders, spare, squeezed, outs = {}, {}, {}, {}, {}
 for i = 1, n do
-  local spentKey, holdKey, ackKey, b = KEYS[5 * i - 3], KEYS[5 * i - 2], KEYS[5 * i], 7 + (i - 1) * 10
+  local spentKey, holdKey, ackKey, b = KEYS[5 * i - 3], KEYS[5 * i - 2], KEYS[5 * i], 7 + (i - 1) * 11
   local limit, push, give, outstanding, absolute = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5])
-  local ttlS, seq = tonumber(ARGV[b + 6]), tonumber(ARGV[b + 8])
+  local ttlS, seq, again = tonumber(ARGV[b + 6]), tonumber(ARGV[b + 8]), tonumber(ARGV[b + 11])
   outs[i] = outstanding
   if seq > 0 then
     local last = tonumber(redis.call('GET', ackKey) or '0')
     if seq <= last then
-      push, give = 0, 0
+      push, give, again = 0, 0, 0
     else
       redis.call('SET', ackKey, seq, 'PX', ackMs)
     end
   end
-  if push > 0 then redis.call('INCRBY', spentKey, push) end
+  if push + again > 0 then redis.call('INCRBY', spentKey, push + again) end
   if lapsed == 1 or absolute == 1 then
     redis.call('HSET', holdKey, inst, outstanding)
   elseif push + give > 0 then
@@ -119,7 +121,7 @@ for i = 1, n do
 end
 local function tail(out)
   for i = 1, n do
-    if vers[i] == ARGV[7 + (i - 1) * 10 + 9] then out[#out + 1] = 0 else out[#out + 1] = vers[i] end
+    if vers[i] == ARGV[7 + (i - 1) * 11 + 9] then out[#out + 1] = 0 else out[#out + 1] = vers[i] end
   end
   out[#out + 1] = now
   return out
