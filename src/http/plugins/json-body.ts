@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isAscii, isUtf8 } from 'node:buffer';
 import { HttpError } from '../../core/errors.js';
 import { rememberRaw, without } from '../../core/raw-json.js';
+import { readBody } from './body-reader.js';
 import { LAZY_MIN_BYTES, parseLazy } from '../../core/lazy-body.js';
 import { findUntrusted, MAX_JSON_DEPTH, mayHoldUnstorable, type UntrustedProblem } from '../../core/untrusted.js';
 
@@ -23,46 +24,52 @@ export function untrustedError(p: UntrustedProblem, location: string): HttpError
 
 export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  // As bytes, decoded once here (Fastify's string mode decodes each read and joins the pieces), and kept beside the
+  // As bytes, read into one Buffer sized by Content-Length (body-reader.ts; the limit is the route's, as with Fastify's
+  // own reader), decoded once (Fastify's string mode decodes each read and joins the pieces), and kept beside the
   // parse for a same-protocol upstream body to reuse (core/raw-json.ts).
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req: FastifyRequest, raw: string | Buffer, done) => {
-    // ASCII (most JSON) decodes as Latin-1: the same characters without the UTF-8 decoder's work (a small gain under
-    // load, where the fresh string's memory costs more than the decoding; docs/benchmark.md, issue 18).
-    const ascii = typeof raw !== 'string' && isAscii(raw);
-    // A large body's conversation is validated from the bytes and parsed only if some code reads it (lazy-body.ts).
-    if (ascii && raw.length >= LAZY_MIN_BYTES && raw.length <= bodyLimit && takesLazy(req) && lazyParse(raw as Buffer, done)) return;
-    const body = typeof raw === 'string' ? raw : ascii ? raw.toString('latin1') : raw.toString('utf8');
-    if (body.length > bodyLimit / 4 && Buffer.byteLength(body) > bodyLimit) {
-      done(new HttpError(413, `Request body is too large: JSON bodies are limited to ${bodyLimit} bytes (GATEWAY_BODY_LIMIT)`), undefined);
-      return;
-    }
-    if (body.length === 0) {
-      done(new HttpError(400, 'Malformed JSON body: the body is empty', { field: 'body', rule: 'json' }), undefined);
-      return;
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch (err) {
-      done(new HttpError(400, `Malformed JSON body: ${(err as Error).message.slice(0, 200)}`, { field: 'body', rule: 'json' }), undefined);
-      return;
-    }
-    const problem = mayBeUntrusted(body) ? findUntrusted(parsed, { strings: mayHoldUnstorable(body) }) : null;
-    if (problem) {
-      done(untrustedError(problem, 'body'), undefined);
-      return;
-    }
-    if (body.includes('"__proto__"') && hasProtoKey(parsed)) {
-      done(new HttpError(400, 'body must not contain a "__proto__" key', { field: 'body', rule: 'proto' }), undefined);
-      return;
-    }
-    if (parsed !== null && typeof parsed === 'object') {
-      checkedBodies.add(parsed);
-      // Only well-formed UTF-8 is reused as is (a malformed sequence was decoded to U+FFFD in the parse).
-      if (typeof raw !== 'string' && !Array.isArray(parsed) && raw.length > RAW_MIN && (ascii || isUtf8(raw))) rememberRaw(parsed, raw);
-    }
-    done(null, parsed);
+  app.addContentTypeParser('application/json', (req: FastifyRequest, payload, done) => {
+    readBody(payload, req.headers['content-length'], req.routeOptions.bodyLimit ?? bodyLimit, (err, raw) => (err ? done(err, undefined) : parseJson(req, raw!, bodyLimit, done)));
   });
+}
+
+/** The JSON body parser proper: `raw` parsed and checked, handed to `done`. */
+function parseJson(req: FastifyRequest, raw: Buffer, bodyLimit: number, done: (err: Error | null, body?: unknown) => void): void {
+  // ASCII (most JSON) decodes as Latin-1: the same characters without the UTF-8 decoder's work (a small gain under
+  // load, where the fresh string's memory costs more than the decoding; docs/benchmark.md, issue 18).
+  const ascii = isAscii(raw);
+  // A large body's conversation is validated from the bytes and parsed only if some code reads it (lazy-body.ts).
+  if (ascii && raw.length >= LAZY_MIN_BYTES && raw.length <= bodyLimit && takesLazy(req) && lazyParse(raw, done)) return;
+  const body = ascii ? raw.toString('latin1') : raw.toString('utf8');
+  if (body.length > bodyLimit / 4 && Buffer.byteLength(body) > bodyLimit) {
+    done(new HttpError(413, `Request body is too large: JSON bodies are limited to ${bodyLimit} bytes (GATEWAY_BODY_LIMIT)`), undefined);
+    return;
+  }
+  if (body.length === 0) {
+    done(new HttpError(400, 'Malformed JSON body: the body is empty', { field: 'body', rule: 'json' }), undefined);
+    return;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch (err) {
+    done(new HttpError(400, `Malformed JSON body: ${(err as Error).message.slice(0, 200)}`, { field: 'body', rule: 'json' }), undefined);
+    return;
+  }
+  const problem = mayBeUntrusted(body) ? findUntrusted(parsed, { strings: mayHoldUnstorable(body) }) : null;
+  if (problem) {
+    done(untrustedError(problem, 'body'), undefined);
+    return;
+  }
+  if (body.includes('"__proto__"') && hasProtoKey(parsed)) {
+    done(new HttpError(400, 'body must not contain a "__proto__" key', { field: 'body', rule: 'proto' }), undefined);
+    return;
+  }
+  if (parsed !== null && typeof parsed === 'object') {
+    checkedBodies.add(parsed);
+    // Only well-formed UTF-8 is reused as is (a malformed sequence was decoded to U+FFFD in the parse).
+    if (!Array.isArray(parsed) && raw.length > RAW_MIN && (ascii || isUtf8(raw))) rememberRaw(parsed, raw);
+  }
+  done(null, parsed);
 }
 
 /**
