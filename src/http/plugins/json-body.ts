@@ -73,13 +73,16 @@ function parseJson(req: FastifyRequest, raw: Buffer, bodyLimit: number, done: (e
 }
 
 /**
- * Whether the route reads a lazy conversation only where it must: chat completions (its own and a preset's), whose
- * same-protocol path forwards the bytes. The Messages and Responses APIs build their IR from every message on every
- * request (inbound/), so a lazy conversation would be parsed there at once, after a scan for nothing.
+ * Whether the route reads a lazy conversation only where it must: chat completions (its own and a preset's), the
+ * Messages and the Responses APIs, whose same-protocol paths forward the bytes (the latter two defer their IR's
+ * conversation: services/chat/lazy-ir.ts).
  */
 function takesLazy(req: FastifyRequest): boolean {
-  return req.routeOptions.url?.endsWith('/chat/completions') === true;
+  const url = req.routeOptions.url;
+  return url !== undefined && (url.endsWith('/chat/completions') || LAZY_ROUTES.has(url));
 }
+
+const LAZY_ROUTES = new Set(['/api/v1/messages', '/api/v1/responses']);
 
 /**
  * `raw` parsed with its conversation left lazy (core/lazy-body.ts), checked like an eagerly parsed body (the
