@@ -11,6 +11,7 @@ import { HttpError } from '../../core/errors.js';
 import { rememberRaw, without } from '../../core/raw-json.js';
 import { readBody } from './body-reader.js';
 import { LAZY_MIN_BYTES, parseLazy } from '../../core/lazy-body.js';
+import { scannerOfParts } from '../../core/json-simd.js';
 import { findUntrusted, MAX_JSON_DEPTH, mayHoldUnstorable, type UntrustedProblem } from '../../core/untrusted.js';
 
 /** Bodies this parser produced and checked (the validator does not check them again). */
@@ -24,21 +25,26 @@ export function untrustedError(p: UntrustedProblem, location: string): HttpError
 
 export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  // As bytes, read into one Buffer sized by Content-Length (body-reader.ts; the limit is the route's, as with Fastify's
-  // own reader), decoded once (Fastify's string mode decodes each read and joins the pieces), and kept beside the
-  // parse for a same-protocol upstream body to reuse (core/raw-json.ts).
+  // As bytes, in the reads they arrived in (body-reader.ts; the limit is the route's, as with Fastify's own reader),
+  // decoded once (Fastify's string mode decodes each read and joins the pieces), and kept beside the parse for a
+  // same-protocol upstream body to reuse (core/raw-json.ts).
   app.addContentTypeParser('application/json', (req: FastifyRequest, payload, done) => {
-    readBody(payload, req.headers['content-length'], req.routeOptions.bodyLimit ?? bodyLimit, (err, raw) => (err ? done(err, undefined) : parseJson(req, raw!, bodyLimit, done)));
+    readBody(payload, req.headers['content-length'], req.routeOptions.bodyLimit ?? bodyLimit, (err, parts, length) => (err ? done(err, undefined) : parseJson(req, parts!, length!, bodyLimit, done)));
   });
 }
 
-/** The JSON body parser proper: `raw` parsed and checked, handed to `done`. */
-function parseJson(req: FastifyRequest, raw: Buffer, bodyLimit: number, done: (err: Error | null, body?: unknown) => void): void {
+/** The JSON body parser proper: the body's reads parsed and checked, handed to `done`. */
+function parseJson(req: FastifyRequest, parts: Buffer[], length: number, bodyLimit: number, done: (err: Error | null, body?: unknown) => void): void {
+  // A large body's conversation is validated from the bytes and parsed only if some code reads it (lazy-body.ts):
+  // scanned in a passing copy, kept as the reads (never joined in a buffer of their own).
+  if (length >= LAZY_MIN_BYTES && length <= bodyLimit && takesLazy(req)) {
+    const scan = scannerOfParts(parts, length);
+    if (scan && isAscii(scan.view) && lazyParse(scan.view, scan.find, parts, done)) return;
+  }
+  const raw = parts.length === 1 ? parts[0] : Buffer.concat(parts, length);
   // ASCII (most JSON) decodes as Latin-1: the same characters without the UTF-8 decoder's work (a small gain under
   // load, where the fresh string's memory costs more than the decoding; docs/benchmark.md, issue 18).
   const ascii = isAscii(raw);
-  // A large body's conversation is validated from the bytes and parsed only if some code reads it (lazy-body.ts).
-  if (ascii && raw.length >= LAZY_MIN_BYTES && raw.length <= bodyLimit && takesLazy(req) && lazyParse(raw, done)) return;
   const body = ascii ? raw.toString('latin1') : raw.toString('utf8');
   if (body.length > bodyLimit / 4 && Buffer.byteLength(body) > bodyLimit) {
     done(new HttpError(413, `Request body is too large: JSON bodies are limited to ${bodyLimit} bytes (GATEWAY_BODY_LIMIT)`), undefined);
@@ -85,15 +91,16 @@ function takesLazy(req: FastifyRequest): boolean {
 const LAZY_ROUTES = new Set(['/api/v1/messages', '/api/v1/responses']);
 
 /**
- * `raw` parsed with its conversation left lazy (core/lazy-body.ts), checked like an eagerly parsed body (the
- * conversation's own strings were checked by the scan: printable ASCII and one-character escapes only), and handed
- * to `done`; false when the body is not of that shape or the rest is not valid JSON (the eager path then parses the
- * whole and gives its error).
+ * `view` (the body's bytes, `find` searching them; `parts`, the reads they were copied from, are what is kept) parsed
+ * with its conversation left lazy (core/lazy-body.ts), checked like an eagerly parsed body (the conversation's own
+ * strings were checked by the scan: printable ASCII and one-character escapes only), and handed to `done`; false when
+ * the body is not of that shape or the rest is not valid JSON (the eager path then parses the whole and gives its
+ * error).
  */
-function lazyParse(raw: Buffer, done: (err: Error | null, body?: unknown) => void): boolean {
+function lazyParse(view: Buffer, find: (from: number, to: number) => number, parts: Buffer[], done: (err: Error | null, body?: unknown) => void): boolean {
   let lazy: ReturnType<typeof parseLazy>;
   try {
-    lazy = parseLazy(raw);
+    lazy = parseLazy(view, find, parts);
   } catch {
     return false;
   }
@@ -105,7 +112,7 @@ function lazyParse(raw: Buffer, done: (err: Error | null, body?: unknown) => voi
   else if (text.includes('"__proto__"') && hasProtoKey(without(body, key))) done(new HttpError(400, 'body must not contain a "__proto__" key', { field: 'body', rule: 'proto' }), undefined);
   else {
     checkedBodies.add(body);
-    rememberRaw(body, raw);
+    rememberRaw(body, parts);
     done(null, body);
   }
   return true;
