@@ -165,3 +165,23 @@ export function scan<T>(bytes: Uint8Array, use: (find: (from: number, to: number
     releaseScanMemory();
   }
 }
+
+/**
+ * `scanner` of bytes that arrived in parts (a request body's reads): the parts are copied one after the other into the
+ * module's memory, so the whole is never assembled in a buffer of its own (issue 18: a second copy of a 1 MB body per
+ * request drove the garbage collector). Returns that copy — a view, valid until the next `scanner` or
+ * `scannerOfParts` call — with its finder; null where the SIMD module did not load.
+ */
+export function scannerOfParts(parts: Uint8Array[], length: number): { view: Buffer; find: (from: number, to: number) => number } | null {
+  if (!wasm || length < 256) return null;
+  const need = length + 64;
+  const have = wasm.memory.buffer.byteLength;
+  if (need > have) wasm.memory.grow(Math.ceil((need - have) / 65536));
+  const view = Buffer.from(wasm.memory.buffer, 0, length);
+  let at = 0;
+  for (const p of parts) {
+    view.set(p, at);
+    at += p.length;
+  }
+  return { view, find: wasm.find };
+}

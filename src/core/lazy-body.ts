@@ -17,8 +17,8 @@ export type LazyKey = 'messages' | 'input';
 /** What the scan learned of a lazy conversation: enough to validate it and estimate its tokens without parsing it. */
 export interface LazyConversation {
   key: LazyKey;
-  /** Its bytes: `bytes.subarray(start, end)` is the JSON array. */
-  bytes: Buffer;
+  /** The body's bytes, in the parts they arrived in: bytes [start, end) of their concatenation are the JSON array. */
+  parts: Buffer[];
   start: number;
   end: number;
   /** Number of messages. */
@@ -39,7 +39,7 @@ export const LAZY_MIN_BYTES = 64 * 1024;
 /** How many lazy conversations were parsed on demand (tests check that the same-protocol path reads none). */
 export const lazyStats = { materialized: 0 };
 
-type Scanned = Omit<LazyConversation, 'key' | 'bytes' | 'start'>;
+type Scanned = Omit<LazyConversation, 'key' | 'parts' | 'start'>;
 
 /**
  * The top-level key `messages` or `input` (the first of the two found) with its value scanned strictly, or null when
@@ -170,15 +170,17 @@ function scanConversation(b: Buffer, start: number, find: (from: number, to: num
  * `bytes` (an ASCII JSON body) parsed with its conversation left as bytes, with the text that was parsed (the body
  * without the conversation, for the checks of core/untrusted.ts), or null when the body is not of the shape taken
  * lazily (then parse it eagerly). Throws what JSON.parse throws when the rest of the body is not valid JSON.
+ * `bytes` may be a passing copy (core/json-simd.ts scannerOfParts: `find` searches it) of `parts`, the body's reads,
+ * which are what the conversation keeps; by default `bytes` itself is kept.
  */
-export function parseLazy(bytes: Buffer): { body: Record<string, unknown>; text: string; key: LazyKey } | null {
-  const span = scan(bytes, (find) => topLevelConversation(bytes, find));
+export function parseLazy(bytes: Buffer, find?: (from: number, to: number) => number, parts: Buffer[] = [bytes]): { body: Record<string, unknown>; text: string; key: LazyKey } | null {
+  const span = find ? topLevelConversation(bytes, find) : scan(bytes, (f) => topLevelConversation(bytes, f));
   if (!span || span.end - span.start < LAZY_MIN_BYTES / 2) return null;
   const text = `${bytes.toString('latin1', 0, span.start)}[]${bytes.toString('latin1', span.end, bytes.length)}`;
   const rest = JSON.parse(text) as unknown;
   if (rest === null || typeof rest !== 'object' || Array.isArray(rest)) return null;
   const body = rest as Record<string, unknown>;
-  const state: LazyConversation = { bytes, ...span };
+  const state: LazyConversation = { parts, ...span };
   defineLazy(body, state.key, () => materialize(state));
   states.set(body, state);
   return { body, text, key: state.key };
@@ -187,9 +189,30 @@ export function parseLazy(bytes: Buffer): { body: Record<string, unknown>; text:
 function materialize(state: LazyConversation): unknown[] {
   if (!state.value) {
     lazyStats.materialized++;
-    state.value = JSON.parse(state.bytes.toString('latin1', state.start, state.end)) as unknown[];
+    state.value = JSON.parse(latin1Of(state.parts, state.start, state.end)) as unknown[];
   }
   return state.value;
+}
+
+/** Bytes [start, end) of the concatenation of `parts`: one Buffer (a view) when one part holds them, else views of each. */
+export function partsSlice(parts: Buffer[], start: number, end: number): Buffer | Buffer[] {
+  if (parts.length === 1) return parts[0].subarray(start, end);
+  const out: Buffer[] = [];
+  let at = 0;
+  for (const p of parts) {
+    const from = Math.max(start, at);
+    const to = Math.min(end, at + p.length);
+    if (from < to) out.push(p.subarray(from - at, to - at));
+    at += p.length;
+    if (at >= end) break;
+  }
+  return out.length === 1 ? out[0] : out;
+}
+
+/** Bytes [start, end) of `parts` decoded as Latin-1. */
+function latin1Of(parts: Buffer[], start: number, end: number): string {
+  const slice = partsSlice(parts, start, end);
+  return Array.isArray(slice) ? slice.map((b) => b.toString('latin1')).join('') : slice.toString('latin1');
 }
 
 /** `obj[key]` as an accessor reading `get()` once, then an ordinary data property (also when assigned). */
@@ -225,14 +248,14 @@ export function lazyConversation(body: object, key: LazyKey = 'messages'): LazyC
 
 /**
  * The conversation `body` was parsed with, when `body[key]` still holds it (unread, or read and not replaced): its
- * bytes are what the client sent. Null otherwise.
+ * bytes are what the client sent (in parts when they span several reads: write them in turn). Null otherwise.
  */
-export function conversationBytes(body: object, key: LazyKey): Buffer | null {
+export function conversationBytes(body: object, key: LazyKey): Buffer | Buffer[] | null {
   const state = states.get(body);
   if (!state || state.key !== key) return null;
   const d = Object.getOwnPropertyDescriptor(body, key);
   if (!d || (!d.get && d.value !== state.value)) return null;
-  return state.bytes.subarray(state.start, state.end);
+  return partsSlice(state.parts, state.start, state.end);
 }
 
 /**

@@ -11,12 +11,13 @@ import { QUOTE, skipSpace, skipString, skipValue } from './json-skip.js';
 export type RawField = LazyKey;
 
 /** Parsed bodies → the raw bytes they were parsed from, and `messages` and `input` as parsed (identity checks). */
-const raws = new WeakMap<object, { bytes: Buffer; messages: unknown; input: unknown }>();
+const raws = new WeakMap<object, { bytes: Buffer | Buffer[]; messages: unknown; input: unknown }>();
 
 /** Stands for a lazy conversation (core/lazy-body.ts) in `raws`: its identity is checked there, without reading it. */
 const LAZY = Symbol('lazy');
 
-export function rememberRaw(parsed: object, bytes: Buffer): void {
+/** `bytes`: the body, whole or in the parts it arrived in (a lazy body's; core/lazy-body.ts). */
+export function rememberRaw(parsed: object, bytes: Buffer | Buffer[]): void {
   const p = parsed as { messages?: unknown; input?: unknown };
   const lazy = lazyKey(parsed);
   raws.set(parsed, { bytes, messages: lazy === 'messages' ? LAZY : p.messages, input: lazy === 'input' ? LAZY : p.input });
@@ -70,7 +71,7 @@ export function topLevelValue(b: Buffer, key: string): Buffer | null {
  * The raw bytes of `body.messages` when `body` is a body the JSON parser checked, unchanged in the ways the gateway
  * changes bodies (the same `messages` array; in-place changes call forgetRaw), or null.
  */
-export function rawMessages(body: object): Buffer | null {
+export function rawMessages(body: object): Buffer | Buffer[] | null {
   return rawField(body, 'messages');
 }
 
@@ -78,12 +79,12 @@ export function rawMessages(body: object): Buffer | null {
  * The raw bytes of `body[key]` (`messages` or `input`) when `body` is a body the JSON parser checked and `body[key]`
  * is still the array it parsed (in-place changes call forgetRaw), or null.
  */
-export function rawField(body: object, key: RawField): Buffer | null {
+export function rawField(body: object, key: RawField): Buffer | Buffer[] | null {
   const lazy = conversationBytes(body, key);
   if (lazy) return lazy;
   const r = raws.get(body);
   if (!r || r[key] !== (body as Record<string, unknown>)[key] || !Array.isArray(r[key])) return null;
-  return topLevelValue(r.bytes, key);
+  return topLevelValue(wholeOf(r), key);
 }
 
 /**
@@ -107,7 +108,13 @@ export const partsLength = (parts: Buffer[]): number => parts.reduce((n, b) => n
  */
 export function rawBody(body: object): Buffer | null {
   const r = raws.get(body);
-  return r && unchanged(body, 'messages', r.messages) && unchanged(body, 'input', r.input) ? r.bytes : null;
+  return r && unchanged(body, 'messages', r.messages) && unchanged(body, 'input', r.input) ? wholeOf(r) : null;
+}
+
+/** The recorded bytes in one Buffer (parts are joined once, when some code asks: the response cache's hash). */
+function wholeOf(r: { bytes: Buffer | Buffer[] }): Buffer {
+  if (Array.isArray(r.bytes)) r.bytes = r.bytes.length === 1 ? r.bytes[0] : Buffer.concat(r.bytes);
+  return r.bytes;
 }
 
 /** `out`'s fields but `key`, reading nothing lazy (`out[key]` may be a lazy conversation). */
@@ -118,16 +125,18 @@ export function without(out: Record<string, unknown>, key: string): Record<strin
 }
 
 /**
- * A JSON object's bytes, in three parts: `fields` serialized, then `"messages":` with `messages` as they are (not
+ * A JSON object's bytes, in parts: `fields` serialized, then `"messages":` with `messages` as they are (not
  * re-serialized, not copied: the upstream request writes the parts one after the other), then the closing brace.
  */
-export function withRawMessages(fields: Record<string, unknown>, messages: Buffer): Buffer[] {
+export function withRawMessages(fields: Record<string, unknown>, messages: Buffer | Buffer[]): Buffer[] {
   return withRawField(fields, 'messages', messages);
 }
 
 /** `withRawMessages` for any top-level key (`input` of a Responses body). */
-export function withRawField(fields: Record<string, unknown>, key: RawField, value: Buffer): Buffer[] {
+export function withRawField(fields: Record<string, unknown>, key: RawField, value: Buffer | Buffer[]): Buffer[] {
   const head = JSON.stringify(fields);
   const open = head === '{}' ? `{"${key}":` : `${head.slice(0, -1)},"${key}":`;
-  return [Buffer.from(open), value, Buffer.from('}')];
+  return Array.isArray(value) ? [Buffer.from(open), ...value, CLOSE] : [Buffer.from(open), value, CLOSE];
 }
+
+const CLOSE = Buffer.from('}');

@@ -8,6 +8,7 @@ import { isGatewaySignature, openReasoning } from '../core/reasoning-signature.j
 import type { IrDocument, IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrText, IrTool, IrToolChoice } from '../core/ir.js';
 import { bool, cacheControl, invalid, isObject, num, str, withCache, type Json } from './common.js';
 import { reasoningKey } from './messages-signing.js';
+import { lazyConversation } from '../core/lazy-body.js';
 
 // ---- request validation ------------------------------------------------------------------------------------------
 
@@ -19,7 +20,8 @@ export const MAX_MESSAGES_FALLBACKS = 3;
  * entries of `{model}` only and cannot be combined with `models`. Returns the 400 message, or null when valid.
  */
 export function checkMessagesBody(body: Json): string | null {
-  if (!Array.isArray(body.messages) || body.messages.length === 0) return 'messages is required and must not be empty';
+  // A lazy conversation (core/lazy-body.ts) is a non-empty array: known without reading it.
+  if (!lazyConversation(body, 'messages') && (!Array.isArray(body.messages) || body.messages.length === 0)) return 'messages is required and must not be empty';
   return checkMessagesFallbacks(body);
 }
 

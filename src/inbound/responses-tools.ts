@@ -15,6 +15,7 @@
  *   the latter run in the gateway's loop.
  * The mapping is a pure function of the request body, so the answer (JSON or stream) maps names back from it.
  */
+import { lazyConversation } from '../core/lazy-body.js';
 import type { IrTool } from '../core/ir.js';
 import { isServerToolType } from '../core/server-tools.js';
 import { invalid, isObject, type Json } from './common.js';
@@ -133,7 +134,8 @@ export function responsesTools(body: Json): ResponsesTools {
     if (!Array.isArray(body.tools)) throw invalid('tools must be an array');
     body.tools.forEach((t, i) => add(t as Json, `tools[${i}]`));
   }
-  if (Array.isArray(body.input)) {
+  // A lazy input (core/lazy-body.ts) holds `{role, content}` messages only: no additional_tools, nothing to read.
+  if (!lazyConversation(body, 'input') && Array.isArray(body.input)) {
     body.input.forEach((item, i) => {
       if (!isObject(item) || item.type !== 'additional_tools') return;
       if (!Array.isArray(item.tools)) throw invalid(`input[${i}].tools must be an array`);

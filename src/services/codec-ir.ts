@@ -7,6 +7,8 @@ import type { EndpointDef } from '../core/catalog-types.js';
 import type { IrPart, IrRequest, IrResponse } from '../core/ir.js';
 import { GATEWAY_FIELDS, MODEL_PARAMS } from '../core/params.js';
 import { partsLength, spliceRaw } from '../core/raw-json.js';
+import { lazyConversation, shareLazy, type LazyKey } from '../core/lazy-body.js';
+import { copyIr, withoutConversation } from './chat/lazy-ir.js';
 import { isGatewaySignature } from '../core/reasoning-signature.js';
 import { responsesInbound } from '../inbound/responses.js';
 import { withImageTool } from '../providers/registry.js';
@@ -48,7 +50,10 @@ export function irParams(ir: Omit<IrRequest, 'model'>): string[] {
 
 /** The IR for one endpoint: its model id, and the parameters it does not support removed. */
 export function irForEndpoint(ir: Omit<IrRequest, 'model'>, endpoint: EndpointDef, stream: boolean): { ir: IrRequest; dropped: string[] } {
-  const out: IrRequest = { ...ir, model: endpoint.upstreamModel, stream };
+  // A lazy IR's conversation stays unread (chat/lazy-ir.ts).
+  const out = copyIr(ir) as IrRequest;
+  out.model = endpoint.upstreamModel;
+  out.stream = stream;
   const dropped: string[] = [];
   for (const [field, names] of IR_PARAMS) {
     if (out[field] === undefined) continue;
@@ -66,18 +71,21 @@ function withoutReasoning(res: IrResponse): IrResponse {
 
 /** The client body, passed through to an upstream that speaks the same protocol (`raw`: its large field as received). */
 function passthroughBody(body: Record<string, unknown>, endpoint: EndpointDef, stream: boolean, extraDrop: string[], raw = false, adjust?: (out: Record<string, unknown>) => void): string | Buffer[] {
+  // A lazy conversation (core/lazy-body.ts) is shared unread: its messages' contents are strings (no thinking blocks).
+  const lazy: LazyKey | null = lazyConversation(body, 'messages') ? 'messages' : lazyConversation(body, 'input') ? 'input' : null;
   const out: Record<string, unknown> = {};
   for (const k in body) {
     if (GATEWAY_FIELDS.has(k) && k !== 'messages' && k !== 'stream') continue;
     if (extraDrop.includes(k)) continue;
     if (MODEL_PARAMS.has(k) && !endpoint.supported_parameters.includes(k) && k !== 'max_tokens') continue;
-    out[k] = body[k];
+    if (k === lazy) shareLazy(body, out, k);
+    else out[k] = body[k];
   }
   out.model = endpoint.upstreamModel;
   out.stream = stream;
-  if (Array.isArray(out.messages)) out.messages = withoutGatewayThinking(out.messages);
+  if (lazy !== 'messages' && Array.isArray(out.messages)) out.messages = withoutGatewayThinking(out.messages);
   adjust?.(out);
-  return raw ? spliceRaw(body, out, out.messages !== undefined ? 'messages' : 'input') : JSON.stringify(out);
+  return raw ? spliceRaw(body, out, lazy ?? (out.messages !== undefined ? 'messages' : 'input')) : JSON.stringify(out);
 }
 
 /**
@@ -109,7 +117,7 @@ export function irCodec(api: InboundApi, inbound: InboundAdapter, body: Record<s
       const { ir: forEndpoint, dropped } = irForEndpoint(ir, endpoint, stream);
       // Passing through, the IR's messages are not serialized only to be replaced: the request's URL and headers do not
       // depend on them (issue 18: a 1 MB conversation was serialized twice).
-      const req: AttemptRequest = upstream.buildRequest(passthrough ? { ...forEndpoint, messages: [] } : forEndpoint, ctx);
+      const req: AttemptRequest = upstream.buildRequest(passthrough ? withoutConversation(forEndpoint) : forEndpoint, ctx);
       if (passthrough) {
         // The client's `messages` (`input`) bytes as received when the body is the parsed one (core/raw-json.ts); a
         // signed request (authorize) keeps a string body.

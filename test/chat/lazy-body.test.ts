@@ -98,10 +98,39 @@ describe('a large chat body', () => {
 });
 
 describe('large Messages and Responses bodies', () => {
-  it('a Messages body reaches an Anthropic upstream with its messages as received', async () => {
-    const r = await post('/messages', `{"model":"test/claude","max_tokens":50,"messages":${turns()}}`);
+  it('a Messages body reaches an Anthropic upstream with its messages as received, unparsed', async () => {
+    const before = lazyStats.materialized;
+    const r = await post('/messages', `{"model":"test/claude","max_tokens":50,"system":"be brief","temperature":0.5,"messages":${turns()}}`);
     expect(r.status).toBe(200);
-    expect((env.sim.stats('sim-anthropic').lastBody as Json).messages).toEqual(JSON.parse(turns()));
+    expect(lazyStats.materialized).toBe(before);
+    const up = env.sim.stats('sim-anthropic').lastBody as Json;
+    expect(up.messages).toEqual(JSON.parse(turns()));
+    expect(up.system).toBe('be brief');
+    expect(up.temperature).toBe(0.5);
+    expect((r.json.usage as Json).input_tokens).toBeGreaterThan(0);
+  });
+
+  it('a streamed Messages body goes unparsed too', async () => {
+    const before = lazyStats.materialized;
+    const res = await env.t.call('POST', '/messages', { key: env.key, raw: `{"model":"test/claude","max_tokens":50,"stream":true,"messages":${turns()}}` });
+    expect(res.status).toBe(200);
+    expect(lazyStats.materialized).toBe(before);
+    expect((env.sim.stats('sim-anthropic').lastBody as Json).stream).toBe(true);
+  });
+
+  it('a Messages body is parsed when translated (a chat upstream), and works', async () => {
+    const before = lazyStats.materialized;
+    const r = await post('/messages', `{"model":"test/alpha","max_tokens":50,"messages":${turns()}}`);
+    expect(r.status).toBe(200);
+    expect(lazyStats.materialized).toBe(before + 1);
+    const up = env.sim.stats('sim-a').lastBody as Json;
+    expect(up.messages).toEqual(JSON.parse(turns()).map((m: Json) => ({ role: m.role, content: m.content })));
+  });
+
+  it('a Messages body with a system message among its turns is refused as the eager path does', async () => {
+    const r = await post('/messages', `{"model":"test/claude","max_tokens":50,"messages":${turns(200, (i) => (i === 9 ? 'robot' : i % 2 ? 'assistant' : 'user'))}}`);
+    expect(r.status).toBe(400);
+    expect(message(r)).toContain('messages[9].role');
   });
 
   it('a Messages body with a role the API does not take answers 400 naming it', async () => {
@@ -110,9 +139,31 @@ describe('large Messages and Responses bodies', () => {
     expect(message(r)).toContain('messages[7].role');
   });
 
-  it('a Responses body reaches a Responses upstream with its input as received', async () => {
-    const r = await post('/responses', `{"model":"test/responses","input":${turns()}}`);
+  it('a Responses body reaches a Responses upstream with its input as received, unparsed', async () => {
+    const before = lazyStats.materialized;
+    const r = await post('/responses', `{"model":"test/responses","instructions":"be brief","input":${turns()}}`);
     expect(r.status).toBe(200);
-    expect((env.sim.stats('sim-responses').lastBody as Json).input).toEqual(JSON.parse(turns()));
+    expect(lazyStats.materialized).toBe(before);
+    const up = env.sim.stats('sim-responses').lastBody as Json;
+    expect(up.input).toEqual(JSON.parse(turns()));
+    expect(up.instructions).toBe('be brief');
+  });
+
+  it('a Responses body with developer items is parsed when translated, its system prompt in order', async () => {
+    const before = lazyStats.materialized;
+    const r = await post('/responses', `{"model":"test/claude","instructions":"first","input":${turns(200, (i) => (i === 0 ? 'developer' : i % 2 ? 'assistant' : 'user'))}}`);
+    expect(r.status).toBe(200);
+    expect(lazyStats.materialized).toBe(before + 1);
+    const up = env.sim.stats('sim-anthropic').lastBody as Json;
+    const system = typeof up.system === 'string' ? up.system : (up.system as Json[]).map((b) => b.text).join('\n');
+    expect(system).toContain('first');
+    expect(system).toContain(`${JSON.parse(turns())[0].content}`);
+    expect(up.messages).toHaveLength(199);
+  });
+
+  it('a Responses body with a role the API does not take answers 400 naming it', async () => {
+    const r = await post('/responses', `{"model":"test/responses","input":${turns(200, (i) => (i === 11 ? 'tool' : 'user'))}}`);
+    expect(r.status).toBe(400);
+    expect(message(r)).toContain('input[11].role');
   });
 });

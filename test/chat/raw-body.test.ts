@@ -2,6 +2,7 @@
  * Issue 18: a large chat body to an OpenAI-protocol upstream goes with the client's `messages` bytes as received
  * (core/raw-json.ts) and every other field as the gateway sets it; what the upstream parses is the same as before.
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
 import { streamChat, type Json } from './util.js';
@@ -102,5 +103,54 @@ describe('large same-protocol bodies of the Messages and Responses APIs', () => 
     const res = await env.t.call('POST', '/messages', { key: env.key, raw: text });
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body)).toContain('messages[2].content[0].text');
+  });
+});
+
+/** One request written by hand on a socket (to send what fetch does not: chunked bodies, a wrong Content-Length). */
+function rawRequest(head: string, body: Buffer[], end = false): Promise<{ status: number; text: string }> {
+  const { hostname, port } = new URL(env.t.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(`POST /api/v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${env.key}\r\nContent-Type: application/json\r\nConnection: close\r\n${head}\r\n`);
+      for (const b of body) socket.write(b);
+      // Connection: close — the gateway closes once it answered; `end` ends the client's side first.
+      if (end) socket.end();
+    });
+    const got: Buffer[] = [];
+    socket.on('data', (d) => got.push(d));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(got).toString();
+      resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1] ?? 0), text: text.slice(text.indexOf('\r\n\r\n') + 4) });
+    });
+  });
+}
+
+describe('reading the body (http/plugins/body-reader.ts)', () => {
+  const text = Buffer.from(bigBody(''));
+  const pieces = [text.subarray(0, 7), text.subarray(7, 30_000), text.subarray(30_000)];
+
+  it('a body sized by Content-Length and written in pieces arrives whole', async () => {
+    const r = await rawRequest(`Content-Length: ${text.length}\r\n`, pieces);
+    expect(r.status).toBe(200);
+    expect(lastUpstream().messages).toEqual(JSON.parse(text.toString()).messages);
+  });
+
+  it('a chunked body (no Content-Length) arrives whole', async () => {
+    const chunked = pieces.flatMap((p) => [Buffer.from(`${p.length.toString(16)}\r\n`), p, Buffer.from('\r\n')]);
+    const r = await rawRequest('Transfer-Encoding: chunked\r\n', [...chunked, Buffer.from('0\r\n\r\n')]);
+    expect(r.status).toBe(200);
+    expect(lastUpstream().messages).toEqual(JSON.parse(text.toString()).messages);
+  });
+
+  it('a body shorter than its Content-Length is a 400; a Content-Length over the limit a 413, unread', async () => {
+    const calls = env.sim.stats('sim-a').requests;
+    const short = await rawRequest(`Content-Length: ${text.length + 10}\r\n`, pieces, true);
+    // Node's HTTP parser sees the connection end before the body does (answered by http/app.ts's clientError handler).
+    expect(short.status).toBe(400);
+    const big = await rawRequest(`Content-Length: ${1 << 30}\r\n`, [text.subarray(0, 100)]);
+    expect(big.status).toBe(413);
+    expect(JSON.parse(big.text).error.message).toMatch(/too large/);
+    expect(env.sim.stats('sim-a').requests).toBe(calls);
   });
 });

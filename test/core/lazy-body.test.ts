@@ -4,8 +4,8 @@
  * path (null). The SIMD finder agrees with the plain loop.
  */
 import { describe, expect, it } from 'vitest';
-import { findSpecialLoop, KEEP_MEMORY_BYTES, scan, scanner, scannerMemoryBytes, simdScan } from '../../src/core/json-simd.js';
-import { conversationBytes, lazyConversation, lazyPromptTokens, lazyStats, parseLazy, sameConversation, shareLazy } from '../../src/core/lazy-body.js';
+import { findSpecialLoop, KEEP_MEMORY_BYTES, scan, scanner, scannerMemoryBytes, scannerOfParts, simdScan } from '../../src/core/json-simd.js';
+import { conversationBytes, lazyConversation, lazyPromptTokens, lazyStats, parseLazy, partsSlice, sameConversation, shareLazy } from '../../src/core/lazy-body.js';
 import { estimatePromptTokens } from '../../src/core/chat-shape.js';
 import { forgetRaw, rawBody, rawField, rememberRaw, spliceRaw } from '../../src/core/raw-json.js';
 import { acceptsAnyString, standInDecides } from '../../src/http/plugins/lazy-validation.js';
@@ -198,5 +198,42 @@ describe('the stand-in validation', () => {
     expect(standInDecides({ properties: { messages: { type: 'array', uniqueItems: true, items: item({ type: 'string' }) } } }, 'messages')).toBe(false);
     expect(standInDecides({ properties: { messages: { type: 'array', items: { type: 'object', additionalProperties: { type: 'number' } } } } }, 'messages')).toBe(false);
     expect(standInDecides({ properties: { messages: { type: 'array', items: item({ type: 'string' }) } } }, 'messages')).toBe(true);
+  });
+});
+
+describe('a lazy conversation kept as the reads it arrived in (http/plugins/body-reader.ts)', () => {
+  const join = (b: Buffer | Buffer[] | null) => (b === null ? null : Array.isArray(b) ? Buffer.concat(b) : b);
+
+  it('partsSlice gives the bytes of any span, across any cut', () => {
+    const whole = Buffer.from('abcdefghijklmnopqrstuvwxyz');
+    for (const cuts of [[1], [5, 6, 20], [3, 9, 12, 25], [13]]) {
+      const parts = [0, ...cuts].map((c, i, all) => whole.subarray(c, all[i + 1] ?? whole.length));
+      for (let start = 0; start < whole.length; start++)
+        for (let end = start + 1; end <= whole.length; end++) expect(join(partsSlice(parts, start, end))!.toString()).toBe(whole.toString('latin1', start, end));
+    }
+  });
+
+  it('is scanned from a passing copy, spliced, parsed and hashed from the reads themselves', () => {
+    const t = big({ temperature: 1 });
+    const whole = Buffer.from(t);
+    for (const size of [1000, 65536, 7919]) {
+      const parts: Buffer[] = [];
+      for (let i = 0; i < whole.length; i += size) parts.push(Buffer.from(whole.subarray(i, i + size)));
+      const scan = scannerOfParts(parts, whole.length)!;
+      expect(scan.view.equals(whole)).toBe(true);
+      const { body } = parseLazy(scan.view, scan.find, parts)!;
+      rememberRaw(body, parts);
+      // The passing copy is overwritten by the next scan: nothing kept may depend on it.
+      scannerOfParts([Buffer.alloc(whole.length, 0x20)], whole.length);
+      const before = lazyStats.materialized;
+      const out: Record<string, unknown> = { model: 'up' };
+      shareLazy(body, out, 'messages');
+      const sent = Buffer.concat(spliceRaw(body, out, 'messages') as Buffer[]);
+      expect(JSON.parse(sent.toString())).toEqual({ model: 'up', messages: JSON.parse(t).messages });
+      expect(join(conversationBytes(body, 'messages'))!.toString()).toBe(JSON.stringify(JSON.parse(t).messages));
+      expect(lazyStats.materialized).toBe(before);
+      expect(rawBody(body)!.equals(whole)).toBe(true);
+      expect(body.messages).toEqual(JSON.parse(t).messages);
+    }
   });
 });

@@ -9,7 +9,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isAscii, isUtf8 } from 'node:buffer';
 import { HttpError } from '../../core/errors.js';
 import { rememberRaw, without } from '../../core/raw-json.js';
+import { readBody } from './body-reader.js';
 import { LAZY_MIN_BYTES, parseLazy } from '../../core/lazy-body.js';
+import { releaseScanMemory, scannerOfParts } from '../../core/json-simd.js';
 import { findUntrusted, MAX_JSON_DEPTH, mayHoldUnstorable, type UntrustedProblem } from '../../core/untrusted.js';
 
 /** Bodies this parser produced and checked (the validator does not check them again). */
@@ -23,69 +25,88 @@ export function untrustedError(p: UntrustedProblem, location: string): HttpError
 
 export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  // As bytes, decoded once here (Fastify's string mode decodes each read and joins the pieces), and kept beside the
-  // parse for a same-protocol upstream body to reuse (core/raw-json.ts).
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req: FastifyRequest, raw: string | Buffer, done) => {
-    // ASCII (most JSON) decodes as Latin-1: the same characters without the UTF-8 decoder's work (a small gain under
-    // load, where the fresh string's memory costs more than the decoding; docs/benchmark.md, issue 18).
-    const ascii = typeof raw !== 'string' && isAscii(raw);
-    // A large body's conversation is validated from the bytes and parsed only if some code reads it (lazy-body.ts).
-    if (ascii && raw.length >= LAZY_MIN_BYTES && raw.length <= bodyLimit && takesLazy(req) && lazyParse(raw as Buffer, done)) return;
-    const body = typeof raw === 'string' ? raw : ascii ? raw.toString('latin1') : raw.toString('utf8');
-    if (body.length > bodyLimit / 4 && Buffer.byteLength(body) > bodyLimit) {
-      done(new HttpError(413, `Request body is too large: JSON bodies are limited to ${bodyLimit} bytes (GATEWAY_BODY_LIMIT)`), undefined);
-      return;
-    }
-    if (body.length === 0) {
-      done(new HttpError(400, 'Malformed JSON body: the body is empty', { field: 'body', rule: 'json' }), undefined);
-      return;
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch (err) {
-      done(new HttpError(400, `Malformed JSON body: ${(err as Error).message.slice(0, 200)}`, { field: 'body', rule: 'json' }), undefined);
-      return;
-    }
-    const problem = mayBeUntrusted(body) ? findUntrusted(parsed, { strings: mayHoldUnstorable(body) }) : null;
-    if (problem) {
-      done(untrustedError(problem, 'body'), undefined);
-      return;
-    }
-    if (body.includes('"__proto__"') && hasProtoKey(parsed)) {
-      done(new HttpError(400, 'body must not contain a "__proto__" key', { field: 'body', rule: 'proto' }), undefined);
-      return;
-    }
-    if (parsed !== null && typeof parsed === 'object') {
-      checkedBodies.add(parsed);
-      // Only well-formed UTF-8 is reused as is (a malformed sequence was decoded to U+FFFD in the parse).
-      if (typeof raw !== 'string' && !Array.isArray(parsed) && raw.length > RAW_MIN && (ascii || isUtf8(raw))) rememberRaw(parsed, raw);
-    }
-    done(null, parsed);
+  // As bytes, in the reads they arrived in (body-reader.ts; the limit is the route's, as with Fastify's own reader),
+  // decoded once (Fastify's string mode decodes each read and joins the pieces), and kept beside the parse for a
+  // same-protocol upstream body to reuse (core/raw-json.ts).
+  app.addContentTypeParser('application/json', (req: FastifyRequest, payload, done) => {
+    readBody(payload, req.headers['content-length'], req.routeOptions.bodyLimit ?? bodyLimit, (err, parts, length) => (err ? done(err, undefined) : parseJson(req, parts!, length!, bodyLimit, done)));
   });
 }
 
-/**
- * Whether the route reads a lazy conversation only where it must: chat completions (its own and a preset's), whose
- * same-protocol path forwards the bytes. The Messages and Responses APIs build their IR from every message on every
- * request (inbound/), so a lazy conversation would be parsed there at once, after a scan for nothing.
- */
-function takesLazy(req: FastifyRequest): boolean {
-  return req.routeOptions.url?.endsWith('/chat/completions') === true;
+/** The JSON body parser proper: the body's reads parsed and checked, handed to `done`. */
+function parseJson(req: FastifyRequest, parts: Buffer[], length: number, bodyLimit: number, done: (err: Error | null, body?: unknown) => void): void {
+  // A large body's conversation is validated from the bytes and parsed only if some code reads it (lazy-body.ts):
+  // scanned in a passing copy, kept as the reads (never joined in a buffer of their own).
+  if (length >= LAZY_MIN_BYTES && length <= bodyLimit && takesLazy(req)) {
+    const scan = scannerOfParts(parts, length);
+    if (scan && !isAscii(scan.view)) releaseScanMemory();
+    else if (scan && lazyParse(scan.view, scan.find, parts, done)) return;
+  }
+  const raw = parts.length === 1 ? parts[0] : Buffer.concat(parts, length);
+  // ASCII (most JSON) decodes as Latin-1: the same characters without the UTF-8 decoder's work (a small gain under
+  // load, where the fresh string's memory costs more than the decoding; docs/benchmark.md, issue 18).
+  const ascii = isAscii(raw);
+  const body = ascii ? raw.toString('latin1') : raw.toString('utf8');
+  if (body.length > bodyLimit / 4 && Buffer.byteLength(body) > bodyLimit) {
+    done(new HttpError(413, `Request body is too large: JSON bodies are limited to ${bodyLimit} bytes (GATEWAY_BODY_LIMIT)`), undefined);
+    return;
+  }
+  if (body.length === 0) {
+    done(new HttpError(400, 'Malformed JSON body: the body is empty', { field: 'body', rule: 'json' }), undefined);
+    return;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch (err) {
+    done(new HttpError(400, `Malformed JSON body: ${(err as Error).message.slice(0, 200)}`, { field: 'body', rule: 'json' }), undefined);
+    return;
+  }
+  const problem = mayBeUntrusted(body) ? findUntrusted(parsed, { strings: mayHoldUnstorable(body) }) : null;
+  if (problem) {
+    done(untrustedError(problem, 'body'), undefined);
+    return;
+  }
+  if (body.includes('"__proto__"') && hasProtoKey(parsed)) {
+    done(new HttpError(400, 'body must not contain a "__proto__" key', { field: 'body', rule: 'proto' }), undefined);
+    return;
+  }
+  if (parsed !== null && typeof parsed === 'object') {
+    checkedBodies.add(parsed);
+    // Only well-formed UTF-8 is reused as is (a malformed sequence was decoded to U+FFFD in the parse).
+    if (!Array.isArray(parsed) && raw.length > RAW_MIN && (ascii || isUtf8(raw))) rememberRaw(parsed, raw);
+  }
+  done(null, parsed);
 }
 
 /**
- * `raw` parsed with its conversation left lazy (core/lazy-body.ts), checked like an eagerly parsed body (the
- * conversation's own strings were checked by the scan: printable ASCII and one-character escapes only), and handed
- * to `done`; false when the body is not of that shape or the rest is not valid JSON (the eager path then parses the
- * whole and gives its error).
+ * Whether the route reads a lazy conversation only where it must: chat completions (its own and a preset's), the
+ * Messages and the Responses APIs, whose same-protocol paths forward the bytes (the latter two defer their IR's
+ * conversation: services/chat/lazy-ir.ts).
  */
-function lazyParse(raw: Buffer, done: (err: Error | null, body?: unknown) => void): boolean {
+function takesLazy(req: FastifyRequest): boolean {
+  const url = req.routeOptions.url;
+  return url !== undefined && (url.endsWith('/chat/completions') || LAZY_ROUTES.has(url));
+}
+
+const LAZY_ROUTES = new Set(['/api/v1/messages', '/api/v1/responses']);
+
+/**
+ * `view` (the body's bytes, `find` searching them; `parts`, the reads they were copied from, are what is kept) parsed
+ * with its conversation left lazy (core/lazy-body.ts), checked like an eagerly parsed body (the conversation's own
+ * strings were checked by the scan: printable ASCII and one-character escapes only), and handed to `done`; false when
+ * the body is not of that shape or the rest is not valid JSON (the eager path then parses the whole and gives its
+ * error).
+ */
+function lazyParse(view: Buffer, find: (from: number, to: number) => number, parts: Buffer[], done: (err: Error | null, body?: unknown) => void): boolean {
   let lazy: ReturnType<typeof parseLazy>;
   try {
-    lazy = parseLazy(raw);
+    lazy = parseLazy(view, find, parts);
   } catch {
     return false;
+  } finally {
+    // The scan copy (`view`) is not read after the parse: a module memory grown past its bound is let go.
+    releaseScanMemory();
   }
   if (!lazy) return false;
   const { body, text, key } = lazy;
@@ -95,7 +116,7 @@ function lazyParse(raw: Buffer, done: (err: Error | null, body?: unknown) => voi
   else if (text.includes('"__proto__"') && hasProtoKey(without(body, key))) done(new HttpError(400, 'body must not contain a "__proto__" key', { field: 'body', rule: 'proto' }), undefined);
   else {
     checkedBodies.add(body);
-    rememberRaw(body, raw);
+    rememberRaw(body, parts);
     done(null, body);
   }
   return true;

@@ -5,6 +5,7 @@
  */
 import { estimatePromptTokens, irPromptTokens } from '../../core/chat-shape.js';
 import { lazyPromptTokens } from '../../core/lazy-body.js';
+import { lazyIr, lazyIrPromptTokens } from './lazy-ir.js';
 import { requestParams } from '../../core/params.js';
 import { mergePreset, parsePresetModel } from '../../core/presets.js';
 import { splitVariant } from '../../core/variants.js';
@@ -66,7 +67,8 @@ export async function prepareChat(deps: ChatDeps, sessions: Sessions, clock: () 
   // The moderation plugin: the text as it would be sent, before any upstream call (403 when flagged).
   if (plugins.moderation && deps.plugins) pipeline.push(await deps.plugins.moderate(api, body));
   // Chat bodies are routed from their own fields (the fast path needs no IR); the other APIs through the IR.
-  const ir: Omit<IrRequest, 'model'> | undefined = api === 'chat' ? undefined : INBOUND[api].toIr(body);
+  // A large conversation still as bytes (core/lazy-body.ts) stays so: its IR is built when some attempt reads it.
+  const ir: Omit<IrRequest, 'model'> | undefined = api === 'chat' ? undefined : (lazyIrOf(api, body) ?? INBOUND[api].toIr(body));
   if (ir && call.anthropicBeta?.length) ir.anthropic_beta = call.anthropicBeta;
   // ---- organization settings and guardrails (src/services/guardrails.ts) ----------------------------------------
   // A spent budget or a blocked model refuses the request here (403/404); the models left, the endpoint filter and
@@ -109,7 +111,7 @@ function planned(c: PlanContext, models: string[], decided: Decided | null): Pre
   const maxOut = ir ? ir.max_tokens : ((body.max_completion_tokens ?? body.max_tokens) as number | null | undefined);
   const sessionId = (typeof body.session_id === 'string' ? body.session_id : undefined) ?? call.sessionHeader ?? null;
   const sticky = sessionId ? c.sessions.get(`${call.key.workspace_id}|${sessionId}`) : undefined;
-  const promptEstimate = ir ? irPromptTokens(ir) : (lazyPromptTokens(body) ?? estimatePromptTokens(body.messages));
+  const promptEstimate = ir ? (lazyIrPromptTokens(ir) ?? irPromptTokens(ir)) : (lazyPromptTokens(body) ?? estimatePromptTokens(body.messages));
   const plan = planRoute({
     now,
     rng: deps.rng ?? Math.random,
@@ -136,6 +138,11 @@ function planned(c: PlanContext, models: string[], decided: Decided | null): Pre
   const prepared: Prepared = { api, body, ir, protocols, requested: c.requested, plan, stream: body.stream === true, presetId: c.presetId, sessionId, dropped: new Map(), maxOut: typeof maxOut === 'number' ? maxOut : null, promptEstimate, filters: c.filters, pipeline: c.pipeline, outputFilters, outputHealing, plugins: c.plugins, io };
   if (protocols.size > 0) prepared.ir ??= INBOUND[api].toIr(body);
   return prepared;
+}
+
+/** The IR of a Messages or Responses body whose conversation is lazy (chat/lazy-ir.ts), or null. */
+function lazyIrOf(api: InboundApi, body: Body): Omit<IrRequest, 'model'> | null {
+  return api === 'messages' || api === 'responses' ? lazyIr(INBOUND[api], body, api === 'messages' ? 'messages' : 'input') : null;
 }
 
 /** The Responses API is stateless here; a Messages body's own cross-field rules. */
