@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
 import { lazyStats } from '../../src/core/lazy-body.js';
+import { KEEP_MEMORY_BYTES, scannerMemoryBytes } from '../../src/core/json-simd.js';
 import { streamChat, type Json } from './util.js';
 
 let env: ChatEnv;
@@ -52,6 +53,15 @@ describe('a large chat body', () => {
     expect(r.status).toBe(200);
     expect(lazyStats.materialized).toBe(before);
     expect((env.sim.stats('sim-a').lastBody as Json).messages).toEqual(JSON.parse(turns()));
+  });
+
+  it('a body over the byte finder\'s memory bound (5 MB) is scanned, and the module memory it grew is let go after', async () => {
+    const text = `{"model":"test/alpha","messages":${turns(12_000)}}`;
+    expect(text.length).toBeGreaterThan(KEEP_MEMORY_BYTES);
+    const r = await post('/chat/completions', text);
+    // Far past test/alpha's context: refused by routing, after the body was parsed lazily.
+    expect(r.status).toBeLessThan(500);
+    expect(scannerMemoryBytes()).toBeLessThanOrEqual(KEEP_MEMORY_BYTES);
   });
 
   it('answers 400 naming the message of a role the API does not take', async () => {
