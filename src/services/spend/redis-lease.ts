@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { CHARGE, HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
-import type { Segment } from './seed-epochs.js';
+import { compact, notInSeed, total, type Segment } from './seed-epochs.js';
 import type { Reservation, ReserveResult, ScopeSpec } from './types.js';
 
 export interface Lease {
@@ -109,4 +109,27 @@ export function defineScripts(redis: Redis): void {
   const load = () => void Promise.all([SYNC_ACQUIRE, HEARTBEAT, CHARGE].map((lua) => redis.script('LOAD', lua))).catch(() => undefined);
   redis.on('ready', load);
   if (redis.status === 'ready') load();
+}
+
+/**
+ * The scope's counter started from seed `ver`, not the one this lease last saw: its settled spend not pushed yet
+ * (and a push not acknowledged, never applied under `ver`) is kept only where that seed does not count it
+ * (seed-epochs.ts); the room such a push gave back is not given again (at worst held until the lease is set again).
+ */
+export function reseedLease(l: Lease, ver: string, who: { me: string; offset: number | null }): void {
+  if (l.ver === ver) return;
+  const view = { me: who.me, mine: l.mine, offset: who.offset };
+  const resent = l.unacked ? notInSeed(l.unacked.segs, ver, view) : [];
+  // Spend applied under an older seed (pushed, or to be pushed again) that this seed does not count: pushed again.
+  l.again = [...notInSeed(l.pushed, ver, view), ...(l.unacked ? notInSeed(l.unacked.againSegs, ver, view) : []), ...notInSeed(l.again, ver, view)];
+  compact(l.again);
+  l.pushed = [];
+  l.unacked = null;
+  l.segs = [...resent, ...notInSeed(l.segs, ver, view)];
+  compact(l.segs);
+  // What the seed counts stays in the lease as room to give back (its hold, when Redis still has it); what the
+  // unacknowledged push carried and the seed does not count is settled spend of the lease again.
+  l.granted += total(resent);
+  l.used = total(l.segs);
+  l.ver = ver;
 }

@@ -10,8 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ReserveResult, ScopeSpec } from './types.js';
-import { addSettled, compact, dropConfirmed, markStored, notInSeed, total, unconfirmed } from './seed-epochs.js';
-import { defineScripts, LeaseHold, type Charge, type Lease, type Push, type Refusal, type RedisWithScripts } from './redis-lease.js';
+import { addSettled, compact, dropConfirmed, markStored, total, unconfirmed } from './seed-epochs.js';
+import { defineScripts, LeaseHold, reseedLease, type Charge, type Lease, type Push, type Refusal, type RedisWithScripts } from './redis-lease.js';
 
 /** Defaults (docs/spend.md): heartbeat TTL, sync period, idle time before a lease is returned, lease cap in requests. */
 export const SPEND_DEFAULTS = { heartbeatTtlMs: 10_000, syncMs: 200, idleMs: 1_000, maxLeaseRequests: 64 } as const;
@@ -19,7 +19,6 @@ export const SPEND_DEFAULTS = { heartbeatTtlMs: 10_000, syncMs: 200, idleMs: 1_0
 const SQUEEZE_RETRIES = 3;
 /** How long Redis remembers that a push or charge was applied (a reply lost is sent again within this time). */
 const ACK_TTL_MS = 24 * 3_600_000;
-
 
 export interface RedisLedgerOptions {
   prefix: string;
@@ -232,7 +231,7 @@ export class RedisLedger {
     if (status === -3) {
       // Pushed under an older seed version (the counter was seeded again since): nothing applied. Keep only what the
       // current seed does not count, and push that under its version.
-      this.reseeded(leases[Number(res[1]) - 1], String(res[2]));
+      reseedLease(leases[Number(res[1]) - 1], String(res[2]), { me: this.instance, offset: this.offset });
       return this.acquire(leases, amount, seeds, give, maxReq);
     }
     // The script ran: every push it carried is applied (now, or by an earlier call whose reply was lost).
@@ -246,7 +245,7 @@ export class RedisLedger {
         l.unacked = null;
       }
       const v = res[vers + i];
-      if (v !== 0 && v !== '0') this.reseeded(l, String(v));
+      if (v !== 0 && v !== '0') reseedLease(l, String(v), { me: this.instance, offset: this.offset });
       else dropConfirmed(l.pushed, this.offset, l.confirmed);
     });
     if (Number(res[1]) === 1) {
@@ -274,29 +273,6 @@ export class RedisLedger {
     if (amount <= 0) return true;
     leases.forEach((l, i) => (l.granted += Number(res[2 + i])));
     return this.take(leases, amount);
-  }
-
-  /**
-   * The scope's counter started from seed `ver`, not the one this lease last saw: its settled spend not pushed yet
-   * (and a push not acknowledged, never applied under `ver`) is kept only where that seed does not count it
-   * (seed-epochs.ts); the room such a push gave back is not given again (at worst held until the lease is set again).
-   */
-  private reseeded(l: Lease, ver: string): void {
-    if (l.ver === ver) return;
-    const view = { me: this.instance, mine: l.mine, offset: this.offset };
-    const resent = l.unacked ? notInSeed(l.unacked.segs, ver, view) : [];
-    // Spend applied under an older seed (pushed, or to be pushed again) that this seed does not count: pushed again.
-    l.again = [...notInSeed(l.pushed, ver, view), ...(l.unacked ? notInSeed(l.unacked.againSegs, ver, view) : []), ...notInSeed(l.again, ver, view)];
-    compact(l.again);
-    l.pushed = [];
-    l.unacked = null;
-    l.segs = [...resent, ...notInSeed(l.segs, ver, view)];
-    compact(l.segs);
-    // What the seed counts stays in the lease as room to give back (its hold, when Redis still has it); what the
-    // unacknowledged push carried and the seed does not count is settled spend of the lease again.
-    l.granted += total(resent);
-    l.used = total(l.segs);
-    l.ver = ver;
   }
 
   /** Records of every amount settled before the recorder's flush number `through` are in the store (since `at`). */
