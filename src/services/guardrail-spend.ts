@@ -230,13 +230,13 @@ export abstract class GuardrailSpend {
   }
 }
 
-/** An attempt's admission in the key's limits, once its tokens (`held`, token rate limit) are reserved. */
 /** Reserves the request's tokens in its token rate limits (if any), then its cost: synchronous when neither waits. */
 function admitWithTokens(gate: SpendGate, key: KeyRow, sized: () => SpendAsk | null, byok: boolean, limits: EffectivePolicy['tokenLimits']): SpendAdmission | Promise<SpendAdmission> {
   const tokens = gate.reserveTokens(key, () => sized()?.tokens ?? 1, limits);
   return tokens ? tokens.then((held) => spendAdmission(gate, key, sized, byok, held)) : spendAdmission(gate, key, sized, byok, null);
 }
 
+/** An attempt's admission in the key's limits, once its tokens (`held`, token rate limit) are reserved. */
 function spendAdmission(gate: SpendGate, key: KeyRow, sized: () => SpendAsk | null, byok: boolean, held: Reservation | null): SpendAdmission | Promise<SpendAdmission> {
   let r: Reservation | null | Promise<Reservation | null>;
   try {

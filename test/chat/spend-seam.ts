@@ -50,8 +50,9 @@ function observe(t: TestGateway): { lastDecision: number; firstFreed: number } {
           decided();
         }
         if (!admission) return admission;
-        const { settle, release } = admission;
-        return { settle: (cost, used) => (freed(), settle(cost, used)), release: () => (freed(), release()) };
+        // Called on the admission itself: it may be a class instance (services/guardrail-spend.ts SpendAdmission).
+        const held = admission;
+        return { settle: (cost, used) => (freed(), held.settle(cost, used)), release: () => (freed(), held.release()) };
       },
     };
   }) as typeof g.spendHooks;
