@@ -5,7 +5,9 @@
  * loaded Redis), while each instance's event loop stalls now and then for less than the heartbeat TTL (a loaded
  * machine): exactly 10 admitted, every run. The 12-of-50 seen once by test/api/token-rate-limits.test.ts on a machine
  * at load ~28 does not come from the leases under these conditions (see that test: its bursts are judged within one
- * clock minute).
+ * clock minute). And an instance whose heartbeat lapsed (paused past the TTL, or lost by Redis) sets its holds again
+ * to everything in flight, including requests its lease served while the sync that found the lapse was under way
+ * (before the fix, that hold counted only what was in flight when the sync was sent: 14 of room for 10 admitted).
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -81,5 +83,46 @@ describe('token rate limit scope, two instances on a slow Redis', () => {
     const admitted: number[] = [];
     for (let run = 0; run < 5; run++) admitted.push(await burst(30, 200, 1_000));
     expect(admitted).toEqual([10, 10, 10, 10, 10]);
+  });
+});
+
+describe('token rate limit scope: an instance whose heartbeat lapsed sets its holds again to everything in flight', () => {
+  it('counts the requests that took from its lease while the sync that found the lapse was under way', { timeout: 60_000 }, async () => {
+    const prefix = `gwtest:spendtpm:${randomUUID()}`;
+    const [ra, rb] = await Promise.all([client(REDIS_URL), client(REDIS_URL)]);
+    // No periodic sync on a: the trip below is the one that finds the lapse.
+    const a = new SpendService({ redis: ra, ledger: { prefix, syncMs: 60_000 } });
+    const b = new SpendService({ redis: rb, ledger: { prefix } });
+    const scope: ScopeSpec = { id: `tokens:${randomUUID()}:minute:1`, kind: 'tokens', label: 'tokens per minute', ttlS: 120, limitNano: TPM, seed: async () => 0 };
+    const held: Reservation[] = [];
+    const take = async (svc: SpendService, amount = RESERVED) => {
+      const r = await svc.reserve([scope], amount);
+      if (r.ok) held.push(r.reservation);
+      return r.ok;
+    };
+    try {
+      // a takes a lease of 5 requests (1 in flight), b one of 2 (2 in flight).
+      expect(await take(a)).toBe(true);
+      expect(await take(b)).toBe(true);
+      expect(await take(b)).toBe(true);
+      expect(a.shared!.peek(scope.id)).toMatchObject({ granted: 5 * RESERVED, held: RESERVED });
+      // a's heartbeat lapses (paused past the TTL, or lost by Redis); nothing else happened meanwhile.
+      await ra.del(`${prefix}:hb:${a.shared!.instance}`);
+      // a's periodic sync finds the lapse (an active lease keeps its room while the sync is under way); meanwhile
+      // four requests take that room on a.
+      const sync = a.shared!.sync();
+      const local = [take(a), take(a), take(a), take(a)];
+      await sync;
+      expect(await Promise.all(local)).toEqual([true, true, true, true]);
+      // Then b asks until refused.
+      while (await take(b));
+      const inFlight = held.reduce((s, r) => s + r.amountNano, 0);
+      expect(inFlight).toBeLessThanOrEqual(TPM);
+    } finally {
+      for (const h of held) h.release();
+      await Promise.all([a.close(), b.close()]);
+      ra.disconnect();
+      rb.disconnect();
+    }
   });
 });

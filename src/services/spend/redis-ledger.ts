@@ -190,6 +190,8 @@ export class RedisLedger {
     const args: Array<string | number> = [this.instance, `${this.o.prefix}:hb:`, this.o.heartbeatTtlMs, amount, maxReq, Math.max(1_000, 3 * this.o.syncMs), ACK_TTL_MS];
     const sent: Array<Push | null> = [];
     const sentHeld: number[] = [];
+    /** Per lease: the room it keeps while the script runs (its requests may take from it meanwhile). */
+    const kept: number[] = [];
     leases.forEach((l, i) => {
       sentHeld.push(l.held);
       // A push not acknowledged yet goes again as it was (same number); otherwise the settled spend and the room to
@@ -203,6 +205,7 @@ export class RedisLedger {
           l.segs = [];
         }
       }
+      kept.push(l.reset ? 0 : Math.max(0, l.granted - l.held - l.used));
       const p = l.unacked;
       sent.push(p);
       const id = l.spec.id;
@@ -231,6 +234,20 @@ export class RedisLedger {
       this.reseeded(leases[Number(res[1]) - 1], String(res[2]));
       return this.acquire(leases, amount, seeds, give, maxReq);
     }
+    // The heartbeat had lapsed: the script set this instance's holds to what was in flight when it was sent. A lease
+    // that kept its room meanwhile may have served requests since, which that hold does not count: it is set again,
+    // to everything in flight, before this call resolves (otherwise other instances could take that room too).
+    const stale = Number(res[1]) === 1 ? leases.filter((_, i) => kept[i] > 0) : [];
+    const out = this.applied(leases, res, status, sent, sentHeld, amount);
+    if (stale.length > 0) {
+      for (const l of stale) (l.granted = l.held + l.used), (l.reset = true);
+      await this.acquire(stale, 0, new Map(), stale.map(() => false)).catch(() => undefined);
+    }
+    return out;
+  }
+
+  /** The effects of a SYNC_ACQUIRE that ran (`res`, `status` ≥ 0) on the leases sent (synchronous: grants and takes in one step). */
+  private applied(leases: Lease[], res: Array<number | string>, status: number, sent: Array<Push | null>, sentHeld: number[], amount: number): true | ReserveResult {
     // The script ran: every push it carried is applied (now, or by an earlier call whose reply was lost).
     const vers = status === 0 ? 5 : amount <= 0 ? 2 + 3 * leases.length : 2 + 2 * leases.length;
     leases.forEach((l, i) => {
