@@ -21,7 +21,6 @@ const SQUEEZE_RETRIES = 3;
 /** How long Redis remembers that a push or charge was applied (a reply lost is sent again within this time). */
 const ACK_TTL_MS = 24 * 3_600_000;
 
-
 export interface RedisLedgerOptions {
   prefix: string;
   heartbeatTtlMs?: number;
@@ -190,8 +189,7 @@ export class RedisLedger {
     const args: Array<string | number> = [this.instance, `${this.o.prefix}:hb:`, this.o.heartbeatTtlMs, amount, maxReq, Math.max(1_000, 3 * this.o.syncMs), ACK_TTL_MS];
     const sent: Array<Push | null> = [];
     const sentHeld: number[] = [];
-    /** Per lease: the room it keeps while the script runs (its requests may take from it meanwhile). */
-    const kept: number[] = [];
+    const kept: number[] = []; // per lease: the room it keeps while the script runs (its requests may take from it)
     leases.forEach((l, i) => {
       sentHeld.push(l.held);
       // A push not acknowledged yet goes again as it was (same number); otherwise the settled spend and the room to
@@ -234,9 +232,8 @@ export class RedisLedger {
       this.reseeded(leases[Number(res[1]) - 1], String(res[2]));
       return this.acquire(leases, amount, seeds, give, maxReq);
     }
-    // The heartbeat had lapsed: the script set this instance's holds to what was in flight when it was sent. A lease
-    // that kept its room meanwhile may have served requests since, which that hold does not count: it is set again,
-    // to everything in flight, before this call resolves (otherwise other instances could take that room too).
+    // Lapsed: the script set the holds to what was in flight when sent; a lease that kept its room may have served
+    // requests since, uncounted there: set again to everything in flight before this resolves (or others take it).
     const stale = Number(res[1]) === 1 ? leases.filter((_, i) => kept[i] > 0) : [];
     const out = this.applied(leases, res, status, sent, sentHeld, amount);
     if (stale.length > 0) {
