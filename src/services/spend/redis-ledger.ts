@@ -191,6 +191,7 @@ export class RedisLedger {
     const args: Array<string | number> = [this.instance, `${this.o.prefix}:hb:`, this.o.heartbeatTtlMs, amount, maxReq, Math.max(1_000, 3 * this.o.syncMs), ACK_TTL_MS];
     const sent: Array<Push | null> = [];
     const sentHeld: number[] = [];
+    const kept: number[] = []; // per lease: the room it keeps while the script runs (its requests may take from it)
     leases.forEach((l, i) => {
       sentHeld.push(l.held);
       // A push not acknowledged yet goes again as it was (same number); otherwise the settled spend and the room to
@@ -206,6 +207,7 @@ export class RedisLedger {
           l.again = [];
         }
       }
+      kept.push(l.reset ? 0 : Math.max(0, l.granted - l.held - l.used));
       const p = l.unacked;
       sent.push(p);
       const id = l.spec.id;
@@ -234,6 +236,19 @@ export class RedisLedger {
       reseedLease(leases[Number(res[1]) - 1], String(res[2]), { me: this.instance, offset: this.offset });
       return this.acquire(leases, amount, seeds, give, maxReq);
     }
+    // Lapsed: the script set the holds to what was in flight when sent; a lease that kept its room may have served
+    // requests since, uncounted there: set again to everything in flight before this resolves (or others take it).
+    const stale = Number(res[1]) === 1 ? leases.filter((_, i) => kept[i] > 0) : [];
+    const out = this.applied(leases, res, status, sent, sentHeld, amount);
+    if (stale.length > 0) {
+      for (const l of stale) (l.granted = l.held + l.used), (l.reset = true);
+      await this.acquire(stale, 0, new Map(), stale.map(() => false)).catch(() => undefined);
+    }
+    return out;
+  }
+
+  /** The effects of a SYNC_ACQUIRE that ran (`res`, `status` ≥ 0) on the leases sent (synchronous: grants and takes in one step). */
+  private applied(leases: Lease[], res: Array<number | string>, status: number, sent: Array<Push | null>, sentHeld: number[], amount: number): true | ReserveResult {
     // The script ran: every push it carried is applied (now, or by an earlier call whose reply was lost).
     for (const l of leases) l.confirmed = Number(res[res.length - 1]);
     const vers = status === 0 ? 5 : amount <= 0 ? 2 + 3 * leases.length : 2 + 2 * leases.length;
