@@ -43,6 +43,10 @@ describe('seed epochs', () => {
     expect(notInSeed(segs, '1000:b', { me: 'b', mine, offset: 0 })).toEqual([segs[1]]);
     // A seed of this instance it does not know the start of (another seed won meanwhile): nothing assumed counted.
     expect(notInSeed(segs, '2000:b', { me: 'b', mine, offset: 0 })).toEqual(segs);
+    // Still, like any seed, it read the store after its version time: what was written before is counted.
+    const written: Segment = { mark: 0, cut: 3, amount: 5, storedAt: 1_500 };
+    expect(inSeed(written, '2000:b', { me: 'b', mine, offset: 3 })).toBe(true);
+    expect(inSeed(written, '1000:b', { me: 'b', mine, offset: 3 })).toBe(false); // settled after that seed started
     expect(parseVersion('1000:b')).toEqual({ at: 1000, by: 'b' });
     expect(parseVersion('')).toBeNull();
   });

@@ -223,4 +223,37 @@ describe('spend counters seeded again after Redis lost them: no amount counted t
     await b.ledger.sync(true);
     expect(await spent(redis, prefix, a.spec.id)).toBe(a.settled + b.settled);
   });
+  it('counts once what its own seed read when two of its trips seeded at once and the first seed won', async () => {
+    const { redis, prefix, a, wipe } = await setup();
+    await a.spend(3);
+    await a.ledger.sync(true);
+    a.flush();
+    // Settled and not pushed: 2 written to the store, then 1 recorded and not written yet.
+    await a.spend(2);
+    a.flush();
+    await a.spend(1);
+    await sleep(20);
+    await wipe();
+    // Two trips of a both find the counter gone and both seed (a sync, and a flush a few ms later: another seed
+    // version). The first seed's read ends once the second started, and arrives first: the counter starts from it, and
+    // the second (the last seed a took) is ignored. Both read the store and a's unwritten record: 6 requests.
+    const read = a.spec.seed;
+    let calls = 0;
+    let release!: () => void;
+    const secondStarted = new Promise<void>((r) => (release = r));
+    a.spec.seed = async () => {
+      if (++calls === 1) await secondStarted;
+      else (release(), await sleep(30));
+      return read();
+    };
+    const first = a.ledger.sync(true);
+    await sleep(5);
+    await Promise.all([first, a.ledger.flush([a.spec])]);
+    expect(calls).toBe(2);
+    await a.ledger.sync(true);
+    // Without its own first seed remembered, a took it for another's and pushed its 3 unpushed requests again.
+    expect(await spent(redis, prefix, a.spec.id)).toBe(a.settled);
+    expect(a.settled).toBe(6 * COST);
+    expect(a.ledger.peek(a.spec.id)).toMatchObject({ used: 0, unacked: null });
+  });
 });

@@ -28,8 +28,12 @@ export interface Lease {
   again: Segment[];
   /** Redis time (ms) of the last answer that found the counter under `ver`. */
   confirmed: number;
-  /** This instance's own seed of the scope, when it took one: its version and the seed count it started at. */
-  mine: { ver: string; cut: number } | null;
+  /**
+   * This instance's own recent seeds of the scope (the last MAX_OWN_SEEDS): version and the seed count each started at.
+   * Two trips of this instance may both find the counter missing and both seed; the first to arrive wins, so the one
+   * the counter started from is looked up by version (the last one taken may be the one Redis ignored).
+   */
+  mine: Array<{ ver: string; cut: number }>;
   /**
    * A push sent whose reply never came (unknown whether the script ran): no longer part of `granted` nor `used`, sent
    * again under the same sequence number until a reply comes — the script applies a number at most once. New settled
@@ -72,6 +76,15 @@ export type Refusal = Extract<ReserveResult, { ok: false }> & { spareNano?: numb
 
 type Acquire = (keys: number, ...args: Array<string | number>) => Promise<Array<number | string>>;
 export type RedisWithScripts = Redis & { gwSpendAcquire: Acquire; gwSpendHeartbeat: (keys: number, ...args: Array<string | number>) => Promise<number>; gwSpendCharge: (keys: number, ...args: Array<string | number>) => Promise<number> };
+
+/** How many of its own seeds of a scope a lease remembers (seeds of one instance under way at once, and a margin). */
+export const MAX_OWN_SEEDS = 4;
+
+/** Remembers one more seed this instance took of a lease's scope (the oldest beyond MAX_OWN_SEEDS forgotten). */
+export function ownSeed(l: Lease, ver: string, cut: number): void {
+  l.mine.push({ ver, cut });
+  if (l.mine.length > MAX_OWN_SEEDS) l.mine.shift();
+}
 
 /** A reservation from the leases: the one object a request's fast path allocates. Settled or released once. */
 export class LeaseHold implements Reservation {
@@ -118,7 +131,7 @@ export function defineScripts(redis: Redis): void {
  */
 export function reseedLease(l: Lease, ver: string, who: { me: string; offset: number | null }): void {
   if (l.ver === ver) return;
-  const view = { me: who.me, mine: l.mine, offset: who.offset };
+  const view = { me: who.me, mine: l.mine.find((m) => m.ver === ver) ?? null, offset: who.offset };
   const resent = l.unacked ? notInSeed(l.unacked.segs, ver, view) : [];
   // Spend applied under an older seed (pushed, or to be pushed again) that this seed does not count: pushed again.
   l.again = [...notInSeed(l.pushed, ver, view), ...(l.unacked ? notInSeed(l.unacked.againSegs, ver, view) : []), ...notInSeed(l.again, ver, view)];

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ReserveResult, ScopeSpec } from './types.js';
 import { addSettled, compact, dropConfirmed, markStored, total, unconfirmed } from './seed-epochs.js';
-import { defineScripts, LeaseHold, reseedLease, type Charge, type Lease, type Push, type Refusal, type RedisWithScripts } from './redis-lease.js';
+import { defineScripts, LeaseHold, ownSeed, reseedLease, type Charge, type Lease, type Push, type Refusal, type RedisWithScripts } from './redis-lease.js';
 
 /** Defaults (docs/spend.md): heartbeat TTL, sync period, idle time before a lease is returned, lease cap in requests. */
 export const SPEND_DEFAULTS = { heartbeatTtlMs: 10_000, syncMs: 200, idleMs: 1_000, maxLeaseRequests: 64 } as const;
@@ -90,7 +90,7 @@ export class RedisLedger {
 
   private lease(spec: ScopeSpec): Lease {
     let l = this.leases.get(spec.id);
-    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, segs: [], ver: null, pushed: [], again: [], confirmed: 0, mine: null, unacked: null, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
+    if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, segs: [], ver: null, pushed: [], again: [], confirmed: 0, mine: [], unacked: null, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
     else {
       // A lowered limit (its key, guardrail or budget changed): the room this lease took under the old limit is not
       // used any more; the next request goes to Redis, which gives it back and checks the new limit.
@@ -226,7 +226,7 @@ export class RedisLedger {
       // seed counts every amount this instance settled before it started (each is recorded before it is settled).
       const l = leases[Number(res[1]) - 1];
       const ver = `${Number(res[2])}:${this.instance}`;
-      l.mine = { ver, cut: ++this.cuts };
+      ownSeed(l, ver, ++this.cuts);
       seeds.set(l.spec.id, { nano: await l.spec.seed(), ver });
       return this.acquire(leases, amount, seeds, give, maxReq);
     }

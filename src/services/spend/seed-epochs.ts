@@ -100,17 +100,21 @@ export function parseVersion(v: string): { at: number; by: string } | null {
 export interface SeedView {
   /** This instance's id. */
   me: string;
-  /** This instance's own seed of the scope, when it took one: its version and the seed count it started at. */
+  /** This instance's own seed of version `ver` (the one classified against), when it took it: the seed count it started at. */
   mine: { ver: string; cut: number } | null;
   /** An upper bound of (Redis time − local time), ms; null: unknown (nothing is then assumed written before a seed). */
   offset: number | null;
 }
 
-/** Whether the seed of version `ver` already counts a segment (then it must not be pushed under that version). */
+/**
+ * Whether the seed of version `ver` already counts a segment (then it must not be pushed under that version). Any seed,
+ * this instance's own included, read the store after its version time: a segment written before it is counted. This
+ * instance's own seed (`view.mine`, when it is the one of `ver`) also counts every segment settled before it started.
+ */
 export function inSeed(seg: Segment, ver: string, view: SeedView): boolean {
   const v = parseVersion(ver);
   if (!v) return false;
-  if (v.by === view.me) return view.mine !== null && view.mine.ver === ver && seg.cut < view.mine.cut;
+  if (v.by === view.me && view.mine !== null && view.mine.ver === ver && seg.cut < view.mine.cut) return true;
   return seg.storedAt !== null && view.offset !== null && seg.storedAt + view.offset < v.at;
 }
 
