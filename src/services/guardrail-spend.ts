@@ -66,6 +66,10 @@ export abstract class GuardrailSpend {
    * shows here once it is written (GATEWAY_RECORD_FLUSH_MS) or the cache expires.
    */
   private async spent(b: Budget, key: KeyRow, withPending = true, fresh = false): Promise<number> {
+    // A fresh read seeds spend control, which counts what this instance settled before the seed began: the amounts
+    // not yet written are taken now, before the store is read. Taken after, a batch written during the read would be
+    // in neither figure (spend missed); taken before, it is at worst in both (a refusal one request early).
+    const pending = fresh && withPending ? new Map(this.deps.recorder.unflushedSpend) : this.deps.recorder.unflushedSpend;
     const member = b.scope === 'member' && key.creator_user_id ? key.creator_user_id : null;
     const scopeKey = b.scope === 'workspace' ? `w:${key.workspace_id}` : member ? `m:${member}` : `k:${key.hash}`;
     // The cached database total stays exact while this instance wrote no batch and held no new video reservation.
@@ -96,7 +100,7 @@ export abstract class GuardrailSpend {
     if (!withPending) return nanoToUsd(spent);
     // Not yet written: BYOK spend (kept apart, `byokSpendId`) only in budgets that count it.
     const ids = b.includeByok ? [...e.hashes, ...e.hashes.map(byokSpendId)] : e.hashes;
-    for (const h of ids) spent += usdToNano(this.deps.recorder.unflushedSpend.get(h) ?? 0);
+    for (const h of ids) spent += usdToNano(pending.get(h) ?? 0);
     return nanoToUsd(spent);
   }
 

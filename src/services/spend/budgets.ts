@@ -54,14 +54,16 @@ export class WorkspaceBudgetService {
   }
 
   private async spentNano(workspaceId: string, interval: BudgetInterval, includeByok: boolean): Promise<number> {
+    // Taken before the store is read (it seeds spend control): a batch written during the read is never missed.
+    const pending = new Map(this.deps.recorder.unflushedSpend);
     const hashes = await this.deps.store.listKeyHashes({ workspace_id: workspaceId });
     const usage = await this.deps.store.getKeyUsage(hashes, windowStarts(this.now()));
     let n = 0;
     for (const [hash, t] of usage) {
       const pick = interval === 'lifetime' ? [t.usage, t.byok_usage] : interval === 'daily' ? [t.usage_daily, t.byok_usage_daily] : interval === 'weekly' ? [t.usage_weekly, t.byok_usage_weekly] : [t.usage_monthly, t.byok_usage_monthly];
       n += usdToNano(pick[0]) + (includeByok ? usdToNano(pick[1]) : 0);
-      n += usdToNano(this.deps.recorder.unflushedSpend.get(hash) ?? 0);
-      if (includeByok) n += usdToNano(this.deps.recorder.unflushedSpend.get(byokSpendId(hash)) ?? 0);
+      n += usdToNano(pending.get(hash) ?? 0);
+      if (includeByok) n += usdToNano(pending.get(byokSpendId(hash)) ?? 0);
     }
     return n;
   }

@@ -42,10 +42,11 @@ export class CreditService {
 
   /** Everything billed so far, nano-dollars: written records plus those of this instance not written yet. */
   private async usageNano(): Promise<number> {
-    let n = usdToNano(await this.deps.store.organizationUsage());
-    // BYOK spend (kept apart, `byokSpendId`) is paid on the workspace's own provider account, not from credits.
+    // Not yet written, taken before the store is read (it seeds spend control): a batch written during the read is
+    // never missed. BYOK spend (kept apart, `byokSpendId`) is paid on the workspace's own provider account.
+    let n = 0;
     for (const [id, usd] of this.deps.recorder.unflushedSpend) if (!id.endsWith('+byok')) n += usdToNano(usd);
-    return n;
+    return n + usdToNano(await this.deps.store.organizationUsage());
   }
 
   private async totalNano(): Promise<number> {
