@@ -198,6 +198,25 @@ describe('SpendService, two instances on one Redis', () => {
     await svc.close();
   });
 
+  it('a limit lowered while a trip to Redis is under way is not served from the grant that trip brings back', async () => {
+    const prefix = `gwtest:spend:${randomUUID()}`;
+    const r = redis();
+    await ready(r);
+    const svc = new SpendService({ redis: r, ledger: { prefix } });
+    const s = scope({ limitNano: 1000 * COST });
+    const first = await svc.reserve([s], COST);
+    expect(first.ok).toBe(true);
+    // A request the lease cannot cover goes to Redis under the old limit; while it is there, the limit is lowered to
+    // room for 1.5 requests and another request of the scope arrives (it waits for that trip).
+    const big = svc.reserve([s], 300 * COST);
+    const lowered = { ...s, limitNano: Math.floor(1.5 * COST) };
+    const next = svc.reserve([lowered], COST);
+    expect((await big).ok).toBe(true); // decided by Redis under the old limit, before the change
+    // The grant that trip brought back (with its slack) must not serve the request under the new limit.
+    expect((await next).ok).toBe(false);
+    await svc.close();
+  });
+
   it('drops a killed instance\'s holds after the heartbeat TTL, never renewed by the other instance\'s traffic', async () => {
     const prefix = `gwtest:spend:${randomUUID()}`;
     const ttl = 600;

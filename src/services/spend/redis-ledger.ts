@@ -72,9 +72,7 @@ export class RedisLedger {
   start(): void {
     const hb = setInterval(() => this.heartbeat().catch(() => undefined), Math.max(50, Math.floor(this.o.heartbeatTtlMs / 3)));
     const sync = setInterval(() => this.sync().catch(() => undefined), this.o.syncMs);
-    hb.unref();
-    sync.unref();
-    this.timers = [hb, sync];
+    this.timers = [hb.unref(), sync.unref()];
   }
 
   private async heartbeat(): Promise<void> {
@@ -82,19 +80,16 @@ export class RedisLedger {
     if (alive === 1) return;
     // Lapsed (paused past the TTL, or Redis lost it): other instances may have dropped these holds. Keep only what is
     // in flight, and set it again on the next script.
-    for (const l of this.leases.values()) {
-      l.granted = l.held + l.used;
-      l.reset = true;
-    }
+    for (const l of this.leases.values()) (l.granted = l.held + l.used), (l.reset = true);
   }
 
   private lease(spec: ScopeSpec): Lease {
     let l = this.leases.get(spec.id);
     if (!l) this.leases.set(spec.id, (l = { spec, granted: 0, held: 0, used: 0, segs: [], ver: null, pushed: [], again: [], confirmed: 0, mine: [], unacked: null, lastUse: this.now(), reset: false, squeezed: false, free: 0, spare: 0 }));
     else {
-      // A lowered limit (its key, guardrail or budget changed): the room this lease took under the old limit is not
-      // used any more; the next request goes to Redis, which gives it back and checks the new limit.
-      if (spec.limitNano < l.spec.limitNano && l.granted > l.held + l.used) (l.granted = l.held + l.used), (l.reset = true);
+      // A lowered limit (its key, guardrail or budget changed): the room this lease took under the old limit (or a
+      // trip under way brings back) is not used; the next request goes to Redis, which checks the new limit.
+      if (spec.limitNano < l.spec.limitNano) (l.granted = Math.min(l.granted, l.held + l.used)), (l.reset = true);
       l.spec = spec;
     }
     return l;
@@ -192,8 +187,10 @@ export class RedisLedger {
     const sent: Array<Push | null> = [];
     const sentHeld: number[] = [];
     const kept: number[] = []; // per lease: the room it keeps while the script runs (its requests may take from it)
+    const resets: number[] = []; // per lease: the limit its reset was sent under (-1: none)
     leases.forEach((l, i) => {
-      sentHeld.push(l.held);
+      sentHeld.push(l.held), resets.push(l.reset ? l.spec.limitNano : -1);
+      if (l.reset) l.granted = Math.min(l.granted, l.held + l.used); // Redis sets the hold to `held`: no room kept here
       // A push not acknowledged yet goes again as it was (same number); otherwise the settled spend and the room to
       // give back become a new push, out of the lease from now on.
       if (!l.unacked) {
@@ -239,7 +236,7 @@ export class RedisLedger {
     // Lapsed: the script set the holds to what was in flight when sent; a lease that kept its room may have served
     // requests since, uncounted there: set again to everything in flight before this resolves (or others take it).
     const stale = Number(res[1]) === 1 ? leases.filter((_, i) => kept[i] > 0) : [];
-    const out = this.applied(leases, res, status, sent, sentHeld, amount);
+    const out = this.applied(leases, res, status, sent, sentHeld, resets, amount);
     if (stale.length > 0) {
       for (const l of stale) (l.granted = l.held + l.used), (l.reset = true);
       await this.acquire(stale, 0, new Map(), stale.map(() => false)).catch(() => undefined);
@@ -248,7 +245,7 @@ export class RedisLedger {
   }
 
   /** The effects of a SYNC_ACQUIRE that ran (`res`, `status` ≥ 0) on the leases sent (synchronous: grants and takes in one step). */
-  private applied(leases: Lease[], res: Array<number | string>, status: number, sent: Array<Push | null>, sentHeld: number[], amount: number): true | ReserveResult {
+  private applied(leases: Lease[], res: Array<number | string>, status: number, sent: Array<Push | null>, sentHeld: number[], resets: number[], amount: number): true | ReserveResult {
     // The script ran: every push it carried is applied (now, or by an earlier call whose reply was lost).
     for (const l of leases) l.confirmed = Number(res[res.length - 1]);
     const vers = status === 0 ? 5 : amount <= 0 ? 2 + 3 * leases.length : 2 + 2 * leases.length;
@@ -268,7 +265,8 @@ export class RedisLedger {
       leases.forEach((l, i) => (l.granted = sentHeld[i] + l.used));
       for (const other of this.leases.values()) if (!leases.includes(other)) (other.granted = other.held + other.used), (other.reset = true);
     }
-    for (const l of leases) l.reset = false;
+    // Done: a reset this call carried. One set while it ran (a limit lowered meanwhile) waits for the next trip.
+    leases.forEach((l, i) => resets[i] === l.spec.limitNano && (l.reset = false));
     // Grants and takes happen in one synchronous step: no other request of this instance may see (and give back) a
     // grant before its request has taken its part.
     if (status === 0) {
