@@ -128,3 +128,18 @@ export function guardrailRateLimits(
 export function perScope(scope: RateScope): string {
   return scope === 'key' ? 'per key' : scope === 'member' ? 'per member' : 'for its whole workspace';
 }
+
+/** Seconds to wait before `resetAt` (epoch ms) for `Retry-After`: at least 1. */
+export function retryAfterS(resetAt: number, now: number): number {
+  return Math.max(1, Math.ceil((resetAt - now) / 1000));
+}
+
+/** The headers of a rate limit's 429: `Retry-After` (seconds) and `X-RateLimit-*` (limit, what is left, reset in epoch ms). */
+export function rateLimitHeaders(limit: number, remaining: number, resetAt: number, retryAfter: number): Record<string, string> {
+  return { 'retry-after': String(retryAfter), 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(resetAt) };
+}
+
+/** The metadata naming a guardrail's limit in a 429 (`limit_source` and the guardrail's id, name and scope). */
+export function guardrailLimitSource(g: { guardrailId: string; name: string; scope: RateScope }): Record<string, string> {
+  return { limit_source: 'guardrail', guardrail_id: g.guardrailId, guardrail_name: g.name, guardrail_scope: g.scope };
+}

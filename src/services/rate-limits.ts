@@ -12,7 +12,7 @@
  */
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { decide, formatInterval, perScope, windowAt, type GuardrailRequestLimit, type RateDecision } from '../core/rate-limits.js';
+import { decide, formatInterval, guardrailLimitSource, perScope, rateLimitHeaders, retryAfterS, windowAt, type GuardrailRequestLimit, type RateDecision } from '../core/rate-limits.js';
 import { HttpError } from '../core/errors.js';
 import type { KeyRow } from '../store/types.js';
 import { whenReady } from './redis.js';
@@ -209,24 +209,24 @@ export class RateLimiter {
   /** The 429 for a refused request of `key`: the envelope, `Retry-After` (seconds) and the `X-RateLimit-*` headers. */
   refusal(key: KeyRow, d: RateDecision): HttpError {
     const interval = formatInterval(key.rate_limit_interval_s ?? 0);
-    const retryAfter = Math.max(1, Math.ceil((d.resetAt - this.now()) / 1000));
+    const retryAfter = retryAfterS(d.resetAt, this.now());
     return new HttpError(
       429,
       `Rate limit exceeded: this key may make ${d.limit} requests per ${interval}; try again in ${retryAfter}s`,
       { error_type: 'rate_limit_exceeded', limit_source: 'key', limit: d.limit, interval, reset_at: new Date(d.resetAt).toISOString() },
-      { 'retry-after': String(retryAfter), 'x-ratelimit-limit': String(d.limit), 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(d.resetAt) },
+      rateLimitHeaders(d.limit, 0, d.resetAt, retryAfter),
     );
   }
 
   /** The 429 of a guardrail's request limit: names the guardrail, how it counts, and its window. */
   private guardrailRefusal(l: GuardrailRequestLimit, d: RateDecision): HttpError {
     const interval = formatInterval(l.intervalS);
-    const retryAfter = Math.max(1, Math.ceil((d.resetAt - this.now()) / 1000));
+    const retryAfter = retryAfterS(d.resetAt, this.now());
     return new HttpError(
       429,
       `Rate limit exceeded: guardrail "${l.name}" (${l.guardrailId}) allows ${d.limit} requests per ${interval} ${perScope(l.scope)}; try again in ${retryAfter}s`,
-      { error_type: 'rate_limit_exceeded', limit_source: 'guardrail', guardrail_id: l.guardrailId, guardrail_name: l.name, guardrail_scope: l.scope, limit: d.limit, interval, reset_at: new Date(d.resetAt).toISOString() },
-      { 'retry-after': String(retryAfter), 'x-ratelimit-limit': String(d.limit), 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(d.resetAt) },
+      { error_type: 'rate_limit_exceeded', ...guardrailLimitSource(l), limit: d.limit, interval, reset_at: new Date(d.resetAt).toISOString() },
+      rateLimitHeaders(d.limit, 0, d.resetAt, retryAfter),
     );
   }
 

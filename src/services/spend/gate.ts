@@ -13,7 +13,7 @@ import type { Budget } from '../../core/policy.js';
 import type { KeyRow } from '../../store/types.js';
 import type { WorkspaceBudgetService } from './budgets.js';
 import type { CreditService } from './credits.js';
-import { perScope, windowAt, type GuardrailTokenLimit } from '../../core/rate-limits.js';
+import { guardrailLimitSource, perScope, rateLimitHeaders, retryAfterS, windowAt, type GuardrailTokenLimit } from '../../core/rate-limits.js';
 import { SpendUnavailableError, type SpendService } from './index.js';
 import type { Reservation, ReserveResult, ScopeSpec } from './types.js';
 
@@ -37,18 +37,18 @@ function unavailable(err: unknown): unknown {
  */
 function tokenRefusal(available: number, tokens: number, keyTpm: number, resetAt: number, now: number, guardrail: GuardrailTokenLimit | undefined): HttpError {
   const tpm = guardrail ? guardrail.tokensPerMinute : keyTpm;
-  const retryAfter = Math.max(1, Math.ceil((resetAt - now) / 1000));
+  const retryAfter = retryAfterS(resetAt, now);
   const whose = guardrail ? `guardrail "${guardrail.name}" (${guardrail.guardrailId}) allows ${tpm} tokens per minute ${perScope(guardrail.scope)}` : `this key may use ${tpm} tokens per minute`;
   const message =
     tokens > tpm
       ? `Rate limit exceeded: this request may use up to ${tokens} tokens, more than ${guardrail ? `guardrail "${guardrail.name}" (${guardrail.guardrailId}) allows per minute (${tpm} ${perScope(guardrail.scope)})` : `this key's ${tpm} tokens per minute`}; lower max_tokens or the prompt`
       : `Rate limit exceeded: ${whose} and this request may use up to ${tokens} (${available} left); try again in ${retryAfter}s`;
-  const source = guardrail ? { limit_source: 'guardrail', guardrail_id: guardrail.guardrailId, guardrail_name: guardrail.name, guardrail_scope: guardrail.scope } : { limit_source: 'key' };
+  const source = guardrail ? guardrailLimitSource(guardrail) : { limit_source: 'key' };
   return new HttpError(
     429,
     message,
     { error_type: 'rate_limit_exceeded', ...source, limit_tokens: tpm, requested_tokens: tokens, remaining_tokens: available, reset_at: new Date(resetAt).toISOString() },
-    { 'retry-after': String(retryAfter), 'x-ratelimit-limit': String(tpm), 'x-ratelimit-remaining': String(available), 'x-ratelimit-reset': String(resetAt) },
+    rateLimitHeaders(tpm, available, resetAt, retryAfter),
   );
 }
 
