@@ -41,6 +41,7 @@ import { SpendService } from './services/spend/index.js';
 import { CreditService } from './services/spend/credits.js';
 import { WorkspaceBudgetService } from './services/spend/budgets.js';
 import { SpendGate } from './services/spend/gate.js';
+import { TokenUsage } from './services/spend/tokens.js';
 import { RateLimiter } from './services/rate-limits.js';
 import { HealthTracker } from './services/health.js';
 import { GuardrailService, orgSettingsFromConfig } from './services/guardrails.js';
@@ -193,7 +194,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   recorder.onStored = (through) => spend.shared?.stored(through);
   const credits = new CreditService({ store, recorder, enabled: config.spend.credits, bus, now });
   const budgets = new WorkspaceBudgetService({ store, workspaces, recorder, bus, now });
-  guardrails.useSpend(new SpendGate({ spend, credits, budgets, source: guardrails, now }));
+  guardrails.useSpend(new SpendGate({ spend, credits, budgets, source: guardrails, tokens: new TokenUsage({ store, recorder, log: logger }), now }));
   const chat = new ChatService({
     catalog,
     health,

@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { utcDay } from '../core/limits.js';
 import { nanoToUsd, usdToNano } from '../core/money.js';
-import type { DeadLetter, GenerationRow, KeyUsageDelta, Store } from '../store/types.js';
+import type { DeadLetter, GenerationRow, KeyTokensDelta, KeyUsageDelta, Store } from '../store/types.js';
 import { buildContent, type IoCapture } from '../core/io-log.js';
 import type { GenerationContentRow } from '../store/generation-content.js';
 
@@ -40,6 +40,11 @@ export function keyUsage(batch: readonly GenerationRow[]): KeyUsageDelta[] {
  */
 export function byokSpendId(hash: string): string {
   return `${hash}+byok`;
+}
+
+/** The id under which a key's tokens of one clock minute are counted while not yet written (`unflushedTokens`). */
+export function tokensId(hash: string, minute: number): string {
+  return `${hash}|${minute}`;
 }
 
 /** What a non-streamed, single-answer request (embeddings, transcriptions) records; the other fields take their defaults. */
@@ -114,6 +119,12 @@ export class GenerationRecorder {
   private closed = false;
   /** Spend recorded by this instance but not yet flushed, per key (read by limit checks); BYOK spend under `byokSpendId`. */
   readonly unflushedSpend = new Map<string, number>();
+  /**
+   * Tokens settled against token rate limits and not yet written, per `tokensId(hash, minute)` (read by their seeds);
+   * `tokenQueue`: what the next flush writes (a failed write goes back in it).
+   */
+  readonly unflushedTokens = new Map<string, number>();
+  private tokenQueue = new Map<string, KeyTokensDelta>();
   /** Successful flushes so far: a cached database total plus `unflushedSpend` is exact while this is unchanged. */
   flushes = 0;
   /** Flushes started so far: a record queued before flush number n started is in the store once one from n on succeeded. */
@@ -144,13 +155,53 @@ export class GenerationRecorder {
       this.unflushedSpend.set(id, nanoToUsd(usdToNano(this.unflushedSpend.get(id) ?? 0) + usdToNano(row.total_cost)));
     }
     if (this.queue.length >= this.opts.batchSize) this.flush().catch(() => undefined);
-    else if (!this.timer && !this.closed) {
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        this.flush().catch(() => undefined);
-      }, this.opts.intervalMs);
-      this.timer.unref();
+    else this.flushSoon();
+  }
+
+  private flushSoon(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.flush().catch(() => undefined);
+    }, this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  /**
+   * An attempt of key `hash` settled `tokens` against its token rate limits, reserved in clock `minute` (docs/spend.md,
+   * "Token rate limits"): written with the next flush (table key_tokens_minute), counted by `unflushedTokens` until
+   * then. Called before the tokens are settled in the counters, like a record before its spend.
+   */
+  tokensUsed(hash: string, minute: number, tokens: number): void {
+    if (!(tokens > 0)) return;
+    const id = tokensId(hash, minute);
+    this.unflushedTokens.set(id, (this.unflushedTokens.get(id) ?? 0) + tokens);
+    const q = this.tokenQueue.get(id);
+    if (q) q.tokens += tokens;
+    else this.tokenQueue.set(id, { key_hash: hash, minute, tokens });
+    this.flushSoon();
+  }
+
+  /** Writes the queued tokens (before the records: a flush that fails after them does not write them twice). */
+  private async writeTokens(tokens: Map<string, KeyTokensDelta>): Promise<void> {
+    if (tokens.size === 0) return;
+    const deltas = [...tokens.values()];
+    await this.store.addKeyTokens(deltas, Math.min(...deltas.map((d) => d.minute)) - 2);
+    for (const [id, d] of tokens) {
+      const left = (this.unflushedTokens.get(id) ?? 0) - d.tokens;
+      if (left <= 0) this.unflushedTokens.delete(id);
+      else this.unflushedTokens.set(id, left);
     }
+  }
+
+  /** Tokens whose write failed: back in front of the queue. */
+  private requeueTokens(tokens: Map<string, KeyTokensDelta>): void {
+    for (const [id, d] of this.tokenQueue) {
+      const q = tokens.get(id);
+      if (q) q.tokens += d.tokens;
+      else tokens.set(id, d);
+    }
+    this.tokenQueue = tokens;
   }
 
   /** A record still waiting to be written (so that GET /generation finds it at once). */
@@ -165,16 +216,21 @@ export class GenerationRecorder {
   /** Writes everything queued so far. Concurrent calls share one flush at a time. */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
-    if (this.queue.length === 0) return;
+    if (this.queue.length === 0 && this.tokenQueue.size === 0) return;
     const batch = this.queue;
     this.queue = [];
     const contents = this.contents;
     this.contents = [];
-    // Every flush takes the whole queue (a failed batch's rows go back in front): when it succeeds, every record queued
-    // before it started is in the store.
+    const tokens = this.tokenQueue;
+    this.tokenQueue = new Map();
+    let tokensWritten = false;
+    // Every flush takes the whole queue (a failed batch's rows go back in front): when it succeeds, every record (and
+    // token count) queued before it started is in the store.
     const through = ++this.flushStarts;
     this.flushing = (async () => {
       try {
+        await this.writeTokens(tokens);
+        tokensWritten = true;
         await this.store.recordGenerations(batch, keyUsage(batch));
         await this.settled(batch);
         this.flushes++;
@@ -183,26 +239,26 @@ export class GenerationRecorder {
       } catch (err) {
         this.contents = contents.concat(this.contents);
         this.flushFailures++;
+        if (!tokensWritten) this.requeueTokens(tokens);
         // A batch the database refuses while it answers holds a row it cannot store: write the rows one by one, so
         // that one refused row never blocks the others; the refused ones go to the dead-letter table.
-        const left = await this.salvage(batch).catch(() => batch);
+        const left = batch.length === 0 ? [] : await this.salvage(batch).catch(() => batch);
+        if (left.length === 0 && !tokensWritten) {
+          // The records are in the store (or there were none), the token counts not: they go with a later flush.
+          this.retryLater();
+          if (batch.length === 0) throw err;
+          await this.writeContents(batch, this.takeContents());
+          return;
+        }
         if (left.length === 0) {
           this.onStored?.(through);
           this.log.warn({ err, records: batch.length }, 'a generation batch was refused; written row by row');
-          const held = this.contents;
-          this.contents = [];
-          await this.writeContents(batch, held);
+          await this.writeContents(batch, this.takeContents());
           return;
         }
         this.log.error({ err, records: left.length }, 'writing generation records failed; will retry');
         this.queue = left.concat(this.queue);
-        if (!this.closed && !this.timer) {
-          this.timer = setTimeout(() => {
-            this.timer = null;
-            this.flush().catch(() => undefined);
-          }, this.opts.intervalMs * 4);
-          this.timer.unref();
-        }
+        this.retryLater();
         throw err;
       }
     })();
@@ -211,6 +267,22 @@ export class GenerationRecorder {
     } finally {
       this.flushing = null;
     }
+  }
+
+  private takeContents(): Array<{ row: GenerationRow; cap: IoCapture }> {
+    const held = this.contents;
+    this.contents = [];
+    return held;
+  }
+
+  /** After a failed flush: the next one a little later. */
+  private retryLater(): void {
+    if (this.closed || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.flush().catch(() => undefined);
+    }, this.opts.intervalMs * 4);
+    this.timer.unref();
   }
 
   /**
@@ -294,7 +366,7 @@ export class GenerationRecorder {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
-    for (let i = 0; i < 5 && this.queue.length > 0; i++) {
+    for (let i = 0; i < 5 && (this.queue.length > 0 || this.tokenQueue.size > 0); i++) {
       try {
         await this.flush();
       } catch {

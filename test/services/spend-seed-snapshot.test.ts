@@ -3,13 +3,15 @@
  * the records in the store plus those not written yet. When a batch of records is written while the seed reads the
  * store, the read may not see them; the amounts not written must then be the ones taken before the read began, or the
  * batch is in neither figure and the counter starts below the spend (an overspend later). Each seed source — the key's
- * limit and guardrail budgets, workspace budgets, organization credits — is read with a batch written in the middle.
+ * limit and guardrail budgets, workspace budgets, organization credits, token rate limits — is read with a batch
+ * written in the middle.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
 import { createInferenceKey } from '../helpers.js';
 import { usdToNano } from '../../src/core/money.js';
 import type { Store } from '../../src/store/types.js';
+import { TokenUsage } from '../../src/services/spend/tokens.js';
 
 let env: ChatEnv;
 beforeAll(async () => {
@@ -78,5 +80,29 @@ describe('a seed read while a batch of records is written', () => {
     } finally {
       restore();
     }
+  });
+
+  it('a token rate limit: the tokens settled in the minute are counted (taken from those not written before the read)', async () => {
+    const { key, hash } = await createInferenceKey(env.t, { name: `seed-tpm-${Math.random()}`, rate_limit: { tokens_per_minute: 10_000 } });
+    const minute = Math.floor(Date.now() / 60_000);
+    const r = await env.t.call('POST', '/chat/completions', { key, body: { model: 'test/alpha', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 12 } });
+    expect(r.status).toBe(200);
+    const used = r.body.usage.prompt_tokens + r.body.usage.completion_tokens;
+    expect(used).toBeGreaterThan(0);
+    // A clock minute may have begun just before the request: then it reserved (and settled) in that next minute.
+    const settledIn = env.t.gw.svc.recorder.unflushedTokens.has(`${hash}|${minute}`) ? minute : minute + 1;
+    expect(env.t.gw.svc.recorder.unflushedTokens.get(`${hash}|${settledIn}`)).toBe(used);
+    const k = (await env.t.gw.svc.store.getKey(hash))!;
+    const tokens = new TokenUsage({ store: env.t.gw.svc.store, recorder: env.t.gw.svc.recorder });
+    const restore = writeDuringRead(env.t.gw.svc.store, 'keyTokensInMinute');
+    try {
+      expect(await tokens.seed(k, 'key', settledIn)).toBe(used);
+      expect(env.t.gw.svc.recorder.unflushedTokens.has(`${hash}|${settledIn}`)).toBe(false);
+    } finally {
+      restore();
+    }
+    // Written: the store's count alone.
+    expect(await tokens.seed(k, 'key', settledIn)).toBe(used);
+    expect(await env.t.gw.svc.store.keyTokensInMinute([hash], settledIn)).toBe(used);
   });
 });

@@ -2,6 +2,7 @@
  * The Store contract, run directly against both backends (SQLite file and a fresh PostgreSQL database).
  */
 import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, freshDatabase } from '../helpers.js';
 import { openStore, type SqlStore } from '../../src/store/sql-store.js';
@@ -338,6 +339,36 @@ describe.each(BACKENDS)('Store (%s)', (backend) => {
       // Deleting a key deletes its usage.
       await store.deleteKey(quiet.hash);
       expect((await store.getKeyUsage([quiet.hash], w)).get(quiet.hash)).toEqual(zero);
+    });
+
+    it('addKeyTokens sums per key and minute and drops old minutes; keyTokensInMinute reads one minute, through the primary key', async () => {
+      const [k1, k2, k3] = ['1', '2', '3'].map((c) => c.repeat(64));
+      const M = 29_000_000;
+      await store.addKeyTokens([{ key_hash: k1, minute: M, tokens: 10 }, { key_hash: k2, minute: M, tokens: 5 }, { key_hash: k1, minute: M, tokens: 7 }, { key_hash: k1, minute: M - 1, tokens: 100 }], M - 2);
+      // Concurrent batches (two instances) add up.
+      await Promise.all(Array.from({ length: 10 }, () => store.addKeyTokens([{ key_hash: k2, minute: M, tokens: 1 }, { key_hash: k1, minute: M, tokens: 1 }], M - 2)));
+      expect(await store.keyTokensInMinute([k1], M)).toBe(27);
+      expect(await store.keyTokensInMinute([k1, k2, k3], M)).toBe(42);
+      expect(await store.keyTokensInMinute([k1], M - 1)).toBe(100);
+      expect(await store.keyTokensInMinute([], M)).toBe(0);
+      // Minutes before `keepFrom` are dropped by the next write.
+      await store.addKeyTokens([{ key_hash: k3, minute: M + 5, tokens: 2 }], M + 3);
+      expect(await store.keyTokensInMinute([k1, k2], M)).toBe(0);
+      expect(await store.keyTokensInMinute([k1], M - 1)).toBe(0);
+      expect(await store.keyTokensInMinute([k3], M + 5)).toBe(2);
+      // The seed's read is an index search, never a scan of the table.
+      const db = (store as unknown as { db: Kysely<any> }).db;
+      const q = sql`select sum(tokens) from key_tokens_minute where minute = ${M} and key_hash in (${k1}, ${k2})`;
+      if (backend === 'sqlite') {
+        const plan = (await sql<{ detail: string }>`explain query plan ${q}`.execute(db)).rows.map((r) => r.detail).join('\n');
+        expect(plan).toMatch(/SEARCH key_tokens_minute USING (COVERING )?INDEX/);
+      } else {
+        const plan = await db.transaction().execute(async (trx) => {
+          await sql`set local enable_seqscan = off`.execute(trx);
+          return (await sql<{ 'QUERY PLAN': string }>`explain ${q}`.execute(trx)).rows.map((r) => r['QUERY PLAN']).join('\n');
+        });
+        expect(plan).toMatch(/Index (Only )?Scan using key_tokens_minute_pk/);
+      }
     });
   });
 

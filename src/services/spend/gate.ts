@@ -15,7 +15,8 @@ import type { WorkspaceBudgetService } from './budgets.js';
 import type { CreditService } from './credits.js';
 import { guardrailLimitSource, perScope, rateLimitHeaders, retryAfterS, windowAt, type GuardrailTokenLimit } from '../../core/rate-limits.js';
 import { SpendUnavailableError, type SpendService } from './index.js';
-import type { Reservation, ReserveResult, ScopeSpec } from './types.js';
+import type { TokenUsage } from './tokens.js';
+import { once, type Reservation, type ReserveResult, type ScopeSpec } from './types.js';
 
 /** What the gate needs from the guardrail service: the key's budgets, and spend figures to seed scopes from. */
 export interface BudgetSource {
@@ -57,7 +58,15 @@ export class SpendGate {
   private readonly keyScopes = new WeakMap<KeyRow, { start: string; scopes: ScopeSpec[] }>();
 
   constructor(
-    private readonly deps: { spend: SpendService; credits: CreditService; budgets: WorkspaceBudgetService; source: BudgetSource; now?: () => number },
+    private readonly deps: {
+      spend: SpendService;
+      credits: CreditService;
+      budgets: WorkspaceBudgetService;
+      source: BudgetSource;
+      /** Where token rate limits' settled tokens are kept and their seeds read (absent: minutes start at 0, nothing kept). */
+      tokens?: TokenUsage;
+      now?: () => number;
+    },
   ) {}
 
   private now(): number {
@@ -125,15 +134,30 @@ export class SpendGate {
     if (!tpm && guardrails === null) return null;
     const now = this.now();
     const { index, resetAt } = windowAt(now, 60);
+    const usage = this.deps.tokens;
+    // Seeded (first use of the minute here, Redis lost it) with what the minute already used: the store's count and
+    // this instance's not yet written (tokens.ts).
+    const seed = (scope: GuardrailTokenLimit['scope']) => (usage ? () => usage.seed(key, scope, index) : async () => 0);
     const scopes: ScopeSpec[] = [];
-    if (tpm) scopes.push({ id: `tokens:${key.hash}:minute:${index}`, kind: 'tokens', label: 'tokens per minute', ttlS: 120, limitNano: tpm, seed: async () => 0 });
+    if (tpm) scopes.push({ id: `tokens:${key.hash}:minute:${index}`, kind: 'tokens', label: 'tokens per minute', ttlS: 120, limitNano: tpm, seed: seed('key') });
     for (const g of guardrails ?? []) {
-      scopes.push({ id: `tokens:${g.id}:minute:${index}`, kind: 'tokens', label: `guardrail "${g.name}" tokens per minute`, ttlS: 120, limitNano: g.tokensPerMinute, seed: async () => 0 });
+      scopes.push({ id: `tokens:${g.id}:minute:${index}`, kind: 'tokens', label: `guardrail "${g.name}" tokens per minute`, ttlS: 120, limitNano: g.tokensPerMinute, seed: seed(g.scope) });
     }
     const tokens = Math.max(1, Math.ceil(tokensOf()));
     const decide = (r: ReserveResult): Reservation => {
       if (!r.ok) throw tokenRefusal(r.availableNano, tokens, tpm, resetAt, now, guardrails?.find((g) => r.scope.id === `tokens:${g.id}:minute:${index}`));
-      return r.reservation;
+      if (!usage) return r.reservation;
+      // The tokens used are kept for later seeds of this minute — queued with the records before they are settled
+      // (what a seed reads is then never behind what the counters hold: docs/spend.md, "Seed versions").
+      const held = r.reservation;
+      return once(
+        held.amountNano,
+        (used) => {
+          usage.used(key.hash, index, used);
+          held.settle(used);
+        },
+        () => held.release(),
+      );
     };
     let r: ReserveResult | Promise<ReserveResult>;
     try {

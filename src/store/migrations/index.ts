@@ -12,6 +12,7 @@ import { generationDeadLetters, guardrailContentFilters, keyTokenRateLimits, mod
 import { byokCredentials, files, observeIoContent, observeRollups } from './0015-0018.js';
 import { videoByok } from './0019-video-byok.js';
 import { guardrailRateLimits } from './0020-guardrail-rate-limits.js';
+import { keyTokensMinute } from './0021-key-tokens-minute.js';
 
 export { columnTypes, type ColumnTypes, type Dialect } from './types.js';
 export { MONEY_COLUMNS } from './0008-spend-money.js';
@@ -39,5 +40,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     '0018_files_and_generation_pipeline': files(t),
     '0019_video_byok': videoByok(),
     '0020_guardrail_rate_limits': guardrailRateLimits(),
+    '0021_key_tokens_minute': keyTokensMinute(),
   };
 }

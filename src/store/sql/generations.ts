@@ -6,7 +6,7 @@ import { selectGenerationPage, type GenerationLogQuery } from '../generation-log
 import { runAnalytics, type AnalyticsQuery } from '../analytics.js';
 import { addRollups, rollupActivity, sqliteRollupValues } from '../rollups.js';
 import { SqlBase, encodeGeneration, escapeText, nanoUsage, storedNano } from './base.js';
-import type { ActivityRow, DeadLetter, DeadLetterRow, GenerationRow, GenerationStore, KeyUsageDelta, KeyUsageTotals } from '../types.js';
+import type { ActivityRow, DeadLetter, DeadLetterRow, GenerationRow, GenerationStore, KeyTokensDelta, KeyUsageDelta, KeyUsageTotals } from '../types.js';
 import { nanoToUsd } from '../../core/money.js';
 
 export abstract class GenerationSql extends SqlBase implements GenerationStore {
@@ -107,6 +107,40 @@ export abstract class GenerationSql extends SqlBase implements GenerationStore {
         )
         .execute();
     }
+  }
+
+  async addKeyTokens(deltas: KeyTokensDelta[], keepFrom: number): Promise<void> {
+    // Merged per minute and key, in one order (two instances upserting the same rows never wait on each other in a cycle).
+    const merged = new Map<string, KeyTokensDelta>();
+    for (const d of deltas) {
+      if (!(d.tokens > 0)) continue;
+      const k = `${d.minute}|${d.key_hash}`;
+      const m = merged.get(k);
+      if (m) m.tokens += d.tokens;
+      else merged.set(k, { ...d });
+    }
+    const rows = [...merged.values()].sort((a, b) => a.minute - b.minute || (a.key_hash < b.key_hash ? -1 : a.key_hash > b.key_hash ? 1 : 0));
+    await this.db.transaction().execute(async (trx) => {
+      for (const d of rows) {
+        await trx
+          .insertInto('key_tokens_minute')
+          .values({ minute: d.minute, key_hash: d.key_hash, tokens: Math.round(d.tokens) })
+          .onConflict((oc) => oc.columns(['minute', 'key_hash']).doUpdateSet({ tokens: sql`key_tokens_minute.tokens + ${Math.round(d.tokens)}` }))
+          .execute();
+      }
+      await trx.deleteFrom('key_tokens_minute').where('minute', '<', keepFrom).execute();
+    });
+  }
+
+  async keyTokensInMinute(hashes: string[], minute: number): Promise<number> {
+    if (hashes.length === 0) return 0;
+    const row = await this.db
+      .selectFrom('key_tokens_minute')
+      .select(sql<string>`cast(coalesce(sum(tokens), 0) as text)`.as('n'))
+      .where('minute', '=', minute)
+      .where('key_hash', 'in', hashes)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   async getKeyUsage(hashes: string[], w: { day: string; week: string; month: string }): Promise<Map<string, KeyUsageTotals>> {

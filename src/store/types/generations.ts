@@ -39,6 +39,14 @@ export interface KeyUsageDelta {
   requests: number;
 }
 
+/** Tokens a key's attempts settled against token rate limits in one clock minute (docs/spend.md). */
+export interface KeyTokensDelta {
+  key_hash: string;
+  /** The clock minute the attempts reserved in: ms since the epoch / 60,000, rounded down. */
+  minute: number;
+  tokens: number;
+}
+
 export interface KeyUsageTotals {
   usage: number;
   usage_daily: number;
@@ -95,6 +103,14 @@ export interface GenerationStore {
   addKeyUsage(deltas: KeyUsageDelta[]): Promise<void>;
   /** Usage totals for the given keys; windows start at the given UTC days (`YYYY-MM-DD`). */
   getKeyUsage(hashes: string[], windows: { day: string; week: string; month: string }): Promise<Map<string, KeyUsageTotals>>;
+
+  /**
+   * Adds tokens settled against token rate limits (summed per key and minute) in one transaction, and drops the minutes
+   * before `keepFrom` (only the current minute is ever read).
+   */
+  addKeyTokens(deltas: KeyTokensDelta[], keepFrom: number): Promise<void>;
+  /** Tokens the keys settled in clock minute `minute` (an indexed read: seeds a token rate limit's counter). */
+  keyTokensInMinute(hashes: string[], minute: number): Promise<number>;
 
   /** Writes generation records and the key usage they add, in one transaction. */
   recordGenerations(rows: GenerationRow[], usage: KeyUsageDelta[]): Promise<void>;
