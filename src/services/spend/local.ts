@@ -3,7 +3,8 @@
  * scope is used and then kept here — so the check is exact on its own and reads no database per request. The check
  * and the hold over every scope of a request are one synchronous step.
  */
-import { once, type ReserveResult, type ScopeSpec } from './types.js';
+import { Backoffs } from '../../core/backoff.js';
+import { once, SEED_BACKOFF_MS, SeedUnavailableError, type ReserveResult, type ScopeSpec } from './types.js';
 
 interface Counter {
   /** Settled spend in the window (seed + what settled here since). */
@@ -18,21 +19,31 @@ const MAX_COUNTERS = 200_000;
 export class LocalLedger {
   private readonly counters = new Map<string, Counter>();
   private readonly seeding = new Map<string, Promise<void>>();
+  /** Scopes whose seed failed: the store is read again only once their wait is over (SeedUnavailableError meanwhile). */
+  private readonly backoff = new Backoffs(SEED_BACKOFF_MS.min, SEED_BACKOFF_MS.max);
 
-  /** Seeds the scopes not known yet (concurrent first uses share one store read). */
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /**
+   * Seeds the scopes not known yet (concurrent first uses share one store read). A seed that fails (the store cannot
+   * be read) is tried again only after a back-off; until then the scope's requests are refused at once (503).
+   */
   private async ensure(scopes: ScopeSpec[]): Promise<void> {
     for (const s of scopes) {
       if (this.counters.has(s.id)) continue;
       let p = this.seeding.get(s.id);
       if (!p) {
+        if (this.backoff.wait(s.id, this.now()) > 0) throw new SeedUnavailableError(s.id);
         p = s.seed().then(
           (spent) => {
             if (!this.counters.has(s.id)) this.counters.set(s.id, { spent, held: 0 });
             this.seeding.delete(s.id);
+            this.backoff.succeeded(s.id);
           },
           (err) => {
             this.seeding.delete(s.id);
-            throw err;
+            this.backoff.failed(s.id, this.now());
+            throw new SeedUnavailableError(s.id, err);
           },
         );
         this.seeding.set(s.id, p);

@@ -9,7 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { ReserveResult, ScopeSpec } from './types.js';
+import { Backoffs } from '../../core/backoff.js';
+import { SEED_BACKOFF_MS, SeedUnavailableError, type ReserveResult, type ScopeSpec } from './types.js';
 import { addSettled, compact, dropConfirmed, markStored, total, unconfirmed } from './seed-epochs.js';
 import { defineScripts, LeaseHold, ownSeed, reseedLease, type Charge, type Lease, type Push, type Refusal, type RedisWithScripts } from './redis-lease.js';
 
@@ -55,6 +56,12 @@ export class RedisLedger {
   /** An upper bound of (Redis time − local time), ms, from the last script's answer (null: none yet). */
   private offset: number | null = null;
   private readonly flushMark: () => number;
+  /**
+   * Scopes whose seed could not read the store: not read again (by a request or a sync) before their wait is over —
+   * 200 ms doubling to 5 s — and their requests refused at once meanwhile (503), so a database outage costs a bounded
+   * number of reads, not one per request and per sync.
+   */
+  private readonly seedBackoff = new Backoffs(SEED_BACKOFF_MS.min, SEED_BACKOFF_MS.max);
 
   constructor(redis: Redis, opts: RedisLedgerOptions) {
     this.redis = redis as RedisWithScripts;
@@ -104,6 +111,8 @@ export class RedisLedger {
   reserve(scopes: ScopeSpec[], amountNano: number, exact = false, tries = 0): ReserveResult | Promise<ReserveResult> {
     const leases = scopes.map((s) => this.lease(s));
     if (this.fits(leases, amountNano)) return this.take(leases, amountNano);
+    const waiting = this.seedWaiting(leases);
+    if (waiting) throw new SeedUnavailableError(waiting.spec.id);
     // One trip to Redis at a time per scope: the others wait for its lease, then try again (a burst of a cold key
     // would otherwise take a lease per request and leave most of them idle).
     const busy = leases.map((l) => this.pending.get(l.spec.id)).find((p) => p !== undefined);
@@ -147,6 +156,13 @@ export class RedisLedger {
       if (this.fits(leases, amount) || l.free >= amount) return this.reserve(scopes, amount, exact, tries + 1);
       return this.squeezed({ ...r, availableNano: Math.max(0, l.free), spareNano: l.spare } as Refusal, scopes, amount, exact, tries + 1);
     });
+  }
+
+  /** A lease of these whose scope's seed is waiting after a failed store read (none: undefined). */
+  private seedWaiting(leases: Lease[]): Lease | undefined {
+    if (this.seedBackoff.size === 0) return undefined;
+    const at = this.now();
+    return leases.find((l) => this.seedBackoff.wait(l.spec.id, at) > 0);
   }
 
   private fits(leases: Lease[], amount: number): boolean {
@@ -222,9 +238,19 @@ export class RedisLedger {
       // pushes go again under the same numbers). The seed's version is the Redis time before the store is read; the
       // seed counts every amount this instance settled before it started (each is recorded before it is settled).
       const l = leases[Number(res[1]) - 1];
+      const id = l.spec.id;
+      if (this.seedBackoff.wait(id, this.now()) > 0) throw new SeedUnavailableError(id);
       const ver = `${Number(res[2])}:${this.instance}`;
       ownSeed(l, ver, ++this.cuts);
-      seeds.set(l.spec.id, { nano: await l.spec.seed(), ver });
+      let nano: number;
+      try {
+        nano = await l.spec.seed();
+      } catch (err) {
+        this.seedBackoff.failed(id, this.now());
+        throw new SeedUnavailableError(id, err);
+      }
+      this.seedBackoff.succeeded(id);
+      seeds.set(id, { nano, ver });
       return this.acquire(leases, amount, seeds, give, maxReq);
     }
     if (status === -3) {
@@ -317,12 +343,23 @@ export class RedisLedger {
       // seed might miss: such a lease is due, seed-epochs.ts `unconfirmed`).
       else if (idle && l.granted === 0 && l.used === 0 && !l.unacked && !this.pending.has(id)) this.leases.delete(id);
     }
-    if (due.length === 0 && this.owed.length === 0) return;
+    // A lease whose seed is waiting (the store could not be read) is left for its wait: the others sync as usual.
+    const ready = due.filter((l) => this.seedBackoff.wait(l.spec.id, at) === 0);
+    if (ready.length === 0 && this.owed.length === 0) return;
     this.syncing = true;
     try {
-      for (let i = 0; i < due.length; i += 50) {
-        const batch = due.slice(i, i + 50);
-        await this.acquire(batch, 0, new Map(), all ? 'all' : batch.map((l) => l.squeezed || (l.held === 0 && at - l.lastUse >= this.o.idleMs)));
+      for (let i = 0; i < ready.length; i += 50) {
+        let batch = ready.slice(i, i + 50);
+        // A lease whose seed fails now is dropped from its batch, and the batch sent again without it.
+        while (batch.length > 0) {
+          try {
+            await this.acquire(batch, 0, new Map(), all ? 'all' : batch.map((l) => l.squeezed || (l.held === 0 && at - l.lastUse >= this.o.idleMs)));
+            break;
+          } catch (err) {
+            if (!(err instanceof SeedUnavailableError)) throw err;
+            batch = batch.filter((l) => l.spec.id !== err.scopeId);
+          }
+        }
       }
       if (this.owed.length > 0) {
         const owed = this.owed;

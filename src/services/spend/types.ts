@@ -36,6 +36,24 @@ export class SpendUnavailableError extends Error {
   }
 }
 
+/**
+ * A scope's seed cannot read the store (a database outage): the request gets 503 like an unreachable Redis. After a
+ * failed read the scope's seed waits (200 ms doubling to 5 s, core/backoff.ts) before the store is asked again;
+ * meanwhile its requests get this at once, without a read.
+ */
+export class SeedUnavailableError extends SpendUnavailableError {
+  constructor(
+    readonly scopeId: string,
+    override readonly cause?: unknown,
+  ) {
+    super('Spending limits cannot be checked right now (the spend records cannot be read); try again shortly');
+    this.name = 'SeedUnavailableError';
+  }
+}
+
+/** How long a scope whose seed failed waits before the store is read again: doubling from the first to the second, reset by a success. */
+export const SEED_BACKOFF_MS = { min: 200, max: 5_000 } as const;
+
 /** A reservation that settles or releases once; later calls are ignored. */
 export function once(amountNano: number, settle: (actualNano: number) => void, release: () => void): Reservation {
   let done = false;
