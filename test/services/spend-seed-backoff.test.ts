@@ -10,7 +10,6 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_URL } from '../helpers.js';
 import { SpendService, SpendUnavailableError, type ScopeSpec } from '../../src/services/spend/index.js';
-import { Backoffs } from '../../src/core/backoff.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -68,21 +67,6 @@ async function untilServed(spend: SpendService, spec: ScopeSpec, amount: number)
     await sleep(20);
   }
 }
-
-describe('Backoffs', () => {
-  it('waits 200 ms after a failure, doubling to 5 s, cleared by a success', () => {
-    const b = new Backoffs(200, 5_000);
-    expect(b.wait('s', 0)).toBe(0);
-    const waits = [0, 1, 2, 3, 4, 5, 6].map(() => b.failed('s', 1_000));
-    expect(waits).toEqual([200, 400, 800, 1_600, 3_200, 5_000, 5_000]);
-    expect(b.wait('s', 1_000)).toBe(5_000);
-    expect(b.wait('s', 6_000)).toBe(0);
-    expect(b.wait('other', 1_000)).toBe(0);
-    b.succeeded('s');
-    expect(b.wait('s', 1_000)).toBe(0);
-    expect(b.failed('s', 1_000)).toBe(200);
-  });
-});
 
 describe('a seed whose store read fails', () => {
   it('one instance: refused at once (503) while waiting; at most a few reads in 3 s of requests every 10 ms; served again within the back-off', { timeout: 30_000 }, async () => {

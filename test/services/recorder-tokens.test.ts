@@ -1,0 +1,87 @@
+/**
+ * The recorder's token counts (docs/spend.md, "Token rate limits", seeds): tokens settled against token rate limits
+ * are queued per key and minute, counted as not written (`unflushedTokens`) until a flush writes them — before the
+ * records, in the same flush — and a flush that fails keeps them for the next one: written exactly once, and
+ * `onStored` (spend control's "everything queued before flush n is in the store") only once they are.
+ */
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { GenerationRecorder } from '../../src/services/generations.js';
+import type { GenerationRow, KeyTokensDelta, Store } from '../../src/store/types.js';
+
+function fakeStore() {
+  const state = { tokensDown: false, recordsDown: false, tokens: new Map<string, number>(), rows: 0, keepFrom: [] as number[] };
+  const store = {
+    kind: 'sqlite',
+    async addKeyTokens(deltas: KeyTokensDelta[], keepFrom: number) {
+      if (state.tokensDown) throw new Error('database down');
+      state.keepFrom.push(keepFrom);
+      for (const d of deltas) state.tokens.set(`${d.key_hash}|${d.minute}`, (state.tokens.get(`${d.key_hash}|${d.minute}`) ?? 0) + d.tokens);
+    },
+    async recordGenerations(rows: GenerationRow[]) {
+      if (state.recordsDown) throw new Error('database down');
+      state.rows += rows.length;
+    },
+    async ping() {
+      return !(state.tokensDown || state.recordsDown);
+    },
+    async recordGenerationContent() {},
+  } as unknown as Store;
+  return { store, state };
+}
+
+function row(id: string): GenerationRow {
+  return { id, key_hash: 'k1', total_cost: null, is_byok: false, created_at: new Date().toISOString() } as unknown as GenerationRow;
+}
+
+describe('GenerationRecorder token counts', () => {
+  it('queues per key and minute, counts them unwritten until flushed, writes them with the records', async () => {
+    const { store, state } = fakeStore();
+    const rec = new GenerationRecorder(store, pino({ level: 'silent' }), { intervalMs: 60_000, batchSize: 10_000 });
+    const stored: number[] = [];
+    rec.onStored = (n) => stored.push(n);
+    rec.record(row('g1'));
+    rec.tokensUsed('k1', 100, 18);
+    rec.tokensUsed('k1', 100, 7);
+    rec.tokensUsed('k2', 101, 5);
+    rec.tokensUsed('k2', 101, 0); // nothing used: nothing queued
+    expect(Object.fromEntries(rec.unflushedTokens)).toEqual({ 'k1|100': 25, 'k2|101': 5 });
+    await rec.flush();
+    expect(Object.fromEntries(state.tokens)).toEqual({ 'k1|100': 25, 'k2|101': 5 });
+    expect(state.keepFrom).toEqual([98]); // the oldest minute written, less 2
+    expect(state.rows).toBe(1);
+    expect(rec.unflushedTokens.size).toBe(0);
+    expect(stored).toEqual([1]);
+    // Tokens alone make a flush too.
+    rec.tokensUsed('k1', 102, 3);
+    await rec.flush();
+    expect(state.tokens.get('k1|102')).toBe(3);
+    await rec.close();
+  });
+
+  it('a failed flush keeps them (still unwritten) for the next one: written once, onStored only then', async () => {
+    const { store, state } = fakeStore();
+    const rec = new GenerationRecorder(store, pino({ level: 'silent' }), { intervalMs: 60_000, batchSize: 10_000 });
+    const stored: number[] = [];
+    rec.onStored = (n) => stored.push(n);
+    state.tokensDown = state.recordsDown = true;
+    rec.record(row('g1'));
+    rec.tokensUsed('k1', 100, 18);
+    await expect(rec.flush()).rejects.toThrow('database down');
+    rec.tokensUsed('k1', 100, 4); // settled during the outage: added to what waits
+    expect(rec.unflushedTokens.get('k1|100')).toBe(22);
+    expect(stored).toEqual([]);
+    // The tokens are written, the records not: the tokens are not written again with the records' retry.
+    state.tokensDown = false;
+    await expect(rec.flush()).rejects.toThrow('database down');
+    expect(state.tokens.get('k1|100')).toBe(22);
+    expect(rec.unflushedTokens.size).toBe(0);
+    expect(stored).toEqual([]);
+    state.recordsDown = false;
+    await rec.flush();
+    expect(state.tokens.get('k1|100')).toBe(22);
+    expect(state.rows).toBe(1);
+    expect(stored).toEqual([3]);
+    await rec.close();
+  });
+});
