@@ -56,11 +56,7 @@ export class RedisLedger {
   /** An upper bound of (Redis time − local time), ms, from the last script's answer (null: none yet). */
   private offset: number | null = null;
   private readonly flushMark: () => number;
-  /**
-   * Scopes whose seed could not read the store: not read again (by a request or a sync) before their wait is over —
-   * 200 ms doubling to 5 s — and their requests refused at once meanwhile (503), so a database outage costs a bounded
-   * number of reads, not one per request and per sync.
-   */
+  /** Scopes whose seed could not read the store: no read (request or sync) before their wait is over; 503 meanwhile. */
   private readonly seedBackoff = new Backoffs(SEED_BACKOFF_MS.min, SEED_BACKOFF_MS.max);
 
   constructor(redis: Redis, opts: RedisLedgerOptions) {
@@ -111,7 +107,7 @@ export class RedisLedger {
   reserve(scopes: ScopeSpec[], amountNano: number, exact = false, tries = 0): ReserveResult | Promise<ReserveResult> {
     const leases = scopes.map((s) => this.lease(s));
     if (this.fits(leases, amountNano)) return this.take(leases, amountNano);
-    const waiting = this.seedWaiting(leases);
+    const waiting = this.seedBackoff.size > 0 ? leases.find((l) => this.seedBackoff.wait(l.spec.id, this.now()) > 0) : undefined;
     if (waiting) throw new SeedUnavailableError(waiting.spec.id);
     // One trip to Redis at a time per scope: the others wait for its lease, then try again (a burst of a cold key
     // would otherwise take a lease per request and leave most of them idle).
@@ -156,13 +152,6 @@ export class RedisLedger {
       if (this.fits(leases, amount) || l.free >= amount) return this.reserve(scopes, amount, exact, tries + 1);
       return this.squeezed({ ...r, availableNano: Math.max(0, l.free), spareNano: l.spare } as Refusal, scopes, amount, exact, tries + 1);
     });
-  }
-
-  /** A lease of these whose scope's seed is waiting after a failed store read (none: undefined). */
-  private seedWaiting(leases: Lease[]): Lease | undefined {
-    if (this.seedBackoff.size === 0) return undefined;
-    const at = this.now();
-    return leases.find((l) => this.seedBackoff.wait(l.spec.id, at) > 0);
   }
 
   private fits(leases: Lease[], amount: number): boolean {
@@ -356,8 +345,9 @@ export class RedisLedger {
             await this.acquire(batch, 0, new Map(), all ? 'all' : batch.map((l) => l.squeezed || (l.held === 0 && at - l.lastUse >= this.o.idleMs)));
             break;
           } catch (err) {
-            if (!(err instanceof SeedUnavailableError)) throw err;
-            batch = batch.filter((l) => l.spec.id !== err.scopeId);
+            const rest = err instanceof SeedUnavailableError ? batch.filter((l) => l.spec.id !== err.scopeId) : batch;
+            if (rest.length === batch.length) throw err;
+            batch = rest;
           }
         }
       }
