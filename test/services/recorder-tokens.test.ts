@@ -2,12 +2,14 @@
  * The recorder's token counts (docs/spend.md, "Token rate limits", seeds): tokens settled against token rate limits
  * are queued per key and minute, counted as not written (`unflushedTokens`) until a flush writes them — before the
  * records, in the same flush — and a flush that fails keeps them for the next one: written exactly once, and
- * `onStored` (spend control's "everything queued before flush n is in the store") only once they are.
+ * `onStored` (spend control's "everything queued before flush n is in the store") only once they are. And the seeds
+ * that read them back (services/spend/tokens.ts).
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { GenerationRecorder } from '../../src/services/generations.js';
-import type { GenerationRow, KeyTokensDelta, Store } from '../../src/store/types.js';
+import { TokenUsage } from '../../src/services/spend/tokens.js';
+import type { GenerationRow, KeyRow, KeyTokensDelta, Store } from '../../src/store/types.js';
 
 function fakeStore() {
   const state = { tokensDown: false, recordsDown: false, tokens: new Map<string, number>(), rows: 0, keepFrom: [] as number[] };
@@ -83,5 +85,50 @@ describe('GenerationRecorder token counts', () => {
     expect(state.rows).toBe(1);
     expect(stored).toEqual([3]);
     await rec.close();
+  });
+});
+
+describe('TokenUsage seeds', () => {
+  const key = { hash: 'k1', workspace_id: 'w1', creator_user_id: 'u1' } as unknown as KeyRow;
+  const recorder = () => {
+    const unflushedTokens = new Map<string, number>([
+      ['k1|100', 5],
+      ['k2|100', 7],
+      ['k1|99', 1000],
+    ]);
+    return { unflushedTokens, tokensUsed: () => undefined };
+  };
+
+  it('counts the scope keys: the store plus what is not written, for the key, the member or the workspace', async () => {
+    const asked: Array<{ q: unknown; hashes?: string[] }> = [];
+    const store = {
+      async listKeyHashes(q: unknown) {
+        asked.push({ q });
+        return ['k2'];
+      },
+      async keyTokensInMinute(hashes: string[], minute: number) {
+        asked.push({ q: minute, hashes });
+        return 10 * hashes.length;
+      },
+    };
+    const t = new TokenUsage({ store, recorder: recorder() });
+    expect(await t.seed(key, 'key', 100)).toBe(10 + 5);
+    expect(await t.seed(key, 'member', 100)).toBe(20 + 5 + 7);
+    expect(await t.seed(key, 'workspace', 100)).toBe(20 + 5 + 7);
+    expect(asked.filter((a) => a.hashes === undefined).map((a) => a.q)).toEqual([{ creator_user_id: 'u1' }, { workspace_id: 'w1' }]);
+  });
+
+  it('the store cannot be read: the key\'s tokens not written yet (all that a minute first used here holds)', async () => {
+    const store = {
+      async listKeyHashes(): Promise<string[]> {
+        throw new Error('database down');
+      },
+      async keyTokensInMinute(): Promise<number> {
+        throw new Error('database down');
+      },
+    };
+    const t = new TokenUsage({ store, recorder: recorder() });
+    expect(await t.seed(key, 'key', 100)).toBe(5);
+    expect(await t.seed(key, 'workspace', 100)).toBe(5);
   });
 });
