@@ -30,6 +30,7 @@ export interface GuardrailRateSource {
 /** One limit of a request in its current window: the key's own (`guardrail` null) or a guardrail's, and its scope. */
 interface Counter {
   limit: number;
+  startAt: number;
   resetAt: number;
   guardrail: GuardrailRequestLimit | null;
   scope: ScopeSpec;
@@ -37,7 +38,8 @@ interface Counter {
 
 /** The counters of a request, in the order the ledger checks them (the first without room is the refusal). */
 interface Counters {
-  /** The earliest window end among them: built again from then on. */
+  /** The latest window start and the earliest window end among them: built again outside [from, until). */
+  from: number;
   until: number;
   list: Counter[];
   scopes: ScopeSpec[];
@@ -51,13 +53,13 @@ function counter(owner: string, limit: number, intervalS: number, now: number, g
   const label = guardrail ? `guardrail "${guardrail.name}" requests per ${formatInterval(intervalS)}` : `requests per ${formatInterval(intervalS)}`;
   // Kept a minute past the window's end (each script renews the expiry from its own time).
   const scope: ScopeSpec = { id: `requests:${owner}:${intervalS}:${index}`, kind: 'requests', label, ttlS: intervalS + 60, limitNano: limit, seed: ZERO, ledgerOnly: { endsAt: resetAt } };
-  return { limit, resetAt, guardrail, scope };
+  return { limit, startAt: resetAt - intervalS * 1000, resetAt, guardrail, scope };
 }
 
 function counters(list: Counter[]): Counters {
   // Latest-ending first (stable: the key's own first on a tie), so the refusal named is the strictest one that refuses.
   if (list.length > 1) list.sort((a, b) => b.resetAt - a.resetAt);
-  return { until: Math.min(...list.map((c) => c.resetAt)), list, scopes: list.map((c) => c.scope) };
+  return { from: Math.max(...list.map((c) => c.startAt)), until: Math.min(...list.map((c) => c.resetAt)), list, scopes: list.map((c) => c.scope) };
 }
 
 /** The 503 of a limited request while the shared counters cannot be reached (fail closed); anything else as it is. */
@@ -125,7 +127,7 @@ export class RateLimiter {
   private checkAll(key: KeyRow, limits: readonly GuardrailRequestLimit[]): HttpError | null | Promise<HttpError | null> {
     const now = this.now();
     let c = this.allCounters.get(key);
-    if (!c || c.limits !== limits || now >= c.until) {
+    if (!c || c.limits !== limits || now >= c.until || now < c.from) {
       const list: Counter[] = [];
       if (key.rate_limit_requests && key.rate_limit_interval_s) list.push(counter(key.hash, key.rate_limit_requests, key.rate_limit_interval_s, now, null));
       for (const l of limits) list.push(counter(l.id, l.limit, l.intervalS, now, l));
@@ -143,7 +145,7 @@ export class RateLimiter {
     if (!limit || !intervalS) return null;
     const now = this.now();
     let c = this.keyCounters.get(key);
-    if (!c || now >= c.until) {
+    if (!c || now >= c.until || now < c.from) {
       c = counters([counter(key.hash, limit, intervalS, now, null)]);
       this.keyCounters.set(key, c);
     }
