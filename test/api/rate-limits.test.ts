@@ -308,3 +308,24 @@ describe('rate limits across two instances (PostgreSQL + Redis)', () => {
     expect((await a.call('GET', '/key', { key: k.key })).status).toBe(429);
   });
 });
+
+describe('rate limits with Redis unreachable (as spend: docs/spend.md, "Redis down")', () => {
+  for (const mode of ['closed', 'local'] as const) {
+    it(`GATEWAY_SPEND_REDIS_DOWN=${mode}: ${mode === 'closed' ? "a limited key's request gets 503" : 'each instance counts alone'}; a key without a limit is served`, async () => {
+      const t = await startGateway('sqlite', { env: { GATEWAY_REDIS_URL: 'redis://127.0.0.1:1', GATEWAY_SPEND_REDIS_DOWN: mode } });
+      try {
+        const limited = await createInferenceKey(t, { name: 'limited', rate_limit: { requests: 2, interval: '1h' } });
+        const plain = await createInferenceKey(t, { name: 'plain' });
+        const got = [];
+        for (let i = 0; i < 3; i++) got.push(await t.call('GET', '/key', { key: limited.key }));
+        if (mode === 'closed') {
+          for (const r of got) expectError(r, 503, { message: 'Rate limits cannot be checked right now' });
+          expect(got[0].body.error.metadata).toMatchObject({ error_type: 'spend_unavailable' });
+        } else expect(got.map((r) => r.status)).toEqual([200, 200, 429]);
+        expect((await t.call('GET', '/key', { key: plain.key })).status).toBe(200);
+      } finally {
+        await t.close();
+      }
+    });
+  }
+});
