@@ -219,11 +219,13 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const serverTools = new ServerToolService({ chat, search, fetcher, keepaliveMs: config.streamKeepaliveMs, now, images });
   // Video jobs: durable, driven by a background worker (started below, stopped first at shutdown).
   const videos = new VideoService({ store, catalog, health, recorder, workspaces, guardrails, byok, log: logger, now, options: config.video });
-  const rateLimits = new RateLimiter(config.redisUrl ?? null, logger, now);
+  // Request rate limits are scopes of the spend ledger (docs/spend.md, "Request rate limits"): its leases, its Redis.
+  const rateLimits = new RateLimiter(spend, logger, now);
   // Guardrails' request limits (docs/guardrails.md, "Rate limits") are counted with the key's own.
   rateLimits.useGuardrails(guardrails);
-  // Shared counters count from the first request (each waits up to 2 s for Redis; without it, this instance counts).
-  await Promise.all([rateLimits.ready(), spendRedis ? whenReady(spendRedis, 2000) : undefined]);
+  // Shared counters count from the first request (waits up to 2 s for Redis; without it, limited keys get 503 or,
+  // GATEWAY_SPEND_REDIS_DOWN=local, this instance counts).
+  if (spendRedis) await whenReady(spendRedis, 2000);
   // Metrics are taken from the generation records (one per request of every API); none when GATEWAY_METRICS=off.
   const metrics = config.metrics === 'off' ? null : new GatewayMetrics(recorder, () => bus.redisUp());
   if (metrics) recorder.observer = metrics.observe;
@@ -280,7 +282,6 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
         await spend.close();
         spendRedis?.disconnect();
       },
-      () => rateLimits.close(),
       () => http.close(),
       async () => search?.close(),
       () => cache.close(),

@@ -69,7 +69,7 @@ export function insufficientCreditsMessage(requestedTokens: number, affordableTo
 export type SpendWindow = 'daily' | 'weekly' | 'monthly' | null;
 
 /** What kind of limit a scope is (messages, metrics). */
-export type ScopeKind = 'key' | 'guardrail' | 'workspace_budget' | 'credits' | 'tokens';
+export type ScopeKind = 'key' | 'guardrail' | 'workspace_budget' | 'credits' | 'tokens' | 'requests';
 
 /** One limit a request counts against, in the current window. */
 export interface SpendScopeId {

@@ -4,43 +4,20 @@
  * `Retry-After` and `X-RateLimit-*`. An inference key's guardrails may add limits of their own (counted per key, per
  * member or for the workspace): the request is checked against its key's limit and all of them at once.
  *
- * One instance counts in memory, without a promise. With Redis configured, every instance counts on one shared
- * counter per limit and window — one round trip per request whatever the number of limits: an INCR and an expiry
- * (the key's own limit alone), or one script over the key's and its guardrails' counters — so the limits hold across
- * instances; should Redis fail, the instance falls back to counting in memory rather than refusing or letting every
- * request through.
+ * Counted as scopes of the spend-control ledger (docs/spend.md, "Request rate limits"): one scope of kind `requests`
+ * per limit and window, a request reserving 1 in all of its scopes at once and settling 1 at once — an admitted
+ * request is counted, a refused one is not. One instance counts in memory, synchronously. With Redis, every instance
+ * counts through the ledger's leases: admitted from its lease without a round trip while it has room, exact across
+ * instances, and — Redis unreachable — 503 for limited keys (GATEWAY_SPEND_REDIS_DOWN=closed, the default) or
+ * counted on each instance alone (`local`), as spend is.
  */
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { decide, formatInterval, guardrailLimitSource, perScope, rateLimitHeaders, retryAfterS, windowAt, type GuardrailRequestLimit, type RateDecision } from '../core/rate-limits.js';
+import { formatInterval, guardrailLimitSource, perScope, rateLimitHeaders, retryAfterS, windowAt, type GuardrailRequestLimit, type RateDecision } from '../core/rate-limits.js';
 import { HttpError } from '../core/errors.js';
 import type { KeyRow } from '../store/types.js';
 import { whenReady } from './redis.js';
-
-const counterKey = (hash: string, intervalS: number, index: number) => `gw:rl:${hash}:${intervalS}:${index}`;
-
-/**
- * The counters of one request in one atomic step (KEYS: the counters; ARGV per counter: limit, expiry (ms since the
- * epoch), always). A counter marked `always` (the key's own limit: every request of the key counts, refused ones
- * included) is incremented whatever the answer; the others (guardrails' limits, which other keys may share) only when
- * every counter admits the request, so a request refused anywhere uses up no guardrail's room. Answers each counter's
- * count with this request.
- */
-const COUNT_ALL = `
-local n = #KEYS
-local counts, refused = {}, false
-for i = 1, n do
-  counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0') + 1
-  if counts[i] > tonumber(ARGV[3 * i - 2]) then refused = true end
-end
-for i = 1, n do
-  if not refused or ARGV[3 * i] == '1' then
-    counts[i] = redis.call('INCR', KEYS[i])
-    redis.call('PEXPIREAT', KEYS[i], ARGV[3 * i - 1])
-  end
-end
-return counts
-`;
+import { SpendService, SpendUnavailableError, type ReserveResult, type ScopeSpec } from './spend/index.js';
 
 /** What the limiter needs from the guardrail service: the request limits of a key's guardrails (its policy). */
 export interface GuardrailRateSource {
@@ -50,36 +27,76 @@ export interface GuardrailRateSource {
   policyFor(key: KeyRow): Promise<{ requestLimits: GuardrailRequestLimit[] | null }>;
 }
 
-/** One counter of a request: the key's own limit (`guardrail` null) or a guardrail's. */
+/** One limit of a request in its current window: the key's own (`guardrail` null) or a guardrail's, and its scope. */
 interface Counter {
-  id: string;
   limit: number;
-  intervalS: number;
-  index: number;
+  startAt: number;
   resetAt: number;
-  /** Counted even when the request is refused (the key's own limit). */
-  always: boolean;
   guardrail: GuardrailRequestLimit | null;
+  scope: ScopeSpec;
 }
 
-type RedisWithCount = Redis & { gwRateCount(n: number, ...args: Array<string | number>): Promise<unknown[]> };
+/** The counters of a request, in the order the ledger checks them (the first without room is the refusal). */
+interface Counters {
+  /** The latest window start and the earliest window end among them: built again outside [from, until). */
+  from: number;
+  until: number;
+  list: Counter[];
+  scopes: ScopeSpec[];
+}
+
+const ZERO = async () => 0;
+
+/** The scope of one limit (`owner`: a key hash or a guardrail counter id) in the window containing `now`. */
+function counter(owner: string, limit: number, intervalS: number, now: number, guardrail: GuardrailRequestLimit | null): Counter {
+  const { index, resetAt } = windowAt(now, intervalS);
+  const label = guardrail ? `guardrail "${guardrail.name}" requests per ${formatInterval(intervalS)}` : `requests per ${formatInterval(intervalS)}`;
+  // Kept a minute past the window's end (each script renews the expiry from its own time).
+  const scope: ScopeSpec = { id: `requests:${owner}:${intervalS}:${index}`, kind: 'requests', label, ttlS: intervalS + 60, limitNano: limit, seed: ZERO, ledgerOnly: { endsAt: resetAt } };
+  return { limit, startAt: resetAt - intervalS * 1000, resetAt, guardrail, scope };
+}
+
+function counters(list: Counter[]): Counters {
+  // Latest-ending first (stable: the key's own first on a tie), so the refusal named is the strictest one that refuses.
+  if (list.length > 1) list.sort((a, b) => b.resetAt - a.resetAt);
+  return { from: Math.max(...list.map((c) => c.startAt)), until: Math.min(...list.map((c) => c.resetAt)), list, scopes: list.map((c) => c.scope) };
+}
+
+/** The 503 of a limited request while the shared counters cannot be reached (fail closed); anything else as it is. */
+function unavailable(err: unknown): unknown {
+  return err instanceof SpendUnavailableError
+    ? new HttpError(503, 'Rate limits cannot be checked right now (the shared rate-limit counters are unreachable); try again shortly', { error_type: 'spend_unavailable' })
+    : err;
+}
 
 export class RateLimiter {
-  /** Per key: the current window of its interval and the requests counted in it. */
-  private readonly local = new Map<string, { intervalS: number; index: number; count: number }>();
-  private readonly redis: Redis | null;
-  private warned = false;
+  private readonly spend: SpendService;
+  /** A ledger and connection of its own (built from a Redis URL or none), closed by `close`; null: the gateway's. */
+  private readonly own: { redis: Redis | null } | null;
   private guardrails: GuardrailRateSource | null = null;
+  /** Per key row (a changed key is a new row): its own limit's counter in the current window. */
+  private readonly keyCounters = new WeakMap<KeyRow, Counters>();
+  /** Per key row: its own and its guardrails' counters, for the guardrail limits they were built from. */
+  private readonly allCounters = new WeakMap<KeyRow, Counters & { limits: readonly GuardrailRequestLimit[] }>();
 
+  /**
+   * `counters`: the gateway's spend ledger (its leases and Redis connection are shared), or a Redis URL (a ledger of
+   * its own, failing closed) or null (this instance alone).
+   */
   constructor(
-    redisUrl: string | null,
-    private readonly log: Logger,
+    counters: SpendService | string | null,
+    log: Logger,
     private readonly now: () => number = Date.now,
   ) {
-    // No offline queue: while Redis is unreachable a count fails at once and is taken on this instance instead.
-    this.redis = redisUrl ? new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
-    this.redis?.on('error', (err: Error) => log.warn({ err: err.message }, 'redis rate limit counter error'));
-    this.redis?.defineCommand('gwRateCount', { lua: COUNT_ALL });
+    if (counters instanceof SpendService) {
+      this.spend = counters;
+      this.own = null;
+      return;
+    }
+    const redis = counters ? new Redis(counters, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (n) => Math.min(n * 50, 500) }) : null;
+    redis?.on('error', (err: Error) => log.debug({ err: err.message }, 'redis rate limit counter error'));
+    this.spend = new SpendService({ redis, log });
+    this.own = { redis };
   }
 
   /** Guardrail request limits are checked too (inference keys), from this source. */
@@ -89,9 +106,9 @@ export class RateLimiter {
 
   /**
    * Counts a request of `key` against its own rate limit and, for an inference key, its guardrails' request limits:
-   * null when admitted, else the 429 of the strictest limit that refuses (the one whose window ends last).
-   * Synchronous unless the counters are shared through Redis or the key's policy is not cached; a key none of whose
-   * guardrails has a rate limit counts exactly as `admit` does.
+   * null when admitted, else the 429 of the strictest limit that refuses (the one whose window ends last), or the 503
+   * of shared counters that cannot be reached. Synchronous when the ledger answers from memory (one instance, or
+   * leases with room) and the key's policy is cached.
    */
   check(key: KeyRow): HttpError | null | Promise<HttpError | null> {
     const g = this.guardrails;
@@ -102,108 +119,98 @@ export class RateLimiter {
   }
 
   private checkKey(key: KeyRow): HttpError | null | Promise<HttpError | null> {
-    const d = this.admit(key);
-    if (d === null) return null;
-    if (d instanceof Promise) return d.then((x) => (x.allowed ? null : this.refusal(key, x)));
-    return d.allowed ? null : this.refusal(key, d);
+    const c = this.keyCounter(key);
+    return c === null ? null : this.count(key, c);
   }
 
-  /** The key's counter (when it has a limit) and its guardrails', counted together: one step, one Redis round trip. */
+  /** The key's counter (when it has a limit) and its guardrails', counted together in one step. */
   private checkAll(key: KeyRow, limits: readonly GuardrailRequestLimit[]): HttpError | null | Promise<HttpError | null> {
     const now = this.now();
-    const counters: Counter[] = [];
-    if (key.rate_limit_requests && key.rate_limit_interval_s) {
-      const w = windowAt(now, key.rate_limit_interval_s);
-      counters.push({ id: key.hash, limit: key.rate_limit_requests, intervalS: key.rate_limit_interval_s, index: w.index, resetAt: w.resetAt, always: true, guardrail: null });
+    let c = this.allCounters.get(key);
+    if (!c || c.limits !== limits || now >= c.until || now < c.from) {
+      const list: Counter[] = [];
+      if (key.rate_limit_requests && key.rate_limit_interval_s) list.push(counter(key.hash, key.rate_limit_requests, key.rate_limit_interval_s, now, null));
+      for (const l of limits) list.push(counter(l.id, l.limit, l.intervalS, now, l));
+      if (list.length === 0) return null;
+      c = { ...counters(list), limits };
+      this.allCounters.set(key, c);
     }
-    for (const l of limits) {
-      const w = windowAt(now, l.intervalS);
-      counters.push({ id: l.id, limit: l.limit, intervalS: l.intervalS, index: w.index, resetAt: w.resetAt, always: false, guardrail: l });
-    }
-    if (!this.redis) return this.verdict(key, counters, this.countAllLocally(counters));
-    const keys = counters.map((c) => counterKey(c.id, c.intervalS, c.index));
-    const args = counters.flatMap((c) => [c.limit, c.resetAt + 5_000, c.always ? 1 : 0]);
-    return (this.redis as RedisWithCount).gwRateCount(keys.length, ...keys, ...args).then(
-      (counts) => this.verdict(key, counters, counts.map(Number)),
-      (err: Error) => {
-        if (!this.warned) this.log.warn({ err: err.message }, 'rate limits: Redis unavailable, counting on this instance only');
-        this.warned = true;
-        return this.verdict(key, counters, this.countAllLocally(counters));
-      },
-    );
+    return this.count(key, c);
   }
 
-  /** COUNT_ALL on this instance's counters. */
-  private countAllLocally(counters: Counter[]): number[] {
-    const slots = counters.map((c) => this.slot(c.id, c.intervalS, c.index));
-    const refused = counters.some((c, i) => slots[i].count + 1 > c.limit);
-    return counters.map((c, i) => (!refused || c.always ? ++slots[i].count : slots[i].count + 1));
-  }
-
-  /** Null when every count is within its limit; else the 429 of the refusing limit whose window ends last. */
-  private verdict(key: KeyRow, counters: Counter[], counts: number[]): HttpError | null {
-    let worst = -1;
-    for (let i = 0; i < counters.length; i++) {
-      if (counts[i] > counters[i].limit && (worst < 0 || counters[i].resetAt > counters[worst].resetAt)) worst = i;
-    }
-    if (worst < 0) return null;
-    const c = counters[worst];
-    const d = decide(counts[worst], c.limit, c.resetAt);
-    return c.guardrail ? this.guardrailRefusal(c.guardrail, d) : this.refusal(key, d);
-  }
-
-  /**
-   * Counts a request of `key`. Null when the key has no rate limit; otherwise the decision, synchronous unless the
-   * counter is shared through Redis.
-   */
-  admit(key: KeyRow): RateDecision | null | Promise<RateDecision> {
+  /** The key's own limit in the current window, built once per key row and window; null when it has none. */
+  private keyCounter(key: KeyRow): Counters | null {
     const limit = key.rate_limit_requests;
     const intervalS = key.rate_limit_interval_s;
     if (!limit || !intervalS) return null;
-    const { index, resetAt } = windowAt(this.now(), intervalS);
-    if (!this.redis) return decide(this.countLocally(key.hash, intervalS, index), limit, resetAt);
-    const k = counterKey(key.hash, intervalS, index);
-    return this.redis
-      .multi()
-      .incr(k)
-      .pexpireat(k, resetAt + 5_000)
-      .exec()
-      .then((res) => {
-        const [err, count] = res?.[0] ?? [new Error('no reply'), null];
-        if (err) throw err;
-        return decide(Number(count), limit, resetAt);
-      })
-      .catch((err: Error) => {
-        if (!this.warned) this.log.warn({ err: err.message }, 'rate limits: Redis unavailable, counting on this instance only');
-        this.warned = true;
-        return decide(this.countLocally(key.hash, intervalS, index), limit, resetAt);
-      });
-  }
-
-  private countLocally(hash: string, intervalS: number, index: number): number {
-    return ++this.slot(hash, intervalS, index).count;
-  }
-
-  /** The in-memory counter of a limit (`id`: a key hash or a guardrail counter id) in the current window. */
-  private slot(id: string, intervalS: number, index: number): { intervalS: number; index: number; count: number } {
-    let c = this.local.get(id);
-    if (!c || c.index !== index || c.intervalS !== intervalS) {
-      if (!c && this.local.size >= 100_000) this.prune();
-      c = { intervalS, index, count: 0 };
-      this.local.set(id, c);
+    const now = this.now();
+    let c = this.keyCounters.get(key);
+    if (!c || now >= c.until || now < c.from) {
+      c = counters([counter(key.hash, limit, intervalS, now, null)]);
+      this.keyCounters.set(key, c);
     }
     return c;
   }
 
-  /** Drops counters of windows that are over (bounded memory with many limited keys). */
-  private prune(): void {
-    const now = this.now();
-    for (const [hash, c] of this.local) if (windowAt(now, c.intervalS).index !== c.index) this.local.delete(hash);
+  /** One request in every counter of `c`: reserved and settled at 1 when all have room, else the refusal. */
+  private count(key: KeyRow, c: Counters): HttpError | null | Promise<HttpError | null> {
+    const r = this.reserve(c);
+    if (r instanceof HttpError) return r;
+    if (!(r instanceof Promise)) return this.verdict(key, c, r);
+    return r.then(
+      (x) => this.verdict(key, c, x),
+      (err) => {
+        const e = unavailable(err);
+        if (e instanceof HttpError) return e;
+        throw e;
+      },
+    );
   }
 
-  /** Resolves once the shared counter is reachable (or after `ms`: until then, counts are taken on this instance). */
+  /** The ledger's answer for one request in `c` (the 503 when it cannot be had). */
+  private reserve(c: Counters): ReserveResult | Promise<ReserveResult> | HttpError {
+    try {
+      return this.spend.reserve(c.scopes, 1);
+    } catch (err) {
+      const e = unavailable(err);
+      if (e instanceof HttpError) return e;
+      throw e;
+    }
+  }
+
+  /** Admitted: counted (settled at 1), null. Refused: the 429 of the counter the ledger named. */
+  private verdict(key: KeyRow, c: Counters, r: ReserveResult): HttpError | null {
+    if (r.ok) {
+      r.reservation.settle(1);
+      return null;
+    }
+    const refused = c.list.find((x) => x.scope.id === r.scope.id) ?? c.list[0];
+    const d: RateDecision = { allowed: false, limit: refused.limit, remaining: 0, resetAt: refused.resetAt };
+    return refused.guardrail ? this.guardrailRefusal(refused.guardrail, d) : this.refusal(key, d);
+  }
+
+  /**
+   * Counts a request of `key` against its own limit alone. Null when the key has no rate limit; otherwise the decision
+   * (`remaining`: exact on one instance; with Redis, this instance's unused lease room, a lower bound), synchronous
+   * when the ledger answers from memory. Throws (or rejects with) the 503 when the shared counters cannot be reached.
+   */
+  admit(key: KeyRow): RateDecision | null | Promise<RateDecision> {
+    const c = this.keyCounter(key);
+    if (c === null) return null;
+    const r = this.reserve(c);
+    if (r instanceof HttpError) throw r;
+    const decided = (x: ReserveResult): RateDecision => {
+      const { limit, resetAt, scope } = c.list[0];
+      if (!x.ok) return { allowed: false, limit, remaining: 0, resetAt };
+      x.reservation.settle(1);
+      return { allowed: true, limit, remaining: this.spend.room(scope) ?? 0, resetAt };
+    };
+    return r instanceof Promise ? r.then(decided, (err) => Promise.reject(unavailable(err))) : decided(r);
+  }
+
+  /** Resolves once a Redis connection of its own is up (or after `ms`); the gateway's ledger is awaited by the gateway. */
   async ready(ms = 2000): Promise<void> {
-    if (this.redis) await whenReady(this.redis, ms);
+    if (this.own?.redis) await whenReady(this.own.redis, ms);
   }
 
   /** The 429 for a refused request of `key`: the envelope, `Retry-After` (seconds) and the `X-RateLimit-*` headers. */
@@ -230,7 +237,10 @@ export class RateLimiter {
     );
   }
 
+  /** Closes a ledger of its own (its leases given back); the gateway's is closed by the gateway. */
   async close(): Promise<void> {
-    this.redis?.disconnect();
+    if (!this.own) return;
+    await this.spend.close();
+    this.own.redis?.disconnect();
   }
 }

@@ -10,6 +10,8 @@ import pino from 'pino';
 import { decide, formatInterval, parseInterval, windowAt, type GuardrailRequestLimit } from '../../src/core/rate-limits.js';
 import type { HttpError } from '../../src/core/errors.js';
 import { RateLimiter } from '../../src/services/rate-limits.js';
+import { SpendService } from '../../src/services/spend/index.js';
+import { Redis } from 'ioredis';
 import { GuardrailRatePresence } from '../../src/services/guardrail-rates.js';
 import type { KeyRow } from '../../src/store/types.js';
 import { expectError } from './util.js';
@@ -48,13 +50,29 @@ describe('the rate limiter', () => {
     expect(rl.admit(key())).toMatchObject({ allowed: true, remaining: 1 });
   });
 
-  it('with Redis unreachable, counts on this instance instead of failing or letting everything through', async () => {
+  it('with Redis unreachable: 503 for a limited key (fail closed, as spend); with the `local` fail mode, counts on this instance', async () => {
+    // Request limits are scopes of the spend ledger, so they follow its fail mode (docs/spend.md, "Redis down"): the
+    // default refuses what cannot be counted across instances rather than letting each instance admit the limit.
     const rl = new RateLimiter('redis://127.0.0.1:1', pino({ level: 'silent' }));
     try {
-      const got = await Promise.all([rl.admit(key()), rl.admit(key()), rl.admit(key())]);
-      expect(got.map((d) => d?.allowed)).toEqual([true, true, false]);
+      const err = await Promise.resolve()
+        .then(() => rl.admit(key()))
+        .catch((e: HttpError) => e);
+      expect(err).toMatchObject({ status: 503, metadata: { error_type: 'spend_unavailable' } });
+      expect((await rl.admit(key({ rate_limit_requests: null, rate_limit_interval_s: null }))) ?? null).toBeNull();
     } finally {
       await rl.close();
+    }
+    const redis = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+    redis.on('error', () => undefined);
+    const spend = new SpendService({ redis, failMode: 'local' });
+    const local = new RateLimiter(spend, pino({ level: 'silent' }));
+    try {
+      const got = await Promise.all([local.admit(key()), local.admit(key()), local.admit(key())]);
+      expect(got.map((d) => d?.allowed)).toEqual([true, true, false]);
+    } finally {
+      await spend.close();
+      redis.disconnect();
     }
   });
 });
@@ -103,14 +121,26 @@ describe('the rate limiter with guardrail limits', () => {
     expect((rl.check(key({ hash: 'e'.repeat(64) })) as HttpError).status).toBe(429);
   });
 
-  it('with Redis unreachable, counts key and guardrails on this instance', async () => {
+  it('with Redis unreachable: 503 (fail closed, as spend); with the `local` fail mode, counts key and guardrails on this instance', async () => {
     const rl = new RateLimiter('redis://127.0.0.1:1', pino({ level: 'silent' }));
     rl.useGuardrails(source([limit({ id: 'g:2:key:x', scope: 'key', limit: 2 })]));
     try {
       const got = await Promise.all([rl.check(key()), rl.check(key()), rl.check(key())]);
-      expect(got.map((e) => e?.status ?? 200)).toEqual([200, 200, 429]);
+      expect(got.map((e) => e?.status ?? 200)).toEqual([503, 503, 503]);
     } finally {
       await rl.close();
+    }
+    const redis = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+    redis.on('error', () => undefined);
+    const spend = new SpendService({ redis, failMode: 'local' });
+    const local = new RateLimiter(spend, pino({ level: 'silent' }));
+    local.useGuardrails(source([limit({ id: 'g:2:key:x', scope: 'key', limit: 2 })]));
+    try {
+      const got = await Promise.all([local.check(key()), local.check(key()), local.check(key())]);
+      expect(got.map((e) => e?.status ?? 200)).toEqual([200, 200, 429]);
+    } finally {
+      await spend.close();
+      redis.disconnect();
     }
   });
 
@@ -268,12 +298,34 @@ describe('rate limits across two instances (PostgreSQL + Redis)', () => {
     const replies = await Promise.all(Array.from({ length: 16 }, (_, i) => (i % 2 ? a : b).call('GET', '/key', { key: k.key })));
     expect(replies.filter((r) => r.status === 200)).toHaveLength(6);
     expect(replies.filter((r) => r.status === 429)).toHaveLength(10);
-    // Refused requests count too (16 so far). A limit raised to 20 on A applies on B at once (invalidation), on the
-    // same shared count: four more pass, the fifth does not.
-    expect((await a.call('PATCH', `/keys/${k.hash}`, { body: { rate_limit: { requests: 20, interval: '30d' } } })).status).toBe(200);
+    // Admitted requests are counted (6 so far; a refused request uses no room — counted as leases of the spend
+    // ledger, docs/spend.md "Request rate limits"). A limit raised to 10 on A applies on B at once (invalidation), on
+    // the same shared count: four more pass, the fifth does not.
+    expect((await a.call('PATCH', `/keys/${k.hash}`, { body: { rate_limit: { requests: 10, interval: '30d' } } })).status).toBe(200);
     await invalidationsReached(a, [b]);
     const more = await Promise.all(Array.from({ length: 4 }, () => b.call('GET', '/key', { key: k.key })));
     expect(more.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect((await a.call('GET', '/key', { key: k.key })).status).toBe(429);
   });
+});
+
+describe('rate limits with Redis unreachable (as spend: docs/spend.md, "Redis down")', () => {
+  for (const mode of ['closed', 'local'] as const) {
+    it(`GATEWAY_SPEND_REDIS_DOWN=${mode}: ${mode === 'closed' ? "a limited key's request gets 503" : 'each instance counts alone'}; a key without a limit is served`, async () => {
+      const t = await startGateway('sqlite', { env: { GATEWAY_REDIS_URL: 'redis://127.0.0.1:1', GATEWAY_SPEND_REDIS_DOWN: mode } });
+      try {
+        const limited = await createInferenceKey(t, { name: 'limited', rate_limit: { requests: 2, interval: '1h' } });
+        const plain = await createInferenceKey(t, { name: 'plain' });
+        const got = [];
+        for (let i = 0; i < 3; i++) got.push(await t.call('GET', '/key', { key: limited.key }));
+        if (mode === 'closed') {
+          for (const r of got) expectError(r, 503, { message: 'Rate limits cannot be checked right now' });
+          expect(got[0].body.error.metadata).toMatchObject({ error_type: 'spend_unavailable' });
+        } else expect(got.map((r) => r.status)).toEqual([200, 200, 429]);
+        expect((await t.call('GET', '/key', { key: plain.key })).status).toBe(200);
+      } finally {
+        await t.close();
+      }
+    });
+  }
 });

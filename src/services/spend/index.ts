@@ -83,6 +83,19 @@ export class SpendService {
     await this.shared?.flush(scopes);
   }
 
+  /**
+   * Room left in a scope as this instance knows it: exact alone; with Redis, its lease's unused room (a lower bound
+   * of the room in Redis). Null when this instance has not used the scope.
+   */
+  room(scope: ScopeSpec): number | null {
+    if (this.shared) {
+      const l = this.shared.peek(scope.id);
+      return l ? Math.max(0, l.granted - l.held - l.used) : null;
+    }
+    const c = this.local.peek(scope.id);
+    return c ? Math.max(0, scope.limitNano - c.spent - c.held) : null;
+  }
+
   /** Gives every lease back and stops the timers. */
   async close(): Promise<void> {
     await this.shared?.close();

@@ -11,9 +11,14 @@ interface Counter {
   spent: number;
   /** Held by requests in flight. */
   held: number;
+  /** A ledger-only scope's window end (ms): its count exists nowhere else, so it is not dropped before. */
+  endsAt?: number;
 }
 
-/** Counters kept at most; past it, idle counters (nothing held) are dropped and re-seeded on next use. */
+/**
+ * Counters kept before idle ones are dropped (`trim`; re-seeded on next use — a ledger-only one only once its window
+ * is over). Past it with many still needed, the next trim waits until there are twice as many.
+ */
 const MAX_COUNTERS = 200_000;
 
 export class LocalLedger {
@@ -21,6 +26,16 @@ export class LocalLedger {
   private readonly seeding = new Map<string, Promise<void>>();
   /** Scopes whose seed failed: the store is read again only once their wait is over (SeedUnavailableError meanwhile). */
   private readonly backoff = new Backoffs(SEED_BACKOFF_MS.min, SEED_BACKOFF_MS.max);
+  private trimAt = MAX_COUNTERS;
+
+  /** A new counter (seeded, or a ledger-only scope's, which starts at 0 without a store read). */
+  private add(s: ScopeSpec, spent: number): void {
+    this.counters.set(s.id, s.ledgerOnly ? { spent, held: 0, endsAt: s.ledgerOnly.endsAt } : { spent, held: 0 });
+    if (this.counters.size > this.trimAt) {
+      this.trim();
+      this.trimAt = Math.max(MAX_COUNTERS, 2 * this.counters.size);
+    }
+  }
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -36,7 +51,7 @@ export class LocalLedger {
         if (this.backoff.wait(s.id, this.now()) > 0) throw new SeedUnavailableError(s.id);
         p = s.seed().then(
           (spent) => {
-            if (!this.counters.has(s.id)) this.counters.set(s.id, { spent, held: 0 });
+            if (!this.counters.has(s.id)) this.add(s, spent);
             this.seeding.delete(s.id);
             this.backoff.succeeded(s.id);
           },
@@ -54,6 +69,9 @@ export class LocalLedger {
 
   /** Reserves `amountNano` in every scope, or refuses naming the first scope without room. */
   reserve(scopes: ScopeSpec[], amountNano: number): ReserveResult | Promise<ReserveResult> {
+    if (scopes.every((s) => this.counters.has(s.id))) return this.take(scopes, amountNano);
+    // A ledger-only scope has nothing to read: its counter starts now, synchronously.
+    for (const s of scopes) if (s.ledgerOnly && !this.counters.has(s.id)) this.add(s, 0);
     if (scopes.every((s) => this.counters.has(s.id))) return this.take(scopes, amountNano);
     return this.ensure(scopes).then(() => this.take(scopes, amountNano));
   }
@@ -104,9 +122,10 @@ export class LocalLedger {
     if (c && c.held === 0) this.counters.delete(id);
   }
 
-  /** Drops idle counters once there are too many. */
+  /** Drops idle counters once there are too many (a ledger-only one only once its window is over). */
   trim(): void {
     if (this.counters.size <= MAX_COUNTERS) return;
-    for (const [id, c] of this.counters) if (c.held === 0) this.counters.delete(id);
+    const now = this.now();
+    for (const [id, c] of this.counters) if (c.held === 0 && (c.endsAt === undefined || c.endsAt <= now)) this.counters.delete(id);
   }
 }

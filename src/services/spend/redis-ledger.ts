@@ -171,7 +171,7 @@ export class RedisLedger {
     let beyond = false;
     for (const l of leases) {
       (l.held -= amount), (l.used += actual), (l.lastUse = at);
-      addSettled(l.segs, mark, this.cuts, actual);
+      addSettled(l.segs, mark, this.cuts, actual, l.spec.ledgerOnly ? 0 : null);
       if (l.used + l.held > l.granted) beyond = true;
     }
     // Cost beyond the lease (the reply outgrew its estimate): pushed at once, before the reply leaves, so that other

@@ -32,13 +32,16 @@ export interface Segment {
  */
 export const MAX_SEGMENTS = 32;
 
-/** Adds settled spend to a lease's segments (merged into the last one while nothing tells them apart). */
-export function addSettled(segs: Segment[], mark: number, cut: number, amount: number): void {
+/**
+ * Adds settled spend to a lease's segments (merged into the last one while nothing tells them apart). `storedAt` 0:
+ * a ledger-only scope's amount (types.ts `ledgerOnly`), taken as in every seed.
+ */
+export function addSettled(segs: Segment[], mark: number, cut: number, amount: number, storedAt: 0 | null = null): void {
   if (amount <= 0) return;
   const last = segs.length > 0 ? segs[segs.length - 1] : undefined;
-  if (last && last.mark === mark && last.cut === cut && last.storedAt === null) last.amount += amount;
+  if (last && last.mark === mark && last.cut === cut && last.storedAt === storedAt) last.amount += amount;
   else {
-    segs.push({ mark, cut, amount, storedAt: null });
+    segs.push({ mark, cut, amount, storedAt });
     if (segs.length > MAX_SEGMENTS) compact(segs);
   }
 }

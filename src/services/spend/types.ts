@@ -12,6 +12,13 @@ export interface ScopeSpec extends SpendScopeId {
   seed: () => Promise<number>;
   /** BYOK spend counts here too (`include_byok_in_limit` / `include_byok_in_budgets`; docs/byok.md). */
   countsByok?: boolean;
+  /**
+   * Counted by the ledger alone, never written to the store (request rate limits: docs/spend.md, "Request rate
+   * limits"): its seed is 0 and settled amounts are taken as counted by any later seed, so a counter Redis loses
+   * starts again from 0 (at most one window's limit more in that window); an in-process counter is kept until
+   * `endsAt` (ms, the end of its window) — it is the only count there is — and dropped after.
+   */
+  ledgerOnly?: { endsAt: number };
 }
 
 export interface Reservation {
