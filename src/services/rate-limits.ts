@@ -10,12 +10,12 @@
  * instances; should Redis fail, the instance falls back to counting in memory rather than refusing or letting every
  * request through.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { decide, formatInterval, guardrailLimitSource, perScope, rateLimitHeaders, retryAfterS, windowAt, type GuardrailRequestLimit, type RateDecision } from '../core/rate-limits.js';
 import { HttpError } from '../core/errors.js';
 import type { KeyRow } from '../store/types.js';
-import { whenReady } from './redis.js';
+import { newRedis, whenReady } from './redis.js';
 
 const counterKey = (hash: string, intervalS: number, index: number) => `gw:rl:${hash}:${intervalS}:${index}`;
 
@@ -77,7 +77,7 @@ export class RateLimiter {
     private readonly now: () => number = Date.now,
   ) {
     // No offline queue: while Redis is unreachable a count fails at once and is taken on this instance instead.
-    this.redis = redisUrl ? new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
+    this.redis = redisUrl ? newRedis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
     this.redis?.on('error', (err: Error) => log.warn({ err: err.message }, 'redis rate limit counter error'));
     this.redis?.defineCommand('gwRateCount', { lua: COUNT_ALL });
   }

@@ -15,7 +15,8 @@
  * - Redis failures are misses (and nothing is stored): the cache never fails a request.
  */
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { newRedis } from './redis.js';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { badRequest } from '../core/errors.js';
@@ -161,7 +162,7 @@ class RedisStore implements Store {
   private readonly redis: Redis;
 
   constructor(url: string, log: Logger) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, keyPrefix: 'gw:cache:' });
+    this.redis = newRedis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, keyPrefix: 'gw:cache:' });
     // Without a listener ioredis reports every failed reconnection as an "Unhandled error event" on stderr; the cache
     // treats Redis failures as misses, so a warning is all they need.
     this.redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis response cache error'));
