@@ -7,7 +7,7 @@
  *
  * Env: GC_WORK (the body, as INSTR_WORK in bench/instructions.ts: small, 1mb, turns, messages-api, responses-api;
  * default 1mb), GC_WARM (default 160), GC_REQUESTS (default 320), GC_NODE_FLAGS (extra node flags of every target,
- * space-separated), GC_ROUNDS (default 1: the targets run in turn this many times), GC_SNAPSHOT=1 (a heap snapshot of
+ * space-separated), GC_PRINT (a regular expression: the target's output lines of the counted window it matches are shown), GC_ROUNDS (default 1: the targets run in turn this many times), GC_SNAPSHOT=1 (a heap snapshot of
  * each gateway after warm-up, written to the scratch folder printed), GC_FORCED=1 (after warm-up, 20 full collections
  * forced in the target, bench/gc-preload.cjs: the cost of one full collection of its heap, main thread, CPU ms).
  * Ports: free ones picked.
@@ -129,7 +129,8 @@ async function measure(target: string, simPort: number, config: string, scratch:
   kids.delete(proc);
   // e.g. "Mark-Compact 45.1 (60.2) -> 30.0 (58.9) MB, pooled: 0 MB, 12.34 / 0.00 ms ..."
   const mc = trace.map((l) => /Mark-Compact[^\d]*([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB,(?: pooled: [\d.]+ MB,)? ([\d.]+) \/ ([\d.]+) ms/.exec(l)).filter((m) => m !== null);
-  if (process.env.GC_PRINT === '1') for (const l of trace.filter((x) => x.includes('Mark-Compact'))) console.log('  ' + l.trim());
+  const shown = process.env.GC_PRINT ? new RegExp(process.env.GC_PRINT) : null;
+  if (shown) for (const l of trace.filter((x) => shown.test(x))) console.log('  ' + l.trim().slice(0, 300));
   const last = mc.at(-1);
   return {
     target: bare ? 'bare' : target,
