@@ -7,7 +7,7 @@
  *
  * Env: GC_WORK (the body, as INSTR_WORK in bench/instructions.ts: small, 1mb, turns, messages-api, responses-api;
  * default 1mb), GC_WARM (default 160), GC_REQUESTS (default 320), GC_NODE_FLAGS (extra node flags of every target,
- * space-separated), GC_PRINT (a regular expression: the target's output lines of the counted window it matches are shown), GC_ROUNDS (default 1: the targets run in turn this many times), GC_SNAPSHOT=1 (a heap snapshot of
+ * space-separated), GC_PRINT (a regular expression: the target's output lines of the counted window it matches are shown), GC_ROUNDS (default 1: the targets run in turn this many times), GC_DEFAULT_CATALOG (the gateway's GATEWAY_DEFAULT_CATALOG, default false as in the other benchmarks), GC_SNAPSHOT=1 (a heap snapshot of
  * each gateway after warm-up, written to the scratch folder printed), GC_FORCED=1 (after warm-up, 20 full collections
  * forced in the target, bench/gc-preload.cjs: the cost of one full collection of its heap, main thread, CPU ms).
  * Ports: free ones picked.
@@ -79,7 +79,7 @@ async function measure(target: string, simPort: number, config: string, scratch:
       GATEWAY_DATABASE_URL: `sqlite:${join(scratch, `gw-${port}.db`)}`,
       GATEWAY_ADMIN_KEY: ADMIN,
       GATEWAY_CONFIG: config,
-      GATEWAY_DEFAULT_CATALOG: 'false',
+      GATEWAY_DEFAULT_CATALOG: process.env.GC_DEFAULT_CATALOG ?? 'false',
       GATEWAY_LOG_LEVEL: 'warn',
     };
   }
