@@ -35,8 +35,8 @@ import { WebFetcher } from './providers/web/fetch.js';
 import { ResponseCache } from './services/response-cache.js';
 import { CacheStep } from './services/attempts/cache-step.js';
 import { GenerationRecorder } from './services/generations.js';
-import { Redis } from 'ioredis';
-import { whenReady } from './services/redis.js';
+import type { Redis } from 'ioredis';
+import { newRedis, whenReady } from './services/redis.js';
 import { SpendService } from './services/spend/index.js';
 import { CreditService } from './services/spend/credits.js';
 import { WorkspaceBudgetService } from './services/spend/budgets.js';
@@ -188,7 +188,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Spend control (docs/spend.md): reservations over every limit; across instances through Redis leases.
   // Reconnects every ≤ 500 ms (ioredis's default backs off to 2 s): while it is away, limited keys are refused (fail mode
   // `closed`), so an instance should see Redis again within half a second of its return.
-  const spendRedis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (n) => Math.min(n * 50, 500) }) : null;
+  const spendRedis = config.redisUrl ? newRedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (n) => Math.min(n * 50, 500) }) : null;
   spendRedis?.on('error', () => undefined);
   const spend = new SpendService({ redis: spendRedis, failMode: config.spend.redisDown, ledger: { heartbeatTtlMs: config.spend.heartbeatTtlMs, flushMark: () => recorder.flushStarts }, log: logger });
   recorder.onStored = (through) => spend.shared?.stored(through);

@@ -6,7 +6,8 @@
  * the subscription is (re)made each time the connection becomes ready, other instances' changes are seen within the
  * key cache TTL meanwhile, and `redisUp()` says so (in /ready's body and the `gateway_redis_up` metric).
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { newRedis } from './redis.js';
 import type { Logger } from 'pino';
 
 const CHANNEL = 'gateway:invalidate';
@@ -48,10 +49,10 @@ export class RedisBus extends LocalBus {
     super();
     const retry = retryMs === undefined ? {} : { retryStrategy: () => retryMs };
     // No offline queue: while Redis is unreachable a publish fails at once (the TTL bounds staleness elsewhere).
-    this.pub = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: false, ...retry });
+    this.pub = newRedis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: false, ...retry });
     // The subscription is made on every `ready`, never queued: a queued SUBSCRIBE fails with MaxRetriesPerRequestError
     // after ~20 reconnection attempts, an unhandled rejection that stopped instances started while Redis was down.
-    this.sub = new Redis(url, { lazyConnect: false, enableOfflineQueue: false, autoResubscribe: false, ...retry });
+    this.sub = newRedis(url, { lazyConnect: false, enableOfflineQueue: false, autoResubscribe: false, ...retry });
     let warned = false;
     for (const c of [this.pub, this.sub]) {
       c.on('error', (err) => {

@@ -11,12 +11,12 @@
  * instances, and — Redis unreachable — 503 for limited keys (GATEWAY_SPEND_REDIS_DOWN=closed, the default) or
  * counted on each instance alone (`local`), as spend is.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { formatInterval, guardrailLimitSource, perScope, rateLimitHeaders, retryAfterS, windowAt, type GuardrailRequestLimit, type RateDecision } from '../core/rate-limits.js';
 import { HttpError } from '../core/errors.js';
 import type { KeyRow } from '../store/types.js';
-import { whenReady } from './redis.js';
+import { newRedis, whenReady } from './redis.js';
 import { SpendService, SpendUnavailableError, type ReserveResult, type ScopeSpec } from './spend/index.js';
 
 /** What the limiter needs from the guardrail service: the request limits of a key's guardrails (its policy). */
@@ -93,7 +93,7 @@ export class RateLimiter {
       this.own = null;
       return;
     }
-    const redis = counters ? new Redis(counters, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (n) => Math.min(n * 50, 500) }) : null;
+    const redis = counters ? newRedis(counters, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (n) => Math.min(n * 50, 500) }) : null;
     redis?.on('error', (err: Error) => log.debug({ err: err.message }, 'redis rate limit counter error'));
     this.spend = new SpendService({ redis, log });
     this.own = { redis };

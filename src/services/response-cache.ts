@@ -15,7 +15,8 @@
  * - Redis failures are misses (and nothing is stored): the cache never fails a request.
  */
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { newRedis } from './redis.js';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { badRequest } from '../core/errors.js';
@@ -114,45 +115,49 @@ interface Store {
   close(): Promise<void>;
 }
 
-/** One instance's cache (lru-cache): least recently used entries go first beyond `maxEntries` or `maxBytes` (UTF-8 bytes of the bodies). */
+/**
+ * One instance's cache (lru-cache): least recently used entries go first beyond `maxEntries` or `maxBytes` (UTF-8 bytes
+ * of the bodies). The LRU is made by the first answer stored: lru-cache allocates its arrays for `maxEntries` up front
+ * (three of 10,000 slots), which a gateway whose clients never ask for caching should not keep in the heap that every
+ * full collection marks.
+ */
 export class MemoryStore implements Store {
-  private readonly lru: LRUCache<string, CachedAnswer>;
+  private lru: LRUCache<string, CachedAnswer> | null = null;
 
   constructor(
     private readonly now: () => number,
-    maxEntries = 10_000,
-    maxBytes = 64 * 1024 * 1024,
-  ) {
-    // An empty body still takes an entry: lru-cache sizes must be positive.
-    this.lru = new LRUCache({ max: maxEntries, maxSize: maxBytes, sizeCalculation: (a) => Math.max(1, Buffer.byteLength(a.body)) });
-  }
+    private readonly maxEntries = 10_000,
+    private readonly maxBytes = 64 * 1024 * 1024,
+  ) {}
 
   async get(key: string): Promise<CachedAnswer | null> {
-    const a = this.lru.get(key); // most recently used from here
+    const a = this.lru?.get(key); // most recently used from here
     if (!a) return null;
     if (this.now() >= a.storedAt + a.ttl * 1000) {
-      this.lru.delete(key);
+      this.lru!.delete(key);
       return null;
     }
     return a;
   }
 
   async set(key: string, a: CachedAnswer): Promise<void> {
+    // An empty body still takes an entry: lru-cache sizes must be positive.
+    this.lru ??= new LRUCache({ max: this.maxEntries, maxSize: this.maxBytes, sizeCalculation: (x) => Math.max(1, Buffer.byteLength(x.body)) });
     // Synchronous: two sets of one key in the same tick replace each other (bytes counted once).
     this.lru.set(key, a);
   }
 
   async delete(key: string): Promise<void> {
-    this.lru.delete(key);
+    this.lru?.delete(key);
   }
 
   async close(): Promise<void> {
-    this.lru.clear();
+    this.lru?.clear();
   }
 
   /** What it holds: answers and their bytes. */
   get size(): { entries: number; bytes: number } {
-    return { entries: this.lru.size, bytes: this.lru.calculatedSize };
+    return { entries: this.lru?.size ?? 0, bytes: this.lru?.calculatedSize ?? 0 };
   }
 }
 
@@ -161,7 +166,7 @@ class RedisStore implements Store {
   private readonly redis: Redis;
 
   constructor(url: string, log: Logger) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, keyPrefix: 'gw:cache:' });
+    this.redis = newRedis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, keyPrefix: 'gw:cache:' });
     // Without a listener ioredis reports every failed reconnection as an "Unhandled error event" on stderr; the cache
     // treats Redis failures as misses, so a warning is all they need.
     this.redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis response cache error'));

@@ -4,9 +4,10 @@
  * `SqlStore` takes on every group's methods, so one instance serves the whole `Store` interface.
  */
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import pg from 'pg';
+import type pg from 'pg';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver } from 'kysely';
 import { CONNECTION_PRAGMAS } from './sqlite-writer.js';
 import { runMigrations, type MigrateMode } from './migrate.js';
@@ -91,7 +92,13 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
-/** Opens the store named by a database URL: `sqlite:<path>` (or `sqlite::memory:`) or `postgres://…`. */
+const requireLazily = createRequire(import.meta.url);
+
+/**
+ * Opens the store named by a database URL: `sqlite:<path>` (or `sqlite::memory:`) or `postgres://…`. The PostgreSQL
+ * driver is loaded only for a PostgreSQL URL: a gateway on SQLite does not keep it in the heap every full collection
+ * marks (docs/benchmark.md, "Megabyte bodies: a smaller heap to mark").
+ */
 export function openStore(url: string): SqlStore {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\//, '');
@@ -102,6 +109,7 @@ export function openStore(url: string): SqlStore {
     const db: Db = new Kysely({ dialect: new ImmediateSqliteDialect({ database }) });
     return new SqlStore('sqlite', db, database, path === ':memory:' ? undefined : resolve(path));
   }
+  const pg = requireLazily('pg') as typeof import('pg');
   const types = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
       // timestamptz and timestamp: ISO strings like the SQLite backend; int8 (count): numbers.

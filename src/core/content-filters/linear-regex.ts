@@ -10,8 +10,17 @@
  * rewritten by re2js's own translator. `\d`, `\w`, `\b` are ASCII in both. Lookaround and backreferences cannot run
  * on RE2 and are refused before this (regex-safety.ts), as the reference refuses them.
  */
-import { RE2JS } from 're2js';
+import { createRequire } from 'node:module';
+import type { RE2JS } from 're2js';
 import type { Span } from './types.js';
+
+/**
+ * re2js is loaded by the first pattern translated or compiled, not at start-up: a gateway without custom content filters
+ * keeps it out of the heap every full collection marks (docs/benchmark.md, "Megabyte bodies: a smaller heap to mark").
+ */
+const requireLazily = createRequire(import.meta.url);
+let re2: typeof RE2JS | undefined;
+const engine = (): typeof RE2JS => (re2 ??= (requireLazily('re2js') as typeof import('re2js')).RE2JS);
 
 const JS_SPACE = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
 const JS_DOT = '[^\\n\\r\\u2028\\u2029]';
@@ -55,7 +64,7 @@ export function toRe2Syntax(pattern: string): string {
     }
     out += c === '.' ? JS_DOT : c;
   }
-  return RE2JS.translateRegExp(out);
+  return engine().translateRegExp(out);
 }
 
 /**
@@ -69,7 +78,7 @@ const MAX_COMPILED = 2_000;
 export function compileLinear(pattern: string): RE2JS {
   let re = compiled.get(pattern);
   if (!re) {
-    re = RE2JS.compile(toRe2Syntax(pattern));
+    re = engine().compile(toRe2Syntax(pattern));
     if (compiled.size >= MAX_COMPILED) compiled.clear();
     compiled.set(pattern, re);
   }

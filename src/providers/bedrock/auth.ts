@@ -10,8 +10,7 @@
  * The region is the credential's, else `cloud.region`, else the one in the runtime host name
  * (`bedrock-runtime.<region>.amazonaws.com`); a credential of another region moves the request to its runtime host.
  */
-import { Sha256 } from '@aws-crypto/sha256-js';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { createRequire } from 'node:module';
 import type { UpstreamContext, UpstreamHttpRequest } from '../../core/adapters.js';
 import type { ProviderDef } from '../../core/catalog-types.js';
 import { UpstreamError } from '../../core/provider-errors.js';
@@ -22,6 +21,13 @@ export interface AwsCredentials {
   sessionToken?: string;
   region?: string;
 }
+
+/**
+ * AWS's signer (and the @smithy packages under it) is loaded by the first request signed, not at start-up: a gateway
+ * without Bedrock keeps it out of the heap every full collection marks (docs/benchmark.md, "Megabyte bodies: a smaller
+ * heap to mark").
+ */
+const requireLazily = createRequire(import.meta.url);
 
 const refused = (why: string) => new UpstreamError(502, `Provider credentials are not usable: ${why}`, 'authentication', null, null);
 
@@ -78,6 +84,8 @@ export async function authorizeBedrock(req: UpstreamHttpRequest, ctx: UpstreamCo
   const url = new URL(req.url);
   const host = RUNTIME_HOST.exec(url.hostname);
   if (host && host[3] !== region) url.hostname = `bedrock-${host[1] ?? ''}runtime${host[2] ?? ''}.${region}.amazonaws.com`;
+  const { SignatureV4 } = requireLazily('@smithy/signature-v4') as typeof import('@smithy/signature-v4');
+  const { Sha256 } = requireLazily('@aws-crypto/sha256-js') as typeof import('@aws-crypto/sha256-js');
   const signer = new SignatureV4({ service: 'bedrock', region, sha256: Sha256, credentials: { accessKeyId: creds.accessKeyId, secretAccessKey: creds.secretAccessKey, sessionToken: creds.sessionToken } });
   const query: Record<string, string> = {};
   url.searchParams.forEach((v, k) => (query[k] = v));

@@ -14,7 +14,6 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
-import { convert } from 'html-to-text';
 import { Agent, type Dispatcher } from 'undici';
 import { hostOf, isLoopback, isPrivateAddress } from '../../core/addresses.js';
 
@@ -130,6 +129,8 @@ export class WebFetcher {
       if (type === 'text/html' || type === 'application/xhtml+xml') {
         const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
         if (title) page.title = title;
+        // Loaded on the first HTML page, not at start-up: a gateway whose clients never fetch a page keeps it out of the heap.
+        const { convert } = await import('html-to-text');
         content = convert(text, { wordwrap: false, selectors: HTML_SELECTORS, limits: HTML_LIMITS });
       }
       if (content.length > maxChars) {

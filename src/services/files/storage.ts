@@ -3,12 +3,17 @@
  * (GATEWAY_FILES_S3_BUCKET, through AWS's S3 client; any S3-compatible server with GATEWAY_FILES_S3_ENDPOINT). Uploads
  * are first spooled to a file under `<dir>/.incoming` (so their size, hash and type are known without holding them in
  * memory), then moved (local) or sent (S3) under the object key.
+ *
+ * AWS's client is loaded only when an S3Storage is made: it is the largest package the gateway depends on, and a
+ * gateway without S3 storage should not keep it in its heap (every full collection marks what is loaded; see
+ * docs/benchmark.md, "Megabyte bodies: a smaller heap to mark").
  */
 import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { FilesConfig } from '../../config.js';
 
 export interface BlobStorage {
@@ -59,14 +64,19 @@ export class LocalStorage implements BlobStorage {
   }
 }
 
+const requireLazily = createRequire(import.meta.url);
+type S3Module = typeof import('@aws-sdk/client-s3');
+
 export class S3Storage implements BlobStorage {
   readonly kind = 's3' as const;
   private readonly client: S3Client;
+  private readonly s3: S3Module;
 
   constructor(private readonly cfg: NonNullable<FilesConfig['s3']>) {
     // Credentials from the usual AWS sources (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, a profile, a role).
     // Checksums only where S3 requires them: a streamed upload then goes as one plain PUT, which every S3-compatible server takes.
-    this.client = new S3Client({ region: cfg.region, endpoint: cfg.endpoint ?? undefined, forcePathStyle: cfg.forcePathStyle, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+    this.s3 = requireLazily('@aws-sdk/client-s3') as S3Module;
+    this.client = new this.s3.S3Client({ region: cfg.region, endpoint: cfg.endpoint ?? undefined, forcePathStyle: cfg.forcePathStyle, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
   }
 
   private key(key: string): string {
@@ -75,14 +85,14 @@ export class S3Storage implements BlobStorage {
 
   async put(key: string, path: string, size: number, mime: string): Promise<void> {
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.cfg.bucket, Key: this.key(key), Body: createReadStream(path), ContentLength: size, ContentType: mime }));
+      await this.client.send(new this.s3.PutObjectCommand({ Bucket: this.cfg.bucket, Key: this.key(key), Body: createReadStream(path), ContentLength: size, ContentType: mime }));
     } finally {
       await rm(path, { force: true });
     }
   }
 
   async open(key: string): Promise<Readable> {
-    const out = await this.client.send(new GetObjectCommand({ Bucket: this.cfg.bucket, Key: this.key(key) }));
+    const out = await this.client.send(new this.s3.GetObjectCommand({ Bucket: this.cfg.bucket, Key: this.key(key) }));
     return out.Body as Readable;
   }
 
@@ -93,7 +103,7 @@ export class S3Storage implements BlobStorage {
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.cfg.bucket, Key: this.key(key) }));
+    await this.client.send(new this.s3.DeleteObjectCommand({ Bucket: this.cfg.bucket, Key: this.key(key) }));
   }
 
   close(): void {

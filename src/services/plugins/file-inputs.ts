@@ -11,7 +11,6 @@
  * goes inline as `inlineData` (PDFs too, unless the text engine applies).
  */
 import { createHash } from 'node:crypto';
-import { extractText, getDocumentProxy } from 'unpdf';
 import { badRequest } from '../../core/errors.js';
 import type { PdfEngine, PluginPipelineEntry } from '../../core/plugins.js';
 import type { Store } from '../../store/types.js';
@@ -279,6 +278,8 @@ export class FileInputs {
     if (hit) return { text: hit.text, pages: hit.pages, cached: true };
     let out: { totalPages: number; text: string };
     try {
+      // unpdf is loaded by the first PDF read as text, not at start-up (a smaller heap to mark).
+      const { extractText, getDocumentProxy } = await import('unpdf');
       const doc = await getDocumentProxy(new Uint8Array(data));
       out = await extractText(doc, { mergePages: true });
       await doc.destroy();

@@ -9,14 +9,20 @@
  * JSON is given in the pipeline entry (`data.results[].healed`) instead.
  */
 import { Ajv, type ValidateFunction } from 'ajv';
-import { jsonrepair } from 'jsonrepair';
+import { createRequire } from 'node:module';
 import type { IrStreamEvent } from '../../core/ir.js';
 import type { PluginPipelineEntry } from '../../core/plugins.js';
+
+/** jsonrepair, loaded by the first reply that needs repairing rather than at start-up (a smaller heap to mark). */
+const requireLazily = createRequire(import.meta.url);
+const jsonrepair = (text: string): string => (requireLazily('jsonrepair') as typeof import('jsonrepair')).jsonrepair(text);
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const ajv = new Ajv({ strict: false, allErrors: false });
+/** Made by the first schema compiled (most gateways never heal a reply against a schema). */
+let ajvInstance: Ajv | undefined;
+const ajv = (): Ajv => (ajvInstance ??= new Ajv({ strict: false, allErrors: false }));
 const compiled = new WeakMap<object, ValidateFunction | null>();
 
 /** The JSON format a request asks for: `json_object`, or `json_schema` with its schema; null when none. */
@@ -53,7 +59,7 @@ function textSlots(api: string, body: Obj): Array<{ get: () => string; set: (t: 
 function validator(schema: Obj): ValidateFunction | null {
   if (!compiled.has(schema)) {
     try {
-      compiled.set(schema, ajv.compile(schema));
+      compiled.set(schema, ajv().compile(schema));
     } catch {
       compiled.set(schema, null); // a schema Ajv cannot compile: repaired JSON is not checked against it
     }
@@ -106,7 +112,7 @@ interface HealResult {
 function check(format: JsonFormat, value: unknown): Pick<HealResult, 'valid' | 'error'> {
   const v = format.schema ? validator(format.schema) : null;
   const valid = v ? v(value) : null;
-  return { valid, ...(v && !valid ? { error: ajv.errorsText(v.errors).slice(0, 300) } : {}) };
+  return { valid, ...(v && !valid ? { error: ajv().errorsText(v.errors).slice(0, 300) } : {}) };
 }
 
 function entry(format: JsonFormat, results: HealResult[], extra: Obj = {}): PluginPipelineEntry {
