@@ -8,9 +8,9 @@
  * `git worktree add ../gw-old <ref> && (cd ../gw-old && npm ci && npm run build)`, then
  * `npm run bench:pair -- ../gw-old .`).
  *
- * Two ways to compare (PAIR_MODE). `interleaved` (default): both gateways started once and warmed up (PAIR_WARMUP s, twice
- * each), then PAIR_ROUNDS rounds (default 7) of PAIR_SECONDS (default 6): A, B, B, A loaded one at a time for half of it
- * each, so the machine's drift within a round weighs on both alike; B/A per round, then the median, quartiles and range.
+ * Two ways to compare (PAIR_MODE). `interleaved` (default): both gateways started once and warmed up (PAIR_WARMUP s,
+ * twice each, and on until PAIR_WARMUP_REQUESTS requests, default 10,000), then PAIR_ROUNDS rounds (default 7) of
+ * PAIR_SECONDS (default 6): A, B, B, A loaded one at a time for half of it each, so the machine's drift within a round weighs on both alike; B/A per round, then the median, quartiles and range.
  * `concurrent`: fresh gateways each round (default 3 rounds of 10 s), both loaded at the same time.
  *
  * PAIR_NOISE=1 (interleaved only) shows the noise in the same run: a second instance of A (A′) is started beside A and
@@ -41,8 +41,14 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MODE = process.env.PAIR_MODE === 'concurrent' ? 'concurrent' : 'interleaved';
 const ROUNDS = Math.max(1, Number(process.env.PAIR_ROUNDS ?? (MODE === 'interleaved' ? 7 : 3)));
 const SECONDS = Number(process.env.PAIR_SECONDS ?? (MODE === 'interleaved' ? 6 : 10));
-/** Interleaved mode: seconds of load each gateway takes, twice, before the first round (the JIT's warm-up). */
+/** Interleaved mode: seconds of load each gateway takes, twice, before the first round (the JIT's warm-up)… */
 const WARMUP = Number(process.env.PAIR_WARMUP ?? 4);
+/**
+ * …and at least this many requests in all (PAIR_WARMUP_REQUESTS): on a loaded machine a few seconds are a few hundred
+ * requests, and the first rounds then measure the JIT's tier-up (streamed CPU per request fell 1,200 → 250 µs over
+ * the first three rounds of such a run).
+ */
+const WARMUP_REQUESTS = Number(process.env.PAIR_WARMUP_REQUESTS ?? 10_000);
 const CONNECTIONS = Number(process.env.PAIR_CONNECTIONS ?? 32);
 const STREAM = process.env.PAIR_STREAM === '1';
 const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
@@ -145,7 +151,10 @@ async function main() {
     // drift of the machine's speed within a round weighs on each gateway alike.
     const gws = await Promise.all([gateway(a, portA, config, scratch), startB(), ...(NOISE ? [gateway(a, portA2, config, scratch)] : [])]);
     const [ga, gb, ga2] = gws;
-    for (const g of [...gws, ...gws]) await load(g.url, g.key, WARMUP);
+    for (const g of gws) {
+      let served = 0;
+      for (let i = 0; i < 2 || served < WARMUP_REQUESTS; i++) served += (await load(g.url, g.key, WARMUP)).requests.total;
+    }
     const phase = async (g: typeof ga): Promise<Phase> => {
       const c0 = procStats(g.proc.pid!).cpu;
       const r = await load(g.url, g.key, SECONDS / 2);
