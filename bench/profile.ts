@@ -2,7 +2,8 @@
  * `tsx bench/profile.ts <checkout> [out.json]`: one build of the gateway under `node --cpu-prof`, a fixed load
  * (PROF_REQUESTS, default 20000; PROF_STREAM=1 for streamed requests; 16 connections) against the simulator, and its
  * top self-time functions printed (aggregated by function and file). Used to compare two builds function by function
- * (docs/benchmark.md); the absolute times move with the machine's load, the shares much less. PROF_BODY_BYTES (with
+ * (docs/benchmark.md); the absolute times move with the machine's load, the shares much less. The simulator and the
+ * gateway listen on free ports (PROF_PORT=<base>: base and base + 201). PROF_BODY_BYTES (with
  * PROF_MESSAGES, default 1) sends a body of about that size, split into that many messages (issue 18's body rows).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,13 +13,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { request } from 'undici';
-import { waitUp, writeGatewayConfig } from './common.js';
+import { benchPorts, waitUp, writeGatewayConfig } from './common.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const N = Number(process.env.PROF_REQUESTS ?? 20000);
 const STREAM = process.env.PROF_STREAM === '1';
 const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
-const SIM_PORT = 19170;
 const kids = new Set<ChildProcess>();
 process.on('exit', () => kids.forEach((k) => k.kill('SIGKILL')));
 
@@ -46,11 +46,12 @@ interface Node { id: number; callFrame: { functionName: string; url: string; lin
 async function main() {
   const dir = resolve(process.argv[2] ?? '.');
   const scratch = mkdtempSync(join(tmpdir(), 'gw-prof-'));
-  const sim = spawn(process.execPath, [join(root, 'dist/sim/main.js')], { env: { ...process.env, SIM_PORT: String(SIM_PORT) }, stdio: 'ignore' });
+  // Free ports, so that runs beside other benchmarks do not collide (PROF_PORT=<base>: base and base + 201).
+  const [simPort, port] = await benchPorts(process.env.PROF_PORT ? Number(process.env.PROF_PORT) : null, 2);
+  const sim = spawn(process.execPath, [join(root, 'dist/sim/main.js')], { env: { ...process.env, SIM_PORT: String(simPort) }, stdio: 'ignore' });
   kids.add(sim);
-  await waitUp(`http://127.0.0.1:${SIM_PORT}/_sim/health`);
-  const config = writeGatewayConfig(scratch, `http://127.0.0.1:${SIM_PORT}/v1`);
-  const port = 19371;
+  await waitUp(`http://127.0.0.1:${simPort}/_sim/health`);
+  const config = writeGatewayConfig(scratch, `http://127.0.0.1:${simPort}/v1`);
   const out = join(scratch, 'gw.cpuprofile');
   const gw = spawn(process.execPath, ['--require', join(root, 'bench/profile-preload.cjs'), join(dir, 'dist/bin.js'), 'serve'], {
     env: { ...process.env, PROF_OUT: out, PORT: String(port), HOST: '127.0.0.1', GATEWAY_DATABASE_URL: `sqlite:${join(scratch, 'gw.db')}`, GATEWAY_ADMIN_KEY: ADMIN, GATEWAY_CONFIG: config, GATEWAY_DEFAULT_CATALOG: 'false', GATEWAY_LOG_LEVEL: 'info' },

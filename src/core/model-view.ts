@@ -32,17 +32,24 @@ function pricingView(p: Pricing | null | undefined): Record<string, string> {
   return out;
 }
 
-export function modelView(m: ModelDef, endpoints: EndpointDef[], opts: { withReasoning?: boolean } = {}) {
-  const top = topEndpoint(endpoints);
-  const params = new Set<string>();
-  for (const e of endpoints) for (const p of e.supported_parameters) params.add(p);
-  const view: Record<string, unknown> = {
+/** The fields every model listing starts with (GET /models, /videos/models): who the model is, in this order. */
+export function modelIdentity(m: ModelDef) {
+  return {
     id: m.id,
     canonical_slug: m.canonical_slug,
     hugging_face_id: m.hugging_face_id,
     name: m.name,
     created: m.created,
     description: m.description,
+  };
+}
+
+export function modelView(m: ModelDef, endpoints: EndpointDef[], opts: { withReasoning?: boolean } = {}) {
+  const top = topEndpoint(endpoints);
+  const params = new Set<string>();
+  for (const e of endpoints) for (const p of e.supported_parameters) params.add(p);
+  const view: Record<string, unknown> = {
+    ...modelIdentity(m),
     context_length: Math.max(0, ...endpoints.map((e) => e.context_length)) || m.context_length,
     architecture: m.architecture,
     // "-1" prices when no endpoint has a known price (flagged as the hosted API does, never shown as free).

@@ -97,63 +97,96 @@ export interface RollupSource {
   latency_ms: number;
 }
 
+/** Per grain: the length of an ISO timestamp's prefix that names its bucket, and what completes the bucket's start. */
 const CUT: Record<RollupGrain, [number, string]> = { minute: [16, ':00.000Z'], hour: [13, ':00:00.000Z'], day: [10, 'T00:00:00.000Z'] };
 
-/** The start of the record's minute, hour or day, as an ISO timestamp. */
-export function bucketOf(createdAt: string, grain: RollupGrain): string {
-  const iso = createdAt.endsWith('Z') && createdAt.length === 24 ? createdAt : new Date(createdAt).toISOString();
-  const [len, tail] = CUT[grain];
-  return iso.slice(0, len) + tail;
+/** A batch's records of one set of dimension values: each grain's deltas by bucket, and the last one each grain added to. */
+interface Group {
+  billed: boolean;
+  byBucket: Array<Map<string, RollupDelta>>;
+  /** Per grain: the bucket prefix (`YYYY-MM-DDTHH:MM`, `…THH`, `YYYY-MM-DD`) of `lastDelta`. */
+  lastPrefix: string[];
+  lastDelta: Array<RollupDelta | null>;
+}
+
+/** Whether two records have the same dimension values (null and '' are told apart: a miss only costs the keyed lookup). */
+function sameDims(a: RollupSource, b: RollupSource): boolean {
+  return (
+    a.key_hash === b.key_hash &&
+    a.model === b.model &&
+    a.provider_name === b.provider_name &&
+    a.status === b.status &&
+    a.finish_reason === b.finish_reason &&
+    a.endpoint_tag === b.endpoint_tag &&
+    a.workspace_id === b.workspace_id &&
+    a.api_type === b.api_type &&
+    a.is_byok === b.is_byok
+  );
 }
 
 /**
- * A batch of records summed per grain, bucket and dimension values, in the order the records first reach each. The
- * dimension values are keyed once per record (one string hashed), then each grain's bucket in that group's own map:
- * one key of all of them per grain cost three long strings built and hashed per record.
+ * A batch of records summed per grain, bucket and dimension values, in the order the records first reach each. A
+ * record with the same dimension values as the one before it (the usual case: one key, one model) reuses its group
+ * without building or hashing a key, and a record in the same minute, hour or day as the group's last one reuses that
+ * delta without building the bucket's timestamp: per record, only the sums are added.
  */
 export function rollupDeltas(rows: readonly RollupSource[]): RollupDelta[] {
-  const groups = new Map<string, Array<Map<string, RollupDelta>>>();
+  const groups = new Map<string, Group>();
   const out: RollupDelta[] = [];
+  let prev: RollupSource | null = null;
+  let group: Group | null = null;
   for (const r of rows) {
-    const dims = [r.workspace_id, r.key_hash, r.model ?? '', r.provider_name ?? '', r.endpoint_tag ?? '', r.api_type, r.finish_reason ?? ''];
     const billed = r.total_cost !== null && r.total_cost > 0;
-    const tail = `${dims.join('\u0000')}\u0000${r.status}\u0000${r.is_byok ? 1 : 0}\u0000${billed ? 1 : 0}`;
-    let byGrain = groups.get(tail);
-    if (!byGrain) groups.set(tail, (byGrain = ROLLUP_GRAINS.map(() => new Map<string, RollupDelta>())));
+    if (group === null || prev === null || group.billed !== billed || !sameDims(prev, r)) {
+      const key: string = `${r.workspace_id}\u0000${r.key_hash}\u0000${r.model ?? ''}\u0000${r.provider_name ?? ''}\u0000${r.endpoint_tag ?? ''}\u0000${r.api_type}\u0000${r.finish_reason ?? ''}\u0000${r.status}\u0000${r.is_byok ? 1 : 0}\u0000${billed ? 1 : 0}`;
+      group = groups.get(key) ?? null;
+      if (group === null) groups.set(key, (group = { billed, byBucket: ROLLUP_GRAINS.map(() => new Map()), lastPrefix: ['', '', ''], lastDelta: [null, null, null] }));
+    }
+    prev = r;
+    const iso = r.created_at.length === 24 && r.created_at.endsWith('Z') ? r.created_at : new Date(r.created_at).toISOString();
     const bin = latencyBin(r.latency_ms);
+    const cost = r.total_cost === null ? 0 : usdToNano(r.total_cost);
+    const upstream = r.upstream_inference_cost === null ? 0 : usdToNano(r.upstream_inference_cost);
+    const latency = Math.round(r.latency_ms);
     for (let g = 0; g < ROLLUP_GRAINS.length; g++) {
-      const grain = ROLLUP_GRAINS[g]!;
-      const bucket = bucketOf(r.created_at, grain);
-      let d = byGrain[g]!.get(bucket);
-      if (!d) {
-        d = newDelta(grain, bucket, dims, r, billed);
-        byGrain[g]!.set(bucket, d);
-        out.push(d);
+      let d = group.lastDelta[g] ?? null;
+      if (d === null || !iso.startsWith(group.lastPrefix[g]!)) {
+        const [len, tail] = CUT[ROLLUP_GRAINS[g]!];
+        const prefix = iso.slice(0, len);
+        const bucket = prefix + tail;
+        d = group.byBucket[g]!.get(bucket) ?? null;
+        if (d === null) {
+          d = newDelta(ROLLUP_GRAINS[g]!, bucket, r, billed);
+          group.byBucket[g]!.set(bucket, d);
+          out.push(d);
+        }
+        group.lastPrefix[g] = prefix;
+        group.lastDelta[g] = d;
       }
       d.requests++;
       d.tokens_prompt += r.tokens_prompt;
       d.tokens_completion += r.tokens_completion;
       d.tokens_reasoning += r.native_tokens_reasoning;
-      d.cost_nano += r.total_cost === null ? 0 : usdToNano(r.total_cost);
-      d.upstream_cost_nano += r.upstream_inference_cost === null ? 0 : usdToNano(r.upstream_inference_cost);
-      d.latency_ms_sum += Math.round(r.latency_ms);
+      d.cost_nano += cost;
+      d.upstream_cost_nano += upstream;
+      d.latency_ms_sum += latency;
       d.hist[bin]!++;
     }
   }
   return out;
 }
 
-function newDelta(grain: RollupGrain, bucket: string, dims: string[], r: RollupSource, billed: boolean): RollupDelta {
+function newDelta(grain: RollupGrain, bucket: string, r: RollupSource, billed: boolean): RollupDelta {
   return {
     grain,
     bucket,
-    workspace_id: dims[0]!,
-    key_hash: dims[1]!,
-    model: dims[2]!,
-    provider_name: dims[3]!,
-    endpoint_tag: dims[4]!,
-    api_type: dims[5]!,
-    finish_reason: dims[6]!,
+    workspace_id: r.workspace_id,
+    key_hash: r.key_hash,
+    model: r.model ?? '',
+    provider_name: r.provider_name ?? '',
+    endpoint_tag: r.endpoint_tag ?? '',
+    api_type: r.api_type,
+    finish_reason: r.finish_reason ?? '',
     status: r.status,
     is_byok: r.is_byok,
     billed,

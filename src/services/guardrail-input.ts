@@ -4,7 +4,8 @@
  */
 import { ConfigError } from '../config.js';
 import type { EndpointDef, ProviderDef } from '../core/catalog-types.js';
-import { matchesModel, ZDR_GROUPS, type GuardrailPolicyInput, type GuardrailScope, type OrgSettings, type PolicyRefusal } from '../core/policy.js';
+import { matchesModel, ZDR_GROUPS, type GuardrailPolicyInput, type GuardrailScope, type OrgSettings } from '../core/policy.js';
+import type { PolicyRefusal } from '../core/policy-refusals.js';
 import type { ProviderSortBy } from '../core/provider-prefs.js';
 import { contentFiltersView, validBuiltinFilters, validContentFilters } from './content-guardrails.js';
 import type { BuiltinSlug, ContentFilterAction, ScanScope } from '../core/content-filters/types.js';

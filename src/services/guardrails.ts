@@ -13,7 +13,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { EndpointDef, ModelDef, ProviderDef } from '../core/catalog-types.js';
-import { budgetRefusal, combinePolicies, endpointVerdict, modelAccess, refusal, workspaceGuardrailId, workspaceGuardrailName, type EffectivePolicy, type GuardrailPolicyInput, type GuardrailScope, type ModelAccess } from '../core/policy.js';
+import { combinePolicies, endpointVerdict, modelAccess, type EffectivePolicy, type GuardrailPolicyInput, type GuardrailScope, type ModelAccess } from '../core/policy.js';
+import { budgetRefusal, refusal } from '../core/policy-refusals.js';
+import { workspaceGuardrailId, workspaceGuardrailName } from '../core/guardrail-ids.js';
 import type { ProviderSortBy } from '../core/provider-prefs.js';
 import { filtersOf } from './content-guardrails.js';
 import type { CompiledFilter } from '../core/content-filters/index.js';

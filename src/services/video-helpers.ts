@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { EndpointDef, ModelDef, VideoCapabilities } from '../core/catalog-types.js';
 import { checkOutboundUrl } from '../core/addresses.js';
 import { computeCost } from '../core/pricing.js';
+import { modelIdentity } from '../core/model-view.js';
 import type { ProviderPreferences } from '../core/provider-prefs.js';
 import { type RoutePlan } from '../core/routing.js';
 import { type VideoStatus } from '../core/video-states.js';
@@ -298,12 +299,7 @@ export function videoModelView(m: ModelDef, endpoints: EndpointDef[]) {
   const priced = endpoints.filter((e) => e.pricing);
   const cheapest = priced.sort((a, b) => Number(routePrice(a) ?? Infinity) - Number(routePrice(b) ?? Infinity))[0];
   return {
-    id: m.id,
-    canonical_slug: m.canonical_slug,
-    hugging_face_id: m.hugging_face_id,
-    name: m.name,
-    created: m.created,
-    description: m.description,
+    ...modelIdentity(m),
     supported_resolutions: unionList(caps.map((c) => c.resolutions)),
     supported_aspect_ratios: unionList(caps.map((c) => c.aspect_ratios)),
     supported_sizes: unionList(caps.map((c) => c.sizes)),

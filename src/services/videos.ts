@@ -13,7 +13,8 @@
  */
 import type { Readable } from 'node:stream';
 import type { EndpointDef, ModelDef, ProviderDef } from '../core/catalog-types.js';
-import { budgetRefusal, endpointVerdict, modelAccess, refusal } from '../core/policy.js';
+import { endpointVerdict, modelAccess } from '../core/policy.js';
+import { budgetRefusal, refusal } from '../core/policy-refusals.js';
 import type { ProviderPreferences, ProviderSortBy } from '../core/provider-prefs.js';
 import { planRoute, type ByokRouting, type ExclusionReason } from '../core/routing.js';
 import { isTerminal, pathTo } from '../core/video-states.js';

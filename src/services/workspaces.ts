@@ -1,7 +1,7 @@
 /** Workspaces: the unit that owns keys, presets and routing defaults. */
 import { randomUUID } from 'node:crypto';
 import { badRequest, conflict, forbidden, notFound } from '../core/errors.js';
-import { nameUuid, workspaceGuardrailId } from '../core/policy.js';
+import { nameUuid, workspaceGuardrailId } from '../core/guardrail-ids.js';
 import { ConflictError, type MemberRow, type Page, type Store, type WorkspaceMemberRow, type WorkspaceRow } from '../store/types.js';
 import type { InvalidationBus } from './invalidation.js';
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/core/keys.js';
-import { workspaceGuardrailId } from '../../src/core/policy.js';
+import { workspaceGuardrailId } from '../../src/core/guardrail-ids.js';
 import { BACKENDS } from '../helpers.js';
 import { expectError, expectStatus } from '../api/util.js';
 import { newKey, startPolicyEnv, type PolicyEnv } from './util.js';

@@ -1,20 +1,19 @@
-/** The pure policy functions (src/core/policy.ts): combining, model and endpoint verdicts, access, refusals. */
+/** The pure policy functions (src/core/policy.ts, policy-refusals.ts, guardrail-ids.ts): combining, model and endpoint verdicts, access, refusals. */
 import { describe, expect, it } from 'vitest';
 import type { EndpointDef, ModelDef, ProviderDef } from '../../src/core/catalog-types.js';
 import {
-  budgetRefusal,
   combinePolicies,
   endpointAllowed,
   endpointVerdict,
   modelAccess,
   modelAllowed,
   modelVerdict,
-  refusal,
-  workspaceGuardrailId,
   zdrGroup,
   type GuardrailPolicyInput,
   type OrgSettings,
 } from '../../src/core/policy.js';
+import { budgetRefusal, refusal } from '../../src/core/policy-refusals.js';
+import { workspaceGuardrailId } from '../../src/core/guardrail-ids.js';
 import { planRoute, type RouteCatalog } from '../../src/core/routing.js';
 
 const provider = (slug: string, dp: Partial<ProviderDef['dataPolicy']> = {}): ProviderDef => ({

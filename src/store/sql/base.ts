@@ -106,7 +106,7 @@ export function storedNano(nano: unknown, usd: unknown): number | null {
 
 /** Usage deltas merged per key and day, in nano-dollars (`*_nano`) and as the USD of those (the float columns). */
 export function nanoUsage(deltas: KeyUsageDelta[]): NanoUsageDelta[] {
-  const merged = new Map<string, NanoUsageDelta>();
+  const merged = new Map<string, { key_hash: string; day: string; usage_nano: number; byok_usage_nano: number; requests: number }>();
   for (const d of deltas) {
     const id = `${d.key_hash}|${d.day}`;
     const prev = merged.get(id);
@@ -116,10 +116,15 @@ export function nanoUsage(deltas: KeyUsageDelta[]): NanoUsageDelta[] {
       prev.usage_nano += usage;
       prev.byok_usage_nano += byok;
       prev.requests += d.requests;
-    } else merged.set(id, { key_hash: d.key_hash, day: d.day, usage: 0, byok_usage: 0, usage_nano: usage, byok_usage_nano: byok, requests: d.requests });
+    } else merged.set(id, { key_hash: d.key_hash, day: d.day, usage_nano: usage, byok_usage_nano: byok, requests: d.requests });
   }
-  for (const d of merged.values()) (d.usage = nanoToUsd(d.usage_nano)), (d.byok_usage = nanoToUsd(d.byok_usage_nano));
-  return [...merged.values()];
+  // Each delta built whole, in one literal: one whose USD fields went from 0 to a fraction afterwards has a map V8 has
+  // generalized, and the writer thread's structured clone copies such an object by its slow path (2-3x the time).
+  const out: NanoUsageDelta[] = [];
+  for (const m of merged.values()) {
+    out.push({ key_hash: m.key_hash, day: m.day, usage: nanoToUsd(m.usage_nano), byok_usage: nanoToUsd(m.byok_usage_nano), usage_nano: m.usage_nano, byok_usage_nano: m.byok_usage_nano, requests: m.requests });
+  }
+  return out;
 }
 
 /**
