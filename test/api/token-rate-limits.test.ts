@@ -29,6 +29,16 @@ async function roomInMinute(ms: number): Promise<void> {
 }
 
 /**
+ * Resolves once no instance holds a lease of the scope `id` any more (each gives an idle lease back at a sync, about
+ * a second after its last use; a loaded machine can take longer than a fixed wait). One instance alone has none.
+ */
+async function leasesReturned(instances: TestGateway[], id: string): Promise<void> {
+  const returned = () => instances.every((t) => (t.gw.svc.spend.shared?.peek(id)?.granted ?? 0) === 0);
+  for (let i = 0; i < 300 && !returned(); i++) await new Promise((r) => setTimeout(r, 50));
+  expect(returned(), `a lease of ${id} was not given back within 15 s`).toBe(true);
+}
+
+/**
  * `n` requests at once, spread over `instances`, while the simulator holds every upstream answer for `holdMs`, so that
  * what the burst admits is decided before any admitted request settles and frees room. `decidedInTime` says whether
  * that held: no answer can settle before `holdMs` from the start, a 429 is answered after its decision, and a 200
@@ -94,7 +104,7 @@ describe('token rate limits', () => {
     // Settled to what they used (10 × 18): 210 tokens are left in this minute — five more reservations of 39. This
     // burst is held too: unheld, the first answers settled (freeing 21 tokens each) before the last were decided, and
     // a loaded machine admitted six.
-    await new Promise((res) => setTimeout(res, 1_300)); // leases idle on the other instance are given back
+    await leasesReturned(instances, `tokens:${k.hash}:minute:${minute}`);
     const more = await heldBurst(sim, instances, k.key, 8, holdMs);
     // A new clock minute (a slow machine) starts with new counters: the run proves nothing either.
     if (!more.decidedInTime || Math.floor(Date.now() / 60_000) !== minute) return false;

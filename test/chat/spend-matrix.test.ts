@@ -90,6 +90,22 @@ async function limitedKey(t: TestGateway, kind: Kind, run: number): Promise<{ ke
   return createInferenceKey(t, { name: `credits-${run}` });
 }
 
+/**
+ * Waits until the key's `admitted` requests are all recorded and written (each instance's recorder flushed): a streamed
+ * or cut request is recorded once its upstream read ends, which can come after its client saw the end — on a loaded
+ * machine, later than any fixed wait (it was 300 ms). The usage checks read these records, and so does the next run's
+ * credits top-up: a record landing after it leaves that run less than the limit's room.
+ */
+async function admittedRecorded(instances: TestGateway[], hash: string, admitted: number): Promise<void> {
+  let seen = 0;
+  for (let i = 0; i < 100 && seen < admitted; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 100));
+    await Promise.all(instances.map((t) => t.gw.svc.recorder.flush()));
+    seen = (await instances[0].gw.svc.store.listGenerations({ keyHashes: [hash], limit: 1_000 })).filter((r) => r.status !== 402).length;
+  }
+  expect(seen, 'admitted requests recorded').toBe(admitted);
+}
+
 /** How long the simulator holds each answer (ms) unless a run asks for longer. */
 const HOLD_MS = 1000;
 
@@ -107,8 +123,8 @@ async function attack(sim: Simulator, instances: TestGateway[], kind: Kind, mode
       const decidedInTime = seam.decidedFirst();
       const counts: Record<number, number> = {};
       for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
-      await new Promise((r) => setTimeout(r, 300)); // cut streams are recorded once their upstream read ends
-      await Promise.all(instances.map((t) => t.gw.svc.recorder.flush()));
+      // Before anything else (a run again included): the next run's credits top-up reads what this one spent.
+      await admittedRecorded(instances, k.hash, counts[200] ?? 0);
       // A cut stream settles below its reservation and frees room: a request decided after that may rightly be
       // admitted (a loaded machine admitted 23 to 26 so). When some request was decided after a reservation was given
       // back, a mixed run proves nothing: it runs again (a new key) with answers held twice as long, up to 8 s.
