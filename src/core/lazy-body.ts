@@ -25,8 +25,13 @@ export interface LazyConversation {
   count: number;
   /** Each role that occurs, in order of first occurrence. */
   roles: string[];
-  /** Total length of the `content` strings, in UTF-16 code units (what `string.length` gives once parsed). */
+  /**
+   * Total length of the `content` strings, in UTF-16 code units (what `string.length` gives once parsed). The body is
+   * ASCII and only the one-character escapes are taken, so this is also their UTF-8 bytes once parsed.
+   */
   chars: number;
+  /** Total length of the `role` strings, in bytes (ASCII, no escapes: also their length once parsed). */
+  roleBytes: number;
   /** The parsed array once some code read it. */
   value?: unknown[];
 }
@@ -109,6 +114,7 @@ function scanConversation(b: Buffer, start: number, find: (from: number, to: num
   const known: Buffer[] = [];
   let count = 0;
   let chars = 0;
+  let roleBytes = 0;
   for (;;) {
     if (b[i] !== 0x7b) return null;
     i = skipSpace(b, i + 1, n);
@@ -127,6 +133,7 @@ function scanConversation(b: Buffer, start: number, find: (from: number, to: num
         const q = find(i + 1, Math.min(n, i + 66));
         if (b[q] !== QUOTE) return null;
         roleIndex(b, i + 1, q, roles, known);
+        roleBytes += q - i - 1;
         i = q + 1;
       } else {
         if (content) return null;
@@ -162,7 +169,7 @@ function scanConversation(b: Buffer, start: number, find: (from: number, to: num
       continue;
     }
     if (b[i] !== 0x5d) return null;
-    return { end: i + 1, count, roles, chars };
+    return { end: i + 1, count, roles, chars, roleBytes };
   }
 }
 
