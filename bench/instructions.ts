@@ -12,7 +12,8 @@
  * body: small, 1mb, turns, messages-api, responses-api; see workRequest), INSTR_PORT (the simulator's port; the
  * gateways take + 201 and + 202; a taken one is an error; default: free ports picked, so runs at once do not
  * collide), INSTR_ENV_B and INSTR_KEY_B (as PAIR_ENV_B and PAIR_KEY_B in
- * bench/pair.ts: environment variables and the key body of B only).
+ * bench/pair.ts: environment variables and the key body of B only), INSTR_KEY_A (the key body of A, e.g. to give
+ * both sides a spending limit).
  *
  * `npm run bench:spend:instructions` is bench:spend's comparison counted this way: one build against itself, A a single
  * instance on SQLite with a key without limits, B with Redis and a key with a spending limit.
@@ -135,7 +136,8 @@ async function main() {
   console.log(`A = ${a}\nB = ${b}\nports: simulator ${simPort}, A ${portA}, B ${portB}\n${STREAM ? 'streamed' : 'plain'} requests (${WORK} body): ${N} counted after ${2 * N} warm-up, 16 connections`);
   const keyB = JSON.parse(process.env.INSTR_KEY_B ?? '{}') as Record<string, unknown>;
   const envB = Object.fromEntries((process.env.INSTR_ENV_B ?? '').split(',').filter((x) => x.includes('=')).map((x) => [x.slice(0, x.indexOf('=')).trim(), x.slice(x.indexOf('=') + 1)]));
-  const [ra, rb] = await Promise.all([measure(a, portA, config, scratch), measure(b, portB, config, scratch, envB, keyB)]);
+  const keyA = JSON.parse(process.env.INSTR_KEY_A ?? '{}') as Record<string, unknown>;
+  const [ra, rb] = await Promise.all([measure(a, portA, config, scratch, {}, keyA), measure(b, portB, config, scratch, envB, keyB)]);
   const k = (x: number) => `${(x / N / 1000).toFixed(0)} kIr/req`;
   console.log(`A ${k(ra.total)} (${k(ra.withoutCompiler)} without the compiler, ${ra.errors} errors)`);
   console.log(`B ${k(rb.total)} (${k(rb.withoutCompiler)} without the compiler, ${rb.errors} errors)`);

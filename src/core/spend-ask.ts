@@ -8,6 +8,7 @@
  * Pure logic: no I/O.
  */
 import type { EndpointDef, Pricing } from './catalog-types.js';
+import { lazyConversation, type LazyConversation } from './lazy-body.js';
 import { formatNano, usdToNano } from './money.js';
 import { computeCost, type CostOptions, type TokenUsage } from './pricing.js';
 import { affordableOutputTokens, insufficientCreditsMessage, maxOutputTokens } from './spend.js';
@@ -55,10 +56,28 @@ export function valueTokensBound(value: unknown): number {
   return n;
 }
 
-/** An upper bound of the prompt tokens of a generation request body: its prompt-bearing fields (`PROMPT_FIELDS`). */
+/**
+ * valueTokensBound of a conversation still as bytes (core/lazy-body.ts), from what its scan counted, without parsing
+ * it: every message is `{role, content}` with both strings ASCII, so a message is OBJECT_TOKENS plus the bytes of its
+ * role and content. The one difference from the parsed array's bound: a long content that looks like inline media
+ * counts its bytes here, not MEDIA_TOKENS — still a bound, since a string content reaches the model as text (at
+ * least one byte per token).
+ */
+export function lazyTokensBound(c: Pick<LazyConversation, 'count' | 'chars' | 'roleBytes'>): number {
+  return c.count * OBJECT_TOKENS + c.roleBytes + c.chars;
+}
+
+/**
+ * An upper bound of the prompt tokens of a generation request body: its prompt-bearing fields (`PROMPT_FIELDS`). A
+ * conversation still as bytes (`messages`, `input`) is bounded from its scan and stays unparsed.
+ */
 export function promptTokensBound(body: Record<string, unknown>): number {
   let n = REQUEST_TOKENS + (body.tools || body.functions ? TOOLS_TOKENS : 0);
-  for (const f of PROMPT_FIELDS) if (body[f] !== undefined && body[f] !== null) n += valueTokensBound(body[f]);
+  for (const f of PROMPT_FIELDS) {
+    const lazy = f === 'messages' || f === 'input' ? lazyConversation(body, f) : null;
+    if (lazy) n += lazyTokensBound(lazy);
+    else if (body[f] !== undefined && body[f] !== null) n += valueTokensBound(body[f]);
+  }
   return n;
 }
 

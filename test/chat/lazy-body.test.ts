@@ -8,6 +8,8 @@ import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
 import { lazyStats } from '../../src/core/lazy-body.js';
 import { KEEP_MEMORY_BYTES, scannerMemoryBytes } from '../../src/core/json-simd.js';
 import { streamChat, type Json } from './util.js';
+import { createInferenceKey } from '../helpers.js';
+import { promptTokensBound } from '../../src/core/spend-ask.js';
 
 let env: ChatEnv;
 beforeAll(async () => {
@@ -175,5 +177,41 @@ describe('large Messages and Responses bodies', () => {
     const r = await post('/responses', `{"model":"test/responses","input":${turns(200, (i) => (i === 11 ? 'tool' : 'user'))}}`);
     expect(r.status).toBe(400);
     expect(message(r)).toContain('input[11].role');
+  });
+});
+
+describe('a key with a spending limit and a token rate limit', () => {
+  /** Many short messages with escapes: the framing per message weighs most in the bound. */
+  const short = (n: number) => `[${Array.from({ length: n }, (_, i) => `{"role":"${i % 2 ? 'assistant' : 'user'}","content":"a\\n\\"b\\" ${i}"}`).join(',')}]`;
+  const bodies: Array<[string, string, string]> = [
+    ['chat', '/chat/completions', `{"model":"test/alpha","max_tokens":50,"messages":${short(4000)}}`],
+    ['Messages', '/messages', `{"model":"test/claude","max_tokens":50,"system":"be brief","messages":${short(4000)}}`],
+    ['Responses', '/responses', `{"model":"test/responses","max_output_tokens":50,"instructions":"be brief","input":${short(4000)}}`],
+  ];
+  const limitedKey = async (tpm: number) => (await createInferenceKey(env.t, { name: `tpm-${tpm}`, limit: 100, rate_limit: { tokens_per_minute: tpm } })).key;
+  const send = async (key: string, path: string, text: string) => (await env.t.call('POST', path, { key, raw: text })).status;
+
+  for (const [name, path, text] of bodies) {
+    it(`keeps the ${name} conversation unparsed, and reserves exactly the parsed body's prompt bound plus the output`, async () => {
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      const reserve = promptTokensBound(parsed) + 50;
+      // The bound is never below the UTF-8 bytes of the conversation's text (at least one byte per token).
+      const conversation = (parsed.messages ?? parsed.input) as Array<{ content: string }>;
+      expect(reserve).toBeGreaterThan(conversation.reduce((n, m) => n + Buffer.byteLength(m.content), 0));
+      const before = lazyStats.materialized;
+      // One token short of the reservation: refused (429) before any upstream call.
+      expect(await send(await limitedKey(reserve - 1), path, text)).toBe(429);
+      // Room for exactly the reservation: served, the conversation never parsed.
+      expect(await send(await limitedKey(reserve), path, text)).toBe(200);
+      expect(lazyStats.materialized).toBe(before);
+    });
+  }
+
+  it('bounds a non-ASCII conversation (parsed eagerly) by its UTF-8 bytes', async () => {
+    const messages = Array.from({ length: 3000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `日本語のテキスト ü ${i}` }));
+    const text = JSON.stringify({ model: 'test/alpha', max_tokens: 50, messages });
+    const bytes = messages.reduce((n, m) => n + Buffer.byteLength(m.content), 0);
+    expect(await send(await limitedKey(bytes), '/chat/completions', text)).toBe(429);
+    expect(await send(await limitedKey(promptTokensBound(JSON.parse(text)) + 50), '/chat/completions', text)).toBe(200);
   });
 });

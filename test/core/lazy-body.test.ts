@@ -27,6 +27,31 @@ describe('the SIMD finder', () => {
   });
 });
 
+describe('the SIMD finder at block edges', () => {
+  it('finds a hit at every place in and across 64-byte turns, and never one at or past `to`', () => {
+    const b = Buffer.alloc(400, 0x61);
+    const find = scanner(b);
+    for (let hit = 0; hit < 200; hit++) {
+      // One special byte at `hit` (the copy in the module's memory is rewritten each time: scanner copies again).
+      b.fill(0x61);
+      b[hit] = [0x22, 0x5c, 0x0a][hit % 3];
+      // Special bytes past every `to` below: in the memory the last turn reads beyond `to`.
+      for (let k = 300; k < 400; k += 7) b[k] = 0x22;
+      const f = scanner(b);
+      expect(f).toBe(find);
+      for (const from of [0, 1, 15, 16, 63, 64, 65, hit, hit + 1]) {
+        for (const to of [hit, hit + 1, hit + 2, hit + 63, hit + 64, 299, 300, 301]) {
+          if (to > b.length) continue;
+          expect(f(from, to)).toBe(findSpecialLoop(b, from, to));
+        }
+      }
+    }
+    // An empty or reversed range gives `to`, as the plain loop does.
+    expect(find(50, 50)).toBe(50);
+    expect(find(60, 50)).toBe(findSpecialLoop(b, 60, 50));
+  });
+});
+
 describe("the SIMD finder's memory", () => {
   /** A body of `n` bytes with special bytes near its end: where `scan` finds the first from 0, and from past it. */
   const body = (n: number) => {

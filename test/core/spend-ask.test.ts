@@ -1,6 +1,7 @@
 /** What an attempt reserves (src/core/spend-ask.ts): the prompt's byte bound, generation and fixed-cost asks. */
 import { describe, expect, it } from 'vitest';
 import { costAsk, fixedAsk, MEDIA_TOKENS, outputAsk, promptTokensBound, valueTokensBound } from '../../src/core/spend-ask.js';
+import { lazyConversation, lazyStats, parseLazy } from '../../src/core/lazy-body.js';
 
 describe('the prompt bound', () => {
   it('counts UTF-8 bytes of the prompt fields, 4 per object, 8 per request; not model, provider or max_tokens', () => {
@@ -20,6 +21,40 @@ describe('the prompt bound', () => {
     const image = `data:image/png;base64,${'A'.repeat(200_000)}`;
     expect(valueTokensBound(image)).toBe(MEDIA_TOKENS);
     expect(valueTokensBound('B'.repeat(5000))).toBe(MEDIA_TOKENS); // a bare base64 payload
+  });
+});
+
+describe('the prompt bound of a conversation still as bytes (core/lazy-body.ts)', () => {
+  /** Many short messages (the framing per message dominates) with every one-character escape. */
+  const shortTurns = (n: number) => Array.from({ length: n }, (_, i) => ({ role: i % 3 === 0 ? 'user' : i % 3 === 1 ? 'assistant' : 'system', content: `a\n"b"\\/\t${i % 10 ? '' : '\b\f\r'}` }));
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['chat', { model: 'm', tools: [{ type: 'function', function: { name: 'f' } }], messages: shortTurns(6000) }],
+    ['Messages', { model: 'm', system: 'be brief', max_tokens: 9, messages: shortTurns(6000) }],
+    ['Responses', { model: 'm', instructions: 'be brief', input: shortTurns(6000) }],
+    ['one long message', { model: 'm', messages: [{ role: 'user', content: 'The quick \"brown\" fox.\n'.repeat(8000) }] }],
+  ];
+  for (const [name, body] of cases) {
+    it(`is the parsed body's bound, without parsing it: ${name}`, () => {
+      const text = JSON.stringify(body);
+      const lazy = parseLazy(Buffer.from(text));
+      expect(lazy).not.toBeNull();
+      expect(lazyConversation(lazy!.body, lazy!.key)).not.toBeNull();
+      const before = lazyStats.materialized;
+      const bound = promptTokensBound(lazy!.body);
+      expect(lazyStats.materialized).toBe(before);
+      expect(lazyConversation(lazy!.body, lazy!.key)).not.toBeNull();
+      expect(bound).toBe(promptTokensBound(JSON.parse(text) as Record<string, unknown>));
+      // At least one byte per token: never below the UTF-8 bytes of the text the conversation carries.
+      const conversation = (JSON.parse(text) as Record<string, Array<{ content: string }>>)[lazy!.key];
+      expect(bound).toBeGreaterThan(conversation.reduce((n, m) => n + Buffer.byteLength(m.content), 0));
+    });
+  }
+
+  it('a non-ASCII conversation (parsed eagerly: the body parser takes only ASCII lazily) is bounded by its UTF-8 bytes', () => {
+    const body = { model: 'm', messages: Array.from({ length: 3000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `日本語 ü ${i}` })) };
+    const bytes = body.messages.reduce((n, m) => n + Buffer.byteLength(m.content), 0);
+    expect(bytes).toBeGreaterThan(body.messages.reduce((n, m) => n + m.content.length, 0));
+    expect(promptTokensBound(body)).toBeGreaterThan(bytes);
   });
 });
 
