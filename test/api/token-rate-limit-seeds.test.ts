@@ -8,16 +8,14 @@
  * one after the other use 162 (the 10th would need 162 + 39 > 195), leaving no room for another reservation; a
  * counter started at 0 would admit 5 more (252 used in the minute).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createSimulator, type Simulator } from '../../src/sim/index.js';
 import { simCatalog } from '../chat-helpers.js';
+import { freePort, startRedis, stopRedis } from '../redis-server.js';
 import { createInferenceKey, freshDatabase, startGateway, startTwoInstances, type TestGateway } from '../helpers.js';
 import { expectStatus } from './util.js';
 
@@ -169,40 +167,3 @@ describe('token rate limits survive a lost counter mid-minute', () => {
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
-
-/** A redis-server of this test alone (no persistence), up once it answers PING. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const probe = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  try {
-    for (let i = 0; i < 100; i++) {
-      try {
-        await probe.connect();
-        if ((await probe.ping()) === 'PONG') return proc;
-      } catch {
-        probe.disconnect();
-        await sleep(50);
-      }
-    }
-    throw new Error(`redis-server on port ${port} did not start`);
-  } finally {
-    probe.disconnect();
-  }
-}
-
-async function stopRedis(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null) return;
-  await new Promise<void>((r) => {
-    proc.once('exit', () => r());
-    proc.kill('SIGKILL');
-  });
-}

@@ -5,79 +5,18 @@
  * default fail mode, `closed`), a key without limits is served, and nothing is ever spent past the limit; once Redis is
  * back (empty: its counters are seeded again from the store) the key is served again up to its limit and no further.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator, type Simulator } from '../../src/sim/index.js';
 import { simCatalog } from '../chat-helpers.js';
+import { freePort, startRedis, stopRedis } from '../redis-server.js';
 import { createInferenceKey, startTwoInstances, type TestGateway } from '../helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * A free port below the kernel's ephemeral range (32768–60999 here): Redis is killed and started again on the same
- * port, and while it is down no outgoing connection (which takes its local port from that range) nor any other
- * test's listen(0) can take the port meanwhile.
- */
-async function freePort(): Promise<number> {
-  const base = 20_000 + Math.floor(Math.random() * 12_000);
-  for (let i = 0; i < 200; i++) {
-    const port = 20_000 + ((base - 20_000 + i) % 12_000);
-    const s = createServer();
-    const ok = await new Promise<boolean>((r) => {
-      s.once('error', () => r(false));
-      s.listen(port, '127.0.0.1', () => r(true));
-    });
-    if (ok) {
-      await new Promise<void>((r) => s.close(() => r()));
-      return port;
-    }
-  }
-  throw new Error('no free port between 20000 and 32000');
-}
-
-/**
- * A redis-server of this test alone (no persistence), up once it answers PING. Fails at once when the server exits
- * (its port taken: a PONG would then come from someone else's server), and never leaves a server behind on failure.
- */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const probe = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  try {
-    for (let i = 0; i < 100; i++) {
-      if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`redis-server on port ${port} exited (${proc.exitCode ?? proc.signalCode}): port taken?`);
-      try {
-        await probe.connect();
-        if ((await probe.ping()) === 'PONG' && proc.exitCode === null) return proc;
-      } catch {
-        probe.disconnect();
-        await sleep(50);
-      }
-    }
-    throw new Error(`redis-server on port ${port} did not start`);
-  } catch (err) {
-    await stopRedis(proc);
-    throw err;
-  } finally {
-    probe.disconnect();
-  }
-}
-
-async function stopRedis(proc: ChildProcess): Promise<void> {
-  // Gone already (killed by a signal: exitCode stays null, signalCode is set). Waiting for an 'exit' that has been
-  // emitted would hang until the hook timeout — what afterAll did after a failure while Redis was down.
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  await new Promise<void>((r) => {
-    proc.once('exit', () => r());
-    proc.kill('SIGKILL');
-  });
-}
 
 describe('a Redis outage mid-run, two instances over HTTP (PostgreSQL + a Redis of this test)', () => {
   let sim: Simulator;
