@@ -190,7 +190,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // `closed`), so an instance should see Redis again within half a second of its return.
   const spendRedis = config.redisUrl ? newRedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (n) => Math.min(n * 50, 500) }) : null;
   spendRedis?.on('error', () => undefined);
-  const spend = new SpendService({ redis: spendRedis, failMode: config.spend.redisDown, ledger: { heartbeatTtlMs: config.spend.heartbeatTtlMs, flushMark: () => recorder.flushStarts }, log: logger });
+  const spend = new SpendService({ redis: spendRedis, failMode: config.spend.redisDown, ledger: { heartbeatTtlMs: config.spend.heartbeatTtlMs, flushMark: () => recorder.flushStarts }, log: logger, now });
   recorder.onStored = (through) => spend.shared?.stored(through);
   const credits = new CreditService({ store, recorder, enabled: config.spend.credits, bus, now });
   const budgets = new WorkspaceBudgetService({ store, workspaces, recorder, bus, now });

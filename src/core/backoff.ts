@@ -6,13 +6,17 @@
  */
 export class Backoffs {
   private readonly waits = new Map<string, { until: number; delay: number }>();
+  /** Size past which the next failure prunes (`prune`). */
+  private pruneAt: number;
 
   constructor(
     private readonly minMs = 200,
     private readonly maxMs = 5_000,
     /** Ids kept at most; past it, those whose wait is long over are dropped. */
     private readonly maxIds = 10_000,
-  ) {}
+  ) {
+    this.pruneAt = maxIds;
+  }
 
   /** Milliseconds before `id` may be tried again (0: now). */
   wait(id: string, now: number): number {
@@ -25,8 +29,17 @@ export class Backoffs {
     const b = this.waits.get(id);
     const delay = b ? Math.min(this.maxMs, b.delay * 2) : this.minMs;
     this.waits.set(id, { until: now + delay, delay });
-    if (this.waits.size > this.maxIds) for (const [k, w] of this.waits) if (w.until + this.maxMs < now) this.waits.delete(k);
+    if (this.waits.size > this.pruneAt) this.prune(now);
     return delay;
+  }
+
+  /**
+   * Drops the ids whose wait ended more than `maxMs` ago, then waits until there are twice as many ids as are left (at
+   * least `maxIds`) before the next scan: with many ids failing at once, each failure costs O(1) amortized, not a scan.
+   */
+  private prune(now: number): void {
+    for (const [k, w] of this.waits) if (w.until + this.maxMs < now) this.waits.delete(k);
+    this.pruneAt = Math.max(this.maxIds, 2 * this.waits.size);
   }
 
   /** A try of `id` succeeded: no wait any more. */

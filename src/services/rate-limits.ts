@@ -95,7 +95,7 @@ export class RateLimiter {
     }
     const redis = counters ? newRedis(counters, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (n) => Math.min(n * 50, 500) }) : null;
     redis?.on('error', (err: Error) => log.debug({ err: err.message }, 'redis rate limit counter error'));
-    this.spend = new SpendService({ redis, log });
+    this.spend = new SpendService({ redis, log, now });
     this.own = { redis };
   }
 

@@ -26,3 +26,27 @@ describe('Backoffs', () => {
   });
 });
 
+
+describe('Backoffs past its id cap', () => {
+  it('does not scan every id on each failure while they are all still waiting (pruning is amortized)', () => {
+    const b = new Backoffs(200, 5_000, 1_000);
+    for (let i = 0; i < 1_000; i++) b.failed(`s${i}`, 0);
+    const iterate = Map.prototype[Symbol.iterator];
+    let scans = 0;
+    Map.prototype[Symbol.iterator] = function (this: Map<unknown, unknown>) {
+      scans++;
+      return iterate.call(this);
+    };
+    try {
+      // 5,000 more scopes fail within the wait: nothing can be dropped, so a scan per failure would be wasted.
+      for (let i = 1_000; i < 6_000; i++) b.failed(`s${i}`, 100);
+    } finally {
+      Map.prototype[Symbol.iterator] = iterate;
+    }
+    expect(b.size).toBe(6_000);
+    expect(scans).toBeLessThanOrEqual(4); // size doubling: scans at 1,001, 2,002 and 4,004 ids
+    // Once their waits are long over, a later prune drops them: only the new ids are left.
+    for (let i = 0; i < 8_010; i++) b.failed(`t${i}`, 60_000);
+    expect(b.size).toBe(8_010);
+  });
+});

@@ -139,9 +139,9 @@ export class SpendGate {
     // this instance's not yet written (tokens.ts).
     const seed = (scope: GuardrailTokenLimit['scope']) => (usage ? () => usage.seed(key, scope, index) : async () => 0);
     const scopes: ScopeSpec[] = [];
-    if (tpm) scopes.push({ id: `tokens:${key.hash}:minute:${index}`, kind: 'tokens', label: 'tokens per minute', ttlS: 120, limitNano: tpm, seed: seed('key') });
+    if (tpm) scopes.push({ id: `tokens:${key.hash}:minute:${index}`, kind: 'tokens', label: 'tokens per minute', ttlS: 120, limitNano: tpm, seed: seed('key'), keepUntil: resetAt });
     for (const g of guardrails ?? []) {
-      scopes.push({ id: `tokens:${g.id}:minute:${index}`, kind: 'tokens', label: `guardrail "${g.name}" tokens per minute`, ttlS: 120, limitNano: g.tokensPerMinute, seed: seed(g.scope) });
+      scopes.push({ id: `tokens:${g.id}:minute:${index}`, kind: 'tokens', label: `guardrail "${g.name}" tokens per minute`, ttlS: 120, limitNano: g.tokensPerMinute, seed: seed(g.scope), keepUntil: resetAt });
     }
     const tokens = Math.max(1, Math.ceil(tokensOf()));
     const decide = (r: ReserveResult): Reservation => {

@@ -22,18 +22,21 @@ export interface SpendServiceOptions {
   /** What a limited request gets while Redis is unreachable: 503 (`closed`, the default) or local counting. */
   failMode?: SpendFailMode;
   log?: Logger;
+  /** The gateway's clock (the one request windows and token minutes are computed on): the local counters' windows end by it. */
+  now?: () => number;
 }
 
 const NOTHING: ReserveResult = { ok: true, reservation: once(0, () => undefined, () => undefined) };
 
 export class SpendService {
-  private readonly local = new LocalLedger();
+  private readonly local: LocalLedger;
   readonly shared: RedisLedger | null;
   private readonly failMode: SpendFailMode;
   private warned = 0;
 
   constructor(private readonly opts: SpendServiceOptions = {}) {
     this.failMode = opts.failMode ?? 'closed';
+    this.local = new LocalLedger(opts.now);
     this.shared = opts.redis ? new RedisLedger(opts.redis, { prefix: 'gw:spendctl', ...opts.ledger }) : null;
     this.shared?.start();
   }

@@ -11,13 +11,18 @@ interface Counter {
   spent: number;
   /** Held by requests in flight. */
   held: number;
-  /** A ledger-only scope's window end (ms): its count exists nowhere else, so it is not dropped before. */
+  /**
+   * The end of its window (ms) for a counter that must not be dropped before: a ledger-only scope's (its count exists
+   * nowhere else) or a short window's (`keepUntil`: a token minute). Absent: idle, it may be dropped (re-seeded).
+   */
   endsAt?: number;
+  /** Added or used since the last trim (a counter without `endsAt` is dropped only when idle through a whole trim period). */
+  recent: boolean;
 }
 
 /**
- * Counters kept before idle ones are dropped (`trim`; re-seeded on next use — a ledger-only one only once its window
- * is over). Past it with many still needed, the next trim waits until there are twice as many.
+ * Counters kept before idle ones are dropped (`trim`; re-seeded on next use — one with a window end only once its
+ * window is over). Past it with many still needed, the next trim waits until there are twice as many.
  */
 const MAX_COUNTERS = 200_000;
 
@@ -28,13 +33,10 @@ export class LocalLedger {
   private readonly backoff = new Backoffs(SEED_BACKOFF_MS.min, SEED_BACKOFF_MS.max);
   private trimAt = MAX_COUNTERS;
 
-  /** A new counter (seeded, or a ledger-only scope's, which starts at 0 without a store read). */
+  /** A new counter (seeded, or a ledger-only scope's, which starts at 0 without a store read). Never trims. */
   private add(s: ScopeSpec, spent: number): void {
-    this.counters.set(s.id, s.ledgerOnly ? { spent, held: 0, endsAt: s.ledgerOnly.endsAt } : { spent, held: 0 });
-    if (this.counters.size > this.trimAt) {
-      this.trim();
-      this.trimAt = Math.max(MAX_COUNTERS, 2 * this.counters.size);
-    }
+    const endsAt = s.ledgerOnly ? s.ledgerOnly.endsAt : s.keepUntil;
+    this.counters.set(s.id, endsAt === undefined ? { spent, held: 0, recent: true } : { spent, held: 0, endsAt, recent: true });
   }
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -67,19 +69,26 @@ export class LocalLedger {
     }
   }
 
-  /** Reserves `amountNano` in every scope, or refuses naming the first scope without room. */
+  /**
+   * Reserves `amountNano` in every scope, or refuses naming the first scope without room. Idle counters are dropped
+   * (`trim`) only here, before a request's missing counters are added or seeded — never between a request's seed and
+   * its take; a counter missing at its take (dropped while another of its scopes was being seeded) is added again.
+   */
   reserve(scopes: ScopeSpec[], amountNano: number): ReserveResult | Promise<ReserveResult> {
     if (scopes.every((s) => this.counters.has(s.id))) return this.take(scopes, amountNano);
+    if (this.counters.size >= this.trimAt) this.trim();
     // A ledger-only scope has nothing to read: its counter starts now, synchronously.
     for (const s of scopes) if (s.ledgerOnly && !this.counters.has(s.id)) this.add(s, 0);
     if (scopes.every((s) => this.counters.has(s.id))) return this.take(scopes, amountNano);
     return this.ensure(scopes).then(() => this.take(scopes, amountNano));
   }
 
-  private take(scopes: ScopeSpec[], amount: number): ReserveResult {
+  private take(scopes: ScopeSpec[], amount: number): ReserveResult | Promise<ReserveResult> {
     const counters: Counter[] = [];
     for (const s of scopes) {
-      const c = this.counters.get(s.id)!;
+      const c = this.counters.get(s.id);
+      if (c === undefined) return this.reserve(scopes, amount);
+      c.recent = true;
       const available = s.limitNano - c.spent - c.held;
       if (available < amount) return { ok: false, scope: s, availableNano: Math.max(0, available) };
       counters.push(c);
@@ -122,10 +131,22 @@ export class LocalLedger {
     if (c && c.held === 0) this.counters.delete(id);
   }
 
-  /** Drops idle counters once there are too many (a ledger-only one only once its window is over). */
-  trim(): void {
-    if (this.counters.size <= MAX_COUNTERS) return;
+  /**
+   * Drops idle counters: one with a window end (a request window, a token minute) once its window is over, any other
+   * (money: re-seeded from the store on next use) when neither added nor used since the last trim. Then waits until
+   * there are twice as many as are left (at least MAX_COUNTERS) before the next: the scans cost O(1) per counter added.
+   */
+  private trim(): void {
     const now = this.now();
-    for (const [id, c] of this.counters) if (c.held === 0 && (c.endsAt === undefined || c.endsAt <= now)) this.counters.delete(id);
+    for (const [id, c] of this.counters) {
+      if (c.held === 0 && (c.endsAt === undefined ? !c.recent : c.endsAt <= now)) this.counters.delete(id);
+      else c.recent = false;
+    }
+    this.trimAt = Math.max(MAX_COUNTERS, 2 * this.counters.size);
+  }
+
+  /** Counters held (diagnostics, tests). */
+  get size(): number {
+    return this.counters.size;
   }
 }

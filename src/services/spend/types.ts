@@ -19,6 +19,11 @@ export interface ScopeSpec extends SpendScopeId {
    * `endsAt` (ms, the end of its window) — it is the only count there is — and dropped after.
    */
   ledgerOnly?: { endsAt: number };
+  /**
+   * The end of a short window (ms; token minutes): an in-process counter is not dropped before it, even idle — seeded
+   * again mid-window it would start from the store's count, which may lag what the window used (tokens.ts).
+   */
+  keepUntil?: number;
 }
 
 export interface Reservation {
