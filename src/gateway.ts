@@ -195,7 +195,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   recorder.onStored = (through) => spend.shared?.stored(through);
   const credits = new CreditService({ store, recorder, enabled: config.spend.credits, bus, now });
   const budgets = new WorkspaceBudgetService({ store, workspaces, recorder, bus, now });
-  guardrails.useSpend(new SpendGate({ spend, credits, budgets, source: guardrails, tokens: new TokenUsage({ store, recorder, log: logger }), now }));
+  guardrails.useSpend(new SpendGate({ spend, credits, budgets, source: guardrails, tokens: new TokenUsage({ store, recorder }), now }));
   const chat = new ChatService({
     catalog,
     health,

@@ -165,17 +165,33 @@ describe('TokenUsage seeds', () => {
     expect(asked.filter((a) => a.hashes === undefined).map((a) => a.q)).toEqual([{ creator_user_id: 'u1' }, { workspace_id: 'w1' }]);
   });
 
-  it('the store cannot be read: the key\'s tokens not written yet (all that a minute first used here holds)', async () => {
-    const store = {
-      async listKeyHashes(): Promise<string[]> {
-        throw new Error('database down');
-      },
-      async keyTokensInMinute(): Promise<number> {
-        throw new Error('database down');
-      },
+  it('the store cannot be read: the seed fails, whatever the scope (the ledger backs off and answers 503), never a count of this instance\'s alone', async () => {
+    const down = async (): Promise<never> => {
+      throw new Error('database down');
     };
-    const t = new TokenUsage({ store, recorder: recorder() });
-    expect(await t.seed(key, 'key', 100)).toBe(5);
-    expect(await t.seed(key, 'workspace', 100)).toBe(5);
+    const t = new TokenUsage({ store: { listKeyHashes: down, keyTokensInMinute: down }, recorder: recorder() });
+    for (const scope of ['key', 'member', 'workspace'] as const) await expect(t.seed(key, scope, 100)).rejects.toThrow('database down');
+    // The keys listed, their tokens not readable: still a failure (before, this key's 5 alone, without k2's 7).
+    const listed = new TokenUsage({ store: { listKeyHashes: async () => ['k2'], keyTokensInMinute: down }, recorder: recorder() });
+    await expect(listed.seed(key, 'workspace', 100)).rejects.toThrow('database down');
+  });
+
+  it('reads only the ids of the scope\'s keys from the unwritten tokens, never a copy of them all', async () => {
+    const rec = recorder();
+    for (let i = 0; i < 1_000; i++) rec.unflushedTokens.set(`other${i}|100`, 1);
+    const read: string[] = [];
+    const get = rec.unflushedTokens.get.bind(rec.unflushedTokens);
+    rec.unflushedTokens.get = (id: string) => (read.push(id), get(id));
+    rec.unflushedTokens[Symbol.iterator] = () => {
+      throw new Error('iterated');
+    };
+    rec.unflushedTokens.entries = rec.unflushedTokens[Symbol.iterator];
+    rec.unflushedTokens.forEach = () => {
+      throw new Error('iterated');
+    };
+    const store = { listKeyHashes: async () => ['k2'], keyTokensInMinute: async () => 0 };
+    const t = new TokenUsage({ store, recorder: rec });
+    expect(await t.seed(key, 'workspace', 100)).toBe(5 + 7);
+    expect(read.sort()).toEqual(['k1|100', 'k2|100']);
   });
 });
