@@ -167,6 +167,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   // Files stored on a provider's Files API are deleted there with the credential that stored them.
   files.deleteOnProvider = (provider, fileId, credentialId) => deleteOnProvider({ catalog, byok }, provider, fileId, credentialId);
   recorder.ioMaxBytes = config.observability.ioLogMaxBytes;
+  recorder.now = now;
   // Tracing (docs/observability.md): the SDK is loaded only when an OTLP endpoint is configured.
   const otlp = config.observability.otlp;
   const tracing = otlp ? new (await import('./services/observability/tracing.js')).Tracing(otlp) : null;
@@ -194,7 +195,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   recorder.onStored = (through) => spend.shared?.stored(through);
   const credits = new CreditService({ store, recorder, enabled: config.spend.credits, bus, now });
   const budgets = new WorkspaceBudgetService({ store, workspaces, recorder, bus, now });
-  guardrails.useSpend(new SpendGate({ spend, credits, budgets, source: guardrails, tokens: new TokenUsage({ store, recorder, log: logger }), now }));
+  guardrails.useSpend(new SpendGate({ spend, credits, budgets, source: guardrails, tokens: new TokenUsage({ store, recorder }), now }));
   const chat = new ChatService({
     catalog,
     health,

@@ -42,6 +42,12 @@ export function byokSpendId(hash: string): string {
   return `${hash}+byok`;
 }
 
+/**
+ * How many clock minutes before the current one key_tokens_minute keeps (a seed reads only the minute its counter
+ * counts, the current one: the margin is for clocks that differ between instances).
+ */
+export const TOKEN_KEEP_MINUTES = 10;
+
 /** The id under which a key's tokens of one clock minute are counted while not yet written (`unflushedTokens`). */
 export function tokensId(hash: string, minute: number): string {
   return `${hash}|${minute}`;
@@ -135,6 +141,8 @@ export class GenerationRecorder {
   flushFailures = 0;
   /** Records the database refused, moved to the dead-letter table. */
   deadLettered = 0;
+  /** The clock token minutes are told by (the gateway's): which minutes are old enough to drop. */
+  now: () => number = Date.now;
   /** Called with every record as it is accepted (the metrics); must be cheap and must not throw. */
   observer: ((row: GenerationRow) => void) | null = null;
 
@@ -182,11 +190,22 @@ export class GenerationRecorder {
     this.flushSoon();
   }
 
-  /** Writes the queued tokens (before the records: a flush that fails after them does not write them twice). */
+  /**
+   * Writes the queued tokens (before the records: a flush that fails after them does not write them twice), and has
+   * the store drop minutes older than TOKEN_KEEP_MINUTES before this instance's clock minute. Queued tokens of such a
+   * minute are dropped unwritten (no seed reads them, the store would drop them): an outage keeps at most that many
+   * minutes of them.
+   */
   private async writeTokens(tokens: Map<string, KeyTokensDelta>): Promise<void> {
     if (tokens.size === 0) return;
-    const deltas = [...tokens.values()];
-    await this.store.addKeyTokens(deltas, Math.min(...deltas.map((d) => d.minute)) - 2);
+    const keepFrom = Math.floor(this.now() / 60_000) - TOKEN_KEEP_MINUTES;
+    const deltas: KeyTokensDelta[] = [];
+    for (const [id, d] of tokens) {
+      if (d.minute >= keepFrom) deltas.push(d);
+      else tokens.delete(id), this.unflushedTokens.delete(id);
+    }
+    if (deltas.length === 0) return;
+    await this.store.addKeyTokens(deltas, keepFrom);
     for (const [id, d] of tokens) {
       const left = (this.unflushedTokens.get(id) ?? 0) - d.tokens;
       if (left <= 0) this.unflushedTokens.delete(id);

@@ -166,4 +166,38 @@ describe('token rate limits survive a lost counter mid-minute', () => {
       await stopRedis(redis);
     }
   });
+  it('the store cannot be read: a minute\'s seed answers 503 (backed off), for the key\'s limit and a workspace guardrail\'s, until it can', { timeout: 60_000 }, async () => {
+    const db = await freshDatabase('sqlite');
+    const t = await startGateway('sqlite', { databaseUrl: db.url, env });
+    try {
+      await roomInMinute(20_000);
+      const ws = (await t.call('POST', '/workspaces', { body: { name: 'Seeds down', slug: `seeds-down-${Date.now()}` } })).body.data;
+      expectStatus(await t.call('PATCH', `/guardrails/${ws.default_guardrail_id}`, { body: { rate_limit: { tokens_per_minute: TPM } } }), 200);
+      const [w1, w2] = [await createInferenceKey(t, { name: 'd1', workspace_id: ws.id }), await createInferenceKey(t, { name: 'd2', workspace_id: ws.id })];
+      const own = await createInferenceKey(t, { name: 'd3', rate_limit: { tokens_per_minute: TPM } });
+      // The key list is read, the tokens are not (before: the minute started from this key's unwritten tokens alone).
+      const store = t.gw.svc.store;
+      store.keyTokensInMinute = async () => {
+        throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+      };
+      for (const k of [w1, w2, own]) {
+        const r = await t.call('POST', '/chat/completions', { key: k.key, body });
+        expectStatus(r, 503);
+        expect(r.body.error.metadata).toMatchObject({ error_type: 'spend_unavailable' });
+      }
+      delete (store as { keyTokensInMinute?: unknown }).keyTokensInMinute;
+      // Served again once the store answers, within the seed's back-off (at most 5 s).
+      for (const k of [w1, own]) {
+        let status = 503;
+        for (let i = 0; i < 60 && status === 503; i++) {
+          if (i > 0) await sleep(100);
+          status = (await t.call('POST', '/chat/completions', { key: k.key, body })).status;
+        }
+        expect(status).toBe(200);
+      }
+    } finally {
+      await t.stop();
+      await db.drop();
+    }
+  });
 });

@@ -370,6 +370,30 @@ describe.each(BACKENDS)('Store (%s)', (backend) => {
         expect(plan).toMatch(/Index (Only )?Scan using key_tokens_minute_pk/);
       }
     });
+
+    it('addKeyTokens writes many keys in a few multi-row statements; keyTokensInMinute reads more keys than a statement takes parameters', { timeout: 60_000 }, async () => {
+      const M = 29_100_000;
+      // 25,000 keys: 75,000 parameters in one statement would pass both limits (SQLite 32,766, PostgreSQL 65,535).
+      const hashes = Array.from({ length: 25_000 }, (_, i) => `t${String(i).padStart(63, '0')}`);
+      const db = (store as unknown as { db: Kysely<any> }).db;
+      let statements = 0;
+      (store as unknown as { db: Kysely<any> }).db = db.withPlugin({
+        transformQuery: (a) => (statements++, a.node),
+        transformResult: async (a) => a.result,
+      });
+      try {
+        await store.addKeyTokens(hashes.map((key_hash, i) => ({ key_hash, minute: M, tokens: 1 + (i % 3) })), M - 10);
+        await store.addKeyTokens(hashes.slice(0, 3).map((key_hash) => ({ key_hash, minute: M, tokens: 10 })), M - 10);
+      } finally {
+        (store as unknown as { db: Kysely<any> }).db = db;
+      }
+      expect(statements).toBeLessThanOrEqual(10); // before: one INSERT per row (25,004 statements)
+      const total = hashes.reduce((n, _, i) => n + 1 + (i % 3), 0) + 30;
+      // 40,000 keys (25,000 with tokens): more than SQLite's parameter limit in one `in (…)`.
+      const asked = hashes.concat(Array.from({ length: 15_000 }, (_, i) => `u${String(i).padStart(63, '0')}`));
+      expect(await store.keyTokensInMinute(asked, M)).toBe(total);
+      expect(await store.keyTokensInMinute(hashes.slice(0, 3), M)).toBe(1 + 2 + 3 + 30);
+    });
   });
 
   describe('presets', () => {

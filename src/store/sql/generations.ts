@@ -9,6 +9,10 @@ import { SqlBase, encodeGeneration, escapeText, nanoUsage, storedNano } from './
 import type { ActivityRow, DeadLetter, DeadLetterRow, GenerationRow, GenerationStore, KeyTokensDelta, KeyUsageDelta, KeyUsageTotals } from '../types.js';
 import { nanoToUsd } from '../../core/money.js';
 
+/** Rows per key_tokens_minute upsert (3 parameters each) and keys per seed read: well under both databases' parameter limits. */
+const TOKEN_ROWS = 5_000;
+const TOKEN_HASHES = 10_000;
+
 export abstract class GenerationSql extends SqlBase implements GenerationStore {
   async recordGenerations(rows: GenerationRow[], usage: KeyUsageDelta[]): Promise<void> {
     if (rows.length === 0 && usage.length === 0) return;
@@ -121,11 +125,12 @@ export abstract class GenerationSql extends SqlBase implements GenerationStore {
     }
     const rows = [...merged.values()].sort((a, b) => a.minute - b.minute || (a.key_hash < b.key_hash ? -1 : a.key_hash > b.key_hash ? 1 : 0));
     await this.db.transaction().execute(async (trx) => {
-      for (const d of rows) {
+      // Multi-row upserts: 3 parameters a row, TOKEN_ROWS rows a statement (under SQLite's 32,766 and PostgreSQL's 65,535).
+      for (let i = 0; i < rows.length; i += TOKEN_ROWS) {
         await trx
           .insertInto('key_tokens_minute')
-          .values({ minute: d.minute, key_hash: d.key_hash, tokens: Math.round(d.tokens) })
-          .onConflict((oc) => oc.columns(['minute', 'key_hash']).doUpdateSet({ tokens: sql`key_tokens_minute.tokens + ${Math.round(d.tokens)}` }))
+          .values(rows.slice(i, i + TOKEN_ROWS).map((d) => ({ minute: d.minute, key_hash: d.key_hash, tokens: Math.round(d.tokens) })))
+          .onConflict((oc) => oc.columns(['minute', 'key_hash']).doUpdateSet({ tokens: sql`key_tokens_minute.tokens + excluded.tokens` }))
           .execute();
       }
       await trx.deleteFrom('key_tokens_minute').where('minute', '<', keepFrom).execute();
@@ -133,14 +138,18 @@ export abstract class GenerationSql extends SqlBase implements GenerationStore {
   }
 
   async keyTokensInMinute(hashes: string[], minute: number): Promise<number> {
-    if (hashes.length === 0) return 0;
-    const row = await this.db
-      .selectFrom('key_tokens_minute')
-      .select(sql<string>`cast(coalesce(sum(tokens), 0) as text)`.as('n'))
-      .where('minute', '=', minute)
-      .where('key_hash', 'in', hashes)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+    let n = 0;
+    // The key list in chunks (a workspace may hold more keys than a statement takes parameters).
+    for (let i = 0; i < hashes.length; i += TOKEN_HASHES) {
+      const row = await this.db
+        .selectFrom('key_tokens_minute')
+        .select(sql<string>`cast(coalesce(sum(tokens), 0) as text)`.as('n'))
+        .where('minute', '=', minute)
+        .where('key_hash', 'in', hashes.slice(i, i + TOKEN_HASHES))
+        .executeTakeFirstOrThrow();
+      n += Number(row.n);
+    }
+    return n;
   }
 
   async getKeyUsage(hashes: string[], w: { day: string; week: string; month: string }): Promise<Map<string, KeyUsageTotals>> {
