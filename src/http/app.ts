@@ -219,11 +219,14 @@ export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): P
     done();
   });
 
-  // Any authenticated route may answer 429 (the key's rate limit): documented on each in the OpenAPI document.
+  // Any authenticated route may answer 429 (the key's rate limit) and, for a key with a rate limit whose shared
+  // counters (Redis) cannot be reached, 503 (docs/spend.md, "Request rate limits"): documented on each in the OpenAPI
+  // document.
   app.addHook('onRoute', (route) => {
     const auth = (route.config as { auth?: string } | undefined)?.auth;
     const response = route.schema?.response as Record<string, unknown> | undefined;
-    if (auth && auth !== 'none' && response && !response[429]) response[429] = Type.Ref('ErrorEnvelope');
+    if (!auth || auth === 'none' || !response) return;
+    for (const status of [429, 503]) if (!response[status]) response[status] = Type.Ref('ErrorEnvelope');
   });
   registerValidation(app);
   registerJsonBody(app, svc.config.bodyLimit);

@@ -250,10 +250,12 @@ describe('per-key rate limits on one instance', () => {
     expect((await t.call('GET', `/keys/${k.hash}`)).body.data.rate_limit).toBeNull();
   });
 
-  it('documents 429 on authenticated routes in the OpenAPI document', async () => {
+  it('documents 429 and 503 on authenticated routes in the OpenAPI document', async () => {
     const doc = (await t.call('GET', '/openapi.json')).body;
     expect(doc.paths['/key'].get.responses['429']).toBeDefined();
     expect(doc.paths['/generation'].get.responses['429']).toBeDefined();
+    // Redis unreachable: a limited key's request is refused with 503 (GATEWAY_SPEND_REDIS_DOWN=closed).
+    expect(doc.paths['/key'].get.responses['503']).toBeDefined();
     expect(doc.components.schemas.ApiKey.properties.rate_limit).toBeDefined();
   });
 });

@@ -8,7 +8,7 @@ import type { Services } from '../../services/index.js';
 
 const LimitReset = Nullable(StringEnum(['daily', 'weekly', 'monthly'] as const), { description: 'Reset period of the limit (midnight UTC; weeks Monday–Sunday); null never resets.' });
 const RateLimit = RateLimitSchema(
-  'Extension: at most `requests` requests per `interval` with this key (every authenticated request counts) and/or at most `tokens_per_minute` tokens per minute; over a limit, 429 with Retry-After and X-RateLimit-*; null for none.',
+  'Extension: at most `requests` requests per `interval` with this key (every authenticated request it is admitted for counts; a refused one does not) and/or at most `tokens_per_minute` tokens per minute; over a limit, 429 with Retry-After and X-RateLimit-*; 503 while the shared counters (Redis) cannot be reached, unless GATEWAY_SPEND_REDIS_DOWN=local; null for none.',
 );
 const Limit = Nullable(Type.Number({ minimum: 0 }), { description: 'Spending limit in USD; null for none.' });
 
