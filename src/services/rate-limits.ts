@@ -62,11 +62,12 @@ function counters(list: Counter[]): Counters {
   return { from: Math.max(...list.map((c) => c.startAt)), until: Math.min(...list.map((c) => c.resetAt)), list, scopes: list.map((c) => c.scope) };
 }
 
-/** The 503 of a limited request while the shared counters cannot be reached (fail closed); anything else as it is. */
-function unavailable(err: unknown): unknown {
-  return err instanceof SpendUnavailableError
-    ? new HttpError(503, 'Rate limits cannot be checked right now (the shared rate-limit counters are unreachable); try again shortly', { error_type: 'spend_unavailable' })
-    : err;
+/** The 503 of a limited request while the shared counters cannot be reached (fail closed); any other error is thrown on. */
+function unavailable(err: unknown): HttpError {
+  if (err instanceof SpendUnavailableError) {
+    return new HttpError(503, 'Rate limits cannot be checked right now (the shared rate-limit counters are unreachable); try again shortly', { error_type: 'spend_unavailable' });
+  }
+  throw err;
 }
 
 export class RateLimiter {
@@ -157,14 +158,7 @@ export class RateLimiter {
     const r = this.reserve(c);
     if (r instanceof HttpError) return r;
     if (!(r instanceof Promise)) return this.verdict(key, c, r);
-    return r.then(
-      (x) => this.verdict(key, c, x),
-      (err) => {
-        const e = unavailable(err);
-        if (e instanceof HttpError) return e;
-        throw e;
-      },
-    );
+    return r.then((x) => this.verdict(key, c, x), unavailable);
   }
 
   /** The ledger's answer for one request in `c` (the 503 when it cannot be had). */
@@ -172,9 +166,7 @@ export class RateLimiter {
     try {
       return this.spend.reserve(c.scopes, 1);
     } catch (err) {
-      const e = unavailable(err);
-      if (e instanceof HttpError) return e;
-      throw e;
+      return unavailable(err);
     }
   }
 
