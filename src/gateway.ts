@@ -158,7 +158,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   const http = new UpstreamHttp((origin) => catalog.originLimits(origin, config.upstream), config.upstreamMaxBytes);
   // One stream event is bounded too (process-wide: the smaller of the setting and the parser's own 32 MiB default).
   sseLimits.eventChars = Math.min(DEFAULT_SSE_EVENT_CHARS, config.upstreamMaxBytes);
-  const recorder = new GenerationRecorder(store, logger, opts.recorder ?? { intervalMs: config.recordFlushMs, batchSize: 500 });
+  const recorder = new GenerationRecorder(store, logger, { ...(opts.recorder ?? { intervalMs: config.recordFlushMs, batchSize: 500 }), now, ioMaxBytes: config.observability.ioLogMaxBytes });
   // BYOK credentials (docs/byok.md): sealed with GATEWAY_ENCRYPTION_KEY; routed from an in-memory table.
   const keyring = new SecretKeyring(config.encryption.key, config.encryption.previous);
   configureSecrets(keyring);
@@ -166,8 +166,6 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
   await byok.refresh();
   // Files stored on a provider's Files API are deleted there with the credential that stored them.
   files.deleteOnProvider = (provider, fileId, credentialId) => deleteOnProvider({ catalog, byok }, provider, fileId, credentialId);
-  recorder.ioMaxBytes = config.observability.ioLogMaxBytes;
-  recorder.now = now;
   // Tracing (docs/observability.md): the SDK is loaded only when an OTLP endpoint is configured.
   const otlp = config.observability.otlp;
   const tracing = otlp ? new (await import('./services/observability/tracing.js')).Tracing(otlp) : null;

@@ -111,12 +111,22 @@ export function answerRecord(o: AnswerOutcome): GenerationRow {
   };
 }
 
+/** How the recorder batches its writes, and what it is given rather than reads (the gateway's clock, settings). */
+export interface RecorderOptions {
+  /** The longest a record waits before its flush starts (ms). */
+  intervalMs: number;
+  /** Records that start a flush at once. */
+  batchSize: number;
+  /** The clock token minutes are told by (default Date.now). */
+  now?: () => number;
+  /** The most bytes one logged request's content is stored with (GATEWAY_IO_LOG_MAX_BYTES; default 256 KiB). */
+  ioMaxBytes?: number;
+}
+
 export class GenerationRecorder {
   private queue: GenerationRow[] = [];
   /** Logged requests' captures, written after their records (I/O logging). */
   private contents: Array<{ row: GenerationRow; cap: IoCapture }> = [];
-  /** The most bytes one logged request's content is stored with (GATEWAY_IO_LOG_MAX_BYTES). */
-  ioMaxBytes = 256 * 1024;
   /** Called with every written record and its content (null: not logged), off the request path (broadcast). */
   written: ((rows: Array<{ row: GenerationRow; content: GenerationContentRow | null }>) => void) | null = null;
   private readonly pending = new Map<string, GenerationRow>();
@@ -141,16 +151,22 @@ export class GenerationRecorder {
   flushFailures = 0;
   /** Records the database refused, moved to the dead-letter table. */
   deadLettered = 0;
-  /** The clock token minutes are told by (the gateway's): which minutes are old enough to drop. */
-  now: () => number = Date.now;
   /** Called with every record as it is accepted (the metrics); must be cheap and must not throw. */
   observer: ((row: GenerationRow) => void) | null = null;
+
+  /** The clock token minutes are told by (the gateway's): which minutes are old enough to drop. */
+  private readonly now: () => number;
+  /** The most bytes one logged request's content is stored with (GATEWAY_IO_LOG_MAX_BYTES). */
+  private readonly ioMaxBytes: number;
 
   constructor(
     private readonly store: Store,
     private readonly log: Logger,
-    private readonly opts: { intervalMs: number; batchSize: number } = { intervalMs: 500, batchSize: 500 },
-  ) {}
+    private readonly opts: RecorderOptions = { intervalMs: 500, batchSize: 500 },
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.ioMaxBytes = opts.ioMaxBytes ?? 256 * 1024;
+  }
 
   /** Queues a record, and (I/O logging on for this request) what it captured, assembled and stored at flush time. */
   record(row: GenerationRow, io?: IoCapture | null): void {

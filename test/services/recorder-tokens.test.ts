@@ -39,8 +39,7 @@ function row(id: string): GenerationRow {
 describe('GenerationRecorder token counts', () => {
   it('queues per key and minute, counts them unwritten until flushed, writes them with the records', async () => {
     const { store, state } = fakeStore();
-    const rec = new GenerationRecorder(store, pino({ level: 'silent' }), { intervalMs: 60_000, batchSize: 10_000 });
-    rec.now = () => 101 * 60_000 + 5_000;
+    const rec = new GenerationRecorder(store, pino({ level: 'silent' }), { intervalMs: 60_000, batchSize: 10_000, now: () => 101 * 60_000 + 5_000 });
     const stored: number[] = [];
     rec.onStored = (n) => stored.push(n);
     rec.record(row('g1'));
@@ -64,8 +63,7 @@ describe('GenerationRecorder token counts', () => {
 
   it('a failed flush keeps them (still unwritten) for the next one: written once, onStored only then', async () => {
     const { store, state } = fakeStore();
-    const rec = new GenerationRecorder(store, pino({ level: 'silent' }), { intervalMs: 60_000, batchSize: 10_000 });
-    rec.now = () => 100 * 60_000;
+    const rec = new GenerationRecorder(store, pino({ level: 'silent' }), { intervalMs: 60_000, batchSize: 10_000, now: () => 100 * 60_000 });
     const stored: number[] = [];
     rec.onStored = (n) => stored.push(n);
     state.tokensDown = state.recordsDown = true;
@@ -91,9 +89,8 @@ describe('GenerationRecorder token counts', () => {
 
   it('prunes from its own clock, not from the minutes it writes: a clock ahead never drops the others\' current minute', async () => {
     const { store, state } = fakeStore();
-    const rec = new GenerationRecorder(store, pino({ level: 'silent' }), { intervalMs: 60_000, batchSize: 10_000 });
     // This instance's clock is 3 minutes ahead of the others (their current minute: 200).
-    rec.now = () => 203 * 60_000;
+    const rec = new GenerationRecorder(store, pino({ level: 'silent' }), { intervalMs: 60_000, batchSize: 10_000, now: () => 203 * 60_000 });
     rec.tokensUsed('k1', 203, 5);
     await rec.flush();
     expect(state.keepFrom).toEqual([193]);
@@ -109,9 +106,8 @@ describe('GenerationRecorder token counts', () => {
       calls.push(deltas.length);
       return add(deltas, keepFrom);
     };
-    const rec = new GenerationRecorder(store, pino({ level: 'silent' }), { intervalMs: 60_000, batchSize: 10_000 });
     let clock = 1_000 * 60_000;
-    rec.now = () => clock;
+    const rec = new GenerationRecorder(store, pino({ level: 'silent' }), { intervalMs: 60_000, batchSize: 10_000, now: () => clock });
     const stored: number[] = [];
     rec.onStored = (n) => stored.push(n);
     state.tokensDown = true;
