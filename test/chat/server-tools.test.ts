@@ -169,19 +169,6 @@ describe('server tools', () => {
     const last = r.chunks.at(-1);
     expect(last.choices).toEqual([]);
     expect(last.usage.server_tool_use_details.web_search_requests).toBe(1);
-    // The official SDK reads it like any stream.
-    const client = new OpenAI({ baseURL: env.t.api, apiKey: env.key, maxRetries: 0 });
-    let text = '';
-    env.sim.resetKnobs();
-    const { data: stream, response } = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true, tools: [{ type: 'gateway:datetime' } as never] }).withResponse();
-    let id2 = '';
-    for await (const c of stream) {
-      text += c.choices[0]?.delta?.content ?? '';
-      id2 = c.id;
-    }
-    expect(text).toMatch(/^Simulated reply using tool result:/);
-    // A quick loop: no keep-alive was needed, so the header names the generation too.
-    expect(response.headers.get('x-generation-id')).toBe(id2);
   });
 
   it('Messages API (Claude Code’s web search tool) through the Anthropic SDK: the loop runs, the answer is a Message', async () => {
@@ -295,6 +282,32 @@ describe('server tools', () => {
     expect(clash.status).toBe(400);
     expect(clash.body.error.metadata.field).toBe('tools');
     expect(turns()).toHaveLength(0);
+  });
+});
+
+describe('server tools: a loop done before the first keep-alive', () => {
+  // The keep-alive period is set far beyond any loop here, however loaded the machine: none falls due while the loop
+  // runs, so the 200 waits for the answer (with 100 ms, as above, a loaded machine may send one first).
+  const isolated = isolatedEnv({ beforeAll, afterAll, beforeEach }, { env: () => ({ GATEWAY_STREAM_KEEPALIVE_MS: '60000' }) });
+
+  it('stream: no keep-alive was needed, so the head names the generation; the official SDK reads it like any stream', async () => {
+    const env = isolated();
+    const r = await streamChat(env, { model: MODEL, tools: [{ type: 'gateway:datetime' }] });
+    expect(r.status).toBe(200);
+    expect(r.keepalives).toBe(0);
+    expect(r.done).toBe(true);
+    expect(r.chunks[0].choices[0].delta.content).toMatch(/^Simulated reply using tool result:/);
+    expect(r.headers.get('x-generation-id')).toBe(r.chunks[0].id);
+    const client = new OpenAI({ baseURL: env.t.api, apiKey: env.key, maxRetries: 0 });
+    let text = '';
+    const { data: stream, response } = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true, tools: [{ type: 'gateway:datetime' } as never] }).withResponse();
+    let id2 = '';
+    for await (const c of stream) {
+      text += c.choices[0]?.delta?.content ?? '';
+      id2 = c.id;
+    }
+    expect(text).toMatch(/^Simulated reply using tool result:/);
+    expect(response.headers.get('x-generation-id')).toBe(id2);
   });
 });
 
