@@ -17,7 +17,7 @@ import { formatInterval, guardrailLimitSource, perScope, rateLimitHeaders, retry
 import { HttpError } from '../core/errors.js';
 import type { KeyRow } from '../store/types.js';
 import { newRedis, whenReady } from './redis.js';
-import { SpendService, SpendUnavailableError, type ReserveResult, type ScopeSpec } from './spend/index.js';
+import { SpendService, unavailable, type ReserveResult, type ScopeSpec } from './spend/index.js';
 
 /** What the limiter needs from the guardrail service: the request limits of a key's guardrails (its policy). */
 export interface GuardrailRateSource {
@@ -62,13 +62,9 @@ function counters(list: Counter[]): Counters {
   return { from: Math.max(...list.map((c) => c.startAt)), until: Math.min(...list.map((c) => c.resetAt)), list, scopes: list.map((c) => c.scope) };
 }
 
-/** The 503 of a limited request while the shared counters cannot be reached (fail closed); any other error is thrown on. */
-function unavailable(err: unknown): HttpError {
-  if (err instanceof SpendUnavailableError) {
-    return new HttpError(503, 'Rate limits cannot be checked right now (the shared rate-limit counters are unreachable); try again shortly', { error_type: 'spend_unavailable' });
-  }
-  throw err;
-}
+/** The 503 of a rate-limited request while the shared counters cannot be reached (spend/types.ts `unavailable`). */
+const UNAVAILABLE = 'Rate limits cannot be checked right now (the shared rate-limit counters are unreachable); try again shortly';
+const rateUnavailable = (err: unknown): HttpError => unavailable(err, UNAVAILABLE);
 
 export class RateLimiter {
   private readonly spend: SpendService;
@@ -158,7 +154,7 @@ export class RateLimiter {
     const r = this.reserve(c);
     if (r instanceof HttpError) return r;
     if (!(r instanceof Promise)) return this.verdict(key, c, r);
-    return r.then((x) => this.verdict(key, c, x), unavailable);
+    return r.then((x) => this.verdict(key, c, x), rateUnavailable);
   }
 
   /** The ledger's answer for one request in `c` (the 503 when it cannot be had). */
@@ -166,7 +162,7 @@ export class RateLimiter {
     try {
       return this.spend.reserve(c.scopes, 1);
     } catch (err) {
-      return unavailable(err);
+      return rateUnavailable(err);
     }
   }
 
@@ -197,7 +193,7 @@ export class RateLimiter {
       x.reservation.settle(1);
       return { allowed: true, limit, remaining: this.spend.room(scope) ?? 0, resetAt };
     };
-    return r instanceof Promise ? r.then(decided, (err) => Promise.reject(unavailable(err))) : decided(r);
+    return r instanceof Promise ? r.then(decided, (err) => Promise.reject(rateUnavailable(err))) : decided(r);
   }
 
   /** Resolves once a Redis connection of its own is up (or after `ms`); the gateway's ledger is awaited by the gateway. */

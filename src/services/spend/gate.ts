@@ -14,9 +14,9 @@ import type { KeyRow } from '../../store/types.js';
 import type { WorkspaceBudgetService } from './budgets.js';
 import type { CreditService } from './credits.js';
 import { guardrailLimitSource, perScope, rateLimitHeaders, retryAfterS, windowAt, type GuardrailTokenLimit } from '../../core/rate-limits.js';
-import { SpendUnavailableError, type SpendService } from './index.js';
+import type { SpendService } from './index.js';
 import type { TokenUsage } from './tokens.js';
-import { once, type Reservation, type ReserveResult, type ScopeSpec } from './types.js';
+import { once, unavailable, type Reservation, type ReserveResult, type ScopeSpec } from './types.js';
 
 /** What the gate needs from the guardrail service: the key's budgets, and spend figures to seed scopes from. */
 export interface BudgetSource {
@@ -25,11 +25,6 @@ export interface BudgetSource {
   budgetSpent(b: Budget, key: KeyRow): Promise<number>;
   /** The key's policy when cached and fresh (no await); undefined: ask `budgetsOf`. */
   peekPolicy?(key: KeyRow): { budgets: readonly Budget[] } | undefined;
-}
-
-/** The shared counters unreachable (fail closed): 503 naming it; anything else as it is. */
-function unavailable(err: unknown): unknown {
-  return err instanceof SpendUnavailableError ? new HttpError(503, err.message, { error_type: 'spend_unavailable' }) : err;
 }
 
 /**

@@ -105,4 +105,4 @@ export class SpendService {
   }
 }
 
-export { SpendUnavailableError, type Reservation, type ReserveResult, type ScopeSpec } from './types.js';
+export { SpendUnavailableError, unavailable, type Reservation, type ReserveResult, type ScopeSpec } from './types.js';

@@ -1,4 +1,5 @@
 /** The contract of spend control (docs/spend.md): scopes, reservations, refusals. Amounts in nano-dollars. */
+import { HttpError } from '../../core/errors.js';
 import type { SpendScopeId } from '../../core/spend.js';
 
 /** One limit a request counts against, with its current limit and how to read what was spent in its window. */
@@ -46,6 +47,17 @@ export class SpendUnavailableError extends Error {
     super(message);
     this.name = 'SpendUnavailableError';
   }
+}
+
+/**
+ * The one rule for a limited request whose counters cannot be read (fail closed): the ledger's SpendUnavailableError
+ * becomes 503 `spend_unavailable`; any other error is thrown on. `message` names the limits that could not be checked:
+ * rate limits say so in their own words (`Rate limits cannot be checked …`, the 503 documented beside their 429);
+ * spending limits keep the error's own, which tells an unreachable Redis from unreadable spend records.
+ */
+export function unavailable(err: unknown, message?: string): HttpError {
+  if (err instanceof SpendUnavailableError) return new HttpError(503, message ?? err.message, { error_type: 'spend_unavailable' });
+  throw err;
 }
 
 /**
