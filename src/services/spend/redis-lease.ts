@@ -1,9 +1,7 @@
 /**
  * The state the Redis ledger keeps per scope (docs/spend.md, "Across instances"): leases, their pushes not
- * acknowledged yet, charges to send again, and the script commands' shapes.
+ * acknowledged yet, and how a lease's push is made and re-seeded.
  */
-import type { Redis } from 'ioredis';
-import { CHARGE, HEARTBEAT, SYNC_ACQUIRE } from './redis-lua.js';
 import { compact, notInSeed, total, type Segment } from './seed-epochs.js';
 import type { Reservation, ReserveResult, ScopeSpec } from './types.js';
 
@@ -64,18 +62,8 @@ export interface Push {
   ver: string;
 }
 
-/** A charge not acknowledged yet, sent again under the same sequence number (its key) until a reply comes. */
-export interface Charge {
-  seq: number;
-  scopes: ScopeSpec[];
-  nano: number[];
-}
-
 /** A refusal, and the spare lease room other instances held then (room that may come back: worth another try). */
 export type Refusal = Extract<ReserveResult, { ok: false }> & { spareNano?: number };
-
-type Acquire = (keys: number, ...args: Array<string | number>) => Promise<Array<number | string>>;
-export type RedisWithScripts = Redis & { gwSpendAcquire: Acquire; gwSpendHeartbeat: (keys: number, ...args: Array<string | number>) => Promise<number>; gwSpendCharge: (keys: number, ...args: Array<string | number>) => Promise<number> };
 
 /** How many of its own seeds of a scope a lease remembers (seeds of one instance under way at once, and a margin). */
 export const MAX_OWN_SEEDS = 4;
@@ -110,18 +98,21 @@ export class LeaseHold implements Reservation {
 }
 
 /**
- * The ledger's scripts as commands of `redis`, loaded again on every (re)connection: the first script after Redis
- * restarted is then one round trip (not EVALSHA, NOSCRIPT, then EVAL), so its answer's Redis time bounds the clock
- * offset as tightly as any other (seed-epochs.ts).
+ * The push a SYNC_ACQUIRE carries for a lease: the one not acknowledged yet, as it was (same sequence number); else its
+ * settled spend and (`giveBack`, unless a reset is due) its unused room, made a new push numbered `next()` — out of the
+ * lease from now on. Null: nothing to push.
  */
-export function defineScripts(redis: Redis): void {
-  const r = redis as RedisWithScripts;
-  if (!r.gwSpendAcquire) redis.defineCommand('gwSpendAcquire', { lua: SYNC_ACQUIRE });
-  if (!r.gwSpendHeartbeat) redis.defineCommand('gwSpendHeartbeat', { lua: HEARTBEAT });
-  if (!r.gwSpendCharge) redis.defineCommand('gwSpendCharge', { lua: CHARGE });
-  const load = () => void Promise.all([SYNC_ACQUIRE, HEARTBEAT, CHARGE].map((lua) => redis.script('LOAD', lua))).catch(() => undefined);
-  redis.on('ready', load);
-  if (redis.status === 'ready') load();
+export function pushOf(l: Lease, giveBack: boolean, next: () => number): Push | null {
+  if (l.unacked) return l.unacked;
+  const back = l.reset || !giveBack ? 0 : Math.max(0, l.granted - l.held - l.used);
+  const again = total(l.again);
+  if (l.used + back + again === 0) return null;
+  l.unacked = { seq: next(), push: l.used, give: back, segs: l.segs, again, againSegs: l.again, ver: l.ver ?? '' };
+  l.granted -= l.used + back;
+  l.used = 0;
+  l.segs = [];
+  l.again = [];
+  return l.unacked;
 }
 
 /**

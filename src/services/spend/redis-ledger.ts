@@ -11,15 +11,15 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { Backoffs } from '../../core/backoff.js';
 import { SEED_BACKOFF_MS, SeedUnavailableError, type ReserveResult, type ScopeSpec } from './types.js';
-import { addSettled, compact, dropConfirmed, markStored, total, unconfirmed } from './seed-epochs.js';
-import { defineScripts, LeaseHold, ownSeed, reseedLease, type Charge, type Lease, type Push, type Refusal, type RedisWithScripts } from './redis-lease.js';
+import { addSettled, compact, dropConfirmed, markStored, unconfirmed } from './seed-epochs.js';
+import { LeaseHold, ownSeed, pushOf, reseedLease, type Lease, type Push, type Refusal } from './redis-lease.js';
+import { RedisCharges } from './redis-charges.js';
+import { ACK_TTL_MS, acquireArgs, defineScripts, parseAcquire, type AcquireAnswer, type AcquireScope, type RedisWithScripts } from './redis-lua.js';
 
 /** Defaults (docs/spend.md): heartbeat TTL, sync period, idle time before a lease is returned, lease cap in requests. */
 export const SPEND_DEFAULTS = { heartbeatTtlMs: 10_000, syncMs: 200, idleMs: 1_000, maxLeaseRequests: 64 } as const;
 /** A refusal while other instances hold spare lease room is tried again this many times, a sync period apart. */
 const SQUEEZE_RETRIES = 3;
-/** How long Redis remembers that a push or charge was applied (a reply lost is sent again within this time). */
-const ACK_TTL_MS = 24 * 3_600_000;
 
 export interface RedisLedgerOptions {
   prefix: string;
@@ -47,8 +47,8 @@ export class RedisLedger {
   private readonly pending = new Map<string, Promise<void>>();
   /** Per set of scopes: one sync under way for the refused requests waiting for spare room to come back. */
   private readonly probes = new Map<string, Promise<void>>();
-  /** Charges whose reply never came: retried by the sync timer, each under its own sequence number. */
-  private owed: Charge[] = [];
+  /** Spend outside the leases (CHARGE), and the charges whose reply never came, retried by the sync timer. */
+  private readonly charges: RedisCharges;
   /** The last sequence number given to a push or a charge (increasing: Redis applies each at most once). */
   private seq = 0;
   /** Seeds this instance started (a segment settled before its seed started is counted by that seed). */
@@ -64,6 +64,7 @@ export class RedisLedger {
     this.o = { ...SPEND_DEFAULTS, ...opts } as Required<Omit<RedisLedgerOptions, 'now' | 'flushMark'>>;
     this.now = opts.now ?? Date.now;
     this.flushMark = opts.flushMark ?? (() => 0);
+    this.charges = new RedisCharges(this.redis, this.o.prefix, this.instance, () => ++this.seq);
     defineScripts(redis);
   }
 
@@ -187,71 +188,39 @@ export class RedisLedger {
    * sequence number by the next call, which Redis applies only if it did not already — never counted twice.
    */
   private async acquire(leases: Lease[], amount: number, seeds: Map<string, { nano: number; ver: string }>, give: 'all' | boolean[] = 'all', maxReq = this.o.maxLeaseRequests): Promise<true | ReserveResult> {
-    const keys: string[] = [this.key('hb', this.instance)];
-    const args: Array<string | number> = [this.instance, `${this.o.prefix}:hb:`, this.o.heartbeatTtlMs, amount, maxReq, Math.max(1_000, 3 * this.o.syncMs), ACK_TTL_MS];
     const sent: Array<Push | null> = [];
     const sentHeld: number[] = [];
     const kept: number[] = []; // per lease: the room it keeps while the script runs (its requests may take from it)
     const resets: number[] = []; // per lease: the limit its reset was sent under (-1: none)
-    leases.forEach((l, i) => {
+    const scopes = leases.map((l, i): AcquireScope => {
       sentHeld.push(l.held), resets.push(l.reset ? l.spec.limitNano : -1);
       if (l.reset) l.granted = Math.min(l.granted, l.held + l.used); // Redis sets the hold to `held`: no room kept here
-      // A push not acknowledged yet goes again as it was (same number); otherwise the settled spend and the room to
-      // give back become a new push, out of the lease from now on.
-      if (!l.unacked) {
-        const back = l.reset || (give !== 'all' && !give[i]) ? 0 : Math.max(0, l.granted - l.held - l.used);
-        const again = total(l.again);
-        if (l.used + back + again > 0) {
-          l.unacked = { seq: ++this.seq, push: l.used, give: back, segs: l.segs, again, againSegs: l.again, ver: l.ver ?? '' };
-          l.granted -= l.used + back;
-          l.used = 0;
-          l.segs = [];
-          l.again = [];
-        }
-      }
+      const p = pushOf(l, give === 'all' || give[i], () => ++this.seq);
       kept.push(l.reset ? 0 : Math.max(0, l.granted - l.held - l.used));
-      const p = l.unacked;
       sent.push(p);
-      const id = l.spec.id;
-      const seed = seeds.get(id);
-      keys.push(this.key('spent', id), this.key('hold', id), this.key('squeeze', id), this.key('ack', `${id}:${this.instance}`), this.key('ver', id));
-      args.push(l.spec.limitNano, p?.push ?? 0, p?.give ?? 0, l.held, l.reset ? 1 : 0, l.spec.ttlS, seed?.nano ?? -1, p?.seq ?? 0, p ? p.ver : (l.ver ?? ''), seed?.ver ?? '', p?.again ?? 0);
+      const seed = seeds.get(l.spec.id);
+      return { id: l.spec.id, limit: l.spec.limitNano, push: p?.push ?? 0, give: p?.give ?? 0, outstanding: l.held, absolute: l.reset, ttlS: l.spec.ttlS, seed: seed?.nano ?? -1, seq: p?.seq ?? 0, epoch: p ? p.ver : (l.ver ?? ''), seedVer: seed?.ver ?? '', again: p?.again ?? 0 };
     });
+    const call = { prefix: this.o.prefix, instance: this.instance, heartbeatTtlMs: this.o.heartbeatTtlMs, amount, maxLeaseRequests: maxReq, squeezeMs: Math.max(1_000, 3 * this.o.syncMs), ackTtlMs: ACK_TTL_MS };
+    const { keys, args } = acquireArgs(call, scopes);
     // Unknown whether the script ran when this throws: the pushes stay unacknowledged, to be sent again.
     const at = Date.now();
-    const res = await this.redis.gwSpendAcquire(keys.length, ...keys, ...args);
-    const status = Number(res[0]);
-    this.offset = Number(res[res.length - 1]) - at;
-    if (status === -2) {
-      // Seed needed (first use, expired window, Redis restarted): nothing changed; read the store and try again (the
-      // pushes go again under the same numbers). The seed's version is the Redis time before the store is read; the
-      // seed counts every amount this instance settled before it started (each is recorded before it is settled).
-      const l = leases[Number(res[1]) - 1];
-      const id = l.spec.id;
-      if (this.seedBackoff.wait(id, this.now()) > 0) throw new SeedUnavailableError(id);
-      const ver = `${Number(res[2])}:${this.instance}`;
-      ownSeed(l, ver, ++this.cuts);
-      let nano: number;
-      try {
-        nano = await l.spec.seed();
-      } catch (err) {
-        this.seedBackoff.failed(id, this.now());
-        throw new SeedUnavailableError(id, err);
-      }
-      this.seedBackoff.succeeded(id);
-      seeds.set(id, { nano, ver });
+    const a = parseAcquire(await this.redis.gwSpendAcquire(keys.length, ...keys, ...args), leases.length, amount);
+    this.offset = a.now - at;
+    if (a.status === 'seed') {
+      await this.seed(leases[a.scope], a.now, seeds);
       return this.acquire(leases, amount, seeds, give, maxReq);
     }
-    if (status === -3) {
+    if (a.status === 'stale') {
       // Pushed under an older seed version (the counter was seeded again since): nothing applied. Keep only what the
       // current seed does not count, and push that under its version.
-      reseedLease(leases[Number(res[1]) - 1], String(res[2]), { me: this.instance, offset: this.offset });
+      reseedLease(leases[a.scope], a.ver, { me: this.instance, offset: this.offset });
       return this.acquire(leases, amount, seeds, give, maxReq);
     }
     // Lapsed: the script set the holds to what was in flight when sent; a lease that kept its room may have served
     // requests since, uncounted there: set again to everything in flight before this resolves (or others take it).
-    const stale = Number(res[1]) === 1 ? leases.filter((_, i) => kept[i] > 0) : [];
-    const out = this.applied(leases, res, status, sent, sentHeld, resets, amount);
+    const stale = a.lapsed ? leases.filter((_, i) => kept[i] > 0) : [];
+    const out = this.applied(leases, a, sent, sentHeld, resets, amount);
     if (stale.length > 0) {
       for (const l of stale) (l.granted = l.held + l.used), (l.reset = true);
       await this.acquire(stale, 0, new Map(), stale.map(() => false)).catch(() => undefined);
@@ -259,11 +228,32 @@ export class RedisLedger {
     return out;
   }
 
-  /** The effects of a SYNC_ACQUIRE that ran (`res`, `status` ≥ 0) on the leases sent (synchronous: grants and takes in one step). */
-  private applied(leases: Lease[], res: Array<number | string>, status: number, sent: Array<Push | null>, sentHeld: number[], resets: number[], amount: number): true | ReserveResult {
+  /**
+   * Seed needed (first use, expired window, Redis restarted): nothing changed; reads the store into `seeds` for the
+   * next try (the pushes go again under the same numbers). The seed's version is the Redis time before the store is
+   * read (`at`); the seed counts every amount this instance settled before it started (each is recorded before it
+   * is settled). A store that cannot be read: SeedUnavailableError, and the scope waits before the next read.
+   */
+  private async seed(l: Lease, at: number, seeds: Map<string, { nano: number; ver: string }>): Promise<void> {
+    const id = l.spec.id;
+    if (this.seedBackoff.wait(id, this.now()) > 0) throw new SeedUnavailableError(id);
+    const ver = `${at}:${this.instance}`;
+    ownSeed(l, ver, ++this.cuts);
+    let nano: number;
+    try {
+      nano = await l.spec.seed();
+    } catch (err) {
+      this.seedBackoff.failed(id, this.now());
+      throw new SeedUnavailableError(id, err);
+    }
+    this.seedBackoff.succeeded(id);
+    seeds.set(id, { nano, ver });
+  }
+
+  /** The effects of a SYNC_ACQUIRE that ran (`a`) on the leases sent (synchronous: grants and takes in one step). */
+  private applied(leases: Lease[], a: Exclude<AcquireAnswer, { status: 'seed' | 'stale' }>, sent: Array<Push | null>, sentHeld: number[], resets: number[], amount: number): true | ReserveResult {
     // The script ran: every push it carried is applied (now, or by an earlier call whose reply was lost).
-    for (const l of leases) l.confirmed = Number(res[res.length - 1]);
-    const vers = status === 0 ? 5 : amount <= 0 ? 2 + 3 * leases.length : 2 + 2 * leases.length;
+    for (const l of leases) l.confirmed = a.now;
     leases.forEach((l, i) => {
       if (l.unacked === sent[i] && sent[i]) {
         // Applied under its version: kept (bounded) until a later seed tells whether it counts them.
@@ -271,11 +261,11 @@ export class RedisLedger {
         compact(l.pushed);
         l.unacked = null;
       }
-      const v = res[vers + i];
-      if (v !== 0 && v !== '0') reseedLease(l, String(v), { me: this.instance, offset: this.offset });
+      const v = a.vers[i];
+      if (v !== null) reseedLease(l, v, { me: this.instance, offset: this.offset });
       else dropConfirmed(l.pushed, this.offset, l.confirmed);
     });
-    if (Number(res[1]) === 1) {
+    if (a.lapsed) {
       // This call set the holds of its scopes to what is in flight; the other scopes must be set again too.
       leases.forEach((l, i) => (l.granted = sentHeld[i] + l.used));
       for (const other of this.leases.values()) if (!leases.includes(other)) (other.granted = other.held + other.used), (other.reset = true);
@@ -284,22 +274,20 @@ export class RedisLedger {
     leases.forEach((l, i) => resets[i] === l.spec.limitNano && (l.reset = false));
     // Grants and takes happen in one synchronous step: no other request of this instance may see (and give back) a
     // grant before its request has taken its part.
-    if (status === 0) {
+    if (a.status === 'refused') {
       // A refusal may come after grants to this instance's concurrent requests whose slack covers this one: use it.
       if (amount > 0 && this.fits(leases, amount)) return this.take(leases, amount);
-      const l = leases[Number(res[2]) - 1];
-      const spare = Number(res[4]);
-      (l.free = Number(res[3])), (l.spare = spare);
-      if (spare > 0) l.squeezed = true;
-      return { ok: false, scope: l.spec, availableNano: Math.max(0, Number(res[3])), spareNano: spare } as Refusal;
+      const l = leases[a.scope];
+      (l.free = a.free), (l.spare = a.spare);
+      if (a.spare > 0) l.squeezed = true;
+      return { ok: false, scope: l.spec, availableNano: Math.max(0, a.free), spareNano: a.spare } as Refusal;
     }
-    const flags = amount <= 0 ? 2 : 2 + leases.length;
-    leases.forEach((l, i) => (l.squeezed = Number(res[flags + i]) === 1));
-    if (amount <= 0) leases.forEach((l, i) => ((l.free = Number(res[2 + leases.length + i])), (l.spare = Number(res[2 + 2 * leases.length + i]))));
+    leases.forEach((l, i) => (l.squeezed = a.squeezed[i]));
+    if (a.status === 'synced') leases.forEach((l, i) => ((l.free = a.free[i]), (l.spare = a.spare[i])));
     // Squeezed with spare room here: given back now rather than at the next sync.
     if (leases.some((l) => l.squeezed && l.granted - l.held - l.used > 0)) setImmediate(() => void this.sync().catch(() => undefined));
-    if (amount <= 0) return true;
-    leases.forEach((l, i) => (l.granted += Number(res[2 + i])));
+    if (a.status === 'synced') return true;
+    leases.forEach((l, i) => (l.granted += a.grants[i]));
     return this.take(leases, amount);
   }
 
@@ -334,7 +322,7 @@ export class RedisLedger {
     }
     // A lease whose seed is waiting (the store could not be read) is left for its wait: the others sync as usual.
     const ready = due.filter((l) => this.seedBackoff.wait(l.spec.id, at) === 0);
-    if (ready.length === 0 && this.owed.length === 0) return;
+    if (ready.length === 0 && this.charges.owed === 0) return;
     this.syncing = true;
     try {
       for (let i = 0; i < ready.length; i += 50) {
@@ -351,11 +339,7 @@ export class RedisLedger {
           }
         }
       }
-      if (this.owed.length > 0) {
-        const owed = this.owed;
-        this.owed = [];
-        for (const c of owed) await this.send(c);
-      }
+      await this.charges.retry();
     } finally {
       this.syncing = false;
     }
@@ -370,32 +354,9 @@ export class RedisLedger {
     if (leases.length > 0) await this.acquire(leases, 0, new Map(), leases.map(() => false));
   }
 
-  /**
-   * Spend that went through no reservation (`nano[i]` in scope i, may be negative: a refund of what was charged ahead),
-   * straight into the shared counters. A scope whose counter does not exist is left alone (its seed reads the store,
-   * which already holds the change). When no reply comes the charge is kept and sent again by the sync timer under
-   * the same sequence number: Redis applies it at most once.
-   */
-  async charge(scopes: ScopeSpec[], nano: number | number[]): Promise<void> {
-    const c: Charge = { seq: 0, scopes: [], nano: [] };
-    scopes.forEach((s, i) => {
-      const n = Math.round(Array.isArray(nano) ? nano[i] : nano);
-      if (n !== 0) c.scopes.push(s), c.nano.push(n);
-    });
-    if (c.scopes.length === 0) return;
-    c.seq = ++this.seq;
-    await this.send(c);
-  }
-
-  /** One CHARGE; kept in `owed` (same number) when no reply comes. */
-  private async send(c: Charge): Promise<void> {
-    const keys = [this.key('charge', `${this.instance}:${c.seq}`), ...c.scopes.map((s) => this.key('spent', s.id))];
-    const args = [ACK_TTL_MS, ...c.scopes.flatMap((s, i) => [c.nano[i], s.ttlS])];
-    try {
-      await this.redis.gwSpendCharge(keys.length, ...keys, ...args);
-    } catch {
-      this.owed.push(c);
-    }
+  /** Spend that went through no reservation, straight into the shared counters (redis-charges.ts). */
+  charge(scopes: ScopeSpec[], nano: number | number[]): Promise<void> {
+    return this.charges.charge(scopes, nano);
   }
 
   /** Stops the timers and gives everything back (clean shutdown). */

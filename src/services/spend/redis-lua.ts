@@ -1,4 +1,10 @@
 /**
+ * The Redis ledger's scripts (docs/spend.md, "Across instances"): their text, their loading as commands, and the
+ * layout of a SYNC_ACQUIRE's call and answer (read here, so the ledger deals in named fields, not reply indices).
+ */
+import type { Redis } from 'ioredis';
+
+/**
  * The shared spend counters' one script (docs/spend.md, "Across instances"). Per scope, Redis keeps
  *   <prefix>:spent:<scope>    settled spend (nano-dollars, an integer), seeded once from the store;
  *   <prefix>:hold:<scope>     a hash: instance id → nano-dollars that instance holds (its lease: reserved, or settled
@@ -185,3 +191,104 @@ for i = 2, #KEYS do
 end
 return 1
 `;
+
+/** How long Redis remembers that a push or charge was applied (a reply lost is sent again within this time). */
+export const ACK_TTL_MS = 24 * 3_600_000;
+
+type Acquire = (keys: number, ...args: Array<string | number>) => Promise<Array<number | string>>;
+/** A connection with the ledger's scripts as commands (`defineScripts`). */
+export type RedisWithScripts = Redis & { gwSpendAcquire: Acquire; gwSpendHeartbeat: (keys: number, ...args: Array<string | number>) => Promise<number>; gwSpendCharge: (keys: number, ...args: Array<string | number>) => Promise<number> };
+
+/**
+ * The ledger's scripts as commands of `redis`, loaded again on every (re)connection: the first script after Redis
+ * restarted is then one round trip (not EVALSHA, NOSCRIPT, then EVAL), so its answer's Redis time bounds the clock
+ * offset as tightly as any other (seed-epochs.ts).
+ */
+export function defineScripts(redis: Redis): void {
+  const r = redis as RedisWithScripts;
+  if (!r.gwSpendAcquire) redis.defineCommand('gwSpendAcquire', { lua: SYNC_ACQUIRE });
+  if (!r.gwSpendHeartbeat) redis.defineCommand('gwSpendHeartbeat', { lua: HEARTBEAT });
+  if (!r.gwSpendCharge) redis.defineCommand('gwSpendCharge', { lua: CHARGE });
+  const load = () => void Promise.all([SYNC_ACQUIRE, HEARTBEAT, CHARGE].map((lua) => redis.script('LOAD', lua))).catch(() => undefined);
+  redis.on('ready', load);
+  if (redis.status === 'ready') load();
+}
+
+/** What one SYNC_ACQUIRE is about: the instance, its settings, and the amount to reserve (0: a sync). */
+export interface AcquireCall {
+  prefix: string;
+  instance: string;
+  heartbeatTtlMs: number;
+  amount: number;
+  maxLeaseRequests: number;
+  squeezeMs: number;
+  ackTtlMs: number;
+}
+
+/** One scope's part of a SYNC_ACQUIRE (ARGV per scope, in the script's order; see its comment). */
+export interface AcquireScope {
+  id: string;
+  limit: number;
+  push: number;
+  give: number;
+  /** In flight on this instance (the hold to set when `absolute` or lapsed). */
+  outstanding: number;
+  absolute: boolean;
+  ttlS: number;
+  /** −1: unknown (the script answers "seed needed" when the counter is missing). */
+  seed: number;
+  /** 0: nothing to push nor give. */
+  seq: number;
+  /** The seed version the push was made under ('' none). */
+  epoch: string;
+  /** The version of `seed` ('' none). */
+  seedVer: string;
+  again: number;
+}
+
+/** The KEYS and ARGV of a SYNC_ACQUIRE over `scopes`. */
+export function acquireArgs(c: AcquireCall, scopes: readonly AcquireScope[]): { keys: string[]; args: Array<string | number> } {
+  const hb = `${c.prefix}:hb:`;
+  const keys: string[] = [hb + c.instance];
+  const args: Array<string | number> = [c.instance, hb, c.heartbeatTtlMs, c.amount, c.maxLeaseRequests, c.squeezeMs, c.ackTtlMs];
+  for (const s of scopes) {
+    const k = (kind: string, id = s.id) => `${c.prefix}:${kind}:${id}`;
+    keys.push(k('spent'), k('hold'), k('squeeze'), k('ack', `${s.id}:${c.instance}`), k('ver'));
+    args.push(s.limit, s.push, s.give, s.outstanding, s.absolute ? 1 : 0, s.ttlS, s.seed, s.seq, s.epoch, s.seedVer, s.again);
+  }
+  return { keys, args };
+}
+
+/** Per scope: the counter's seed version when it is not the epoch sent (then the lease is re-seeded), null when it is. */
+type Versions = Array<string | null>;
+
+/**
+ * A SYNC_ACQUIRE's answer, read. `now`: the Redis time it ran at (ms); `scope`: an index into the scopes sent;
+ * `lapsed`: the instance's heartbeat had lapsed (the holds sent were set, not adjusted).
+ */
+export type AcquireAnswer =
+  /** A counter is missing: nothing changed; seed it (version time `now`) and call again. */
+  | { status: 'seed'; scope: number; now: number }
+  /** A push was made under an older seed version (`ver` is the current one): nothing but seeding changed. */
+  | { status: 'stale'; scope: number; ver: string; now: number }
+  /** No room for the amount in `scope` (`free` left; `spare`: other instances' spare room). */
+  | { status: 'refused'; lapsed: boolean; scope: number; free: number; spare: number; vers: Versions; now: number }
+  /** Reserved: `grants[i]` (amount plus slack) added to each hold. */
+  | { status: 'granted'; lapsed: boolean; grants: number[]; squeezed: boolean[]; vers: Versions; now: number }
+  /** A sync (no amount): per scope, whether squeezed, the room left and the others' spare room. */
+  | { status: 'synced'; lapsed: boolean; squeezed: boolean[]; free: number[]; spare: number[]; vers: Versions; now: number };
+
+/** Reads a SYNC_ACQUIRE's reply over `n` scopes (the layouts in the script's comment). */
+export function parseAcquire(res: ReadonlyArray<number | string>, n: number, amount: number): AcquireAnswer {
+  const status = Number(res[0]);
+  const now = Number(res[res.length - 1]);
+  const nums = (from: number) => Array.from({ length: n }, (_, i) => Number(res[from + i]));
+  const flags = (from: number) => Array.from({ length: n }, (_, i) => Number(res[from + i]) === 1);
+  const vers = (from: number): Versions => Array.from({ length: n }, (_, i) => (res[from + i] === 0 || res[from + i] === '0' ? null : String(res[from + i])));
+  if (status === -2) return { status: 'seed', scope: Number(res[1]) - 1, now };
+  if (status === -3) return { status: 'stale', scope: Number(res[1]) - 1, ver: String(res[2]), now };
+  const lapsed = Number(res[1]) === 1;
+  if (status === 0) return { status: 'refused', lapsed, scope: Number(res[2]) - 1, free: Number(res[3]), spare: Number(res[4]), vers: vers(5), now };
+  if (amount > 0) return { status: 'granted', lapsed, grants: nums(2), squeezed: flags(2 + n), vers: vers(2 + 2 * n), now };
+  return { status: 'synced', lapsed, squeezed: flags(2), free: nums(2 + n), spare: nums(2 + 2 * n), vers: vers(2 + 3 * n), now };
+}
