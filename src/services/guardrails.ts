@@ -3,8 +3,8 @@
  *
  * Management: guardrail CRUD, assignments to keys and members (a key or member holds at most one; a new assignment
  * replaces the old), the workspace default guardrail (id derived from the workspace id, materialized by its first
- * PATCH), and the organization's routing preferences and privacy rules (seeded from the config file's `organization`
- * section, then managed through `/organization/settings`).
+ * PATCH), and the organization's routing preferences and privacy rules (org-settings.ts: seeded from the config
+ * file's `organization` section, then managed through `/organization/settings`).
  *
  * Enforcement: the effective policy of a key (src/core/policy.ts) is cached in memory per key hash and dropped on any
  * guardrail, assignment or settings change (published on the invalidation bus, so every instance drops it; a TTL is
@@ -26,17 +26,19 @@ import type { CatalogService } from './catalog.js';
 import type { GenerationRecorder } from './generations.js';
 import type { InvalidationBus } from './invalidation.js';
 import { mapConflict, type WorkspaceService } from './workspaces.js';
-import { applyGuardrailInput, blankGuardrail, defaultOrgSettings, Lists, patchOrgSettings, policyInput, toHttp, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
+import { applyGuardrailInput, blankGuardrail, Lists, policyInput, toHttp, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
 import { GuardrailSpend } from './guardrail-spend.js';
 import { guardrailRateLimits } from '../core/rate-limits.js';
 import { GuardrailRatePresence } from './guardrail-rates.js';
+import { OrgSettings } from './org-settings.js';
 
 export { guardrailView, MAX_ORG_ALIASES, orgSettingsFromConfig, orgSettingsView, type GuardrailInput, type OrgSettingsPatch, type PolicyDecision } from './guardrail-input.js';
 export { keyLimitError } from './guardrail-spend.js';
 
 export class GuardrailService extends GuardrailSpend {
   private readonly policies = new Map<string, { policy: EffectivePolicy; at: number }>();
-  private settingsCache: { row: OrgSettingsRow; at: number } | null = null;
+  /** The organization settings (org-settings.ts), part of every key's policy. */
+  private readonly org: OrgSettings;
   /** Bumped by every invalidation: a policy computed across one is not cached. */
   private generation = 0;
   private orgId: string | null = null;
@@ -59,6 +61,7 @@ export class GuardrailService extends GuardrailSpend {
   ) {
     super(deps);
     this.lists = new Lists(deps.catalog);
+    this.org = new OrgSettings({ store: deps.store, lists: this.lists, ttlMs: deps.ttlMs, now: () => this.now(), changed: () => this.changed(), log: deps.log, seed: deps.seed });
     this.rates = new GuardrailRatePresence(() => deps.store.anyGuardrailRateLimit(), deps.ttlMs, () => this.now(), deps.log);
     deps.bus.subscribe((kind, id) => {
       if (kind === 'policy' || kind === 'workspace') this.clear();
@@ -76,7 +79,7 @@ export class GuardrailService extends GuardrailSpend {
   private clear(): void {
     this.generation++;
     this.policies.clear();
-    this.settingsCache = null;
+    this.org.forget();
     this.spend.clear();
     this.rates.forget();
   }
@@ -95,40 +98,24 @@ export class GuardrailService extends GuardrailSpend {
   }
 
   /** Seeds the organization settings from the config file when the database has none yet. */
-  async init(): Promise<void> {
-    const seed = this.deps.seed;
-    if (!seed) return;
-    const row: OrgSettingsRow = { ...this.defaults(), ...seed, created_at: this.iso() };
-    const inserted = await this.deps.store.seedOrgSettings(row);
-    if (!inserted) {
-      const current = await this.deps.store.getOrgSettings();
-      const differs = current && (Object.keys(seed) as Array<keyof OrgSettingsPatch>).some((k) => JSON.stringify(current[k]) !== JSON.stringify(seed[k]));
-      if (differs) this.deps.log?.info('the organization settings in the database differ from the config file; the database wins (PATCH /organization/settings changes them)');
-    }
+  init(): Promise<void> {
+    return this.org.init();
   }
 
-  // ---- organization settings ---------------------------------------------------------------------
-
-  private defaults(): OrgSettingsRow {
-    return defaultOrgSettings(this.iso());
-  }
+  // ---- organization settings (org-settings.ts) ---------------------------------------------------
 
   /** The organization settings (cached; defaults when never set). */
-  async settings(): Promise<OrgSettingsRow> {
-    const hit = this.settingsCache;
-    if (hit && this.now() - hit.at < this.deps.ttlMs) return hit.row;
-    const gen = this.generation;
-    const row = (await this.deps.store.getOrgSettings()) ?? this.defaults();
-    if (gen === this.generation) this.settingsCache = { row, at: this.now() };
-    return row;
+  settings(): Promise<OrgSettingsRow> {
+    return this.org.get();
   }
 
-  async updateSettings(patch: OrgSettingsPatch): Promise<OrgSettingsRow> {
-    const current = (await this.deps.store.getOrgSettings()) ?? this.defaults();
-    const next = patchOrgSettings(this.lists, current, patch, this.iso());
-    await this.deps.store.saveOrgSettings(next);
-    this.changed();
-    return next;
+  /** The organization settings when cached and fresh (no await); undefined: ask `settings`. */
+  peekSettings(): OrgSettingsRow | undefined {
+    return this.org.peek();
+  }
+
+  updateSettings(patch: OrgSettingsPatch): Promise<OrgSettingsRow> {
+    return this.org.update(patch);
   }
 
   // ---- guardrails --------------------------------------------------------------------------------
@@ -280,12 +267,6 @@ export class GuardrailService extends GuardrailSpend {
     return hit && this.now() - hit.at < this.deps.ttlMs ? hit.policy : undefined;
   }
 
-  /** The organization settings when cached and fresh (no await); undefined: ask `settings`. */
-  peekSettings(): OrgSettingsRow | undefined {
-    const hit = this.settingsCache;
-    return hit && this.now() - hit.at < this.deps.ttlMs ? hit.row : undefined;
-  }
-
   /** The content filters compiled with a policy (null: none, nothing to screen). */
   contentFilters(policy: EffectivePolicy): CompiledFilter[] | null {
     return this.filters.get(policy) ?? null;
@@ -339,10 +320,6 @@ export class GuardrailService extends GuardrailSpend {
   }
 
   /**
-   * Chat: refuses a request whose budget is spent (403) or whose every requested model the policy blocks (403 for a
-   * guardrail's model or provider list, else 404, see `refusal`); otherwise the models left and the routing filter.
-   */
-  /**
    * One model of a non-chat API (speech, embeddings, transcriptions) over that API's route: a spent budget or a blocked
    * model is refused here (403/404, see `refusal`); otherwise planRoute's endpoint filter (none when nothing is
    * restricted) and the organization's default sort.
@@ -359,6 +336,10 @@ export class GuardrailService extends GuardrailSpend {
     return { endpointPolicy: (ep, provider) => endpointVerdict(policy, ep, provider)?.reason, defaultSort: policy.defaultSort };
   }
 
+  /**
+   * Chat: refuses a request whose budget is spent (403) or whose every requested model the policy blocks (403 for a
+   * guardrail's model or provider list, else 404, see `refusal`); otherwise the models left and the routing filter.
+   */
   async enforce(key: KeyRow, models: string[]): Promise<PolicyDecision> {
     return this.decide(key, await this.policyFor(key), models);
   }
