@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REDIS_URL } from '../helpers.js';
 import { SpendService, SpendUnavailableError, type ScopeSpec } from '../../src/services/spend/index.js';
-import { RedisLedger } from '../../src/services/spend/redis-ledger.js';
+import { RedisLedger, type RedisLedgerOptions } from '../../src/services/spend/redis-ledger.js';
 
 const COST = 1_234_567; // nano-dollars per request ($0.001234567)
 const N = 20;
@@ -68,6 +68,27 @@ afterAll(async () => {
   for (const c of clients) c.disconnect();
 });
 
+/**
+ * `n` SpendServices on one Redis under a fresh key prefix, each on a connection of its own (to `url`; `setup` runs on
+ * each before it is awaited ready), with these ledger settings.
+ */
+async function instances(n: number, o: { ledger?: Partial<RedisLedgerOptions>; url?: string; setup?: (r: Redis) => void } = {}): Promise<{ prefix: string; conns: Redis[]; svcs: SpendService[] }> {
+  const prefix = `gwtest:spend:${randomUUID()}`;
+  const conns = Array.from({ length: n }, () => redis(o.url));
+  conns.forEach((r) => o.setup?.(r));
+  await Promise.all(conns.map(ready));
+  return { prefix, conns, svcs: conns.map((r) => new SpendService({ redis: r, ledger: { prefix, ...o.ledger } })) };
+}
+
+/** One instance on Redis whose first request, in a scope with room for 1,000, was admitted (and took a lease). */
+async function leased() {
+  const { prefix, conns, svcs } = await instances(1);
+  const s = scope({ limitNano: 1000 * COST });
+  const first = await svcs[0].reserve([s], COST);
+  expect(first.ok).toBe(true);
+  return { prefix, r: conns[0], svc: svcs[0], s, first };
+}
+
 /** The spent counter and live holds of a scope in Redis. */
 async function redisState(r: Redis, prefix: string, id: string): Promise<{ spent: number; held: number }> {
   const spent = Number((await r.get(`${prefix}:spent:${id}`)) ?? 0);
@@ -119,11 +140,11 @@ describe('SpendService, one instance without Redis', () => {
 describe('SpendService, two instances on one Redis', () => {
   it('admits exactly N of 500 concurrent requests across both, 5 times; spend + holds never pass the limit', async () => {
     for (let run = 0; run < 5; run++) {
-      const prefix = `gwtest:spend:${randomUUID()}`;
-      const [ra, rb] = [redis(), redis()];
-      await Promise.all([ready(ra), ready(rb)]);
-      const a = new SpendService({ redis: ra, ledger: { prefix } });
-      const b = new SpendService({ redis: rb, ledger: { prefix } });
+      const {
+        prefix,
+        conns: [ra],
+        svcs: [a, b],
+      } = await instances(2);
       const s = scope();
       const r = await burst([a, b], [s]);
       expect(r).toMatchObject({ admitted: N, refused: CYCLES - N, unavailable: 0 });
@@ -137,11 +158,11 @@ describe('SpendService, two instances on one Redis', () => {
 
   it("admits exactly N when one instance's lease holds room the other needs: the scope is squeezed and the room comes back", async () => {
     for (let run = 0; run < 3; run++) {
-      const prefix = `gwtest:spend:${randomUUID()}`;
-      const [ra, rb] = [redis(), redis()];
-      await Promise.all([ready(ra), ready(rb)]);
-      const a = new SpendService({ redis: ra, ledger: { prefix } });
-      const b = new SpendService({ redis: rb, ledger: { prefix } });
+      const {
+        prefix,
+        conns: [ra],
+        svcs: [a, b],
+      } = await instances(2);
       const s = scope({ limitNano: 3 * COST });
       // a's first request takes a lease of two requests (one of them spare), then a goes quiet with it in flight.
       const first = await a.reserve([s], COST);
@@ -165,13 +186,7 @@ describe('SpendService, two instances on one Redis', () => {
   });
 
   it('serves from a lease without a Redis call while the budget is far from spent', async () => {
-    const prefix = `gwtest:spend:${randomUUID()}`;
-    const r = redis();
-    await ready(r);
-    const svc = new SpendService({ redis: r, ledger: { prefix } });
-    const s = scope({ limitNano: 1000 * COST });
-    const first = await svc.reserve([s], COST);
-    expect(first.ok).toBe(true);
+    const { svc, s } = await leased();
     // The first call took a lease of several requests: the next ones are answered synchronously.
     const second = svc.reserve([s], COST);
     expect(second instanceof Promise).toBe(false);
@@ -179,13 +194,7 @@ describe('SpendService, two instances on one Redis', () => {
   });
 
   it('a lowered limit applies at once: the lease taken under the old one is not used, its room goes back', async () => {
-    const prefix = `gwtest:spend:${randomUUID()}`;
-    const r = redis();
-    await ready(r);
-    const svc = new SpendService({ redis: r, ledger: { prefix } });
-    const s = scope({ limitNano: 1000 * COST });
-    const first = await svc.reserve([s], COST);
-    expect(first.ok).toBe(true);
+    const { prefix, r, svc, s, first } = await leased();
     expect(svc.shared!.peek(s.id)!.granted).toBeGreaterThan(2 * COST); // a lease with room for more
     // Lowered to room for 1.5 requests (a guardrail's or key's limit changed): the next one is refused, by Redis.
     const lowered = { ...s, limitNano: Math.floor(1.5 * COST) };
@@ -199,13 +208,7 @@ describe('SpendService, two instances on one Redis', () => {
   });
 
   it('a limit lowered while a trip to Redis is under way is not served from the grant that trip brings back', async () => {
-    const prefix = `gwtest:spend:${randomUUID()}`;
-    const r = redis();
-    await ready(r);
-    const svc = new SpendService({ redis: r, ledger: { prefix } });
-    const s = scope({ limitNano: 1000 * COST });
-    const first = await svc.reserve([s], COST);
-    expect(first.ok).toBe(true);
+    const { svc, s } = await leased();
     // A request the lease cannot cover goes to Redis under the old limit; while it is there, the limit is lowered to
     // room for 1.5 requests and another request of the scope arrives (it waits for that trip).
     const big = svc.reserve([s], 300 * COST);
@@ -218,12 +221,10 @@ describe('SpendService, two instances on one Redis', () => {
   });
 
   it('drops a killed instance\'s holds after the heartbeat TTL, never renewed by the other instance\'s traffic', async () => {
-    const prefix = `gwtest:spend:${randomUUID()}`;
     const ttl = 600;
-    const [ra, rb] = [redis(), redis()];
-    await Promise.all([ready(ra), ready(rb)]);
-    const a = new SpendService({ redis: ra, ledger: { prefix, heartbeatTtlMs: ttl } });
-    const b = new SpendService({ redis: rb, ledger: { prefix, heartbeatTtlMs: ttl } });
+    const {
+      svcs: [a, b],
+    } = await instances(2, { ledger: { heartbeatTtlMs: ttl } });
     const s = scope({ limitNano: 2 * COST });
     const held = await a.reserve([s], 2 * COST);
     expect(held.ok).toBe(true);
@@ -330,14 +331,11 @@ describe('SpendService, Redis outage mid-run', () => {
   });
 
   it('never overspends: limited requests fail closed (503) while Redis is unreachable', async () => {
-    const prefix = `gwtest:spend:${randomUUID()}`;
     const proxy = await relay();
-    const [ra, rb] = [redis(proxy.url), redis(proxy.url)];
-    ra.options.retryStrategy = () => null;
-    rb.options.retryStrategy = () => null;
-    await Promise.all([ready(ra), ready(rb)]);
-    const a = new SpendService({ redis: ra, ledger: { prefix } });
-    const b = new SpendService({ redis: rb, ledger: { prefix } });
+    const {
+      prefix,
+      svcs: [a, b],
+    } = await instances(2, { url: proxy.url, setup: (r) => (r.options.retryStrategy = () => null) });
     const s = scope({ limitNano: 400 * COST });
     // One wave with Redis, the next in flight when it goes away, a last one without it.
     const before = await burst([a, b], [s], 250);
