@@ -45,75 +45,40 @@ function fieldPath(instancePath: string): string {
   return out;
 }
 
+/** The rule an Ajv keyword states about its field (`p`: the error's params); a keyword not listed uses Ajv's message. */
+const RULES: Record<string, (p: Record<string, unknown>) => string> = {
+  required: () => 'is required',
+  maxLength: (p) => `must be at most ${p.limit} characters`,
+  minLength: (p) => (p.limit === 1 ? 'must not be empty' : `must be at least ${p.limit} characters`),
+  maximum: (p) => `must be at most ${p.limit}`,
+  minimum: (p) => `must be at least ${p.limit}`,
+  exclusiveMaximum: (p) => `must be less than ${p.limit}`,
+  exclusiveMinimum: (p) => `must be greater than ${p.limit}`,
+  maxItems: (p) => `must have at most ${p.limit} items`,
+  minItems: (p) => `must have at least ${p.limit} item${p.limit === 1 ? '' : 's'}`,
+  maxProperties: (p) => `must have at most ${p.limit} entries`,
+  pattern: (p) => `must match the pattern ${p.pattern}`,
+  format: (p) => `must be a valid ${p.format}`,
+  enum: (p) => `must be one of: ${(p.allowedValues as unknown[]).map((v) => (v === null ? 'null' : String(v))).join(', ')}`,
+  const: (p) => `must be ${JSON.stringify(p.allowedValue)}`,
+  type: (p) => `must be of type ${Array.isArray(p.type) ? (p.type as string[]).join(' or ') : p.type}`,
+  additionalProperties: () => 'is not a known field',
+  propertyNames: () => 'must be at most 64 characters without brackets',
+  anyOf: () => 'does not match any allowed shape',
+  oneOf: () => 'does not match any allowed shape',
+};
+
 /** A message naming the field and the rule it breaks, e.g. `body.name must be at most 100 characters (maxLength)`. */
 export function describeValidationError(e: ErrorObject, location: string): { field: string; rule: string; message: string } {
   let field = clip(fieldPath(e.instancePath));
   const p = e.params as Record<string, unknown>;
   // An error inside `propertyNames` is about a key of the object, not the object itself.
   if (e.propertyName !== undefined && e.keyword !== 'propertyNames') field = field ? `${field} key "${quote(e.propertyName)}"` : `key "${quote(e.propertyName)}"`;
-  let rule: string;
-  switch (e.keyword) {
-    case 'required':
-      field = field ? `${field}.${p.missingProperty}` : String(p.missingProperty);
-      rule = 'is required';
-      break;
-    case 'maxLength':
-      rule = `must be at most ${p.limit} characters`;
-      break;
-    case 'minLength':
-      rule = p.limit === 1 ? 'must not be empty' : `must be at least ${p.limit} characters`;
-      break;
-    case 'maximum':
-      rule = `must be at most ${p.limit}`;
-      break;
-    case 'minimum':
-      rule = `must be at least ${p.limit}`;
-      break;
-    case 'exclusiveMaximum':
-      rule = `must be less than ${p.limit}`;
-      break;
-    case 'exclusiveMinimum':
-      rule = `must be greater than ${p.limit}`;
-      break;
-    case 'maxItems':
-      rule = `must have at most ${p.limit} items`;
-      break;
-    case 'minItems':
-      rule = `must have at least ${p.limit} item${p.limit === 1 ? '' : 's'}`;
-      break;
-    case 'maxProperties':
-      rule = `must have at most ${p.limit} entries`;
-      break;
-    case 'pattern':
-      rule = `must match the pattern ${p.pattern}`;
-      break;
-    case 'format':
-      rule = `must be a valid ${p.format}`;
-      break;
-    case 'enum':
-      rule = `must be one of: ${(p.allowedValues as unknown[]).map((v) => (v === null ? 'null' : String(v))).join(', ')}`;
-      break;
-    case 'const':
-      rule = `must be ${JSON.stringify(p.allowedValue)}`;
-      break;
-    case 'type':
-      rule = `must be of type ${Array.isArray(p.type) ? (p.type as string[]).join(' or ') : p.type}`;
-      break;
-    case 'additionalProperties':
-      field = field ? `${field}.${quote(String(p.additionalProperty))}` : quote(String(p.additionalProperty));
-      rule = 'is not a known field';
-      break;
-    case 'propertyNames':
-      field = field ? `${field} key "${quote(String(p.propertyName))}"` : `key "${quote(String(p.propertyName))}"`;
-      rule = 'must be at most 64 characters without brackets';
-      break;
-    case 'anyOf':
-    case 'oneOf':
-      rule = 'does not match any allowed shape';
-      break;
-    default:
-      rule = e.message ?? 'is invalid';
-  }
+  // Three keywords name a field below the one the error is on: the missing property, the unknown one, the bad key.
+  if (e.keyword === 'required') field = field ? `${field}.${p.missingProperty}` : String(p.missingProperty);
+  else if (e.keyword === 'additionalProperties') field = field ? `${field}.${quote(String(p.additionalProperty))}` : quote(String(p.additionalProperty));
+  else if (e.keyword === 'propertyNames') field = field ? `${field} key "${quote(String(p.propertyName))}"` : `key "${quote(String(p.propertyName))}"`;
+  const rule = Object.hasOwn(RULES, e.keyword) ? RULES[e.keyword](p) : (e.message ?? 'is invalid');
   const where = location === 'body' ? '' : `${location === 'querystring' ? 'query' : location} parameter `;
   const name = field || location;
   return { field: name, rule: e.keyword, message: `${where}${name} ${rule} (${e.keyword})` };

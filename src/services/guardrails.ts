@@ -204,35 +204,39 @@ export class GuardrailService extends GuardrailSpend {
   }
 
   async assignKeys(id: string, hashes: string[], assignedBy: string | null): Promise<number> {
-    await this.assignable(id);
-    for (const [i, h] of hashes.entries()) {
+    const known = async (h: string, i: number) => {
       if (!(await this.deps.store.getKey(h))) throw badRequest(`key_hashes[${i}]: no API key has the hash ${h}`, { field: `key_hashes[${i}]`, rule: 'unknown_entry' });
-    }
-    const n = await mapConflict(this.deps.store.assignGuardrail({ guardrail_id: id, kind: 'key', ids: hashes, assigned_by: assignedBy, now: this.iso() }));
-    this.changed();
-    return n;
+    };
+    return this.assign(id, 'key', hashes, assignedBy, known);
   }
 
-  async unassignKeys(id: string, hashes: string[]): Promise<number> {
-    await this.get(id);
-    const n = await this.deps.store.unassignGuardrail(id, 'key', hashes);
-    this.changed();
-    return n;
+  unassignKeys(id: string, hashes: string[]): Promise<number> {
+    return this.unassign(id, 'key', hashes);
   }
 
   async assignMembers(id: string, userIds: string[], assignedBy: string | null): Promise<number> {
-    await this.assignable(id);
-    for (const [i, u] of userIds.entries()) {
+    const known = async (u: string, i: number) => {
       if (!(await this.deps.store.getMember(u))) throw badRequest(`member_user_ids[${i}]: ${u} is not a member of the organization`, { field: `member_user_ids[${i}]`, rule: 'unknown_entry' });
-    }
-    const n = await mapConflict(this.deps.store.assignGuardrail({ guardrail_id: id, kind: 'member', ids: userIds, assigned_by: assignedBy, now: this.iso() }));
+    };
+    return this.assign(id, 'member', userIds, assignedBy, known);
+  }
+
+  unassignMembers(id: string, userIds: string[]): Promise<number> {
+    return this.unassign(id, 'member', userIds);
+  }
+
+  /** Assigns keys or members (each checked by `known`, in order) to an assignable guardrail, replacing their earlier one. */
+  private async assign(id: string, kind: 'key' | 'member', ids: string[], assignedBy: string | null, known: (x: string, i: number) => Promise<void>): Promise<number> {
+    await this.assignable(id);
+    for (const [i, x] of ids.entries()) await known(x, i);
+    const n = await mapConflict(this.deps.store.assignGuardrail({ guardrail_id: id, kind, ids, assigned_by: assignedBy, now: this.iso() }));
     this.changed();
     return n;
   }
 
-  async unassignMembers(id: string, userIds: string[]): Promise<number> {
+  private async unassign(id: string, kind: 'key' | 'member', ids: string[]): Promise<number> {
     await this.get(id);
-    const n = await this.deps.store.unassignGuardrail(id, 'member', userIds);
+    const n = await this.deps.store.unassignGuardrail(id, kind, ids);
     this.changed();
     return n;
   }
