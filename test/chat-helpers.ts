@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { createSimulator, type Simulator } from '../src/sim/index.js';
 import { createInferenceKey, startGateway, type Backend, type TestGateway } from './helpers.js';
+import type { CreateGatewayOptions } from '../src/gateway.js';
 
 export interface ChatEnv {
   sim: Simulator;
@@ -70,7 +71,7 @@ export function simCatalog(simUrl: string, extra: { providers?: object[]; models
 
 export async function startChatEnv(
   backend: Backend = 'sqlite',
-  opts: { env?: Record<string, string>; catalog?: Parameters<typeof simCatalog>[1] | ((simUrl: string) => Parameters<typeof simCatalog>[1]); recorder?: { intervalMs: number; batchSize: number } } = {},
+  opts: { env?: Record<string, string>; catalog?: Parameters<typeof simCatalog>[1] | ((simUrl: string) => Parameters<typeof simCatalog>[1]); recorder?: { intervalMs: number; batchSize: number }; gateway?: CreateGatewayOptions } = {},
 ): Promise<ChatEnv> {
   const sim = await createSimulator();
   const dir = mkdtempSync(join(tmpdir(), 'gw-chat-'));
@@ -78,7 +79,7 @@ export async function startChatEnv(
   writeFileSync(file, stringify(simCatalog(sim.url, typeof opts.catalog === 'function' ? opts.catalog(sim.url) : opts.catalog)));
   const t = await startGateway(backend, {
     env: { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', ...opts.env },
-    gateway: { recorder: opts.recorder },
+    gateway: { recorder: opts.recorder, ...opts.gateway },
   });
   const { key, hash } = await createInferenceKey(t, { name: 'chat-tests' });
   return {
