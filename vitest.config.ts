@@ -24,7 +24,6 @@ const UNIT_FILES = [
   'test/services/memory-caches.test.ts',
   'test/services/secrets-crypto.test.ts',
   'test/bench/ports.test.ts',
-  'test/services/body-collections.test.ts',
 ];
 const UNIT = [...UNIT_DIRS.map((d) => `test/${d}/**/*.test.ts`), ...UNIT_FILES];
 

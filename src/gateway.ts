@@ -61,7 +61,6 @@ import { isoTime } from './core/time.js';
 import { IoLogging } from './services/observability/io-logging.js';
 import { Broadcast } from './services/observability/broadcast.js';
 import { DestinationService } from './services/observability/destinations.js';
-import { bodyCollections, type MinorCollection } from './services/body-collections.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -129,8 +128,6 @@ export interface CreateGatewayOptions {
   redisRetryMs?: number;
   /** The randomness of I/O logging's sampling (tests fix a seed); default Math.random. */
   ioRng?: () => number;
-  /** The young-generation collection paced by request bodies (tests count calls); default V8's (services/body-collections.ts). */
-  minorCollection?: MinorCollection | null;
 }
 
 export async function createGateway(config: GatewayConfig, opts: CreateGatewayOptions = {}): Promise<Gateway> {
@@ -303,7 +300,7 @@ export async function createGateway(config: GatewayConfig, opts: CreateGatewayOp
     logger.info('first start: created the organization, the default workspace and the management key from GATEWAY_ADMIN_KEY');
   }
 
-  const app = await buildApp({ svc, logger, extraRoutes: opts.extraRoutes, bodyCollections: bodyCollections(config.bodyGcBytes, opts.minorCollection) });
+  const app = await buildApp({ svc, logger, extraRoutes: opts.extraRoutes });
   videos.start();
   io.start();
   let closed: Promise<void> | null = null;

@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { createSimulator, type Simulator } from '../src/sim/index.js';
 import { createInferenceKey, startGateway, type Backend, type TestGateway } from './helpers.js';
-import type { CreateGatewayOptions } from '../src/gateway.js';
 
 export interface ChatEnv {
   sim: Simulator;
@@ -71,7 +70,7 @@ export function simCatalog(simUrl: string, extra: { providers?: object[]; models
 
 export async function startChatEnv(
   backend: Backend = 'sqlite',
-  opts: { env?: Record<string, string>; catalog?: Parameters<typeof simCatalog>[1] | ((simUrl: string) => Parameters<typeof simCatalog>[1]); recorder?: { intervalMs: number; batchSize: number }; gateway?: CreateGatewayOptions } = {},
+  opts: { env?: Record<string, string>; catalog?: Parameters<typeof simCatalog>[1] | ((simUrl: string) => Parameters<typeof simCatalog>[1]); recorder?: { intervalMs: number; batchSize: number } } = {},
 ): Promise<ChatEnv> {
   const sim = await createSimulator();
   const dir = mkdtempSync(join(tmpdir(), 'gw-chat-'));
@@ -79,7 +78,7 @@ export async function startChatEnv(
   writeFileSync(file, stringify(simCatalog(sim.url, typeof opts.catalog === 'function' ? opts.catalog(sim.url) : opts.catalog)));
   const t = await startGateway(backend, {
     env: { GATEWAY_CONFIG: file, GATEWAY_DEFAULT_CATALOG: 'false', ...opts.env },
-    gateway: { recorder: opts.recorder, ...opts.gateway },
+    gateway: { recorder: opts.recorder },
   });
   const { key, hash } = await createInferenceKey(t, { name: 'chat-tests' });
   return {

@@ -5,9 +5,6 @@
 import { availableParallelism } from 'node:os';
 import type { FilesConfig, GatewayConfig, ObservabilityConfig, OtlpConfig, SpendConfig, VideoConfig } from './types.js';
 
-/** One young-generation collection per this many request-body bytes (docs/operations.md; services/body-collections.ts). */
-export const DEFAULT_BODY_GC_BYTES = 16 * 1024 * 1024;
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Connections per provider origin unless configured: room for thousands of concurrent streams (docs/operations.md#sizing). */
@@ -69,7 +66,6 @@ export function serverSettings(s: Settings) {
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`GATEWAY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
 
   const bodyLimit = s.int('GATEWAY_BODY_LIMIT', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024);
-  const bodyGcBytes = s.int('GATEWAY_BODY_GC_BYTES', DEFAULT_BODY_GC_BYTES, 0, 1024 * 1024 * 1024);
   const keyCacheTtlMs = s.int('GATEWAY_KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000);
   const shutdownGraceMs = s.int('GATEWAY_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000);
 
@@ -81,7 +77,7 @@ export function serverSettings(s: Settings) {
   if (!['true', 'false', '1', '0'].includes(dc)) problems.push(`GATEWAY_DEFAULT_CATALOG must be true or false (got "${merged.GATEWAY_DEFAULT_CATALOG}")`);
   const defaultCatalog = dc === 'true' || dc === '1';
   return {
-    port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, bodyGcBytes, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs,
+    port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs,
     sessionTtlMs, recordFlushMs, upstreamMaxBytes, defaultCatalog,
   };
 }

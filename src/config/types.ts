@@ -10,8 +10,6 @@ export interface GatewayConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Request body size limit in bytes. */
   bodyLimit: number;
-  /** One young-generation collection per this many request-body bytes read; 0 = off (services/body-collections.ts). */
-  bodyGcBytes: number;
   /** How long a cached key stays valid without an invalidation (ms). */
   keyCacheTtlMs: number;
   /** Grace period for in-flight requests at shutdown (ms). */

@@ -49,7 +49,6 @@ import creditRoutes from './routes/credits.js';
 import workspaceBudgetRoutes, { WorkspaceBudgetView } from './routes/workspace-budgets.js';
 import byokRoutes, { ByokView } from './routes/byok.js';
 import type { Services } from '../services/index.js';
-import type { BodyCollections } from '../services/body-collections.js';
 
 /** A request's child logger, created by pino only when first used (most requests log only their access line). */
 class LazyChildLogger {
@@ -145,8 +144,6 @@ export interface AppOptions {
   logger: Logger;
   /** Routes a test adds after API_ROUTES (the gateway's own routes are all in API_ROUTES). */
   extraRoutes?: readonly RoutePlugin[];
-  /** Young-generation collections paced by the JSON bodies read (services/body-collections.ts); none when absent. */
-  bodyCollections?: BodyCollections;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -177,7 +174,7 @@ const DRAIN_QUIET_MS = 100;
 /** …or this long passed. */
 const DRAIN_MAX_MS = 2_000;
 
-export async function buildApp({ svc, logger, extraRoutes = [], bodyCollections }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ svc, logger, extraRoutes = [] }: AppOptions): Promise<FastifyInstance> {
   let closing = false;
   /** Requests received so far (the shutdown drain waits for this to stop changing). */
   let arrivals = 0;
@@ -232,7 +229,7 @@ export async function buildApp({ svc, logger, extraRoutes = [], bodyCollections 
     for (const status of [429, 503]) if (!response[status]) response[status] = Type.Ref('ErrorEnvelope');
   });
   registerValidation(app);
-  registerJsonBody(app, svc.config.bodyLimit, bodyCollections);
+  registerJsonBody(app, svc.config.bodyLimit);
   registerErrorHandling(app);
   registerAuth(app, svc.keys, svc.rateLimits);
   registerAccessLog(app, logger);

@@ -10,7 +10,6 @@ import { isAscii, isUtf8 } from 'node:buffer';
 import { HttpError } from '../../core/errors.js';
 import { rememberRaw, without } from '../../core/raw-json.js';
 import { readBody } from './body-reader.js';
-import type { BodyCollections } from '../../services/body-collections.js';
 import { LAZY_MIN_BYTES, parseLazy } from '../../core/lazy-body.js';
 import { releaseScanMemory, scannerOfParts } from '../../core/json-simd.js';
 import { findUntrusted, MAX_JSON_DEPTH, mayHoldUnstorable, type UntrustedProblem } from '../../core/untrusted.js';
@@ -24,20 +23,13 @@ export function untrustedError(p: UntrustedProblem, location: string): HttpError
   return new HttpError(400, `${where}${field} ${p.message} (${p.rule})`, { field, rule: p.rule });
 }
 
-export function registerJsonBody(app: FastifyInstance, bodyLimit: number, collections?: BodyCollections): void {
+export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
   // As bytes, in the reads they arrived in (body-reader.ts; the limit is the route's, as with Fastify's own reader),
   // decoded once (Fastify's string mode decodes each read and joins the pieces), and kept beside the parse for a
   // same-protocol upstream body to reuse (core/raw-json.ts).
-  // Every body read counts toward the next young-generation collection (services/body-collections.ts): the reads are
-  // fresh memory outside the heap, which a scavenge frees before it starts a full collection.
-  const note = collections?.enabled ? (length: number) => collections.note(length) : null;
   app.addContentTypeParser('application/json', (req: FastifyRequest, payload, done) => {
-    readBody(payload, req.headers['content-length'], req.routeOptions.bodyLimit ?? bodyLimit, (err, parts, length) => {
-      if (err) return done(err, undefined);
-      note?.(length!);
-      parseJson(req, parts!, length!, bodyLimit, done);
-    });
+    readBody(payload, req.headers['content-length'], req.routeOptions.bodyLimit ?? bodyLimit, (err, parts, length) => (err ? done(err, undefined) : parseJson(req, parts!, length!, bodyLimit, done)));
   });
 }
 
