@@ -24,6 +24,7 @@ const UNIT_FILES = [
   'test/services/memory-caches.test.ts',
   'test/services/secrets-crypto.test.ts',
   'test/bench/ports.test.ts',
+  'test/services/heap-growth.test.ts',
 ];
 const UNIT = [...UNIT_DIRS.map((d) => `test/${d}/**/*.test.ts`), ...UNIT_FILES];
 

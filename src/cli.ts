@@ -6,6 +6,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig, type GatewayConfig } from './config.js';
 import cluster from 'node:cluster';
 import { bootstrap, createGateway, createLogger } from './gateway.js';
+import { applyHeapGrowth } from './services/heap-growth.js';
 import { runPrimary } from './cluster.js';
 import { openStore } from './store/sql-store.js';
 import { KeyService } from './services/keys.js';
@@ -47,10 +48,12 @@ const COMMANDS: Record<string, Command> = {
     async run(config) {
       // GATEWAY_WORKERS > 1: this process is the primary of N workers sharing the port (src/cluster.ts).
       if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, createLogger(config), out);
+      // V8's old-generation growth (services/heap-growth.ts): set before the gateway loads, in each worker too.
+      const heapGrowth = applyHeapGrowth(config.heapGrowingPercent);
       const gw = await createGateway(config);
       if (gw.bootstrapSecret) out(`\nFirst start: your management key (shown once, store it now):\n\n  ${gw.bootstrapSecret}\n`);
       const address = await gw.listen();
-      gw.app.log.info({ address }, 'gateway listening');
+      gw.app.log.info({ address, heap_growth: heapGrowth }, 'gateway listening');
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) return;

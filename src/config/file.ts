@@ -15,6 +15,7 @@ export const FILE_KEYS: Record<string, string> = {
   admin_email: 'GATEWAY_ADMIN_EMAIL',
   log_level: 'GATEWAY_LOG_LEVEL',
   body_limit: 'GATEWAY_BODY_LIMIT',
+  heap_growing_percent: 'GATEWAY_HEAP_GROWING_PERCENT',
   key_cache_ttl_ms: 'GATEWAY_KEY_CACHE_TTL_MS',
   shutdown_grace_ms: 'GATEWAY_SHUTDOWN_GRACE_MS',
   stream_keepalive_ms: 'GATEWAY_STREAM_KEEPALIVE_MS',

@@ -66,6 +66,8 @@ export function serverSettings(s: Settings) {
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`GATEWAY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
 
   const bodyLimit = s.int('GATEWAY_BODY_LIMIT', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024);
+  // The old generation may grow this much past its live size before a full collection (docs/operations.md).
+  const heapGrowingPercent = s.int('GATEWAY_HEAP_GROWING_PERCENT', 100, 0, 1000);
   const keyCacheTtlMs = s.int('GATEWAY_KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000);
   const shutdownGraceMs = s.int('GATEWAY_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000);
 
@@ -77,7 +79,7 @@ export function serverSettings(s: Settings) {
   if (!['true', 'false', '1', '0'].includes(dc)) problems.push(`GATEWAY_DEFAULT_CATALOG must be true or false (got "${merged.GATEWAY_DEFAULT_CATALOG}")`);
   const defaultCatalog = dc === 'true' || dc === '1';
   return {
-    port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs,
+    port, host, databaseUrl, redisUrl, adminKey, adminEmail, logLevel, bodyLimit, heapGrowingPercent, keyCacheTtlMs, shutdownGraceMs, streamKeepaliveMs,
     sessionTtlMs, recordFlushMs, upstreamMaxBytes, defaultCatalog,
   };
 }

@@ -10,6 +10,8 @@ export interface GatewayConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Request body size limit in bytes. */
   bodyLimit: number;
+  /** V8's old-generation growing factor as 1 + this/100 for `serve` (0 = V8's own; services/heap-growth.ts). */
+  heapGrowingPercent: number;
   /** How long a cached key stays valid without an invalidation (ms). */
   keyCacheTtlMs: number;
   /** Grace period for in-flight requests at shutdown (ms). */
