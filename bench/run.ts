@@ -7,7 +7,8 @@
  *
  * Env: BENCH_SECONDS (each load phase, default 5), BENCH_ROUNDS (interleaved throughput rounds, default 3), BENCH_SOAK_SECONDS (default 60), BENCH_SERIAL (default 2000),
  * PEER_DIR (a folder whose node_modules has @portkey-ai/gateway, default ../bench-run) to add the peer gateway,
- * BENCH_LOG_LEVEL (gateway log level, default info), BENCH_PIN (1: where `taskset` exists and there are at least
+ * BENCH_LOG_LEVEL (gateway log level, default info), BENCH_GATEWAY_NODE_FLAGS (the gateway's node flags, default
+ * `--max-semi-space-size=64` as `npm start` and the image run it; '' for none), BENCH_PIN (1: where `taskset` exists and there are at least
  * 2 CPUs: the load generator and the simulator run on CPU 0, each target on CPU 1, as ../shared/bench/README.md advises
  * for steadier CPU figures — but the load generator then caps the bare proxy; default 0: the OS places every process),
  * BENCH_WORK_SECONDS (each phase of the work-size table, default 3), BENCH_ONLY=work (only the work-size table),
@@ -314,9 +315,12 @@ async function main() {
   copyFileSync(shared, join(vendor, 'bare-proxy.mjs'));
   const bare = start('bare', process.execPath, [join(vendor, 'bare-proxy.mjs')], { PORT: String(PORTS.bare), UPSTREAM: `http://127.0.0.1:${PORTS.sim}` });
 
-  // The gateway, as a user runs it: the built CLI, SQLite, a config file routing bench/model to the simulator.
+  // The gateway, as a user runs it: the built CLI with `npm start`'s node flags (BENCH_GATEWAY_NODE_FLAGS replaces
+  // them; '' for none), SQLite, a config file routing bench/model to the simulator.
   const config = writeGatewayConfig(scratch, `http://127.0.0.1:${PORTS.sim}/v1`);
-  const gateway = start('gateway', process.execPath, [join(root, 'dist/bin.js'), 'serve'], {
+  const nodeFlags = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
+  console.log(`Gateway node flags: ${nodeFlags.join(' ') || '(none)'}`);
+  const gateway = start('gateway', process.execPath, [...nodeFlags, join(root, 'dist/bin.js'), 'serve'], {
     PORT: String(PORTS.gateway),
     HOST: '127.0.0.1',
     GATEWAY_DATABASE_URL: `sqlite:${join(scratch, 'gw.db')}`,
