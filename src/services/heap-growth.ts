@@ -18,10 +18,10 @@
 import { setFlagsFromString } from 'node:v8';
 
 /** The V8 flag to set for `percent` (0 = V8's own dynamic factor), or null when nothing is to be set: 0, or the operator
- * chose the flag on the command line or in NODE_OPTIONS (theirs wins). */
-export function heapGrowthFlag(percent: number, execArgv: readonly string[], nodeOptions: string | undefined): string | null {
+ * chose the flag on node's command line (theirs wins; Node refuses it in NODE_OPTIONS). */
+export function heapGrowthFlag(percent: number, execArgv: readonly string[]): string | null {
   if (percent <= 0) return null;
-  const chosen = [...execArgv, nodeOptions ?? ''].some((a) => /--heap[-_]growing[-_]percent/.test(a));
+  const chosen = execArgv.some((a) => /--heap[-_]growing[-_]percent/.test(a));
   return chosen ? null : `--heap-growing-percent=${percent}`;
 }
 
@@ -33,9 +33,8 @@ export function applyHeapGrowth(
   percent: number,
   set: (flag: string) => void = setFlagsFromString,
   execArgv: readonly string[] = process.execArgv,
-  nodeOptions: string | undefined = process.env.NODE_OPTIONS,
 ): string | null {
-  const flag = heapGrowthFlag(percent, execArgv, nodeOptions);
+  const flag = heapGrowthFlag(percent, execArgv);
   if (flag) set(flag);
   return flag;
 }

@@ -1,6 +1,6 @@
 /**
  * V8's old-generation growing factor set by `serve` (services/heap-growth.ts, GATEWAY_HEAP_GROWING_PERCENT): the flag
- * for a percentage, nothing for 0, and the operator's own flag (command line or NODE_OPTIONS) left alone.
+ * for a percentage, nothing for 0, and the operator's own flag (node's command line; Node refuses it in NODE_OPTIONS) left alone.
  */
 import { describe, expect, it } from 'vitest';
 import { applyHeapGrowth, heapGrowthFlag } from '../../src/services/heap-growth.js';
@@ -8,24 +8,24 @@ import { loadConfig } from '../../src/config.js';
 
 describe('heap growth', () => {
   it('a percentage gives V8\'s --heap-growing-percent', () => {
-    expect(heapGrowthFlag(100, [], undefined)).toBe('--heap-growing-percent=100');
-    expect(heapGrowthFlag(35, ['--max-semi-space-size=64'], '--enable-source-maps')).toBe('--heap-growing-percent=35');
+    expect(heapGrowthFlag(100, [])).toBe('--heap-growing-percent=100');
+    expect(heapGrowthFlag(35, ['--max-semi-space-size=64'])).toBe('--heap-growing-percent=35');
   });
 
   it('0 leaves V8\'s own factor', () => {
-    expect(heapGrowthFlag(0, [], undefined)).toBeNull();
+    expect(heapGrowthFlag(0, [])).toBeNull();
   });
 
-  it('a flag the operator chose wins, on the command line or in NODE_OPTIONS, in either spelling', () => {
-    expect(heapGrowthFlag(100, ['--heap-growing-percent=30'], undefined)).toBeNull();
-    expect(heapGrowthFlag(100, [], '--max-old-space-size=512 --heap_growing_percent=50')).toBeNull();
+  it('a flag the operator chose on the command line wins, in either spelling', () => {
+    expect(heapGrowthFlag(100, ['--heap-growing-percent=30'])).toBeNull();
+    expect(heapGrowthFlag(100, ['--max-old-space-size=512', '--heap_growing_percent=50'])).toBeNull();
   });
 
   it('applyHeapGrowth sets the flag once, or not at all', () => {
     const set: string[] = [];
-    expect(applyHeapGrowth(100, (f) => set.push(f), [], undefined)).toBe('--heap-growing-percent=100');
-    expect(applyHeapGrowth(0, (f) => set.push(f), [], undefined)).toBeNull();
-    expect(applyHeapGrowth(100, (f) => set.push(f), ['--heap-growing-percent=10'], undefined)).toBeNull();
+    expect(applyHeapGrowth(100, (f) => set.push(f), [])).toBe('--heap-growing-percent=100');
+    expect(applyHeapGrowth(0, (f) => set.push(f), [])).toBeNull();
+    expect(applyHeapGrowth(100, (f) => set.push(f), ['--heap-growing-percent=10'])).toBeNull();
     expect(set).toEqual(['--heap-growing-percent=100']);
   });
 

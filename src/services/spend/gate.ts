@@ -158,7 +158,10 @@ export class SpendGate {
     try {
       r = this.deps.spend.reserve(scopes, tokens);
     } catch (err) {
-      return Promise.reject(unavailable(err));
+      // unavailable() throws what is not the ledger's outage: either way the caller gets a rejected promise.
+      return Promise.resolve().then(() => {
+        throw unavailable(err);
+      });
     }
     return Promise.resolve(r).then(decide, (err) => {
       throw unavailable(err);
