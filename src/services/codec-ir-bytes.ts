@@ -134,6 +134,7 @@ export class IrByteStreamSession implements StreamSession {
           const d = decoder.rawDelta!(buf, s, nn);
           const piece = d === null ? null : encoder.rawDelta!(d);
           if (piece !== null) {
+            decoder.rawTaken?.(d!);
             this.fastTokens += deltaTokens(jsonStringLength(buf, d!.from, d!.to - 1));
             out += piece;
             if (out.length > OUT_PIECE) {
