@@ -9,9 +9,11 @@
  *   event: response.function_call_arguments.delta
  *   data: {"type":"response.function_call_arguments.delta","sequence_number":9,"item_id":"fc_1","output_index":1,"delta":"{\"a\"","obfuscation":"x2"}
  *
+ * (OpenAI's documentation prints them with `sequence_number` last, and some with a `response_id` before `item_id`.)
  * The event is scanned as Latin-1 text of its bytes (services/codec-ir-bytes.ts) by a strict pattern that admits
- * valid JSON only and exactly these fields in this order (`sequence_number`, `item_id`, `content_index`, `logprobs:
- * []` and `obfuscation` each optional; none of them changes what the event decodes to but the two indexes); any
+ * valid JSON only and exactly these fields in this order (`sequence_number` — after `type` or last —, `response_id`,
+ * `item_id`, `content_index`, `logprobs: []` and `obfuscation` each optional; none of them changes what the event
+ * decodes to but the two indexes); any
  * other form (another key order, spacing, more fields, non-empty logprobs, an `id:` line, an empty delta) is left to
  * the full parser, which gives the same result.
  */
@@ -20,7 +22,8 @@ import { JSON_STRING, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
 
 const INDEX = '(?:0|[1-9][0-9]{0,8})';
 /** The optional fields that may follow `type`, which the decoder does not read. */
-const IDS = `(?:,"sequence_number":(?:0|[1-9][0-9]{0,15}))?(?:,"item_id":${JSON_STRING})?`;
+const SEQUENCE = '(?:,"sequence_number":(?:0|[1-9][0-9]{0,15}))?';
+const IDS = `${SEQUENCE}(?:,"response_id":${JSON_STRING})?(?:,"item_id":${JSON_STRING})?`;
 const head = (type: string) => new RegExp(`(?:event: response\\.${type}\\.delta\\n)?data: \\{"type":"response\\.${type}\\.delta"${IDS},"output_index":`, 'y');
 /** Up to `output_index`'s value: of a text delta, of a piece of a function call's arguments. */
 const TEXT_HEAD = head('output_text');
@@ -29,8 +32,8 @@ const ARGS_HEAD = head('function_call_arguments');
 const DELTA = new RegExp(`,"delta":${NONEMPTY_JSON_STRING}`, 'y');
 const DELTA_KEY = ',"delta":'.length;
 /** After the delta, up to the closing brace (its end is checked by the caller). */
-const TEXT_TAIL = new RegExp(`(?:,"logprobs":\\[\\])?(?:,"obfuscation":${JSON_STRING})?\\}`, 'y');
-const ARGS_TAIL = new RegExp(`(?:,"obfuscation":${JSON_STRING})?\\}`, 'y');
+const TEXT_TAIL = new RegExp(`(?:,"logprobs":\\[\\])?(?:,"obfuscation":${JSON_STRING})?${SEQUENCE}\\}`, 'y');
+const ARGS_TAIL = new RegExp(`(?:,"obfuscation":${JSON_STRING})?${SEQUENCE}\\}`, 'y');
 const CONTENT_INDEX = ',"content_index":';
 
 /** Where the kind of event shows: after `event: response.`, or after `data: {"type":"response.`. */
