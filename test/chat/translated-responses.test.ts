@@ -17,6 +17,7 @@ import { MessagesStreamEncoder } from '../../src/inbound/messages-stream.js';
 import { openaiResponsesAdapter } from '../../src/providers/openai-responses/index.js';
 import { scanResponsesDelta, type ScannedDelta } from '../../src/providers/openai-responses/stream-scan.js';
 import { ChatStreamEncoder } from '../../src/providers/openai/ir-inbound.js';
+import { plainChunkDelta, type ChunkMemo } from '../../src/providers/openai/chunk-scan.js';
 import { IrByteStreamSession } from '../../src/services/codec-ir-bytes.js';
 import { IrStreamSession } from '../../src/services/codec-ir-stream.js';
 import type { StreamSession } from '../../src/services/codec-types.js';
@@ -335,5 +336,38 @@ describe('translated stream relay, Responses upstream → Gemini, chat and Messa
     const stream = textStream(words(10));
     const runs = same(stream.slice(0, stream.indexOf('event: response.output_text.done')));
     expect(runs.gemini.thrown).toBeInstanceOf(UpstreamError);
+  });
+});
+
+// ---- chat upstream plain chunks with a memo of the last head and tail --------------------------------------------
+
+describe('chat plain chunks recognized against the last one (ChunkMemo)', () => {
+  it('gives what the full patterns give, chunk after chunk, when the head, the tail or the delta changes', () => {
+    const head = (id: string, extra = '') => `data: {"id":"${id}","object":"chat.completion.chunk","created":1699999999,"model":"up-model",${extra}"choices":[{"index":0,"delta":`;
+    const tail = (usage = true) => `,"logprobs":null,"finish_reason":null}]${usage ? ',"usage":null' : ''}}`;
+    const chunks = [
+      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":"a"}${tail()}`,
+      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":"b é"}${tail()}`,
+      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":""}${tail()}`, // empty: not plain
+      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":"c"}${tail(false)}`, // another tail
+      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":"d"}${tail(false)}`,
+      `${head('c2')}{"content":"e"}${tail(false)}`, // another head
+      `${head('c2')}{"content":"f"}`, // the head alone
+      `${head('c2')}{"content":"g"},"finish_reason":"stop"}]}`,
+      `${head('c2')}{"tool_calls":[{"index":3,"function":{"arguments":"{\\"x\\":"}}]}${tail(false)}`,
+      `${head('c2')}{"content":"h"}${tail(false)} `,
+      `${head('c2')}{"content":"i"}}${tail(false)}`,
+      `${head('c2')}{"reasoning":"j"}${tail(false)}`,
+      `${head('c2')}{"content":"k"}${tail(false)}`,
+    ];
+    const memo: ChunkMemo = { head: '', tail: '' };
+    const found = (event: string, m?: ChunkMemo) => {
+      const buf = latin1(`xx\n\n${event}\n\n`); // not at 0: offsets count
+      const d: RawDelta = { kind: 'text_delta', index: -1, buf: '', from: 0, to: 0 };
+      return plainChunkDelta(buf, 4, buf.length - 2, d, m) ? { kind: d.kind, index: d.index, token: Buffer.from(buf.slice(d.from, d.to), 'latin1').toString() } : null;
+    };
+    const got = chunks.map((c) => found(c, memo));
+    expect(got).toEqual(chunks.map((c) => found(c)));
+    expect(got.map((g) => g?.token ?? null)).toEqual(['"a"', '"b é"', null, '"c"', '"d"', '"e"', null, null, '"{\\"x\\":"', null, null, null, '"k"']);
   });
 });
