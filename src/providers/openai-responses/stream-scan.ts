@@ -18,9 +18,8 @@
  * the full parser, which gives the same result.
  */
 import type { RawDelta } from '../../core/adapters.js';
-import { JSON_STRING, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
+import { hasAt, JSON_STRING, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
 
-const INDEX = '(?:0|[1-9][0-9]{0,8})';
 /** The optional fields that may follow `type`, which the decoder does not read. */
 const SEQUENCE = '(?:,"sequence_number":(?:0|[1-9][0-9]{0,15}))?';
 const IDS = `${SEQUENCE}(?:,"response_id":${JSON_STRING})?(?:,"item_id":${JSON_STRING})?`;
@@ -68,10 +67,93 @@ export interface ScannedDelta {
 }
 
 /**
- * Whether `buf` from `start` to `end` (one event, its blank line excluded) is a non-empty text delta or function
- * call arguments delta of the form above. Then `d` (kind and token) and `at` are filled in.
+ * The last delta recognized in a stream, as Latin-1 text copies: its `lead` (from the event's start to the end of its
+ * `"type"`), whether a `sequence_number` follows, and the `mid` (after the sequence number up to the delta's string:
+ * ids and indexes). A stream's deltas of one part differ only in the sequence number, the string and the tail, so the
+ * next one that starts with the same lead and mid needs only its number, string and tail checked (the id and index
+ * patterns run when the part changes).
  */
-export function scanResponsesDelta(buf: string, start: number, end: number, d: RawDelta, at: ScannedDelta): boolean {
+export interface DeltaMemo {
+  lead: string;
+  seq: boolean;
+  mid: string;
+  text: boolean;
+  item: number;
+  part: number;
+}
+
+export const newDeltaMemo = (): DeltaMemo => ({ lead: '', seq: false, mid: '', text: true, item: 0, part: 0 });
+
+const SEQUENCE_KEY = ',"sequence_number":';
+/** A delta's string token alone (sticky). */
+const TOKEN = new RegExp(NONEMPTY_JSON_STRING, 'y');
+const EVENT_LINE = (type: string) => `event: response.${type}.delta\n`.length;
+const DATA_TYPE = (type: string) => `data: {"type":"response.${type}.delta"`.length;
+const LEAD = { text: [DATA_TYPE('output_text'), EVENT_LINE('output_text')], args: [DATA_TYPE('function_call_arguments'), EVENT_LINE('function_call_arguments')] };
+
+/** After `,"sequence_number":` at `p`: where its number (0|[1-9][0-9]{0,15}) ends, -1 when there is none. */
+function afterNumber(buf: string, p: number): number {
+  const c = buf.charCodeAt(p);
+  if (c === 0x30) return p + 1;
+  if (c < 0x31 || c > 0x39) return -1;
+  const limit = p + 16;
+  for (p++; p < limit; p++) {
+    const x = buf.charCodeAt(p);
+    if (x < 0x30 || x > 0x39) break;
+  }
+  return p;
+}
+
+/** The delta from `start` to `end` whose lead and mid are `m`'s (see DeltaMemo). */
+function memoScan(buf: string, start: number, end: number, d: RawDelta, at: ScannedDelta, m: DeltaMemo): boolean {
+  if (m.lead === '' || !hasAt(buf, start, m.lead)) return false;
+  let p = start + m.lead.length;
+  if (m.seq) {
+    if (!hasAt(buf, p, SEQUENCE_KEY)) return false;
+    p = afterNumber(buf, p + SEQUENCE_KEY.length);
+    if (p < 0) return false;
+  }
+  if (!hasAt(buf, p, m.mid)) return false;
+  const from = p + m.mid.length;
+  TOKEN.lastIndex = from;
+  if (!TOKEN.test(buf)) return false;
+  const to = TOKEN.lastIndex;
+  const tail = m.text ? TEXT_TAIL : ARGS_TAIL;
+  tail.lastIndex = to;
+  if (!tail.test(buf) || tail.lastIndex !== end) return false;
+  d.kind = m.text ? 'text_delta' : 'tool_call_delta';
+  d.buf = buf;
+  d.from = from;
+  d.to = to;
+  at.item = m.item;
+  at.part = m.part;
+  return true;
+}
+
+/** A copy of `buf` from `s` to `e` that does not keep `buf` alive. */
+const copyOf = (buf: string, s: number, e: number): string => Buffer.from(buf.slice(s, e), 'latin1').toString('latin1');
+
+/**
+ * Whether `buf` from `start` to `end` (one event, its blank line excluded) is a non-empty text delta or function
+ * call arguments delta of the form above. Then `d` (kind and token) and `at` are filled in. With `memo`, a delta like
+ * the last one recognized is checked against it (memoScan), and one recognized otherwise becomes the memo.
+ */
+export function scanResponsesDelta(buf: string, start: number, end: number, d: RawDelta, at: ScannedDelta, memo?: DeltaMemo): boolean {
+  if (memo !== undefined && memoScan(buf, start, end, d, at, memo)) return true;
+  if (!fullScan(buf, start, end, d, at)) return false;
+  if (memo !== undefined) {
+    const text = d.kind === 'text_delta';
+    const lengths = text ? LEAD.text : LEAD.args;
+    const leadEnd = start + lengths[0] + (buf.charCodeAt(start) === 0x65 ? lengths[1] : 0);
+    const seq = hasAt(buf, leadEnd, SEQUENCE_KEY);
+    const midStart = seq ? afterNumber(buf, leadEnd + SEQUENCE_KEY.length) : leadEnd;
+    Object.assign(memo, { lead: copyOf(buf, start, leadEnd), seq, mid: copyOf(buf, midStart, d.from), text, item: at.item, part: at.part });
+  }
+  return true;
+}
+
+/** scanResponsesDelta by the patterns alone. */
+function fullScan(buf: string, start: number, end: number, d: RawDelta, at: ScannedDelta): boolean {
   const k = buf.charCodeAt(start + (buf.charCodeAt(start) === 0x65 ? KIND_AFTER_EVENT : KIND_AFTER_DATA));
   const text = k === 0x6f; // `o`utput_text
   if (!text && k !== 0x66) return false; // `f`unction_call_arguments

@@ -8,7 +8,7 @@ import { imageData } from '../images.js';
 import type { IrStreamEvent } from '../../core/ir.js';
 import type { RawDelta, StreamDecoder } from '../../core/adapters.js';
 import { utf8Of } from '../../core/json-scan.js';
-import { scanResponsesDelta, type ScannedDelta } from './stream-scan.js';
+import { newDeltaMemo, scanResponsesDelta, type ScannedDelta } from './stream-scan.js';
 
 /**
  * Decoder of a Responses event stream. IR indexes are allocated per output part in order of appearance (a content
@@ -39,6 +39,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
 
   private readonly raw: RawDelta = { kind: 'text_delta', index: 0, buf: '', from: 0, to: 0 };
   private readonly scanned: ScannedDelta = { item: 0, part: 0 };
+  private readonly memo = newDeltaMemo();
   /** The slot of the last delta taken raw (its key and IR index), and of the last one recognized. */
   private rawKey: string | null = null;
   private rawPieces = '';
@@ -55,7 +56,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     if (!this.started || this.terminal) return null;
     const d = this.raw;
     const at = this.scanned;
-    if (!scanResponsesDelta(buf, start, end, d, at)) return null;
+    if (!scanResponsesDelta(buf, start, end, d, at, this.memo)) return null;
     if (at.item !== this.lastItem || at.part !== this.lastPart) {
       const key = at.part < 0 ? `${at.item}:fc` : `${at.item}:c${at.part}`;
       const index = this.slots.get(key);
