@@ -315,6 +315,18 @@ describe('translated stream relay, Responses upstream → Gemini, chat and Messa
     expect(runs.chat.out).toContain('" and more"');
   });
 
+  it('a long answer (raw text decoded every few KB): the done item completes it as on the IR path', () => {
+    const ws = Array.from({ length: 3000 }, (_, i) => JSON.stringify(i % 7 ? ` w${i}` : ` é\u00e9😀${i}`));
+    const bytes = Buffer.from(textStream(ws, `${ws.map((d) => JSON.parse(d) as string).join('')}!`));
+    for (const sizes of [[65536], [4096, 333]]) {
+      const slow = relay(bytes, sizes, false, 'gemini');
+      const fast = relay(bytes, sizes, true, 'gemini');
+      expect(fast.raw).toBe(2999);
+      expect(fast.out).toBe(slow.out);
+      expect(fast.out).toContain('{"text":"!"}');
+    }
+  });
+
   it('a non-plain event mid-stream (logprobs, an annotation, a refusal, a keep-alive) goes through the IR path, in order', () => {
     const ws = words(12);
     const plain = textStream(ws);

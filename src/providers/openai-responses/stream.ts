@@ -10,6 +10,9 @@ import type { RawDelta, StreamDecoder } from '../../core/adapters.js';
 import { utf8Of } from '../../core/json-scan.js';
 import { newDeltaMemo, scanResponsesDelta, type ScannedDelta } from './stream-scan.js';
 
+/** Characters of raw deltas' text kept undecoded at most (see rawTaken). */
+const RAW_PIECES = 4096;
+
 /**
  * Decoder of a Responses event stream. IR indexes are allocated per output part in order of appearance (a content
  * part of a message, a summary part or reasoning-text part of a reasoning item, a function call, the encrypted
@@ -77,6 +80,8 @@ export class ResponsesStreamDecoder implements StreamDecoder {
       this.rawKey = this.lastKey;
     }
     this.rawPieces += d.buf.slice(d.from + 1, d.to - 1);
+    // The pieces are slices of the reads: decoded every few KB, so that they do not keep the stream's reads alive.
+    if (this.rawPieces.length > RAW_PIECES) this.flushRaw();
   }
 
   /** The raw deltas' text, decoded, added to what their slot emitted. */
