@@ -318,13 +318,20 @@ describe('translated stream relay, Responses upstream → Gemini, chat and Messa
   it('a long answer (raw text decoded every few KB): the done item completes it as on the IR path', () => {
     const ws = Array.from({ length: 3000 }, (_, i) => JSON.stringify(i % 7 ? ` w${i}` : ` é\u00e9😀${i}`));
     const bytes = Buffer.from(textStream(ws, `${ws.map((d) => JSON.parse(d) as string).join('')}!`));
-    for (const sizes of [[65536], [4096, 333]]) {
+    // Reads of 8 KB or more are not joined to what the last one left: a boundary split between two reads (its first
+    // LF ending one), reads inside an event longer than a read (the done events), and small reads (joined).
+    const straddle = bytes.indexOf('\n\n', 20000) + 1;
+    for (const sizes of [[65536], [4096, 333], [9000], [straddle, 9000], [8192, 1, 8191]]) {
       const slow = relay(bytes, sizes, false, 'gemini');
       const fast = relay(bytes, sizes, true, 'gemini');
-      expect(fast.raw).toBe(2999);
-      expect(fast.out).toBe(slow.out);
+      expect(fast.raw, String(sizes)).toBe(2999);
+      expect(fast.out, String(sizes)).toBe(slow.out);
       expect(fast.out).toContain('{"text":"!"}');
     }
+    // Bytes that are not UTF-8 in a large read: decoded with replacement characters, as the IR path does.
+    const bad = Buffer.from(bytes);
+    bad[bad.indexOf(Buffer.from('é'), 30000)] = 0xff;
+    for (const sizes of [[65536], [straddle, 9000]]) expect(relay(bad, sizes, true, 'gemini').out).toBe(relay(bad, sizes, false, 'gemini').out);
   });
 
   it('a non-plain event mid-stream (logprobs, an annotation, a refusal, a keep-alive) goes through the IR path, in order', () => {
