@@ -15,9 +15,8 @@ import { UpstreamError } from '../../src/core/provider-errors.js';
 import { GeminiStreamEncoder } from '../../src/inbound/gemini-output.js';
 import { MessagesStreamEncoder } from '../../src/inbound/messages-stream.js';
 import { openaiResponsesAdapter } from '../../src/providers/openai-responses/index.js';
-import { newDeltaMemo, scanResponsesDelta, type ScannedDelta } from '../../src/providers/openai-responses/stream-scan.js';
+import { scanResponsesDelta, type ScannedDelta } from '../../src/providers/openai-responses/stream-scan.js';
 import { ChatStreamEncoder } from '../../src/providers/openai/ir-inbound.js';
-import { plainChunkDelta, type ChunkMemo } from '../../src/providers/openai/chunk-scan.js';
 import { IrByteStreamSession } from '../../src/services/codec-ir-bytes.js';
 import { IrStreamSession } from '../../src/services/codec-ir-stream.js';
 import type { StreamSession } from '../../src/services/codec-types.js';
@@ -105,41 +104,6 @@ describe('Responses delta recognizer', () => {
     ]) {
       expect(scan(no), no).toBeNull();
     }
-  });
-});
-
-describe('Responses deltas recognized against the last one (DeltaMemo)', () => {
-  it('gives what the full patterns give, event after event, when the number, ids, indexes, kind or tail change', () => {
-    const events = [
-      textEvent('"a"', 0, 0, 1),
-      textEvent('"b é"', 0, 0, 2),
-      textEvent('"c"', 0, 0, 1234567890123456),
-      textEvent('"c"', 0, 0, 12345678901234567), // 17 digits: not the pattern
-      textEvent('"c"', 0, 0, 3).replace('"sequence_number":3', '"sequence_number":03'),
-      textEvent('""', 0, 0, 4),
-      textEvent('"d"', 0, 1, 5), // another part
-      textEvent('"e"', 0, 1, 6).replace('"logprobs":[]', '"logprobs":[],"obfuscation":"Zx"'),
-      textEvent('"f"', 0, 1, 7).replace('"logprobs":[]', '"logprobs":[1]'),
-      textEvent('"g"', 0, 1, 8).slice('event: response.output_text.delta\n'.length), // no event line
-      textEvent('"h"', 0, 1, 9).replace('"item_id":"msg_1"', '"item_id":"msg_2"'),
-      argsEvent('"{"', 1, 10),
-      argsEvent('"}"', 1, 11),
-      argsEvent('"}"', 2, 12),
-      textEvent('"i"', 0, 1, 13).replace(',"sequence_number":13', ''),
-      textEvent('"j"', 0, 1, 14).replace(',"sequence_number":14', ''),
-      textEvent('"k"', 0, 1, 15),
-      textEvent('"l"', 0, 1, 16).replace('"delta":"l"', '"delta":"l" '),
-    ];
-    const memo = newDeltaMemo();
-    const found = (event: string, m?: ReturnType<typeof newDeltaMemo>) => {
-      const buf = latin1(`xx\n\n${event}\n\n`); // not at 0: offsets count
-      const d: RawDelta = { kind: 'text_delta', index: -1, buf: '', from: 0, to: 0 };
-      const at: ScannedDelta = { item: -1, part: -1 };
-      return scanResponsesDelta(buf, 4, buf.length - 2, d, at, m) ? { kind: d.kind, item: at.item, part: at.part, token: Buffer.from(buf.slice(d.from, d.to), 'latin1').toString() } : null;
-    };
-    const got = events.map((e) => found(e, memo));
-    expect(got).toEqual(events.map((e) => found(e)));
-    expect(got.map((g) => g && `${g.item}/${g.part} ${g.token}`)).toEqual(['0/0 "a"', '0/0 "b é"', '0/0 "c"', null, null, null, '0/1 "d"', '0/1 "e"', null, '0/1 "g"', '0/1 "h"', '1/-1 "{"', '1/-1 "}"', '2/-1 "}"', '0/1 "i"', '0/1 "j"', '0/1 "k"', null]);
   });
 });
 
@@ -390,38 +354,5 @@ describe('translated stream relay, Responses upstream → Gemini, chat and Messa
     const stream = textStream(words(10));
     const runs = same(stream.slice(0, stream.indexOf('event: response.output_text.done')));
     expect(runs.gemini.thrown).toBeInstanceOf(UpstreamError);
-  });
-});
-
-// ---- chat upstream plain chunks with a memo of the last head and tail --------------------------------------------
-
-describe('chat plain chunks recognized against the last one (ChunkMemo)', () => {
-  it('gives what the full patterns give, chunk after chunk, when the head, the tail or the delta changes', () => {
-    const head = (id: string, extra = '') => `data: {"id":"${id}","object":"chat.completion.chunk","created":1699999999,"model":"up-model",${extra}"choices":[{"index":0,"delta":`;
-    const tail = (usage = true) => `,"logprobs":null,"finish_reason":null}]${usage ? ',"usage":null' : ''}}`;
-    const chunks = [
-      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":"a"}${tail()}`,
-      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":"b é"}${tail()}`,
-      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":""}${tail()}`, // empty: not plain
-      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":"c"}${tail(false)}`, // another tail
-      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":"d"}${tail(false)}`,
-      `${head('c2')}{"content":"e"}${tail(false)}`, // another head
-      `${head('c2')}{"content":"f"}`, // the head alone
-      `${head('c2')}{"content":"g"},"finish_reason":"stop"}]}`,
-      `${head('c2')}{"tool_calls":[{"index":3,"function":{"arguments":"{\\"x\\":"}}]}${tail(false)}`,
-      `${head('c2')}{"content":"h"}${tail(false)} `,
-      `${head('c2')}{"content":"i"}}${tail(false)}`,
-      `${head('c2')}{"reasoning":"j"}${tail(false)}`,
-      `${head('c2')}{"content":"k"}${tail(false)}`,
-    ];
-    const memo: ChunkMemo = { head: '', tail: '' };
-    const found = (event: string, m?: ChunkMemo) => {
-      const buf = latin1(`xx\n\n${event}\n\n`); // not at 0: offsets count
-      const d: RawDelta = { kind: 'text_delta', index: -1, buf: '', from: 0, to: 0 };
-      return plainChunkDelta(buf, 4, buf.length - 2, d, m) ? { kind: d.kind, index: d.index, token: Buffer.from(buf.slice(d.from, d.to), 'latin1').toString() } : null;
-    };
-    const got = chunks.map((c) => found(c, memo));
-    expect(got).toEqual(chunks.map((c) => found(c)));
-    expect(got.map((g) => g?.token ?? null)).toEqual(['"a"', '"b é"', null, '"c"', '"d"', '"e"', null, null, '"{\\"x\\":"', null, null, null, '"k"']);
   });
 });
