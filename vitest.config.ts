@@ -11,6 +11,8 @@ const UNIT_DIRS = ['core', 'providers', 'inbound', 'catalog', 'sim', 'config'];
 const UNIT_FILES = [
   'test/chat/relay.test.ts',
   'test/chat/translated-relay.test.ts',
+  'test/chat/translated-responses.test.ts',
+  'test/chat/translated-memo.test.ts',
   'test/guardrails/policy.test.ts',
   'test/speech/adapters.test.ts',
   'test/speech/catalog.test.ts',

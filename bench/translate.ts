@@ -7,13 +7,15 @@
  * - `ir`: the IR session (decoder → IR events → encoder), as every translated stream ran before the fast path;
  * - `bytes`: the byte-level session (services/codec-ir-bytes.ts) the gateway now opens for these pairs.
  * Interleaved rounds (TRANSLATE_ROUNDS, default 7; TRANSLATE_STREAMS per round, default 20); the medians, µs per chunk.
- * Env TRANSLATE_ONLY=ir|bytes runs one path only (for a CPU profile: `node --cpu-prof --import tsx bench/translate.ts`).
+ * Env TRANSLATE_PAIRS=<part of a name> runs those pairs only; TRANSLATE_ONLY=ir|bytes runs one path only (for a CPU profile: `node --cpu-prof --import tsx bench/translate.ts`).
  */
 import type { AnswerMeta, StreamDecoder, StreamEncoder } from '../src/core/adapters.js';
 import { anthropicAdapter } from '../src/providers/anthropic/index.js';
 import { chatAdapter } from '../src/providers/registry.js';
 import { ChatStreamEncoder } from '../src/providers/openai/ir-inbound.js';
 import { MessagesStreamEncoder } from '../src/inbound/messages-stream.js';
+import { GeminiStreamEncoder } from '../src/inbound/gemini-output.js';
+import { openaiResponsesAdapter } from '../src/providers/openai-responses/index.js';
 import { IrByteStreamSession } from '../src/services/codec-ir-bytes.js';
 import { IrStreamSession } from '../src/services/codec-ir-stream.js';
 import type { StreamSession } from '../src/services/codec-types.js';
@@ -48,6 +50,29 @@ function chatStream(): Buffer {
   return Buffer.from(`${s}data: [DONE]\n\n`);
 }
 
+/** An OpenAI Responses stream as the simulator writes it (src/sim/responses.ts), text only. */
+function responsesStream(): Buffer {
+  let seq = 0;
+  const ev = (type: string, fields: string) => `event: ${type}\ndata: {"type":"${type}","sequence_number":${seq++}${fields}}\n\n`;
+  const resp = (status: string, output: string, usage: string) => `,"response":{"id":"resp_sim1","object":"response","created_at":1700000000,"status":"${status}","error":null,"model":"bench-model","output":${output},"usage":${usage}}`;
+  const base = ',"item_id":"msg_sim1","output_index":0,"content_index":0';
+  let s = ev('response.created', resp('in_progress', '[]', 'null')) + ev('response.in_progress', resp('in_progress', '[]', 'null'));
+  s += ev('response.output_item.added', ',"output_index":0,"item":{"id":"msg_sim1","type":"message","status":"in_progress","role":"assistant","content":[]}');
+  s += ev('response.content_part.added', `${base},"part":{"type":"output_text","annotations":[],"logprobs":[],"text":""}`);
+  let text = '';
+  for (let i = 0; i < CHUNKS; i++) {
+    s += ev('response.output_text.delta', `${base},"delta":${piece(i)},"logprobs":[]`);
+    text += JSON.parse(piece(i)) as string;
+  }
+  const t = JSON.stringify(text);
+  s += ev('response.output_text.done', `${base},"text":${t},"logprobs":[]`);
+  s += ev('response.content_part.done', `${base},"part":{"type":"output_text","annotations":[],"logprobs":[],"text":${t}}`);
+  const item = `{"id":"msg_sim1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","annotations":[],"logprobs":[],"text":${t}}]}`;
+  s += ev('response.output_item.done', `,"output_index":0,"item":${item}`);
+  s += ev('response.incomplete', resp('incomplete', `[${item}]`, `{"input_tokens":40,"output_tokens":${CHUNKS},"total_tokens":${CHUNKS + 40}}`));
+  return Buffer.from(s);
+}
+
 interface Pair {
   name: string;
   stream: Buffer;
@@ -58,7 +83,10 @@ interface Pair {
 const PAIRS: Pair[] = [
   { name: 'chat in ← Anthropic upstream', stream: anthropicStream(), decoder: () => anthropicAdapter.createStreamDecoder(), encoder: () => new ChatStreamEncoder(meta) },
   { name: 'Messages in ← chat upstream', stream: chatStream(), decoder: () => chatAdapter('openai').createStreamDecoder(), encoder: () => new MessagesStreamEncoder(meta) },
-];
+  { name: 'Gemini in ← Responses upstream', stream: responsesStream(), decoder: () => openaiResponsesAdapter.createStreamDecoder(), encoder: () => new GeminiStreamEncoder(meta) },
+  { name: 'chat in ← Responses upstream', stream: responsesStream(), decoder: () => openaiResponsesAdapter.createStreamDecoder(), encoder: () => new ChatStreamEncoder(meta) },
+  { name: 'Messages in ← Responses upstream', stream: responsesStream(), decoder: () => openaiResponsesAdapter.createStreamDecoder(), encoder: () => new MessagesStreamEncoder(meta) },
+].filter((p) => !process.env.TRANSLATE_PAIRS || p.name.includes(process.env.TRANSLATE_PAIRS));
 
 /** What the client socket's write does with a session's output: text is encoded as UTF-8 (bytes go as they are). */
 const written = (out: string | Buffer): number => (typeof out === 'string' ? (out === '' ? 0 : Buffer.from(out).length) : out.length);

@@ -44,9 +44,16 @@ export interface StreamDecoder {
    * pattern that admits valid JSON only — and in the decoder's current state would decode to exactly one `text_delta`
    * or `tool_call_delta` of a non-empty string and change nothing else. Then `delta` describes it (until the next
    * call) and the caller does not feed the event to `push`; otherwise (null) it feeds it. It changes the decoder's
-   * state only as decoding the event would.
+   * state only as decoding the event would — and, for a decoder with `rawTaken`, not at all (see there).
    */
   rawDelta?(buf: string, start: number, end: number): RawDelta | null;
+  /**
+   * Called when the delta that `rawDelta` just returned was written raw (the encoder took it), before anything else
+   * is given to the decoder: the decoder makes the state changes that decoding the event would have made. A decoder
+   * whose `rawDelta` changes state needs no such call (its changes must then be the same whether the event is taken
+   * raw or fed to `push` after all).
+   */
+  rawTaken?(d: RawDelta): void;
 }
 
 /**

@@ -17,7 +17,8 @@
  * - `responseId` is the gateway's generation id, `modelVersion` the catalog model that served.
  */
 import type { IrFinishReason, IrPart, IrResponse, IrStreamEvent, IrUsage } from '../core/ir.js';
-import type { AnswerMeta, StreamEncoder } from '../core/adapters.js';
+import type { AnswerMeta, RawDelta, StreamEncoder } from '../core/adapters.js';
+import { latin1 } from '../core/json-scan.js';
 import { parseArguments, type Json } from './common.js';
 
 /** Signature prefix of redacted (encrypted) reasoning handed to Gemini clients as a thought part. */
@@ -161,6 +162,8 @@ export function geminiErrorBody(status: number, message: string, metadata: Recor
 // ---- stream ------------------------------------------------------------------------------------------------------
 
 const frame = (chunk: Json): string => `data: ${JSON.stringify(chunk)}\n\n`;
+/** The common chunk, one text part, up to its string (ASCII: the same as text or as Latin-1 text of its bytes). */
+const TEXT_HEAD = 'data: {"candidates":[{"content":{"role":"model","parts":[{"text":';
 
 /**
  * IR events → `streamGenerateContent` chunks (SSE). Text and thought deltas go out as they come, one chunk each;
@@ -178,10 +181,25 @@ export class GeminiStreamEncoder implements StreamEncoder {
   /** A signature waiting for the next part (Gemini puts it on the part that follows the thinking). */
   private pending: string | undefined;
   private calls = new Map<number, { id: string; name: string; args: string }>();
-  private textHead: string | undefined;
   private textTail: string | undefined;
+  /** The template's tail as Latin-1 text of its bytes (rawDelta). */
+  private rawTail: string | undefined;
 
   constructor(private readonly meta: AnswerMeta) {}
+
+  /** What follows a text part's string in the common chunk (`chunk` with one text part, no signature). */
+  private tail(): string {
+    return `}]},"index":0}],"modelVersion":${JSON.stringify(this.meta.model)},"responseId":${JSON.stringify(this.meta.id)}}\n\n`;
+  }
+
+  /**
+   * The fast path (services/codec-ir-bytes.ts): a text delta's chunk from the template, its string as it came
+   * (Latin-1 text of bytes). Tool arguments are gathered until the call ends, reasoning has its own form: null.
+   */
+  rawDelta(d: RawDelta): string | null {
+    if (this.done || d.kind !== 'text_delta' || this.pending !== undefined) return null;
+    return `${TEXT_HEAD}${d.buf.slice(d.from, d.to)}${(this.rawTail ??= latin1(this.textTail ??= this.tail()))}`;
+  }
 
   start(): string {
     return '';
@@ -210,7 +228,7 @@ export class GeminiStreamEncoder implements StreamEncoder {
         if (ev.type === 'refusal_delta') this.sawRefusal = true;
         if (ev.text === '') return '';
         // The common chunk, text alone, from a template: what `chunk` serializes, without building it (one per token).
-        if (this.pending === undefined) return `${(this.textHead ??= `data: {"candidates":[{"content":{"role":"model","parts":[{"text":`)}${JSON.stringify(ev.text)}${(this.textTail ??= `}]},"index":0}],"modelVersion":${JSON.stringify(this.meta.model)},"responseId":${JSON.stringify(this.meta.id)}}\n\n`)}`;
+        if (this.pending === undefined) return `${TEXT_HEAD}${JSON.stringify(ev.text)}${(this.textTail ??= this.tail())}`;
         return this.chunk([{ text: ev.text }]);
       case 'reasoning_delta':
         if (ev.text === '') return '';

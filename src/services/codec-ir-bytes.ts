@@ -32,17 +32,8 @@ export function hasRawPath(decoder: StreamDecoder, encoder: StreamEncoder): bool
  * ones far more slowly past some tens of kilobytes (about 10 ns a byte at 100 KB on this machine against under 1).
  */
 const OUT_PIECE = 8 * 1024;
-
-/**
- * Whether the carried bytes (Latin-1 text) followed by `chunk`'s first `n` bytes are UTF-8, without copying the chunk:
- * a character may straddle the two, so the carry is checked with the chunk's bytes up to its first character start
- * (at most 3 continuation bytes later), and the rest of the chunk on its own.
- */
-function carriedUtf8(carried: string, chunk: Buffer, n: number): boolean {
-  let k = 0;
-  while (k < 3 && k < n && (chunk[k] & 0xc0) === 0x80) k++;
-  return isUtf8(Buffer.concat([Buffer.from(carried, 'latin1'), chunk.subarray(0, k)])) && isUtf8(chunk.subarray(k, n));
-}
+/** A read at least this long is not joined to the bytes carried from the last one (see push). */
+const SPLIT_FROM = 8 * 1024;
 
 export class IrByteStreamSession implements StreamSession {
   readonly binary = true;
@@ -92,22 +83,47 @@ export class IrByteStreamSession implements StreamSession {
     }
     if (this.text !== null) return this.inner.push(this.text.write(chunk));
     const carried = this.carry;
-    const buf = carried + chunk.toString('latin1');
     this.carry = '';
-    const last = buf.lastIndexOf('\n\n');
-    if (last === -1) {
-      if (buf.length > sseLimits.eventChars) throw eventTooLarge();
-      this.carry = buf;
+    // A large read is scanned as it is, not joined to the carried bytes (a string made of two is flattened — copied —
+    // by the first search in it): the carried event is completed apart, up to the read's first blank line. A small
+    // one is joined (a small copy, cheaper than a second pass).
+    const joined = carried !== '' && chunk.length < SPLIT_FROM;
+    const text = joined ? carried + chunk.toString('latin1') : chunk.toString('latin1');
+    let head = '';
+    let from = 0;
+    if (carried !== '' && !joined) {
+      // The carry neither starts a blank line nor holds one: its event ends at the read's first, or at its own last LF.
+      if (carried.charCodeAt(carried.length - 1) === 0x0a && text.charCodeAt(0) === 0x0a) from = 1;
+      else {
+        const first = text.indexOf('\n\n');
+        from = first === -1 ? 0 : first + 2;
+      }
+      if (from === 0) {
+        if (carried.length + text.length > sseLimits.eventChars) throw eventTooLarge();
+        this.carry = carried + text;
+        return '';
+      }
+      head = carried + text.slice(0, from);
+    }
+    const last = text.lastIndexOf('\n\n');
+    const done = last === -1 ? from : last + 2;
+    if (done === 0) {
+      if (text.length > sseLimits.eventChars) throw eventTooLarge();
+      this.carry = text;
       return '';
     }
-    const done = last + 2;
-    if (done < buf.length) {
-      if (buf.length - done > sseLimits.eventChars) throw eventTooLarge();
-      this.carry = buf.slice(done);
+    if (done < text.length) {
+      if (text.length - done > sseLimits.eventChars) throw eventTooLarge();
+      this.carry = text.slice(done);
     }
-    // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
-    if (!(carried === '' ? isUtf8(chunk.subarray(0, done)) : carriedUtf8(carried, chunk, done - carried.length))) return this.inner.push(utf8Of(buf, 0, done));
-    const out = this.events(buf, done);
+    // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed. The carried event and
+    // the rest are cut at a blank line, so each is checked (and decoded) alone as the whole would be.
+    const utf8 = joined ? isUtf8(Buffer.from(text.slice(0, done), 'latin1')) : (head === '' || isUtf8(Buffer.from(head, 'latin1'))) && isUtf8(chunk.subarray(from, done));
+    if (!utf8) {
+      return this.inner.push(utf8Of(head, 0, head.length) + utf8Of(text, from, done));
+    }
+    let out = head === '' ? '' : this.events(head, 0, head.length, '');
+    if (from < done && !this.failure) out = this.events(text, from, done, out);
     const parts = this.parts;
     if (parts.length === 0) return out === '' ? '' : Buffer.from(out, 'latin1');
     if (out !== '') parts.push(Buffer.from(out, 'latin1'));
@@ -118,12 +134,14 @@ export class IrByteStreamSession implements StreamSession {
   /** Output of the current read already encoded (see OUT_PIECE). */
   private parts: Buffer[] = [];
 
-  /** The complete events of `buf` up to `done` (a blank line's end): the client's bytes, as Latin-1 text. */
-  private events(buf: string, done: number): string {
+  /**
+   * The complete events of `buf` from `from` up to `done` (a blank line's end): the client's bytes, as Latin-1 text,
+   * after `out` (what the read gave before).
+   */
+  private events(buf: string, from: number, done: number, out: string): string {
     const { decoder, encoder, inner } = this;
-    let out = '';
     try {
-      for (let pos = 0; pos < done; ) {
+      for (let pos = from; pos < done; ) {
         const nn = buf.indexOf('\n\n', pos);
         let s = pos;
         while (s < nn && buf.charCodeAt(s) === 0x0a) s++; // blank lines beyond the first
@@ -134,6 +152,7 @@ export class IrByteStreamSession implements StreamSession {
           const d = decoder.rawDelta!(buf, s, nn);
           const piece = d === null ? null : encoder.rawDelta!(d);
           if (piece !== null) {
+            decoder.rawTaken?.(d!);
             this.fastTokens += deltaTokens(jsonStringLength(buf, d!.from, d!.to - 1));
             out += piece;
             if (out.length > OUT_PIECE) {

@@ -6,7 +6,12 @@ import { checkResponsesEvent } from './schemas.js';
 import { CUSTOM_OPEN, customArgs, customPiece, finishOf, imageMediaType, irUsageFromResponses, isObj, num, responsesError, str, type Obj } from './upstream.js';
 import { imageData } from '../images.js';
 import type { IrStreamEvent } from '../../core/ir.js';
-import type { StreamDecoder } from '../../core/adapters.js';
+import type { RawDelta, StreamDecoder } from '../../core/adapters.js';
+import { utf8Of } from '../../core/json-scan.js';
+import { newDeltaMemo, scanResponsesDelta, type ScannedDelta } from './stream-scan.js';
+
+/** Characters of raw deltas' text kept undecoded at most (see rawTaken). */
+const RAW_PIECES = 4096;
 
 /**
  * Decoder of a Responses event stream. IR indexes are allocated per output part in order of appearance (a content
@@ -16,6 +21,9 @@ import type { StreamDecoder } from '../../core/adapters.js';
  * `response.completed` / `response.incomplete` (finish + usage), `response.failed` or `error` (IR error event).
  * An `image_generation_call` item (the hosted image tool) is an IR image when its `output_item.done` carries the
  * result, after `image_partial` events for its `response.image_generation_call.partial_image` previews.
+ * - `rawDelta` / `rawTaken`: the common text and function-call-argument deltas recognized in their bytes
+ *   (stream-scan.ts), for parts already started, decoded by nobody (services/codec-ir-bytes.ts). Their text is kept
+ *   undecoded (the JSON string's inside, Latin-1 text of its bytes) until an event needs the text emitted so far.
  */
 export class ResponsesStreamDecoder implements StreamDecoder {
   private readonly sse = new SseParser();
@@ -31,6 +39,60 @@ export class ResponsesStreamDecoder implements StreamDecoder {
   private readonly closedItems = new Set<number>();
   /** Output index → IR index of an image_generation_call item (an image is a part of its own: no part_end). */
   private readonly imageSlots = new Map<number, number>();
+
+  private readonly raw: RawDelta = { kind: 'text_delta', index: 0, buf: '', from: 0, to: 0 };
+  private readonly scanned: ScannedDelta = { item: 0, part: 0 };
+  private readonly memo = newDeltaMemo();
+  /** The slot of the last delta taken raw (its key and IR index), and of the last one recognized. */
+  private rawKey: string | null = null;
+  private rawPieces = '';
+  private lastItem = -1;
+  private lastPart = -2;
+  private lastKey = '';
+  private lastIndex = 0;
+
+  /**
+   * A plain text delta (or function call arguments) whose part is already open: what onEvent would emit, undecoded.
+   * Changes no state; `rawTaken` does, once the delta was written raw.
+   */
+  rawDelta(buf: string, start: number, end: number): RawDelta | null {
+    if (!this.started || this.terminal) return null;
+    const d = this.raw;
+    const at = this.scanned;
+    if (!scanResponsesDelta(buf, start, end, d, at, this.memo)) return null;
+    if (at.item !== this.lastItem || at.part !== this.lastPart) {
+      const key = at.part < 0 ? `${at.item}:fc` : `${at.item}:c${at.part}`;
+      const index = this.slots.get(key);
+      if (index === undefined) return null; // the part starts: through onEvent
+      this.lastItem = at.item;
+      this.lastPart = at.part;
+      this.lastKey = key;
+      this.lastIndex = index;
+    }
+    d.index = this.lastIndex;
+    return d;
+  }
+
+  /** The delta `rawDelta` returned last was written raw: its text counts as emitted (as `delta` records it). */
+  rawTaken(d: RawDelta): void {
+    if (this.rawKey !== this.lastKey) {
+      this.flushRaw();
+      this.rawKey = this.lastKey;
+    }
+    this.rawPieces += d.buf.slice(d.from + 1, d.to - 1);
+    // The pieces are slices of the reads: decoded every few KB, so that they do not keep the stream's reads alive.
+    if (this.rawPieces.length > RAW_PIECES) this.flushRaw();
+  }
+
+  /** The raw deltas' text, decoded, added to what their slot emitted. */
+  private flushRaw(): void {
+    const key = this.rawKey;
+    if (key === null) return;
+    const text = JSON.parse(`"${utf8Of(this.rawPieces, 0, this.rawPieces.length)}"`) as string;
+    this.emitted.set(key, (this.emitted.get(key) ?? '') + text);
+    this.rawKey = null;
+    this.rawPieces = '';
+  }
 
   push(text: string): IrStreamEvent[] {
     const out: IrStreamEvent[] = [];
@@ -128,6 +190,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
   }
 
   private onEvent(name: string | undefined, data: string, out: IrStreamEvent[]): void {
+    this.flushRaw(); // every decoded event sees all the text emitted before it
     if (data === '[DONE]') return; // some compatible servers add it; the typed events decide
     const ev = parseStreamData(data);
     if (!isObj(ev)) return;

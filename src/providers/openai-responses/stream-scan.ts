@@ -1,0 +1,188 @@
+/**
+ * The common events of an OpenAI Responses stream recognized in their bytes, without parsing them (the decoder's
+ * `rawDelta`, stream.ts): a non-empty `response.output_text.delta` or `response.function_call_arguments.delta`, as
+ * OpenAI and the simulator serialize them —
+ *
+ *   event: response.output_text.delta
+ *   data: {"type":"response.output_text.delta","sequence_number":5,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hi","logprobs":[],"obfuscation":"x1"}
+ *
+ *   event: response.function_call_arguments.delta
+ *   data: {"type":"response.function_call_arguments.delta","sequence_number":9,"item_id":"fc_1","output_index":1,"delta":"{\"a\"","obfuscation":"x2"}
+ *
+ * (OpenAI's documentation prints them with `sequence_number` last, and some with a `response_id` before `item_id`.)
+ * The event is scanned as Latin-1 text of its bytes (services/codec-ir-bytes.ts) by a strict pattern that admits
+ * valid JSON only and exactly these fields in this order (`sequence_number` — after `type` or last —, `response_id`,
+ * `item_id`, `content_index`, `logprobs: []` and `obfuscation` each optional; none of them changes what the event
+ * decodes to but the two indexes); any
+ * other form (another key order, spacing, more fields, non-empty logprobs, an `id:` line, an empty delta) is left to
+ * the full parser, which gives the same result.
+ */
+import type { RawDelta } from '../../core/adapters.js';
+import { hasAt, JSON_STRING, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
+
+/** The optional fields that may follow `type`, which the decoder does not read. */
+const SEQUENCE = '(?:,"sequence_number":(?:0|[1-9][0-9]{0,15}))?';
+const IDS = `${SEQUENCE}(?:,"response_id":${JSON_STRING})?(?:,"item_id":${JSON_STRING})?`;
+const head = (type: string) => new RegExp(`(?:event: response\\.${type}\\.delta\\n)?data: \\{"type":"response\\.${type}\\.delta"${IDS},"output_index":`, 'y');
+/** Up to `output_index`'s value: of a text delta, of a piece of a function call's arguments. */
+const TEXT_HEAD = head('output_text');
+const ARGS_HEAD = head('function_call_arguments');
+/** The delta's string (sticky, from its `,`); its token starts 9 characters in and ends at `lastIndex`. */
+const DELTA = new RegExp(`,"delta":${NONEMPTY_JSON_STRING}`, 'y');
+const DELTA_KEY = ',"delta":'.length;
+/** After the delta, up to the closing brace (its end is checked by the caller). */
+const TEXT_TAIL = new RegExp(`(?:,"logprobs":\\[\\])?(?:,"obfuscation":${JSON_STRING})?${SEQUENCE}\\}`, 'y');
+const ARGS_TAIL = new RegExp(`(?:,"obfuscation":${JSON_STRING})?${SEQUENCE}\\}`, 'y');
+const CONTENT_INDEX = ',"content_index":';
+
+/** Where the kind of event shows: after `event: response.`, or after `data: {"type":"response.`. */
+const KIND_AFTER_EVENT = 'event: response.'.length;
+const KIND_AFTER_DATA = 'data: {"type":"response.'.length;
+
+/** The value of the index at `p` (digits only, already matched or checked here) and where it ends; -1 when none. */
+let indexEnd = 0;
+function readIndex(buf: string, p: number): number {
+  let c = buf.charCodeAt(p);
+  if (c < 0x30 || c > 0x39) return -1;
+  if (c === 0x30) {
+    indexEnd = p + 1;
+    c = buf.charCodeAt(p + 1);
+    return c >= 0x30 && c <= 0x39 ? -1 : 0;
+  }
+  let n = 0;
+  let i = p;
+  for (; i < p + 9 && c >= 0x30 && c <= 0x39; c = buf.charCodeAt(++i)) n = n * 10 + (c - 0x30);
+  if (c >= 0x30 && c <= 0x39) return -1; // more than 9 digits
+  indexEnd = i;
+  return n;
+}
+
+/**
+ * A recognized delta: `d` is filled in (`kind`, the token's bounds; `index` is left to the decoder), and `item` and
+ * `part` say where it goes: the output index, and the content index (-1 for a function call's arguments).
+ */
+export interface ScannedDelta {
+  item: number;
+  part: number;
+}
+
+/**
+ * The last delta recognized in a stream, as Latin-1 text copies: its `lead` (from the event's start to the end of its
+ * `"type"`), whether a `sequence_number` follows, and the `mid` (after the sequence number up to the delta's string:
+ * ids and indexes). A stream's deltas of one part differ only in the sequence number, the string and the tail, so the
+ * next one that starts with the same lead and mid needs only its number, string and tail checked (the id and index
+ * patterns run when the part changes).
+ */
+export interface DeltaMemo {
+  lead: string;
+  seq: boolean;
+  mid: string;
+  text: boolean;
+  item: number;
+  part: number;
+}
+
+export const newDeltaMemo = (): DeltaMemo => ({ lead: '', seq: false, mid: '', text: true, item: 0, part: 0 });
+
+const SEQUENCE_KEY = ',"sequence_number":';
+/** A delta's string token alone (sticky). */
+const TOKEN = new RegExp(NONEMPTY_JSON_STRING, 'y');
+const EVENT_LINE = (type: string) => `event: response.${type}.delta\n`.length;
+const DATA_TYPE = (type: string) => `data: {"type":"response.${type}.delta"`.length;
+const LEAD = { text: [DATA_TYPE('output_text'), EVENT_LINE('output_text')], args: [DATA_TYPE('function_call_arguments'), EVENT_LINE('function_call_arguments')] };
+
+/** After `,"sequence_number":` at `p`: where its number (0|[1-9][0-9]{0,15}) ends, -1 when there is none. */
+function afterNumber(buf: string, p: number): number {
+  const c = buf.charCodeAt(p);
+  if (c === 0x30) return p + 1;
+  if (c < 0x31 || c > 0x39) return -1;
+  const limit = p + 16;
+  for (p++; p < limit; p++) {
+    const x = buf.charCodeAt(p);
+    if (x < 0x30 || x > 0x39) break;
+  }
+  return p;
+}
+
+/** The delta from `start` to `end` whose lead and mid are `m`'s (see DeltaMemo). */
+function memoScan(buf: string, start: number, end: number, d: RawDelta, at: ScannedDelta, m: DeltaMemo): boolean {
+  if (m.lead === '' || !hasAt(buf, start, m.lead)) return false;
+  let p = start + m.lead.length;
+  if (m.seq) {
+    if (!hasAt(buf, p, SEQUENCE_KEY)) return false;
+    p = afterNumber(buf, p + SEQUENCE_KEY.length);
+    if (p < 0) return false;
+  }
+  if (!hasAt(buf, p, m.mid)) return false;
+  const from = p + m.mid.length;
+  TOKEN.lastIndex = from;
+  if (!TOKEN.test(buf)) return false;
+  const to = TOKEN.lastIndex;
+  const tail = m.text ? TEXT_TAIL : ARGS_TAIL;
+  tail.lastIndex = to;
+  if (!tail.test(buf) || tail.lastIndex !== end) return false;
+  d.kind = m.text ? 'text_delta' : 'tool_call_delta';
+  d.buf = buf;
+  d.from = from;
+  d.to = to;
+  at.item = m.item;
+  at.part = m.part;
+  return true;
+}
+
+/** A copy of `buf` from `s` to `e` that does not keep `buf` alive. */
+const copyOf = (buf: string, s: number, e: number): string => Buffer.from(buf.slice(s, e), 'latin1').toString('latin1');
+
+/**
+ * Whether `buf` from `start` to `end` (one event, its blank line excluded) is a non-empty text delta or function
+ * call arguments delta of the form above. Then `d` (kind and token) and `at` are filled in. With `memo`, a delta like
+ * the last one recognized is checked against it (memoScan), and one recognized otherwise becomes the memo.
+ */
+export function scanResponsesDelta(buf: string, start: number, end: number, d: RawDelta, at: ScannedDelta, memo?: DeltaMemo): boolean {
+  if (memo !== undefined && memoScan(buf, start, end, d, at, memo)) return true;
+  if (!fullScan(buf, start, end, d, at)) return false;
+  if (memo !== undefined) {
+    const text = d.kind === 'text_delta';
+    const lengths = text ? LEAD.text : LEAD.args;
+    const leadEnd = start + lengths[0] + (buf.charCodeAt(start) === 0x65 ? lengths[1] : 0);
+    const seq = hasAt(buf, leadEnd, SEQUENCE_KEY);
+    const midStart = seq ? afterNumber(buf, leadEnd + SEQUENCE_KEY.length) : leadEnd;
+    Object.assign(memo, { lead: copyOf(buf, start, leadEnd), seq, mid: copyOf(buf, midStart, d.from), text, item: at.item, part: at.part });
+  }
+  return true;
+}
+
+/** scanResponsesDelta by the patterns alone. */
+function fullScan(buf: string, start: number, end: number, d: RawDelta, at: ScannedDelta): boolean {
+  const k = buf.charCodeAt(start + (buf.charCodeAt(start) === 0x65 ? KIND_AFTER_EVENT : KIND_AFTER_DATA));
+  const text = k === 0x6f; // `o`utput_text
+  if (!text && k !== 0x66) return false; // `f`unction_call_arguments
+  const re = text ? TEXT_HEAD : ARGS_HEAD;
+  re.lastIndex = start;
+  if (!re.test(buf)) return false;
+  const item = readIndex(buf, re.lastIndex);
+  if (item < 0) return false;
+  let p = indexEnd;
+  let part = -1;
+  if (text) {
+    part = 0;
+    if (buf.startsWith(CONTENT_INDEX, p)) {
+      part = readIndex(buf, p + CONTENT_INDEX.length);
+      if (part < 0) return false;
+      p = indexEnd;
+    }
+  }
+  DELTA.lastIndex = p;
+  if (!DELTA.test(buf)) return false;
+  const to = DELTA.lastIndex;
+  const tail = text ? TEXT_TAIL : ARGS_TAIL;
+  tail.lastIndex = to;
+  if (!tail.test(buf) || tail.lastIndex !== end) return false;
+  d.kind = text ? 'text_delta' : 'tool_call_delta';
+  d.buf = buf;
+  d.from = p + DELTA_KEY;
+  d.to = to;
+  at.item = item;
+  at.part = part;
+  return true;
+}

@@ -1,0 +1,82 @@
+/**
+ * The memos of the translated fast path's scans: a stream's next plain event is checked against the fixed parts of the
+ * last one (chat: `ChunkMemo`, providers/openai/chunk-scan.ts; Responses: `DeltaMemo`,
+ * providers/openai-responses/stream-scan.ts) and must give what the full patterns give, whatever changes.
+ */
+import { describe, expect, it } from 'vitest';
+import type { RawDelta } from '../../src/core/adapters.js';
+import { newDeltaMemo, scanResponsesDelta, type ScannedDelta } from '../../src/providers/openai-responses/stream-scan.js';
+import { plainChunkDelta, type ChunkMemo } from '../../src/providers/openai/chunk-scan.js';
+
+const latin1 = (s: string) => Buffer.from(s).toString('latin1');
+const textEvent = (delta: string, item = 0, part = 0, seq = 5) =>
+  `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${seq},"item_id":"msg_1","output_index":${item},"content_index":${part},"delta":${delta},"logprobs":[]}`;
+const argsEvent = (delta: string, item = 1, seq = 9) => `event: response.function_call_arguments.delta\ndata: {"type":"response.function_call_arguments.delta","sequence_number":${seq},"item_id":"fc_1","output_index":${item},"delta":${delta}}`;
+
+describe('Responses deltas recognized against the last one (DeltaMemo)', () => {
+  it('gives what the full patterns give, event after event, when the number, ids, indexes, kind or tail change', () => {
+    const events = [
+      textEvent('"a"', 0, 0, 1),
+      textEvent('"b é"', 0, 0, 2),
+      textEvent('"c"', 0, 0, 1234567890123456),
+      textEvent('"c"', 0, 0, 12345678901234567), // 17 digits: not the pattern
+      textEvent('"c"', 0, 0, 3).replace('"sequence_number":3', '"sequence_number":03'),
+      textEvent('""', 0, 0, 4),
+      textEvent('"d"', 0, 1, 5), // another part
+      textEvent('"e"', 0, 1, 6).replace('"logprobs":[]', '"logprobs":[],"obfuscation":"Zx"'),
+      textEvent('"f"', 0, 1, 7).replace('"logprobs":[]', '"logprobs":[1]'),
+      textEvent('"g"', 0, 1, 8).slice('event: response.output_text.delta\n'.length), // no event line
+      textEvent('"h"', 0, 1, 9).replace('"item_id":"msg_1"', '"item_id":"msg_2"'),
+      argsEvent('"{"', 1, 10),
+      argsEvent('"}"', 1, 11),
+      argsEvent('"}"', 2, 12),
+      textEvent('"i"', 0, 1, 13).replace(',"sequence_number":13', ''),
+      textEvent('"j"', 0, 1, 14).replace(',"sequence_number":14', ''),
+      textEvent('"k"', 0, 1, 15),
+      textEvent('"l"', 0, 1, 16).replace('"delta":"l"', '"delta":"l" '),
+    ];
+    const memo = newDeltaMemo();
+    const found = (event: string, m?: ReturnType<typeof newDeltaMemo>) => {
+      const buf = latin1(`xx\n\n${event}\n\n`); // not at 0: offsets count
+      const d: RawDelta = { kind: 'text_delta', index: -1, buf: '', from: 0, to: 0 };
+      const at: ScannedDelta = { item: -1, part: -1 };
+      return scanResponsesDelta(buf, 4, buf.length - 2, d, at, m) ? { kind: d.kind, item: at.item, part: at.part, token: Buffer.from(buf.slice(d.from, d.to), 'latin1').toString() } : null;
+    };
+    const got = events.map((e) => found(e, memo));
+    expect(got).toEqual(events.map((e) => found(e)));
+    expect(got.map((g) => g && `${g.item}/${g.part} ${g.token}`)).toEqual(['0/0 "a"', '0/0 "b é"', '0/0 "c"', null, null, null, '0/1 "d"', '0/1 "e"', null, '0/1 "g"', '0/1 "h"', '1/-1 "{"', '1/-1 "}"', '2/-1 "}"', '0/1 "i"', '0/1 "j"', '0/1 "k"', null]);
+  });
+});
+
+// ---- chat upstream plain chunks with a memo of the last head and tail --------------------------------------------
+
+describe('chat plain chunks recognized against the last one (ChunkMemo)', () => {
+  it('gives what the full patterns give, chunk after chunk, when the head, the tail or the delta changes', () => {
+    const head = (id: string, extra = '') => `data: {"id":"${id}","object":"chat.completion.chunk","created":1699999999,"model":"up-model",${extra}"choices":[{"index":0,"delta":`;
+    const tail = (usage = true) => `,"logprobs":null,"finish_reason":null}]${usage ? ',"usage":null' : ''}}`;
+    const chunks = [
+      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":"a"}${tail()}`,
+      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":"b é"}${tail()}`,
+      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":""}${tail()}`, // empty: not plain
+      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":"c"}${tail(false)}`, // another tail
+      `${head('c1', '"system_fingerprint":"fp_1",')}{"content":"d"}${tail(false)}`,
+      `${head('c2')}{"content":"e"}${tail(false)}`, // another head
+      `${head('c2')}{"content":"f"}`, // the head alone
+      `${head('c2')}{"content":"g"},"finish_reason":"stop"}]}`,
+      `${head('c2')}{"tool_calls":[{"index":3,"function":{"arguments":"{\\"x\\":"}}]}${tail(false)}`,
+      `${head('c2')}{"content":"h"}${tail(false)} `,
+      `${head('c2')}{"content":"i"}}${tail(false)}`,
+      `${head('c2')}{"reasoning":"j"}${tail(false)}`,
+      `${head('c2')}{"content":"k"}${tail(false)}`,
+    ];
+    const memo: ChunkMemo = { head: '', tail: '' };
+    const found = (event: string, m?: ChunkMemo) => {
+      const buf = latin1(`xx\n\n${event}\n\n`); // not at 0: offsets count
+      const d: RawDelta = { kind: 'text_delta', index: -1, buf: '', from: 0, to: 0 };
+      return plainChunkDelta(buf, 4, buf.length - 2, d, m) ? { kind: d.kind, index: d.index, token: Buffer.from(buf.slice(d.from, d.to), 'latin1').toString() } : null;
+    };
+    const got = chunks.map((c) => found(c, memo));
+    expect(got).toEqual(chunks.map((c) => found(c)));
+    expect(got.map((g) => g?.token ?? null)).toEqual(['"a"', '"b é"', null, '"c"', '"d"', '"e"', null, null, '"{\\"x\\":"', null, null, null, '"k"']);
+  });
+});
