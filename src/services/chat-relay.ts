@@ -24,6 +24,7 @@ import { eventTooLarge, sseLimits, SseEventBound } from '../providers/sse.js';
 import { openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
 import type { StreamSession } from './codec-types.js';
 import { hasAt, plainChunkAt, plainChunkChars, type PlainChunk } from '../providers/openai/chunk-scan.js';
+import { ChunkTemplate, OutBytes, type TemplateMatch } from '../providers/openai/chunk-template.js';
 import { chatUsageView } from './codec-usage.js';
 
 const { streamError, tokenUsage, checkChunk: checkChatChunk } = openaiChatWire;
@@ -71,16 +72,17 @@ export function mirrorReasoning(choices: unknown, key: 'message' | 'delta'): boo
 
 const DATA = 'data: ';
 const DONE = '[DONE]';
-/** UTF-8 text as Latin-1 text of its bytes (what the relay's output is built of): the same text when it is ASCII. */
+/** The end of an event (as a Buffer: searched for in the bytes). */
+const LFLF = Buffer.from('\n\n');
+/** UTF-8 text as Latin-1 text of its bytes (how the reads are scanned): the same text when it is ASCII. */
 const latin1 = (s: string, ascii: boolean) => (s === '' || ascii ? s : Buffer.from(s).toString('latin1'));
-/** The UTF-8 text of `buf` (Latin-1 text of bytes) from `s` to `e`: a slice when the bytes are ASCII. */
-const utf8Of = (buf: string, s: number, e: number, ascii: boolean) => (ascii ? buf.slice(s, e) : Buffer.from(buf.slice(s, e), 'latin1').toString('utf8'));
-/** Whether strings (ids, names; a few dozen characters) are ASCII: then the lines built of them and of ASCII bytes are too. */
-function asciiText(a: string, b: string, c: string): boolean {
+/** The text of the read's bytes from `s` to `e` (`buf`, their Latin-1 text: a slice of it when the read is ASCII). */
+const textOf = (buf: string, bytes: Buffer, s: number, e: number, ascii: boolean) => (ascii ? buf.slice(s, e) : bytes.toString('utf8', s, e));
+/** Whether strings (ids, names; a few dozen characters) are ASCII. */
+function asciiText(a: string, b: string): boolean {
   let bits = 0;
   for (let i = 0; i < a.length; i++) bits |= a.charCodeAt(i);
   for (let i = 0; i < b.length; i++) bits |= b.charCodeAt(i);
-  for (let i = 0; i < c.length; i++) bits |= c.charCodeAt(i);
   return bits < 0x80;
 }
 
@@ -104,6 +106,8 @@ function ourChunk(b: ChunkBase, choices: unknown[], usage: unknown): Record<stri
 
 /** Where the parts of the plain chunk just matched are (push is synchronous: one for every relay). */
 const at: PlainChunk = { delta: 0, deltaEnd: 0, tail: 0 };
+/** What a template match found (the same). */
+const matched: TemplateMatch = { chars: 0 };
 
 /** The chat relay of one attempt (see the file comment). */
 export function chatRelay(meta: AnswerMeta): StreamSession {
@@ -123,30 +127,25 @@ class ChatRelay implements StreamSession {
   private raw: OpenAIUsage | null = null;
   /** Chunks without output (the opening role-only one) are held until output flows: a failure before then may still fall back. */
   private held = '';
-  /** Whether `held` is ASCII (then it is its own Latin-1 text). */
-  private heldAscii = true;
-  /** Whether the line `data` builds now is known to be ASCII (its event's bytes are, and so is our prefix). */
-  private lineAscii = false;
-  /** Whether our prefix (id, model, provider) is ASCII. */
-  private readonly metaAscii: boolean;
   private readonly base: ChunkBase;
   /** Most chunks need only their id, created and model replaced and the provider added (see chunkPrefix). */
   private readonly ourPrefix: string;
-  /** `data: ` and our prefix, as Latin-1 text of their UTF-8 bytes. */
-  private readonly ourData: string;
+  /** `data: ` and our prefix, as bytes. */
+  private readonly ourData: Buffer;
   /** `data: ` and the upstream's usual prefix, as Latin-1 text of their UTF-8 bytes (as the reads are scanned). */
   private upstreamData: string | null = null;
   private upstreamText: string | null = null;
-  /** The bytes (Latin-1 text) of an event not yet complete at the end of the last read. */
-  private carry = '';
+  /** The last plain chunk recognized by the patterns, as the template of the next ones (chunk-template.ts). */
+  private template: ChunkTemplate | null = null;
+  /** The bytes of an event not yet complete at the end of the last read. */
+  private carry: Buffer | null = null;
   /** CR line ends seen: `eventsource-parser` reads the rest of the stream. */
   private legacy: { parser: ReturnType<typeof createParser>; events: EventSourceMessage[]; decoder: StringDecoder; bound: SseEventBound } | null = null;
 
   constructor(private readonly meta: AnswerMeta) {
     this.base = { id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, provider: meta.provider };
     this.ourPrefix = chunkPrefix(meta.id, meta.created, meta.model, meta.provider);
-    this.metaAscii = asciiText(meta.id, meta.model, meta.provider ?? '');
-    this.ourData = latin1(`data: ${this.ourPrefix}`, this.metaAscii);
+    this.ourData = Buffer.from(`data: ${this.ourPrefix}`);
   }
 
   push(input: string | Uint8Array): Buffer | string {
@@ -154,81 +153,92 @@ class ChatRelay implements StreamSession {
     if (this.done) return '';
     if (this.legacy === null && chunk.indexOf(0x0d) !== -1) this.toLegacy();
     if (this.legacy !== null) return this.pushLegacy(chunk);
-    // The read as Latin-1 text: one character per byte, a copy without decoding. Output is built the same way
-    // (slices of it, our prefix) and encoded back to the same bytes once per read.
+    // The read's bytes (after what the last read left). Chunks like the last plain one are compared with it in the
+    // bytes (chunk-template.ts); any other event is read in the bytes' Latin-1 text (one character per byte, a copy
+    // without decoding), which the patterns and comparisons scan. Output is written as bytes (see OutBytes).
     const carried = this.carry;
-    const buf = carried + chunk.toString('latin1');
-    this.carry = '';
-    // An ASCII read (the usual one) and our ASCII prefix: every line built is its own Latin-1 text, and so is the output.
-    const ascii = carried === '' && this.metaAscii && isAscii(chunk);
-    let outAscii = ascii;
-    let out = '';
+    const bytes = carried === null ? chunk : Buffer.concat([carried, chunk]);
+    this.carry = null;
+    const ascii = isAscii(bytes);
+    let tpl = this.template;
+    const out = new OutBytes(Math.ceil(bytes.length * (tpl === null ? 1.25 : tpl.growth)) + 64);
+    let buf: string | null = null;
     let pos = 0;
     try {
       // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
-      const last = buf.lastIndexOf('\n\n');
-      const utf8 = last > 0 && (ascii || (carried === '' ? isUtf8(last + 2 === chunk.length ? chunk : chunk.subarray(0, last)) : isUtf8(Buffer.from(buf.slice(0, last), 'latin1'))));
-      for (let nn = buf.indexOf('\n\n', pos); nn !== -1 && !this.done; pos = nn + 2, nn = buf.indexOf('\n\n', pos)) {
-        let s = pos;
-        while (s < nn && buf.charCodeAt(s) === 0x0a) s++; // blank lines beyond the first
-        if (s === nn) continue;
-        // A plain chunk: `data: ` and the upstream's usual prefix (one comparison), then its patterns, which admit no
-        // line break (the event is this one line). Relayed as our prefix, the rest up to its tail, and `}`.
-        const upData = this.upstreamData;
-        if (utf8 && upData !== null && hasAt(buf, s, upData) && plainChunkAt(buf, s + upData.length, at)) {
-          this.contentStarted = true;
-          this.producedTokens += deltaTokens(plainChunkChars(buf, at));
-          if (this.held !== '') {
-            outAscii &&= this.heldAscii;
-            out += latin1(this.held, this.heldAscii);
-            this.takeHeld();
-          }
-          out += this.ourData + buf.slice(s + upData.length, at.tail) + '}\n\n';
-          continue;
-        }
-        if (hasAt(buf, s, DATA)) {
-          const d = s + DATA.length;
-          if (buf.indexOf('\n', s) === nn) {
-            if (nn - d === DONE.length && hasAt(buf, d, DONE)) {
-              this.done = true;
-              break;
-            }
-            const plain = ascii && this.heldAscii;
-            this.lineAscii = ascii;
-            out += latin1(this.data(utf8Of(buf, d, nn, ascii)), plain);
-            outAscii &&= plain;
-            continue;
+      const last = bytes.lastIndexOf(LFLF);
+      const utf8 = last > 0 && (ascii || isUtf8(last + 2 === bytes.length ? bytes : bytes.subarray(0, last)));
+      const view = utf8 ? new DataView(bytes.buffer, bytes.byteOffset, bytes.length) : null;
+      const m = matched;
+      while (!this.done) {
+        if (view !== null && tpl !== null) {
+          for (let e = tpl.match(bytes, view, pos, out, m); e !== -1; e = tpl.match(bytes, view, pos, out, m)) {
+            this.producedTokens += deltaTokens(m.chars);
+            pos = e;
           }
         }
-        if (buf.charCodeAt(s) !== 0x3a || buf.indexOf('\n', s) !== nn) {
-          // Anything but a one-line comment: an event of other fields (`event:`, several `data:` lines, `id:`).
-          for (const ev of parseEvents(utf8Of(buf, s, nn + 2, ascii))) {
-            if (ev.data === '[DONE]') {
-              this.done = true;
-              break;
-            }
-            const plain = ascii && this.heldAscii;
-            this.lineAscii = ascii;
-            out += latin1(this.data(ev.data), plain);
-            outAscii &&= plain;
-          }
-        }
+        const nn = bytes.indexOf(LFLF, pos);
+        if (nn === -1) break;
+        buf ??= bytes.toString('latin1');
+        this.event(buf, bytes, pos, nn, ascii, utf8, out);
+        tpl = this.template;
+        pos = nn + 2;
       }
-      if (!this.done && pos < buf.length) {
-        if (buf.length - pos > sseLimits.eventChars) throw eventTooLarge();
-        this.carry = buf.slice(pos);
+      if (!this.done && pos < bytes.length) {
+        if (bytes.length - pos > sseLimits.eventChars) throw eventTooLarge();
+        this.carry = bytes.subarray(pos);
       }
     } catch (err) {
-      if (out === '') throw err;
+      if (out.pos === 0) throw err;
       this.failure = err as UpstreamError;
     }
-    return out === '' || outAscii ? out : Buffer.from(out, 'latin1');
+    return out.result();
+  }
+
+  /** One event of the read, from `s` to its blank line at `nn`, by the patterns or by parsing it; its output to `out`. */
+  private event(buf: string, bytes: Buffer, s: number, nn: number, ascii: boolean, utf8: boolean, out: OutBytes): void {
+    while (s < nn && buf.charCodeAt(s) === 0x0a) s++; // blank lines beyond the first
+    if (s === nn) return;
+    // A plain chunk: `data: ` and the upstream's usual prefix (one comparison), then its patterns, which admit no line
+    // break (the event is this one line). Relayed as our prefix, the rest up to its tail, and `}`; the template of the
+    // next ones.
+    const upData = this.upstreamData;
+    if (utf8 && upData !== null && hasAt(buf, s, upData) && plainChunkAt(buf, s + upData.length, at)) {
+      this.contentStarted = true;
+      this.producedTokens += deltaTokens(plainChunkChars(buf, at));
+      if (this.held !== '') out.text(this.takeHeld());
+      out.bytes(this.ourData, 0, this.ourData.length);
+      out.bytes(bytes, s + upData.length, at.tail);
+      out.text('}\n\n');
+      this.template = new ChunkTemplate(buf, s, nn + 2, at, this.ourData, upData.length);
+      return;
+    }
+    if (hasAt(buf, s, DATA)) {
+      const d = s + DATA.length;
+      if (buf.indexOf('\n', s) === nn) {
+        if (nn - d === DONE.length && hasAt(buf, d, DONE)) {
+          this.done = true;
+          return;
+        }
+        out.text(this.data(textOf(buf, bytes, d, nn, ascii)));
+        return;
+      }
+    }
+    if (buf.charCodeAt(s) !== 0x3a || buf.indexOf('\n', s) !== nn) {
+      // Anything but a one-line comment: an event of other fields (`event:`, several `data:` lines, `id:`).
+      for (const ev of parseEvents(textOf(buf, bytes, s, nn + 2, ascii))) {
+        if (ev.data === '[DONE]') {
+          this.done = true;
+          return;
+        }
+        out.text(this.data(ev.data));
+      }
+    }
   }
 
   private takeHeld(): string {
     const h = this.held;
     this.held = '';
-    this.heldAscii = true;
     return h;
   }
 
@@ -236,15 +246,14 @@ class ChatRelay implements StreamSession {
     const events: EventSourceMessage[] = [];
     this.legacy = { parser: createParser({ onEvent: (ev) => events.push(ev) }), events, decoder: new StringDecoder('utf8'), bound: new SseEventBound() };
     const carry = this.carry;
-    this.carry = '';
-    if (carry) this.legacy.parser.feed(this.legacy.decoder.write(Buffer.from(carry, 'latin1')));
+    this.carry = null;
+    if (carry) this.legacy.parser.feed(this.legacy.decoder.write(carry));
   }
 
   private pushLegacy(chunk: Buffer): string {
     const { parser, events, decoder, bound } = this.legacy!;
     const text = decoder.write(chunk);
     parser.feed(text);
-    this.lineAscii = false;
     let out = '';
     try {
       bound.fed(text.length, events.length);
@@ -294,14 +303,13 @@ class ChatRelay implements StreamSession {
     if (this.upstreamText === null && typeof json.id === 'string' && typeof json.created === 'number' && typeof json.model === 'string') {
       this.upstreamText = chunkPrefix(json.id, json.created, json.model);
       const upData = `data: ${this.upstreamText}`;
-      this.upstreamData = latin1(upData, asciiText(json.id, json.model, ''));
+      this.upstreamData = latin1(upData, asciiText(json.id, json.model));
     }
     const up = this.upstreamText;
     const verbatim = norm === null && !mirrored && !withUsage && json.provider === undefined && up !== null && data.startsWith(up);
     const line = verbatim ? `data: ${this.ourPrefix}${data.slice(up!.length)}\n\n` : `data: ${JSON.stringify(Object.assign(json, this.base))}\n\n`;
     if (!this.contentStarted && !output) {
       this.held += line;
-      this.heldAscii &&= this.lineAscii;
       return '';
     }
     this.contentStarted = true;
