@@ -12,6 +12,8 @@
  *
  * RELAY_CHUNKS=<n> (e.g. 10000): a long stream instead, n content chunks of one word each (as bench:run's 10,000-chunk
  * row), fed in reads of RELAY_READ bytes (default 65536, what a socket read gives); prints µs per chunk too.
+ * RELAY_ENCODE=1: text output is encoded to bytes as the socket's write would (a build that returns Buffers pays that
+ * inside `push`).
  */
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
@@ -23,6 +25,7 @@ const N = Number(process.argv[3] ?? 20_000);
 const PREFIX = process.env.RELAY_VGDB_PREFIX;
 const CHUNKS = Number(process.env.RELAY_CHUNKS ?? 0);
 const READ = Number(process.env.RELAY_READ ?? 65536);
+const ENCODE = process.env.RELAY_ENCODE === '1';
 
 /** The simulator's streamed answer to "hello" (src/sim/openai.ts streamEvents), usage asked for. */
 function simStream(): Buffer[] {
@@ -55,13 +58,15 @@ async function main() {
   const codec = codecFor('chat', { model: 'bench/model', messages: [{ role: 'user', content: 'hello' }], stream: true }, null, { upstreamModel: 'bench-model', supportedParameters: [] }, 'openai');
   const meta = { id: 'gen-1795565879-abcdefghijklmnop', created: 1795565879, model: 'bench/model', provider: 'Simulator', cost: 0.000035, cost_details: {} };
   const reads = simStream();
+  // The bytes the socket's write would send: text is encoded there (RELAY_ENCODE=1 counts that too).
+  const written = (out: string | Buffer) => (ENCODE && typeof out === 'string' ? Buffer.from(out).length : out.length);
   let bytes = 0;
   const run = (n: number) => {
     for (let i = 0; i < n; i++) {
       const s = codec.openStream(meta);
       const decoder = new StringDecoder('utf8');
-      for (const read of reads) bytes += s.push(s.binary ? read : decoder.write(read)).length;
-      bytes += s.finishOut(meta).length;
+      for (const read of reads) bytes += written(s.push(s.binary ? read : decoder.write(read)));
+      bytes += written(s.finishOut(meta));
     }
   };
   run(CHUNKS ? Math.min(4 * N, 40) : 4 * N);

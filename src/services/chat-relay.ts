@@ -2,13 +2,15 @@
  * The same-protocol stream relay (chat completions in, an OpenAI-protocol upstream): the upstream's bytes in, the
  * client's bytes out, with as little work per chunk as the job allows.
  *
- * Each upstream read is split into events at their blank line (`\n\n`, found with `Buffer.indexOf`). An ordinary
- * content chunk — one choice whose delta is non-empty text or a tool call's next arguments, no finish reason, no
- * usage, only inert fields besides, valid JSON — is recognized by a byte scan (`plainChunkLength`) and relayed as our
- * prefix (`data: {"id":…,"object":…,"created":…,"model":…,"provider":…,`) followed by the rest of its bytes as read:
- * not decoded, parsed, re-serialized or re-encoded. The chunks of one read go out as one Buffer. Every other event
- * (the role chunk, finish, usage, errors, reasoning, another key order, comments, multi-line events) is decoded and
- * handled by `ChunkHandler.data` with `JSON.parse`: a few per stream.
+ * An ordinary content chunk — one choice whose delta is non-empty text or a tool call's next arguments, no finish
+ * reason, no usage, only inert fields besides, valid JSON — is relayed as our prefix (`data: {"id":…,"object":…,
+ * "created":…,"model":…,"provider":…,`) followed by the rest of its bytes as read: not decoded, parsed,
+ * re-serialized or re-encoded. A plain chunk is recognized by the strict patterns of providers/openai/chunk-scan.ts
+ * (on the read's Latin-1 text) and kept as a template; the chunks after it that repeat its bytes around their delta
+ * string are recognized by comparing those bytes and scanning the string (providers/openai/chunk-template.ts), with
+ * no pattern and no search for the event's end. The output of one read is written into one Buffer. Every other event
+ * (the role chunk, finish, usage, errors, reasoning, another key order, comments, multi-line events) is found at its
+ * blank line, decoded and handled by `data` with `JSON.parse`: a few per stream.
  *
  * A stream whose line ends are not LF (a CR anywhere: `\r\n` or `\r` ends, which JSON text cannot hold unescaped) is
  * read by `eventsource-parser` from then on, event by event, through the same handler. Bytes that are not UTF-8 take
