@@ -155,46 +155,70 @@ class ChatRelay implements StreamSession {
     if (this.done) return '';
     if (this.legacy === null && chunk.indexOf(0x0d) !== -1) this.toLegacy();
     if (this.legacy !== null) return this.pushLegacy(chunk);
-    // The read's bytes (after what the last read left). Chunks like the last plain one are compared with it in the
-    // bytes (chunk-template.ts); any other event is read in the bytes' Latin-1 text (one character per byte, a copy
-    // without decoding), which the patterns and comparisons scan. Output is written as bytes (see OutBytes).
     const carried = this.carry;
-    const bytes = carried === null ? chunk : Buffer.concat([carried, chunk]);
-    this.carry = null;
-    const ascii = isAscii(bytes);
-    let tpl = this.template;
-    const out = new OutBytes(Math.ceil(bytes.length * (tpl === null ? 1.25 : tpl.growth)) + 64);
-    let buf: string | null = null;
-    let pos = 0;
+    const tpl = this.template;
+    const out = new OutBytes(Math.ceil((chunk.length + (carried === null ? 0 : carried.length)) * (tpl === null ? 1.25 : tpl.growth)) + 64);
     try {
-      // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
-      const last = bytes.lastIndexOf(LFLF);
-      const utf8 = last > 0 && (ascii || isUtf8(last + 2 === bytes.length ? bytes : bytes.subarray(0, last)));
-      const view = utf8 ? new DataView(bytes.buffer, bytes.byteOffset, bytes.length) : null;
-      const m = matched;
-      while (!this.done) {
-        if (view !== null && tpl !== null) {
-          for (let e = tpl.match(bytes, view, pos, out, m); e !== -1; e = tpl.match(bytes, view, pos, out, m)) {
-            this.producedTokens += deltaTokens(m.chars);
-            pos = e;
-          }
+      if (carried === null) this.scan(chunk, out);
+      else {
+        // The event the last read cut is completed from this read's first bytes and read on its own (the read is not
+        // copied behind it); the rest of the read follows.
+        this.carry = null;
+        // Its end: a blank line across the boundary (`\n` | `\n`), else the first one in this read.
+        const across = carried[carried.length - 1] === 0x0a && chunk.length > 0 && chunk[0] === 0x0a;
+        const lf = across ? -1 : chunk.indexOf(LFLF);
+        const end = across ? 1 : lf === -1 ? -1 : lf + 2;
+        if (end === -1) {
+          const joined = Buffer.concat([carried, chunk]);
+          if (joined.length > sseLimits.eventChars) throw eventTooLarge();
+          this.carry = joined;
+        } else {
+          this.scan(Buffer.concat([carried, chunk.subarray(0, end)]), out);
+          if (!this.done && end < chunk.length) this.scan(chunk.subarray(end), out);
         }
-        const nn = bytes.indexOf(LFLF, pos);
-        if (nn === -1) break;
-        buf ??= bytes.toString('latin1');
-        this.event(buf, bytes, pos, nn, ascii, utf8, out);
-        tpl = this.template;
-        pos = nn + 2;
-      }
-      if (!this.done && pos < bytes.length) {
-        if (bytes.length - pos > sseLimits.eventChars) throw eventTooLarge();
-        this.carry = bytes.subarray(pos);
       }
     } catch (err) {
       if (out.pos === 0) throw err;
       this.failure = err as UpstreamError;
     }
     return out.result();
+  }
+
+  /**
+   * The events of `bytes` (from an event's start), output to `out`; what follows the last complete one is carried to
+   * the next read. Chunks like the last plain one are compared with it in the bytes (chunk-template.ts); any other
+   * event is read in the bytes' Latin-1 text (one character per byte, a copy without decoding), which the patterns
+   * and comparisons scan.
+   */
+  private scan(bytes: Buffer, out: OutBytes): void {
+    const ascii = isAscii(bytes);
+    let tpl = this.template;
+    let buf: string | null = null;
+    let view: DataView | null = null;
+    let pos = 0;
+    // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
+    const last = bytes.lastIndexOf(LFLF);
+    const utf8 = last > 0 && (ascii || isUtf8(last + 2 === bytes.length ? bytes : bytes.subarray(0, last)));
+    const m = matched;
+    while (!this.done) {
+      if (utf8 && tpl !== null) {
+        view ??= new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+        for (let e = tpl.match(bytes, view, pos, out, m); e !== -1; e = tpl.match(bytes, view, pos, out, m)) {
+          this.producedTokens += deltaTokens(m.chars);
+          pos = e;
+        }
+      }
+      const nn = bytes.indexOf(LFLF, pos);
+      if (nn === -1) break;
+      buf ??= bytes.toString('latin1');
+      this.event(buf, bytes, pos, nn, ascii, utf8, out);
+      tpl = this.template;
+      pos = nn + 2;
+    }
+    if (!this.done && pos < bytes.length) {
+      if (bytes.length - pos > sseLimits.eventChars) throw eventTooLarge();
+      this.carry = bytes.subarray(pos);
+    }
   }
 
   /** One event of the read, from `s` to its blank line at `nn`, by the patterns or by parsing it; its output to `out`. */
