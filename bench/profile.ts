@@ -5,6 +5,8 @@
  * (docs/benchmark.md); the absolute times move with the machine's load, the shares much less. The simulator and the
  * gateway listen on free ports (PROF_PORT=<base>: base and base + 201). PROF_BODY_BYTES (with
  * PROF_MESSAGES, default 1) sends a body of about that size, split into that many messages (issue 18's body rows).
+ * PROF_CHUNKS=<n> streams answers of n chunks with no gap between them (issue 18's 10,000-chunk stream row; implies
+ * PROF_STREAM=1, 8 connections) and reports per chunk.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,7 +19,8 @@ import { benchPorts, waitUp, writeGatewayConfig } from './common.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const N = Number(process.env.PROF_REQUESTS ?? 20000);
-const STREAM = process.env.PROF_STREAM === '1';
+const CHUNKS = Number(process.env.PROF_CHUNKS ?? 0);
+const STREAM = process.env.PROF_STREAM === '1' || CHUNKS > 0;
 const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
 const kids = new Set<ChildProcess>();
 process.on('exit', () => kids.forEach((k) => k.kill('SIGKILL')));
@@ -37,7 +40,7 @@ function requestBody(): string {
 function load(url: string, key: string, amount: number): Promise<autocannon.Result> {
   const body = requestBody();
   return new Promise((res, rej) =>
-    autocannon({ url, method: 'POST', connections: 16, amount, timeout: 120, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body }, (e, r) => (e ? rej(e) : res(r))),
+    autocannon({ url, method: 'POST', connections: CHUNKS ? 8 : 16, amount, timeout: 120, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body }, (e, r) => (e ? rej(e) : res(r))),
   );
 }
 
@@ -63,6 +66,7 @@ async function main() {
   const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'prof' }) });
   const { key } = (await res.body.json()) as { key: string };
   const url = `${base}/api/v1/chat/completions`;
+  if (CHUNKS) await request(`http://127.0.0.1:${simPort}/_sim/knobs/default`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ chunkGapMs: 0, completionTokens: CHUNKS }) }).then((r) => r.body.dump());
   await load(url, key, N / 2); // warm-up, not profiled
   const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
   gw.kill('SIGUSR2');
@@ -87,9 +91,12 @@ async function main() {
     byFn.set(k, (byFn.get(k) ?? 0) + t);
   }
   const rows = [...byFn].sort((a, b) => b[1] - a[1]);
-  console.log(`${dir}: ${N} ${STREAM ? 'streamed' : 'plain'} requests, ${r.non2xx + r.errors} errors, ${(total / 1000).toFixed(0)} ms busy, ${(total / N).toFixed(1)} µs/req`);
-  for (const [k, t] of rows.slice(0, Number(process.env.PROF_TOP ?? 60))) console.log(`${(t / N).toFixed(2).padStart(7)} µs/req  ${k}`);
-  if (process.argv[3]) writeFileSync(process.argv[3], JSON.stringify(Object.fromEntries(rows.map(([k, t]) => [k, t / N]))));
+  // Per request, or per chunk with PROF_CHUNKS.
+  const units = CHUNKS ? N * CHUNKS : N;
+  const unit = CHUNKS ? 'µs/chunk' : 'µs/req';
+  console.log(`${dir}: ${N} ${STREAM ? 'streamed' : 'plain'} requests, ${r.non2xx + r.errors} errors, ${(total / 1000).toFixed(0)} ms busy, ${(total / units).toFixed(CHUNKS ? 3 : 1)} ${unit}`);
+  for (const [k, t] of rows.slice(0, Number(process.env.PROF_TOP ?? 60))) console.log(`${(t / units).toFixed(CHUNKS ? 4 : 2).padStart(7)} ${unit}  ${k}`);
+  if (process.argv[3]) writeFileSync(process.argv[3], JSON.stringify(Object.fromEntries(rows.map(([k, t]) => [k, t / units]))));
   process.exit(0);
 }
 

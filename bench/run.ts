@@ -12,7 +12,7 @@
  * 2 CPUs: the load generator and the simulator run on CPU 0, each target on CPU 1, as ../shared/bench/README.md advises
  * for steadier CPU figures — but the load generator then caps the bare proxy; default 0: the OS places every process),
  * BENCH_WORK_SECONDS (each phase of the work-size table, default 3), BENCH_ONLY=work (only the work-size table),
- * BENCH_WORK (only the work-size rows whose name contains it, e.g. `chunk`), BENCH_PORT_OFFSET (added to every port, so that
+ * BENCH_WORK (only the work-size rows whose name contains it, e.g. `chunk`; `=name`: the row of that exact name), BENCH_PORT_OFFSET (added to every port, so that
  * two runs on one machine do not collide; default 0).
  *
  * The work-size table (issue 18): gateway ÷ bare CPU per request for 1 KB, 100 KB and 1 MB bodies, a 1,000-message
@@ -162,7 +162,7 @@ const WORKS: Work[] = ([
     body: geminiBody,
     via: { 'bare-proxy': { path: geminiPath('bench-model'), model: 'bench-model' }, gateway: { path: geminiPath('bench/responses'), model: 'bench/responses' } },
   },
-] as Work[]).filter((w) => !process.env.BENCH_WORK || w.name.includes(process.env.BENCH_WORK));
+] as Work[]).filter((w) => !process.env.BENCH_WORK || (process.env.BENCH_WORK.startsWith('=') ? w.name === process.env.BENCH_WORK.slice(1) : w.name.includes(process.env.BENCH_WORK)));
 
 /** CPU µs of `t`'s process per request (or per chunk) under `w` for `seconds`, with the request count and errors. */
 async function workCpu(t: Target, w: Work, seconds: number): Promise<{ cpu: number; requests: number; errors: number }> {

@@ -2,13 +2,15 @@
  * The same-protocol stream relay (chat completions in, an OpenAI-protocol upstream): the upstream's bytes in, the
  * client's bytes out, with as little work per chunk as the job allows.
  *
- * Each upstream read is split into events at their blank line (`\n\n`, found with `Buffer.indexOf`). An ordinary
- * content chunk — one choice whose delta is non-empty text or a tool call's next arguments, no finish reason, no
- * usage, only inert fields besides, valid JSON — is recognized by a byte scan (`plainChunkLength`) and relayed as our
- * prefix (`data: {"id":…,"object":…,"created":…,"model":…,"provider":…,`) followed by the rest of its bytes as read:
- * not decoded, parsed, re-serialized or re-encoded. The chunks of one read go out as one Buffer. Every other event
- * (the role chunk, finish, usage, errors, reasoning, another key order, comments, multi-line events) is decoded and
- * handled by `ChunkHandler.data` with `JSON.parse`: a few per stream.
+ * An ordinary content chunk — one choice whose delta is non-empty text or a tool call's next arguments, no finish
+ * reason, no usage, only inert fields besides, valid JSON — is relayed as our prefix (`data: {"id":…,"object":…,
+ * "created":…,"model":…,"provider":…,`) followed by the rest of its bytes as read: not decoded, parsed,
+ * re-serialized or re-encoded. A plain chunk is recognized by the strict patterns of providers/openai/chunk-scan.ts
+ * (on the read's Latin-1 text) and kept as a template; the chunks after it that repeat its bytes around their delta
+ * string are recognized by comparing those bytes and scanning the string (providers/openai/chunk-template.ts), with
+ * no pattern and no search for the event's end. The output of one read is written into one Buffer. Every other event
+ * (the role chunk, finish, usage, errors, reasoning, another key order, comments, multi-line events) is found at its
+ * blank line, decoded and handled by `data` with `JSON.parse`: a few per stream.
  *
  * A stream whose line ends are not LF (a CR anywhere: `\r\n` or `\r` ends, which JSON text cannot hold unescaped) is
  * read by `eventsource-parser` from then on, event by event, through the same handler. Bytes that are not UTF-8 take
@@ -24,6 +26,7 @@ import { eventTooLarge, sseLimits, SseEventBound } from '../providers/sse.js';
 import { openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
 import type { StreamSession } from './codec-types.js';
 import { hasAt, plainChunkAt, plainChunkChars, type PlainChunk } from '../providers/openai/chunk-scan.js';
+import { ChunkTemplate, OutBytes, type TemplateMatch } from '../providers/openai/chunk-template.js';
 import { chatUsageView } from './codec-usage.js';
 
 const { streamError, tokenUsage, checkChunk: checkChatChunk } = openaiChatWire;
@@ -71,16 +74,17 @@ export function mirrorReasoning(choices: unknown, key: 'message' | 'delta'): boo
 
 const DATA = 'data: ';
 const DONE = '[DONE]';
-/** UTF-8 text as Latin-1 text of its bytes (what the relay's output is built of): the same text when it is ASCII. */
+/** The end of an event (as a Buffer: searched for in the bytes). */
+const LFLF = Buffer.from('\n\n');
+/** UTF-8 text as Latin-1 text of its bytes (how the reads are scanned): the same text when it is ASCII. */
 const latin1 = (s: string, ascii: boolean) => (s === '' || ascii ? s : Buffer.from(s).toString('latin1'));
-/** The UTF-8 text of `buf` (Latin-1 text of bytes) from `s` to `e`: a slice when the bytes are ASCII. */
-const utf8Of = (buf: string, s: number, e: number, ascii: boolean) => (ascii ? buf.slice(s, e) : Buffer.from(buf.slice(s, e), 'latin1').toString('utf8'));
-/** Whether strings (ids, names; a few dozen characters) are ASCII: then the lines built of them and of ASCII bytes are too. */
-function asciiText(a: string, b: string, c: string): boolean {
+/** The text of the read's bytes from `s` to `e` (`buf`, their Latin-1 text: a slice of it when the read is ASCII). */
+const textOf = (buf: string, bytes: Buffer, s: number, e: number, ascii: boolean) => (ascii ? buf.slice(s, e) : bytes.toString('utf8', s, e));
+/** Whether strings (ids, names; a few dozen characters) are ASCII. */
+function asciiText(a: string, b: string): boolean {
   let bits = 0;
   for (let i = 0; i < a.length; i++) bits |= a.charCodeAt(i);
   for (let i = 0; i < b.length; i++) bits |= b.charCodeAt(i);
-  for (let i = 0; i < c.length; i++) bits |= c.charCodeAt(i);
   return bits < 0x80;
 }
 
@@ -104,6 +108,8 @@ function ourChunk(b: ChunkBase, choices: unknown[], usage: unknown): Record<stri
 
 /** Where the parts of the plain chunk just matched are (push is synchronous: one for every relay). */
 const at: PlainChunk = { delta: 0, deltaEnd: 0, tail: 0 };
+/** What a template match found (the same). */
+const matched: TemplateMatch = { chars: 0 };
 
 /** The chat relay of one attempt (see the file comment). */
 export function chatRelay(meta: AnswerMeta): StreamSession {
@@ -123,30 +129,25 @@ class ChatRelay implements StreamSession {
   private raw: OpenAIUsage | null = null;
   /** Chunks without output (the opening role-only one) are held until output flows: a failure before then may still fall back. */
   private held = '';
-  /** Whether `held` is ASCII (then it is its own Latin-1 text). */
-  private heldAscii = true;
-  /** Whether the line `data` builds now is known to be ASCII (its event's bytes are, and so is our prefix). */
-  private lineAscii = false;
-  /** Whether our prefix (id, model, provider) is ASCII. */
-  private readonly metaAscii: boolean;
   private readonly base: ChunkBase;
   /** Most chunks need only their id, created and model replaced and the provider added (see chunkPrefix). */
   private readonly ourPrefix: string;
-  /** `data: ` and our prefix, as Latin-1 text of their UTF-8 bytes. */
-  private readonly ourData: string;
+  /** `data: ` and our prefix, as bytes. */
+  private readonly ourData: Buffer;
   /** `data: ` and the upstream's usual prefix, as Latin-1 text of their UTF-8 bytes (as the reads are scanned). */
   private upstreamData: string | null = null;
   private upstreamText: string | null = null;
-  /** The bytes (Latin-1 text) of an event not yet complete at the end of the last read. */
-  private carry = '';
+  /** The last plain chunk recognized by the patterns, as the template of the next ones (chunk-template.ts). */
+  private template: ChunkTemplate | null = null;
+  /** The bytes of an event not yet complete at the end of the last read. */
+  private carry: Buffer | null = null;
   /** CR line ends seen: `eventsource-parser` reads the rest of the stream. */
   private legacy: { parser: ReturnType<typeof createParser>; events: EventSourceMessage[]; decoder: StringDecoder; bound: SseEventBound } | null = null;
 
   constructor(private readonly meta: AnswerMeta) {
     this.base = { id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, provider: meta.provider };
     this.ourPrefix = chunkPrefix(meta.id, meta.created, meta.model, meta.provider);
-    this.metaAscii = asciiText(meta.id, meta.model, meta.provider ?? '');
-    this.ourData = latin1(`data: ${this.ourPrefix}`, this.metaAscii);
+    this.ourData = Buffer.from(`data: ${this.ourPrefix}`);
   }
 
   push(input: string | Uint8Array): Buffer | string {
@@ -154,81 +155,116 @@ class ChatRelay implements StreamSession {
     if (this.done) return '';
     if (this.legacy === null && chunk.indexOf(0x0d) !== -1) this.toLegacy();
     if (this.legacy !== null) return this.pushLegacy(chunk);
-    // The read as Latin-1 text: one character per byte, a copy without decoding. Output is built the same way
-    // (slices of it, our prefix) and encoded back to the same bytes once per read.
     const carried = this.carry;
-    const buf = carried + chunk.toString('latin1');
-    this.carry = '';
-    // An ASCII read (the usual one) and our ASCII prefix: every line built is its own Latin-1 text, and so is the output.
-    const ascii = carried === '' && this.metaAscii && isAscii(chunk);
-    let outAscii = ascii;
-    let out = '';
-    let pos = 0;
+    const tpl = this.template;
+    const out = new OutBytes(Math.ceil((chunk.length + (carried === null ? 0 : carried.length)) * (tpl === null ? 1.25 : tpl.growth)) + 64);
     try {
-      // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
-      const last = buf.lastIndexOf('\n\n');
-      const utf8 = last > 0 && (ascii || (carried === '' ? isUtf8(last + 2 === chunk.length ? chunk : chunk.subarray(0, last)) : isUtf8(Buffer.from(buf.slice(0, last), 'latin1'))));
-      for (let nn = buf.indexOf('\n\n', pos); nn !== -1 && !this.done; pos = nn + 2, nn = buf.indexOf('\n\n', pos)) {
-        let s = pos;
-        while (s < nn && buf.charCodeAt(s) === 0x0a) s++; // blank lines beyond the first
-        if (s === nn) continue;
-        // A plain chunk: `data: ` and the upstream's usual prefix (one comparison), then its patterns, which admit no
-        // line break (the event is this one line). Relayed as our prefix, the rest up to its tail, and `}`.
-        const upData = this.upstreamData;
-        if (utf8 && upData !== null && hasAt(buf, s, upData) && plainChunkAt(buf, s + upData.length, at)) {
-          this.contentStarted = true;
-          this.producedTokens += deltaTokens(plainChunkChars(buf, at));
-          if (this.held !== '') {
-            outAscii &&= this.heldAscii;
-            out += latin1(this.held, this.heldAscii);
-            this.takeHeld();
-          }
-          out += this.ourData + buf.slice(s + upData.length, at.tail) + '}\n\n';
-          continue;
+      if (carried === null) this.scan(chunk, out);
+      else {
+        // The event the last read cut is completed from this read's first bytes and read on its own (the read is not
+        // copied behind it); the rest of the read follows.
+        this.carry = null;
+        // Its end: a blank line across the boundary (`\n` | `\n`), else the first one in this read.
+        const across = carried[carried.length - 1] === 0x0a && chunk.length > 0 && chunk[0] === 0x0a;
+        const lf = across ? -1 : chunk.indexOf(LFLF);
+        const end = across ? 1 : lf === -1 ? -1 : lf + 2;
+        if (end === -1) {
+          const joined = Buffer.concat([carried, chunk]);
+          if (joined.length > sseLimits.eventChars) throw eventTooLarge();
+          this.carry = joined;
+        } else {
+          this.scan(Buffer.concat([carried, chunk.subarray(0, end)]), out);
+          if (!this.done && end < chunk.length) this.scan(chunk.subarray(end), out);
         }
-        if (hasAt(buf, s, DATA)) {
-          const d = s + DATA.length;
-          if (buf.indexOf('\n', s) === nn) {
-            if (nn - d === DONE.length && hasAt(buf, d, DONE)) {
-              this.done = true;
-              break;
-            }
-            const plain = ascii && this.heldAscii;
-            this.lineAscii = ascii;
-            out += latin1(this.data(utf8Of(buf, d, nn, ascii)), plain);
-            outAscii &&= plain;
-            continue;
-          }
-        }
-        if (buf.charCodeAt(s) !== 0x3a || buf.indexOf('\n', s) !== nn) {
-          // Anything but a one-line comment: an event of other fields (`event:`, several `data:` lines, `id:`).
-          for (const ev of parseEvents(utf8Of(buf, s, nn + 2, ascii))) {
-            if (ev.data === '[DONE]') {
-              this.done = true;
-              break;
-            }
-            const plain = ascii && this.heldAscii;
-            this.lineAscii = ascii;
-            out += latin1(this.data(ev.data), plain);
-            outAscii &&= plain;
-          }
-        }
-      }
-      if (!this.done && pos < buf.length) {
-        if (buf.length - pos > sseLimits.eventChars) throw eventTooLarge();
-        this.carry = buf.slice(pos);
       }
     } catch (err) {
-      if (out === '') throw err;
+      if (out.pos === 0) throw err;
       this.failure = err as UpstreamError;
     }
-    return out === '' || outAscii ? out : Buffer.from(out, 'latin1');
+    return out.result();
+  }
+
+  /**
+   * The events of `bytes` (from an event's start), output to `out`; what follows the last complete one is carried to
+   * the next read. Chunks like the last plain one are compared with it in the bytes (chunk-template.ts); any other
+   * event is read in the bytes' Latin-1 text (one character per byte, a copy without decoding), which the patterns
+   * and comparisons scan.
+   */
+  private scan(bytes: Buffer, out: OutBytes): void {
+    const ascii = isAscii(bytes);
+    let tpl = this.template;
+    let buf: string | null = null;
+    let view: DataView | null = null;
+    let pos = 0;
+    // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
+    const last = bytes.lastIndexOf(LFLF);
+    const utf8 = last > 0 && (ascii || isUtf8(last + 2 === bytes.length ? bytes : bytes.subarray(0, last)));
+    const m = matched;
+    while (!this.done) {
+      if (utf8 && tpl !== null) {
+        view ??= new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+        for (let e = tpl.match(bytes, view, pos, out, m); e !== -1; e = tpl.match(bytes, view, pos, out, m)) {
+          this.producedTokens += deltaTokens(m.chars);
+          pos = e;
+        }
+      }
+      const nn = bytes.indexOf(LFLF, pos);
+      if (nn === -1) break;
+      buf ??= bytes.toString('latin1');
+      this.event(buf, bytes, pos, nn, ascii, utf8, out);
+      tpl = this.template;
+      pos = nn + 2;
+    }
+    if (!this.done && pos < bytes.length) {
+      if (bytes.length - pos > sseLimits.eventChars) throw eventTooLarge();
+      this.carry = bytes.subarray(pos);
+    }
+  }
+
+  /** One event of the read, from `s` to its blank line at `nn`, by the patterns or by parsing it; its output to `out`. */
+  private event(buf: string, bytes: Buffer, s: number, nn: number, ascii: boolean, utf8: boolean, out: OutBytes): void {
+    while (s < nn && buf.charCodeAt(s) === 0x0a) s++; // blank lines beyond the first
+    if (s === nn) return;
+    // A plain chunk: `data: ` and the upstream's usual prefix (one comparison), then its patterns, which admit no line
+    // break (the event is this one line). Relayed as our prefix, the rest up to its tail, and `}`; the template of the
+    // next ones.
+    const upData = this.upstreamData;
+    if (utf8 && upData !== null && hasAt(buf, s, upData) && plainChunkAt(buf, s + upData.length, at)) {
+      this.contentStarted = true;
+      this.producedTokens += deltaTokens(plainChunkChars(buf, at));
+      if (this.held !== '') out.text(this.takeHeld());
+      out.bytes(this.ourData, 0, this.ourData.length);
+      out.bytes(bytes, s + upData.length, at.tail);
+      out.text('}\n\n');
+      this.template = new ChunkTemplate(buf, s, nn + 2, at, this.ourData, upData.length);
+      return;
+    }
+    if (hasAt(buf, s, DATA)) {
+      const d = s + DATA.length;
+      if (buf.indexOf('\n', s) === nn) {
+        if (nn - d === DONE.length && hasAt(buf, d, DONE)) {
+          this.done = true;
+          return;
+        }
+        out.text(this.data(textOf(buf, bytes, d, nn, ascii)));
+        return;
+      }
+    }
+    if (buf.charCodeAt(s) !== 0x3a || buf.indexOf('\n', s) !== nn) {
+      // Anything but a one-line comment: an event of other fields (`event:`, several `data:` lines, `id:`).
+      for (const ev of parseEvents(textOf(buf, bytes, s, nn + 2, ascii))) {
+        if (ev.data === '[DONE]') {
+          this.done = true;
+          return;
+        }
+        out.text(this.data(ev.data));
+      }
+    }
   }
 
   private takeHeld(): string {
     const h = this.held;
     this.held = '';
-    this.heldAscii = true;
     return h;
   }
 
@@ -236,15 +272,14 @@ class ChatRelay implements StreamSession {
     const events: EventSourceMessage[] = [];
     this.legacy = { parser: createParser({ onEvent: (ev) => events.push(ev) }), events, decoder: new StringDecoder('utf8'), bound: new SseEventBound() };
     const carry = this.carry;
-    this.carry = '';
-    if (carry) this.legacy.parser.feed(this.legacy.decoder.write(Buffer.from(carry, 'latin1')));
+    this.carry = null;
+    if (carry) this.legacy.parser.feed(this.legacy.decoder.write(carry));
   }
 
   private pushLegacy(chunk: Buffer): string {
     const { parser, events, decoder, bound } = this.legacy!;
     const text = decoder.write(chunk);
     parser.feed(text);
-    this.lineAscii = false;
     let out = '';
     try {
       bound.fed(text.length, events.length);
@@ -294,14 +329,13 @@ class ChatRelay implements StreamSession {
     if (this.upstreamText === null && typeof json.id === 'string' && typeof json.created === 'number' && typeof json.model === 'string') {
       this.upstreamText = chunkPrefix(json.id, json.created, json.model);
       const upData = `data: ${this.upstreamText}`;
-      this.upstreamData = latin1(upData, asciiText(json.id, json.model, ''));
+      this.upstreamData = latin1(upData, asciiText(json.id, json.model));
     }
     const up = this.upstreamText;
     const verbatim = norm === null && !mirrored && !withUsage && json.provider === undefined && up !== null && data.startsWith(up);
     const line = verbatim ? `data: ${this.ourPrefix}${data.slice(up!.length)}\n\n` : `data: ${JSON.stringify(Object.assign(json, this.base))}\n\n`;
     if (!this.contentStarted && !output) {
       this.held += line;
-      this.heldAscii &&= this.lineAscii;
       return '';
     }
     this.contentStarted = true;

@@ -147,3 +147,87 @@ describe('chat stream relay (OpenAI protocol upstream)', () => {
     expect(crlf.out).toEqual(one.out);
   });
 });
+
+describe('chat stream relay: plain chunks matched against the last one (chunk-template.ts)', () => {
+  const fp = (f: string) => `"system_fingerprint":"${f}",`;
+  const content = (text: string, f = 'fp_1') => chunk(`${fp(f)}"choices":[{"index":0,"delta":{"content":"${text}"},"logprobs":null,"finish_reason":null}],"usage":null}`);
+  const args = (text: string, f = 'fp_1') => chunk(`${fp(f)}"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"${text}"}}]},"logprobs":null,"finish_reason":null}],"usage":null}`);
+  const role = chunk(`${fp('fp_1')}"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null}`);
+  const finish = chunk(`${fp('fp_1')}"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}`);
+  const usage = chunk('"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":9,"total_tokens":12}}');
+  /** Deltas of every kind the template path must relay as they came (JSON string contents, as written in JSON). */
+  const texts = ['Hel', 'lo', '\\"q\\" \\\\ \\/ \\b\\f\\n\\r\\t', '\\u00e9\\uD83D\\uDE00', 'é日本😀', ' a', '\\\\', 'z\\"'];
+
+  /** Feeds `whole` in reads of `size` bytes (all at once without one): the client's chunks, tokens counted, failure. */
+  function run(whole: Buffer, size = whole.length) {
+    const s = codecFor('chat', { model: 'test/alpha', messages: [] }, null, endpoint, 'openai').openStream(meta);
+    let out = '';
+    try {
+      for (let i = 0; i < whole.length && !s.failure; i += size) out += String(s.push(whole.subarray(i, i + size)));
+      if (!s.failure) {
+        s.end();
+        out += s.finishOut(meta);
+      }
+    } catch (err) {
+      return { out: [], tokens: s.producedTokens, failure: String(err) };
+    }
+    const chunks = out
+      .split('\n\n')
+      .filter((l) => l.startsWith('data: {'))
+      .map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
+    return { out: chunks, tokens: s.producedTokens, failure: s.failure ? s.failure.message : null };
+  }
+  const stream = (events: string[], end = true) => Buffer.from(events.map((e) => `data: ${e}\n\n`).join('') + (end ? 'data: [DONE]\n\n' : ''));
+  /** What the client must get for an upstream chunk relayed as is: ours for the base fields, no `usage: null`. */
+  const relayed = (e: string) => {
+    const { usage: _u, ...rest } = JSON.parse(e) as Record<string, unknown>;
+    return { ...rest, ...ours };
+  };
+
+  it('every kind of delta, an inert field that changes, a tool call, finish and usage: the chunks as they came, whatever the reads', () => {
+    const plain = [...texts.map((t) => content(t)), content('x', 'fp_2'), content('y', 'fp_2'), args('{\\"a\\":'), args(''), args('1}')];
+    const events = [role, ...plain, content(''), finish, usage];
+    const whole = stream(events);
+    const one = run(whole);
+    expect(one.failure).toBeNull();
+    expect(one.out.slice(0, plain.length + 2)).toEqual([role, ...plain, content('')].map(relayed));
+    expect(one.out.map((c) => (c.choices as Array<{ delta: { content?: string } }>)[0]?.delta.content).slice(1, texts.length + 1)).toEqual(texts.map((t) => JSON.parse(`"${t}"`)));
+    expect(one.out.at(-1)).toMatchObject({ ...ours, choices: [], usage: { prompt_tokens: 3, completion_tokens: 9, total_tokens: 12 } });
+    for (const size of [1, 2, 3, 5, 8, 13, 64, 100, 211, 400]) expect(run(whole, size), `reads of ${size}`).toEqual(one);
+    // The same deltas in chunks that never repeat the one before (the fingerprint alternates: each is matched by
+    // the patterns): the same output characters counted, so the same tokens.
+    const alternating = [role, ...texts.map((t, i) => content(t, `fp_${i % 2}`)), content('x', 'fp_2'), content('y', 'fp_3'), args('{\\"a\\":', 'fp_4'), args('', 'fp_5'), args('1}', 'fp_6'), content(''), finish, usage];
+    expect(run(stream(alternating)).tokens).toBe(one.tokens);
+  });
+
+  it('a byte that is not UTF-8 after the template was learned: decoded with a replacement character, the stream goes on', () => {
+    const before = stream([role, content('a'), content('b')], false);
+    const bad = Buffer.concat([before, Buffer.from('data: '), Buffer.from(content('c?d')).fill(0xff, content('c?d').indexOf('?'), content('c?d').indexOf('?') + 1), Buffer.from('\n\n'), stream([content('e'), finish, usage])]);
+    const r = run(bad);
+    expect(r.failure).toBeNull();
+    expect(r.out.slice(1, 5).map((c) => (c.choices as Array<{ delta: { content: string } }>)[0].delta.content)).toEqual(['a', 'b', 'c\ufffdd', 'e']);
+    for (const size of [1, 7, 150]) expect(run(bad, size)).toEqual(r);
+  });
+
+  it('a chunk like the template whose string is not valid JSON (a bad escape, a raw tab): the stream fails after what came before', () => {
+    for (const broken of ['bad \\x escape', 'raw \t tab', 'cut \\u12']) {
+      const r = run(stream([role, content('a'), content('b'), content(broken), content('c')]));
+      expect(r.failure, broken).toBe('Provider sent an invalid stream event');
+      expect(r.out.map((c) => (c.choices as Array<{ delta: { content: string } }>)[0].delta.content)).toEqual(['', 'a', 'b']);
+    }
+  });
+
+  it('CRLF line ends from a later read on: the same chunks as with LF', () => {
+    const events = [role, ...texts.map((t) => content(t)), finish, usage];
+    const lf = stream(events);
+    const cut = stream(events.slice(0, 4), false).length + 40; // inside the fifth event
+    const mixed = Buffer.concat([lf.subarray(0, cut), Buffer.from(lf.subarray(cut).toString().replace(/\n/g, '\r\n'))]);
+    const s = codecFor('chat', { model: 'test/alpha', messages: [] }, null, endpoint, 'openai').openStream(meta);
+    const out = String(s.push(mixed.subarray(0, cut))) + String(s.push(mixed.subarray(cut))) + (s.end(), s.finishOut(meta));
+    const chunks = out
+      .split(/\r?\n\r?\n/)
+      .filter((l) => l.startsWith('data: {'))
+      .map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
+    expect(chunks).toEqual(run(lf).out);
+  });
+});
