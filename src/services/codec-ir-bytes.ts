@@ -143,6 +143,8 @@ export class IrByteStreamSession implements StreamSession {
     try {
       for (let pos = from; pos < done; ) {
         const nn = buf.indexOf('\n\n', pos);
+        // `done` may end inside an odd run of line feeds (`…}\n\n\n`): the last one is a blank line, nothing more.
+        if (nn === -1) break;
         let s = pos;
         while (s < nn && buf.charCodeAt(s) === 0x0a) s++; // blank lines beyond the first
         pos = nn + 2;

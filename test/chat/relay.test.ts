@@ -136,8 +136,9 @@ describe('chat stream relay (OpenAI protocol upstream)', () => {
     const one = run([whole]);
     expect(one.out.slice(1, 4).map((c) => (c.choices as Array<{ delta: { content: string } }>)[0].delta.content)).toEqual(['Hé', 'llo 日本', ' "w"']);
     expect(one.usage).toMatchObject({ promptTokens: 3, completionTokens: 4 });
-    // Output counted in characters (not bytes): 2, 6 and 6 characters → 1 + 2 + 2 tokens, + 1 for the finish chunk.
-    expect(one.tokens).toBe(6);
+    // Output counted in the parsed text's characters (not bytes, not escapes): 2, 6 and 4 characters (` "w"`) → 1 + 2
+    // + 1 tokens, + 1 for the finish chunk — as the parsing path counts them.
+    expect(one.tokens).toBe(5);
     for (const size of [1, 2, 3, 7, 50]) {
       const parts: Buffer[] = [];
       for (let i = 0; i < whole.length; i += size) parts.push(whole.subarray(i, i + size));
@@ -198,6 +199,19 @@ describe('chat stream relay: plain chunks matched against the last one (chunk-te
     // the patterns): the same output characters counted, so the same tokens.
     const alternating = [role, ...texts.map((t, i) => content(t, `fp_${i % 2}`)), content('x', 'fp_2'), content('y', 'fp_3'), args('{\\"a\\":', 'fp_4'), args('', 'fp_5'), args('1}', 'fp_6'), content(''), finish, usage];
     expect(run(stream(alternating)).tokens).toBe(one.tokens);
+  });
+
+  it('output counted as the parsed text\'s length on every path: escapes one character, a 4-byte character two', () => {
+    // Upstreams that escape all non-ASCII (Python's json.dumps) wrote `\u4f60` for one character; it was counted as
+    // six (review of the merged change), so a cut stream billed such output several times over.
+    const escaped = ['a', ...Array.from({ length: 6 }, () => '\\u4f60\\u597d\\u4f60\\u597d'), '😀😀😀😀😀', '\\n\\t\\"x'];
+    // As the parsing path counts: each delta's text length / 4 (at least 1), and 1 for the finish chunk.
+    const expected = escaped.reduce((n, t) => n + Math.max(1, Math.ceil((JSON.parse(`"${t}"`) as string).length / 4)), 0) + 1;
+    // Template path (the same fingerprint throughout) and pattern path (it alternates), at any read size.
+    for (const f of [() => 'fp_1', (i: number) => `fp_${i % 2}`]) {
+      const whole = stream([role, ...escaped.map((t, i) => content(t, f(i))), finish, usage]);
+      for (const size of [whole.length, 1, 7, 64]) expect(run(whole, size).tokens, `reads of ${size}`).toBe(expected);
+    }
   });
 
   it('a byte that is not UTF-8 after the template was learned: decoded with a replacement character, the stream goes on', () => {

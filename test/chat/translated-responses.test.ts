@@ -274,6 +274,17 @@ describe('translated stream relay, Responses upstream → Gemini, chat and Messa
     expect(runs.gemini.raw).toBe(deltas.length - 1);
   });
 
+  it('events ending in an odd run of line feeds (`…}\\n\\n\\n`): each event once, as on the IR path', () => {
+    // A read whose last blank line ends inside a run of three LFs: the fast path re-sent every event after the first
+    // until the stream bound tripped (review of the merged change).
+    const deltas = words(6);
+    const stream = textStream(deltas).replace(/\n\n(event: response\.output_text\.delta)/g, '\n\n\n$1').replace(/\n\n$/, '\n\n\n');
+    const runs = same(stream);
+    expect(runs.gemini.out.split('" w3"').length - 1).toBe(1);
+    const created = CREATED.replace(/\n\n$/, '\n\n\n');
+    expect(relay(Buffer.from(created), [Infinity], true, 'gemini').out).toBe(relay(Buffer.from(created), [Infinity], false, 'gemini').out);
+  });
+
   it('the done item carrying more text than the deltas: the rest is sent after the raw ones, as on the IR path', () => {
     const runs = same(textStream(words(10), `${words(10).map((d) => JSON.parse(d) as string).join('')} and more`));
     expect(runs.chat.out).toContain('" and more"');

@@ -7,7 +7,7 @@
  * the delta starts and ends is known from `lastIndex` without searching the text again.
  */
 import type { RawDelta } from '../../core/adapters.js';
-import { hasAt, JSON_STRING, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
+import { hasAt, JSON_STRING, jsonStringLength, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
 
 export { hasAt };
 
@@ -139,15 +139,14 @@ export function plainChunkDelta(buf: string, start: number, end: number, d: RawD
 
 /**
  * Characters of output in the plain chunk of `buf` that `plainChunkAt` matched (`at`): the delta's text between
- * `{"content":"` and `"}` (a tool call's framing counts a few characters more), in characters — UTF-8 continuation
- * bytes are not counted.
+ * `{"content":"` and `"}` (a tool call's framing counts a few characters more), as the parsed text's `length` counts
+ * them (`jsonStringLength`: an escape is one, a 4-byte UTF-8 sequence two), so that a cut stream bills the same
+ * tokens on this path as on the parsing one.
  */
 export function plainChunkChars(buf: string, at: PlainChunk): number {
   const start = at.delta + 12;
   const stop = at.deltaEnd - 2;
-  let n = stop - start;
-  for (let i = start; i < stop; i++) if ((buf.charCodeAt(i) & 0xc0) === 0x80) n--;
-  return n < 0 ? 0 : n;
+  return stop <= start ? 0 : jsonStringLength(buf, start - 1, stop);
 }
 
 /** Whether `data` is the upstream prefix followed by a plain content chunk (the form the tests and callers with text use). */

@@ -144,7 +144,9 @@ export class ChunkTemplate {
     const start = s + this.headLength;
     if (start > n || !sameBytes(view, s, this.head, this.headLength)) return -1;
     let i = start;
-    let cont = 0;
+    // Characters the string decodes to, as String.length counts them (core/json-scan.ts jsonStringLength): an escape
+    // is one, a 4-byte sequence two (a surrogate pair), a continuation byte none.
+    let chars = 0;
     for (;;) {
       if (i >= n) return -1;
       const c = bytes[i];
@@ -156,10 +158,11 @@ export class ChunkTemplate {
           i += 6;
         } else if (SIMPLE_ESCAPE[e] === 1) i += 2;
         else return -1;
+        chars++;
         continue;
       }
       if (c < 0x20) return -1;
-      if ((c & 0xc0) === 0x80) cont++;
+      if (c < 0x80 || c >= 0xc0) chars += c >= 0xf0 ? 2 : 1;
       i++;
     }
     const end = i + this.tailLength;
@@ -175,7 +178,7 @@ export class ChunkTemplate {
     else for (let k = start; k < i; k++) dst[p++] = bytes[k];
     dst.set(ot, p);
     out.pos = p + ot.length;
-    m.chars = len - cont + this.framing;
+    m.chars = chars + this.framing;
     return end;
   }
 }
