@@ -18,13 +18,18 @@ import type { GenerationContentRow } from '../store/generation-content.js';
  */
 export function keyUsage(batch: readonly GenerationRow[]): KeyUsageDelta[] {
   const byKeyDay = new Map<string, KeyUsageDelta>();
+  // The delta of the row before: a batch is mostly one key's requests of one day, whose rows reuse it without
+  // slicing the day nor building and hashing the key.
+  let d: KeyUsageDelta | undefined;
   for (const r of batch) {
     if (r.total_cost === null || !(r.total_cost > 0)) continue;
-    // Records are stamped with UTC ISO strings (`…Z`): their first ten characters are the UTC day.
-    const day = r.created_at.endsWith('Z') ? r.created_at.slice(0, 10) : utcDay(Date.parse(r.created_at));
-    const k = `${r.key_hash}|${day}`;
-    let d = byKeyDay.get(k);
-    if (!d) byKeyDay.set(k, (d = { key_hash: r.key_hash, day, usage: 0, byok_usage: 0, requests: 0 }));
+    if (!(d && d.key_hash === r.key_hash && r.created_at.endsWith('Z') && r.created_at.startsWith(d.day))) {
+      // Records are stamped with UTC ISO strings (`…Z`): their first ten characters are the UTC day.
+      const day = r.created_at.endsWith('Z') ? r.created_at.slice(0, 10) : utcDay(Date.parse(r.created_at));
+      const k = `${r.key_hash}|${day}`;
+      d = byKeyDay.get(k);
+      if (!d) byKeyDay.set(k, (d = { key_hash: r.key_hash, day, usage: 0, byok_usage: 0, requests: 0 }));
+    }
     // Summed in nano-dollars (exact), then turned back into USD.
     if (r.is_byok) d.byok_usage += usdToNano(r.total_cost);
     else d.usage += usdToNano(r.total_cost);

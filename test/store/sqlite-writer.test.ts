@@ -121,4 +121,21 @@ describe('key usage of a batch', () => {
       { key_hash: a, day: '2026-11-22', usage: 1, byok_usage: 0, requests: 1 },
     ]);
   });
+
+  it('groups runs of one key and day like any other order (an offset row between UTC ones, days alternating)', async () => {
+    const { keyUsage } = await import('../../src/services/generations.js');
+    const a = 'a'.repeat(64);
+    const rows = [
+      row({ key_hash: a, total_cost: 1, created_at: '2026-11-22T23:00:00.000Z' }),
+      // 2026-11-23T00:30 at +02:00 is 2026-11-22 UTC; then a UTC row of the 22nd after it, and one of the 23rd.
+      row({ key_hash: a, total_cost: 2, created_at: '2026-11-23T00:30:00.000+02:00' }),
+      row({ key_hash: a, total_cost: 4, created_at: '2026-11-22T23:59:00.000Z' }),
+      row({ key_hash: a, total_cost: 8, created_at: '2026-11-23T00:00:01.000Z' }),
+      row({ key_hash: a, total_cost: 16, created_at: '2026-11-22T01:00:00.000Z' }),
+    ];
+    expect(keyUsage(rows)).toEqual([
+      { key_hash: a, day: '2026-11-22', usage: 23, byok_usage: 0, requests: 4 },
+      { key_hash: a, day: '2026-11-23', usage: 8, byok_usage: 0, requests: 1 },
+    ]);
+  });
 });

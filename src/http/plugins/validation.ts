@@ -54,6 +54,22 @@ function flatProblem(values: unknown, location: string): HttpError | null {
   return null;
 }
 
+/**
+ * Whether every own value of `data` is a string or an array of strings (a repeated query name): then nothing in it
+ * can fail `findUntrusted` without its string checks (depth, finite numbers) nor `unsafeInteger` (numbers).
+ */
+export function onlyStrings(data: unknown): boolean {
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return false;
+  for (const k in data) {
+    if (!Object.prototype.hasOwnProperty.call(data, k)) continue;
+    const v = (data as Record<string, unknown>)[k];
+    if (typeof v === 'string') continue;
+    if (!Array.isArray(v)) return false;
+    for (let i = 0; i < v.length; i++) if (typeof v[i] !== 'string') return false;
+  }
+  return true;
+}
+
 export function unstorableInput(request: FastifyRequest): HttpError | null {
   const fromParams = flatProblem(request.params, 'path');
   if (fromParams) return fromParams;
@@ -80,7 +96,9 @@ export function registerValidation(app: FastifyInstance): void {
         checked.errors = validate.errors;
         return false;
       }
-      const p = findUntrusted(data, { strings: false }) ?? unsafeInteger(data);
+      // Headers (every inference request's), and most query strings and path parameters, are flat strings: neither
+      // walk can find anything in them (no number, no nesting), so they are skipped without allocating.
+      const p = onlyStrings(data) ? null : (findUntrusted(data, { strings: false }) ?? unsafeInteger(data));
       return p ? { error: untrustedError(p, httpPart === 'querystring' ? 'querystring' : httpPart === 'params' ? 'path' : httpPart ?? 'query') } : true;
     };
     checked.errors = null as typeof validate.errors;
