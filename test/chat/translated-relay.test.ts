@@ -6,8 +6,8 @@
  * output count, usage, finish and failures as the IR path — at any read boundary, with CR line ends, with bytes that
  * are not UTF-8, with an error after content.
  */
-import { StringDecoder } from 'node:string_decoder';
 import { describe, expect, it } from 'vitest';
+import { events, relayThrough, SIZES, type Run } from './translated-harness.js';
 import type { AnswerMeta, RawDelta, StreamDecoder, StreamEncoder } from '../../src/core/adapters.js';
 import { jsonStringLength } from '../../src/core/json-scan.js';
 import { anthropicAdapter } from '../../src/providers/anthropic/index.js';
@@ -16,10 +16,7 @@ import { ChatStreamEncoder } from '../../src/providers/openai/ir-inbound.js';
 import { chatAdapter } from '../../src/providers/registry.js';
 import { MessagesStreamEncoder } from '../../src/inbound/messages-stream.js';
 import { plainChunkDelta } from '../../src/providers/openai/chunk-scan.js';
-import { IrByteStreamSession } from '../../src/services/codec-ir-bytes.js';
-import { IrStreamSession } from '../../src/services/codec-ir-stream.js';
 import { UpstreamError } from '../../src/core/provider-errors.js';
-import type { StreamSession } from '../../src/services/codec-types.js';
 import { fixture } from '../providers/anthropic/helpers.js';
 
 const meta: AnswerMeta = { id: 'gen-1-abc', model: 'test/claude', provider: 'Sim "A" é', created: 1700000000, cost: 0.25, cost_details: { upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null } };
@@ -146,17 +143,6 @@ function anthropicStream(blocks: Array<{ start: object; deltas: string[]; kind?:
 
 const words = (n: number, f = (i: number) => JSON.stringify(` w${i}`)) => Array.from({ length: n }, (_, i) => f(i));
 
-interface Run {
-  out: string;
-  failure: UpstreamError | null;
-  thrown: unknown;
-  produced: number;
-  usage: unknown;
-  finish: string | null;
-  upstreamId: string | null;
-  raw: number;
-}
-
 type PairName = 'anthropic→chat' | 'chat→messages';
 const PAIRS: Record<PairName, () => [StreamDecoder, StreamEncoder]> = {
   'anthropic→chat': () => [anthropicAdapter.createStreamDecoder(), new ChatStreamEncoder(meta)],
@@ -166,46 +152,8 @@ const PAIRS: Record<PairName, () => [StreamDecoder, StreamEncoder]> = {
 /** Relays `bytes` read in pieces of the given sizes (cycled) through a session; what the client gets. */
 function relay(bytes: Buffer, sizes: number[], fast: boolean, pair: PairName = 'anthropic→chat'): Run {
   const [decoder, encoder] = PAIRS[pair]();
-  let raw = 0;
-  const rawDelta = encoder.rawDelta!.bind(encoder);
-  encoder.rawDelta = (d) => {
-    const s = rawDelta(d);
-    if (s !== null) raw++;
-    return s;
-  };
-  const s: StreamSession = fast ? new IrByteStreamSession(decoder, encoder, false) : new IrStreamSession(decoder, encoder, { exclude: false, filters: null, healer: null });
-  const text = new StringDecoder('utf8');
-  let out = '';
-  let thrown: unknown = null;
-  try {
-    for (let i = 0, k = 0; i < bytes.length; k++) {
-      const n = Math.min(sizes[k % sizes.length], bytes.length);
-      const piece = bytes.subarray(i, i + n);
-      i += n;
-      const got = s.push(s.binary ? piece : text.write(piece));
-      out += typeof got === 'string' ? got : got.toString('utf8');
-      if (s.failure) break;
-    }
-    if (!s.failure) out += s.end();
-    if (!s.failure) out += s.finishOut(meta);
-  } catch (err) {
-    thrown = err;
-  }
-  return { out, failure: s.failure, thrown, produced: s.producedTokens, usage: s.usage(), finish: s.finish, upstreamId: s.upstreamId, raw };
+  return relayThrough(decoder, encoder, meta, bytes, sizes, fast);
 }
-
-/** The client's events: their data parsed (with the `event:` name where there is one). */
-const events = (out: string) =>
-  out
-    .split('\n\n')
-    .filter((l) => l !== '')
-    .map((l) => {
-      const event = /^event: (.*)\n/.exec(l)?.[1];
-      const data = l.slice(l.indexOf('data: ') + 6);
-      return data === '[DONE]' ? data : event ? { event, data: JSON.parse(data) as unknown } : (JSON.parse(data) as unknown);
-    });
-
-const SIZES = [[Infinity], [1], [7], [3, 64, 5, 200], [150, 1]];
 
 /**
  * The fast path and the IR path agree at every read boundary given (the same reads on both: whether an error after

@@ -8,8 +8,8 @@
  * count, usage, finish and failures as the IR path — at any read boundary, with a non-plain event mid-stream, with an
  * error after content.
  */
-import { StringDecoder } from 'node:string_decoder';
 import { describe, expect, it } from 'vitest';
+import { events, relayThrough, SIZES, type Run } from './translated-harness.js';
 import type { AnswerMeta, RawDelta, StreamDecoder, StreamEncoder } from '../../src/core/adapters.js';
 import { UpstreamError } from '../../src/core/provider-errors.js';
 import { GeminiStreamEncoder } from '../../src/inbound/gemini-output.js';
@@ -17,9 +17,6 @@ import { MessagesStreamEncoder } from '../../src/inbound/messages-stream.js';
 import { openaiResponsesAdapter } from '../../src/providers/openai-responses/index.js';
 import { scanResponsesDelta, type ScannedDelta } from '../../src/providers/openai-responses/stream-scan.js';
 import { ChatStreamEncoder } from '../../src/providers/openai/ir-inbound.js';
-import { IrByteStreamSession } from '../../src/services/codec-ir-bytes.js';
-import { IrStreamSession } from '../../src/services/codec-ir-stream.js';
-import type { StreamSession } from '../../src/services/codec-types.js';
 
 const meta: AnswerMeta = { id: 'gen-1-abc', model: 'test/gpt é', provider: 'Sim "A"', created: 1700000000, cost: 0.25, cost_details: { upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null } };
 const latin1 = (s: string) => Buffer.from(s).toString('latin1');
@@ -162,17 +159,6 @@ describe('the Responses decoder takes deltas raw', () => {
 
 // ---- the session: fast path against the IR path -----------------------------------------------------------------
 
-interface Run {
-  out: string;
-  failure: UpstreamError | null;
-  thrown: unknown;
-  produced: number;
-  usage: unknown;
-  finish: string | null;
-  upstreamId: string | null;
-  raw: number;
-}
-
 type Client = 'gemini' | 'chat' | 'messages';
 const ENCODERS: Record<Client, () => StreamEncoder> = {
   gemini: () => new GeminiStreamEncoder(meta),
@@ -181,47 +167,8 @@ const ENCODERS: Record<Client, () => StreamEncoder> = {
 };
 
 function relay(bytes: Buffer, sizes: number[], fast: boolean, client: Client): Run {
-  const decoder = openaiResponsesAdapter.createStreamDecoder();
-  const encoder = ENCODERS[client]();
-  let raw = 0;
-  const rawDelta = encoder.rawDelta!.bind(encoder);
-  encoder.rawDelta = (d) => {
-    const s = rawDelta(d);
-    if (s !== null) raw++;
-    return s;
-  };
-  const s: StreamSession = fast ? new IrByteStreamSession(decoder, encoder, false) : new IrStreamSession(decoder, encoder, { exclude: false, filters: null, healer: null });
-  const text = new StringDecoder('utf8');
-  let out = '';
-  let thrown: unknown = null;
-  try {
-    for (let i = 0, k = 0; i < bytes.length; k++) {
-      const n = Math.min(sizes[k % sizes.length], bytes.length);
-      const piece = bytes.subarray(i, i + n);
-      i += n;
-      const got = s.push(s.binary ? piece : text.write(piece));
-      out += typeof got === 'string' ? got : got.toString('utf8');
-      if (s.failure) break;
-    }
-    if (!s.failure) out += s.end();
-    if (!s.failure) out += s.finishOut(meta);
-  } catch (err) {
-    thrown = err;
-  }
-  return { out, failure: s.failure, thrown, produced: s.producedTokens, usage: s.usage(), finish: s.finish, upstreamId: s.upstreamId, raw };
+  return relayThrough(openaiResponsesAdapter.createStreamDecoder(), ENCODERS[client](), meta, bytes, sizes, fast);
 }
-
-const events = (out: string) =>
-  out
-    .split('\n\n')
-    .filter((l) => l !== '')
-    .map((l) => {
-      const event = /^event: (.*)\n/.exec(l)?.[1];
-      const data = l.slice(l.indexOf('data: ') + 6);
-      return data === '[DONE]' ? data : event ? { event, data: JSON.parse(data) as unknown } : (JSON.parse(data) as unknown);
-    });
-
-const SIZES = [[Infinity], [1], [7], [3, 64, 5, 200], [150, 1]];
 
 /** The fast path and the IR path agree for each client at every read boundary; the runs on whole reads. */
 function same(stream: string | Buffer, opts: { bytes?: boolean; raw?: boolean; clients?: Client[] } = {}): Record<Client, Run> {
