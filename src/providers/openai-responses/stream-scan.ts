@@ -18,7 +18,7 @@
  * the full parser, which gives the same result.
  */
 import type { RawDelta } from '../../core/adapters.js';
-import { hasAt, JSON_STRING, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
+import { copyOf, hasAt, JSON_STRING, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
 
 /** The optional fields that may follow `type`, which the decoder does not read. */
 const SEQUENCE = '(?:,"sequence_number":(?:0|[1-9][0-9]{0,15}))?';
@@ -129,9 +129,6 @@ function memoScan(buf: string, start: number, end: number, d: RawDelta, at: Scan
   at.part = m.part;
   return true;
 }
-
-/** A copy of `buf` from `s` to `e` that does not keep `buf` alive. */
-const copyOf = (buf: string, s: number, e: number): string => Buffer.from(buf.slice(s, e), 'latin1').toString('latin1');
 
 /**
  * Whether `buf` from `start` to `end` (one event, its blank line excluded) is a non-empty text delta or function

@@ -7,7 +7,7 @@
  * the delta starts and ends is known from `lastIndex` without searching the text again.
  */
 import type { RawDelta } from '../../core/adapters.js';
-import { hasAt, JSON_STRING, jsonStringLength, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
+import { copyOf, hasAt, JSON_STRING, jsonStringLength, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
 
 export { hasAt };
 
@@ -82,9 +82,6 @@ export interface ChunkMemo {
   head: string;
   tail: string;
 }
-
-/** A copy of `buf` from `s` to `e` that does not keep `buf` alive. */
-const copyOf = (buf: string, s: number, e: number): string => Buffer.from(buf.slice(s, e), 'latin1').toString('latin1');
 
 /** The plain chunk from `start` to `end` whose head and tail are `memo`'s: its delta only is matched. */
 function memoParts(buf: string, start: number, end: number, memo: ChunkMemo): boolean {
