@@ -27,6 +27,7 @@ const UNIT_FILES = [
   'test/services/secrets-crypto.test.ts',
   'test/bench/ports.test.ts',
   'test/services/heap-growth.test.ts',
+  'test/services/fresh-cache.test.ts',
 ];
 const UNIT = [...UNIT_DIRS.map((d) => `test/${d}/**/*.test.ts`), ...UNIT_FILES];
 

@@ -4,6 +4,7 @@ import { badRequest, notFound } from '../core/errors.js';
 import { mapConflict } from './workspaces.js';
 import type { PresetRow, PresetVersionRow, Store } from '../store/types.js';
 import type { InvalidationBus } from './invalidation.js';
+import { FreshCache } from './fresh-cache.js';
 
 export function presetView(preset: PresetRow, version: PresetVersionRow | null) {
   return {
@@ -36,27 +37,20 @@ export function versionView(v: PresetVersionRow) {
 }
 
 export class PresetService {
-  private readonly cache = new Map<string, { value: { preset: PresetRow; version: PresetVersionRow }; at: number }>();
+  private readonly cache: FreshCache<{ preset: PresetRow; version: PresetVersionRow }>;
 
   constructor(
     private readonly store: Store,
     private readonly now: () => number = Date.now,
     private readonly bus?: InvalidationBus,
-    private readonly ttlMs = 30_000,
+    ttlMs = 30_000,
   ) {
-    bus?.subscribe((kind, id) => {
-      if (kind === 'preset') this.cache.delete(id);
-    });
+    this.cache = new FreshCache({ ttlMs, now, bus, kinds: ['preset'] });
   }
 
   /** The designated version for inference, from memory; a new version invalidates it on every instance. */
   async designatedCached(workspaceId: string, slug: string): Promise<{ preset: PresetRow; version: PresetVersionRow }> {
-    const k = `${workspaceId}|${slug}`;
-    const hit = this.cache.get(k);
-    if (hit && this.now() - hit.at < this.ttlMs) return hit.value;
-    const value = await this.designated(workspaceId, slug);
-    this.cache.set(k, { value, at: this.now() });
-    return value;
+    return this.cache.get(`${workspaceId}|${slug}`, () => this.designated(workspaceId, slug));
   }
 
   async save(workspaceId: string, slug: string, source: PresetSource, body: Record<string, unknown>, creatorId: string) {

@@ -4,6 +4,7 @@ import { badRequest, conflict, forbidden, notFound } from '../core/errors.js';
 import { nameUuid, workspaceGuardrailId } from '../core/guardrail-ids.js';
 import { ConflictError, type MemberRow, type Page, type Store, type WorkspaceMemberRow, type WorkspaceRow } from '../store/types.js';
 import type { InvalidationBus } from './invalidation.js';
+import { FreshCache } from './fresh-cache.js';
 
 export interface WorkspaceInput {
   name: string;
@@ -98,32 +99,25 @@ async function mapWorkspaceConflict<T>(p: Promise<T>, field?: string): Promise<T
 }
 
 export class WorkspaceService {
-  private readonly cache = new Map<string, { row: WorkspaceRow | null; at: number }>();
+  private readonly cache: FreshCache<WorkspaceRow | null>;
 
   constructor(
     private readonly store: Store,
     private readonly now: () => number = Date.now,
     private readonly bus?: InvalidationBus,
-    private readonly ttlMs = 30_000,
+    ttlMs = 30_000,
   ) {
-    bus?.subscribe((kind, id) => {
-      if (kind === 'workspace') this.cache.delete(id);
-    });
+    this.cache = new FreshCache({ ttlMs, now, bus, kinds: ['workspace'] });
   }
 
   /** A workspace by id when cached and fresh (no await; undefined: ask `cached`). */
   peek(id: string): WorkspaceRow | null | undefined {
-    const hit = this.cache.get(id);
-    return hit && this.now() - hit.at < this.ttlMs ? hit.row : undefined;
+    return this.cache.peek(id);
   }
 
   /** A workspace by id from memory (hot path); read from the store at most once per TTL or after a change. */
   async cached(id: string): Promise<WorkspaceRow | null> {
-    const hit = this.cache.get(id);
-    if (hit && this.now() - hit.at < this.ttlMs) return hit.row;
-    const row = await this.store.getWorkspace(id);
-    this.cache.set(id, { row, at: this.now() });
-    return row;
+    return this.cache.get(id, () => this.store.getWorkspace(id));
   }
 
   async create(input: WorkspaceInput, createdBy: string): Promise<WorkspaceRow> {

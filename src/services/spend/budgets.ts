@@ -13,6 +13,7 @@ import type { BudgetInterval, Store, WorkspaceBudgetRow } from '../../store/type
 import { byokSpendId, type GenerationRecorder } from '../generations.js';
 import type { InvalidationBus } from '../invalidation.js';
 import type { WorkspaceService } from '../workspaces.js';
+import { FreshCache } from '../fresh-cache.js';
 import type { ScopeSpec } from './types.js';
 
 export const BUDGET_INTERVALS: readonly BudgetInterval[] = ['daily', 'weekly', 'monthly', 'lifetime'];
@@ -34,14 +35,12 @@ export function budgetOrderProblem(all: Array<Pick<WorkspaceBudgetRow, 'interval
 }
 
 export class WorkspaceBudgetService {
-  private readonly cache = new Map<string, { budgets: WorkspaceBudgetRow[]; includeByok: boolean; at: number }>();
+  private readonly cache: FreshCache<{ budgets: WorkspaceBudgetRow[]; includeByok: boolean }>;
 
   constructor(
     private readonly deps: { store: Store; workspaces: WorkspaceService; recorder: GenerationRecorder; bus?: InvalidationBus; now?: () => number },
   ) {
-    deps.bus?.subscribe((kind, id) => {
-      if (kind === 'workspace_budget' || kind === 'workspace') this.cache.delete(id);
-    });
+    this.cache = new FreshCache({ ttlMs: BUDGET_TTL_MS, now: () => this.now(), bus: deps.bus, kinds: ['workspace_budget', 'workspace'] });
   }
 
   private now(): number {
@@ -122,19 +121,15 @@ export class WorkspaceBudgetService {
 
   /** Whether the workspace is known (cached, fresh) to have no budget: no scope to reserve in. */
   knownEmpty(workspaceId: string): boolean {
-    const e = this.cache.get(workspaceId);
-    return e !== undefined && e.budgets.length === 0 && this.now() - e.at <= BUDGET_TTL_MS;
+    return this.cache.peek(workspaceId)?.budgets.length === 0;
   }
 
   /** The spend-control scopes of a workspace's budgets in their current windows (cached; no database read per request). */
   async scopes(workspaceId: string): Promise<ScopeSpec[]> {
-    let e = this.cache.get(workspaceId);
-    if (!e || this.now() - e.at > BUDGET_TTL_MS) {
+    const e = await this.cache.get(workspaceId, async () => {
       const { budgets, include_byok_in_budgets } = await this.deps.store.listWorkspaceBudgets(workspaceId);
-      e = { budgets, includeByok: include_byok_in_budgets, at: this.now() };
-      if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(workspaceId, e);
-    }
+      return { budgets, includeByok: include_byok_in_budgets };
+    });
     const includeByok = e.includeByok;
     const now = this.now();
     return e.budgets.map((b) => ({
