@@ -14,6 +14,21 @@ export function invalid(message: string): HttpError {
 }
 
 export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Calls `fn` with each item of an optional array field and its path (`tools[2]`); false when the field is absent or
+ * null. A field that is not an array, or an item that is not an object, is a 400 naming it.
+ */
+export function forEachObject(v: unknown, field: string, fn: (item: Json, where: string) => void): boolean {
+  if (v === undefined || v === null) return false;
+  if (!Array.isArray(v)) throw invalid(`${field} must be an array`);
+  v.forEach((item, i) => {
+    const where = `${field}[${i}]`;
+    if (!isObject(item)) throw invalid(`${where} must be an object`);
+    fn(item, where);
+  });
+  return true;
+}
 export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 export const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 export const bool = (v: unknown): boolean | undefined => (typeof v === 'boolean' ? v : undefined);

@@ -35,7 +35,7 @@
  */
 import type { IrDocument, IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrResponseFormat, IrText, IrTool, IrToolChoice } from '../core/ir.js';
 import type { InboundAdapter } from '../core/adapters.js';
-import { invalid, isObject, num, str, type Json } from './common.js';
+import { forEachObject, invalid, isObject, num, str, type Json } from './common.js';
 import { ANTHROPIC_SIGNATURE_PREFIX, geminiErrorBody, geminiFromIr, GeminiStreamEncoder, REDACTED_PREFIX } from './gemini-output.js';
 
 
@@ -256,12 +256,8 @@ export function geminiServerTools(body: Json): GeminiServerTool[] | null {
 }
 
 function tools(v: unknown): IrTool[] | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v)) throw invalid('tools must be an array');
   const out: IrTool[] = [];
-  v.forEach((t, i) => {
-    const where = `tools[${i}]`;
-    if (!isObject(t)) throw invalid(`${where} must be an object`);
+  const given = forEachObject(v, 'tools', (t, where) => {
     const other = Object.keys(t).filter((k) => k !== 'functionDeclarations' && !GOOGLE_SEARCH.has(k));
     if (other.length > 0) throw invalid(`${where}.${other[0]} is not supported: the gateway serves function declarations and googleSearch only (tools[].functionDeclarations, tools[].googleSearch)`);
     if (t.functionDeclarations === undefined && Object.keys(t).some((k) => GOOGLE_SEARCH.has(k))) return; // the gateway's loop runs it
@@ -275,7 +271,7 @@ function tools(v: unknown): IrTool[] | undefined {
       out.push(tool);
     });
   });
-  return out;
+  return given ? out : undefined;
 }
 
 function toolChoice(v: unknown, declared: IrTool[] | undefined): { choice?: IrToolChoice; tools?: IrTool[] } {

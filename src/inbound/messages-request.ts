@@ -6,7 +6,7 @@ import { isServerToolType } from '../core/server-tools.js';
 import { GATEWAY_FIELDS } from '../core/params.js';
 import { isGatewaySignature, openReasoning } from '../core/reasoning-signature.js';
 import type { IrDocument, IrImage, IrMessage, IrPart, IrReasoningConfig, IrRequest, IrText, IrTool, IrToolChoice } from '../core/ir.js';
-import { bool, cacheControl, invalid, isObject, num, str, withCache, type Json } from './common.js';
+import { bool, cacheControl, forEachObject, invalid, isObject, num, str, withCache, type Json } from './common.js';
 import { reasoningKey } from './messages-signing.js';
 import { lazyConversation } from '../core/lazy-body.js';
 
@@ -196,12 +196,8 @@ function system(v: unknown, field = 'system'): IrText[] {
 const TOOL_FIELDS = new Set(['type', 'name', 'description', 'input_schema', 'strict', 'cache_control']);
 
 function tools(v: unknown, drops: string[]): IrTool[] | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v)) throw invalid('tools must be an array');
   const out: IrTool[] = [];
-  v.forEach((t, i) => {
-    const where = `tools[${i}]`;
-    if (!isObject(t)) throw invalid(`${where} must be an object`);
+  const given = forEachObject(v, 'tools', (t, where) => {
     if (isServerToolType(t.type)) return; // server tools stay out of the IR: the gateway's loop runs them (services/server-tools.ts)
     if (t.type !== undefined && t.type !== null && t.type !== 'custom') {
       // Anthropic's own tools (bash_20250124, text_editor_…, web_fetch_…, code_execution_…, memory_…): Anthropic
@@ -218,7 +214,7 @@ function tools(v: unknown, drops: string[]): IrTool[] | undefined {
     if (typeof t.strict === 'boolean') tool.strict = t.strict;
     out.push(withCache(tool, cacheControl(t.cache_control, where)));
   });
-  return out;
+  return given ? out : undefined;
 }
 
 function toolChoice(v: unknown): { choice?: IrToolChoice; parallel?: boolean } {
