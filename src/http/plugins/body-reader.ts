@@ -8,7 +8,7 @@
  */
 import type { Readable } from 'node:stream';
 import { errorCodes } from 'fastify';
-import type { BodyLease } from './body-slabs.js';
+import type { BodyLease } from '../../core/body-slabs.js';
 
 const { FST_ERR_CTP_BODY_TOO_LARGE, FST_ERR_CTP_INVALID_CONTENT_LENGTH } = errorCodes;
 

@@ -10,7 +10,7 @@ import { isAscii, isUtf8 } from 'node:buffer';
 import { HttpError } from '../../core/errors.js';
 import { rememberRaw, without } from '../../core/raw-json.js';
 import { readBody } from './body-reader.js';
-import { BodyLease } from './body-slabs.js';
+import { BodyLease } from '../../core/body-slabs.js';
 import { LAZY_MIN_BYTES, parseLazy } from '../../core/lazy-body.js';
 import { releaseScanMemory, scannerOfParts } from '../../core/json-simd.js';
 import { findUntrusted, MAX_JSON_DEPTH, mayHoldUnstorable, type UntrustedProblem } from '../../core/untrusted.js';
