@@ -1,7 +1,7 @@
 /**
  * Issue 18: large bodies read into reused slabs (core/body-slabs.ts). Bodies of concurrent requests never mix, also
- * when the slabs are reused from one round to the next; a fallback resends the same bytes; a client that goes away
- * leaves no slab held; I/O logging still reads the conversation after the answer.
+ * when the slabs are reused from one round to the next; a client that goes away leaves no slab held; a fallback
+ * resends the same bytes; I/O logging still reads the conversation after the answer.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
@@ -30,7 +30,7 @@ beforeEach(() => {
 });
 
 /** ~600 KB of turns, every one of them naming `tag` (the upstream's answer is seeded by the whole last user text). */
-function conversation(tag: string): Json[] {
+function conversation(tag: string): Array<{ role: string; content: string }> {
   const text = (i: number) => `${tag} ${i} ` + `lorem ${tag} ipsum dolor sit amet `.repeat(120);
   return Array.from({ length: 151 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: text(i) }));
 }
@@ -98,5 +98,26 @@ describe('bodies in slabs', () => {
     expect(r.status).toBe(200);
     expect(env.sim.stats('sim-a').requests).toBe(1);
     expect((env.sim.stats('sim-b').lastBody as Json).messages).toEqual(messages);
+  });
+  it('logged (I/O logging), keeps its bytes for the content written after the answer, while other bodies take slabs', async () => {
+    const wsId = (await env.t.gw.svc.store.getDefaultWorkspace())!.id;
+    const settings = (patch: Record<string, unknown>) => env.t.call('PATCH', `/workspaces/${wsId}`, { body: patch });
+    expect((await settings({ is_observability_io_logging_enabled: true, io_logging_sampling_rate: 1, io_logging_api_key_ids: null })).status).toBe(200);
+    try {
+      const messages = conversation('logged');
+      const first = await post('/chat/completions', { model: 'test/long', messages });
+      expect(first.status).toBe(200);
+      // Before the content is written: more large bodies, which would take the logged body's slabs were they given back.
+      for (const tag of ['o1', 'o2', 'o3']) expect((await post('/chat/completions', { model: 'test/long', messages: conversation(tag) })).status).toBe(200);
+      await env.t.gw.svc.recorder.flush();
+      const res = await env.t.call('GET', `/generation/content?id=${encodeURIComponent(first.json.id as string)}`);
+      expect(res.status).toBe(200);
+      // A long input is stored as the start of its text (a prompt): this body's, none of the later ones'.
+      const stored = JSON.stringify(res.body.data.input);
+      expect(stored).toContain(messages[0].content.slice(0, 300));
+      expect(stored).not.toMatch(/o[123] \d/);
+    } finally {
+      await settings({ is_observability_io_logging_enabled: false });
+    }
   });
 });
