@@ -15,7 +15,7 @@ import { BACKSLASH, QUOTE, skipSpace, skipString, skipValue } from './json-skip.
 export type LazyKey = 'messages' | 'input';
 
 /**
- * Who lends a lazy conversation its bytes when they are not the conversation's own (http/plugins/body-slabs.ts: reused
+ * Who lends a lazy conversation its bytes when they are not the conversation's own (core/body-slabs.ts: reused
  * slabs). `gone`: the bytes were given back and may now hold another request's (reading them is refused); `keep`: some
  * holder reads the conversation after the request is done, so the bytes must never be given back.
  */

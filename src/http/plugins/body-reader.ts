@@ -16,7 +16,7 @@ const { FST_ERR_CTP_BODY_TOO_LARGE, FST_ERR_CTP_INVALID_CONTENT_LENGTH } = error
  * Reads `payload` to its end and calls `done` once: with the body's reads (each a Buffer of its own, not a view of a
  * shared one: Node's HTTP parser copies every read) and their total length, or with the error to answer.
  * `contentLength` is the header's value (undefined when absent); `limit` the most bytes accepted. With `lease`, every read
- * is copied into its slabs at once (the read dies young) and the parts are the slabs' views (body-slabs.ts).
+ * is copied into its slabs at once (the read dies young) and the parts are the slabs' views (core/body-slabs.ts).
  */
 export function readBody(payload: Readable, contentLength: string | undefined, limit: number, done: (err: Error | null, parts?: Buffer[], length?: number) => void, lease?: BodyLease): void {
   const declared = contentLength === undefined ? NaN : Number(contentLength);

@@ -47,7 +47,7 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
   });
 }
 
-/** Requests whose body is in slabs (body-slabs.ts) → their lease, until the handler is done (`releaseBody`). */
+/** Requests whose body is in slabs (core/body-slabs.ts) → their lease, until the handler is done (`releaseBody`). */
 const leases = new WeakMap<object, BodyLease>();
 
 /**
@@ -64,7 +64,7 @@ function leaseFor(req: FastifyRequest, limit: number): BodyLease | undefined {
 
 /**
  * The route's handler is done with the request's body (every attempt settled): slabs it was read into go back to the
- * pool, unless something still reads them (body-slabs.ts). Nothing for other requests.
+ * pool, unless something still reads them (core/body-slabs.ts). Nothing for other requests.
  */
 export function releaseBody(req: FastifyRequest): void {
   const lease = leases.get(req.raw);

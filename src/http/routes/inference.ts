@@ -200,7 +200,7 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
           try {
             return await serveInference(svc, r, req, reply);
           } finally {
-            // Every attempt has settled: a body read into slabs may go back to their pool (http/plugins/body-slabs.ts).
+            // Every attempt has settled: a body read into slabs may go back to their pool (core/body-slabs.ts).
             releaseBody(req);
           }
         },
