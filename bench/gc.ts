@@ -3,7 +3,8 @@
  * target serving one workload, one target after the other against one simulator. A target is a checkout with `dist/`
  * built (the gateway) or `bare` (the bare pass-through proxy of ../shared/bench). Each runs with `--trace-gc`, takes
  * GC_WARM warm-up requests, then GC_REQUESTS counted ones (16 connections); the collections are counted from the trace
- * of the counted window, the CPU from /proc. The live heap is the heap size after the last mark-compact of the window.
+ * of the counted window (the main thread's isolate only), the CPU from /proc. The live heap is the heap size after the
+ * last mark-compact of the window.
  *
  * Env: GC_WORK (the body, as INSTR_WORK in bench/instructions.ts: small, 1mb, turns, messages-api, responses-api;
  * default 1mb), GC_WARM (default 160), GC_REQUESTS (default 320), GC_NODE_FLAGS (extra node flags of every target,
@@ -56,7 +57,7 @@ function load(url: string, key: string | null, amount: number): Promise<autocann
   return new Promise((res, rej) => autocannon({ url, method: 'POST', connections: 16, amount, timeout: 120, headers, body: REQUEST.body }, (e, r) => (e ? rej(e) : res(r))));
 }
 
-interface Reading { target: string; forced: string; majors: number; scavenges: number; cpuMsPerReq: number; liveMb: number; heapMb: number; markMs: number; errors: number }
+interface Reading { target: string; forced: string; majors: number; scavenges: number; otherIsolates: number; cpuMsPerReq: number; liveMb: number; heapMb: number; markMs: number; errors: number }
 
 async function measure(target: string, simPort: number, config: string, scratch: string): Promise<Reading> {
   const [port] = await benchPorts(null, 1);
@@ -127,8 +128,19 @@ async function measure(target: string, simPort: number, config: string, scratch:
   counting = false;
   proc.kill('SIGKILL');
   kids.delete(proc);
+  // Only the main thread's isolate: the trace also holds the SQLite writer thread's small one ("[pid:0xaddr]" tells
+  // them apart; the main one collects most often).
+  const isolateOf = (l: string) => /^\s*\[\d+:(0x[0-9a-f]+)\]/.exec(l)?.[1];
+  const counts = new Map<string, number>();
+  for (const l of trace) {
+    const id = isolateOf(l);
+    if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  const main = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+  const ours = trace.filter((l) => isolateOf(l) === main);
+  const others = trace.length - ours.length;
   // e.g. "Mark-Compact 45.1 (60.2) -> 30.0 (58.9) MB, pooled: 0 MB, 12.34 / 0.00 ms ..."
-  const mc = trace.map((l) => /Mark-Compact[^\d]*([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB,(?: pooled: [\d.]+ MB,)? ([\d.]+) \/ ([\d.]+) ms/.exec(l)).filter((m) => m !== null);
+  const mc = ours.map((l) => /Mark-Compact[^\d]*([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB,(?: pooled: [\d.]+ MB,)? ([\d.]+) \/ ([\d.]+) ms/.exec(l)).filter((m) => m !== null);
   const shown = process.env.GC_PRINT ? new RegExp(process.env.GC_PRINT) : null;
   if (shown) for (const l of trace.filter((x) => shown.test(x))) console.log('  ' + l.trim().slice(0, 300));
   const last = mc.at(-1);
@@ -136,7 +148,8 @@ async function measure(target: string, simPort: number, config: string, scratch:
     target: bare ? 'bare' : target,
     forced,
     majors: mc.length,
-    scavenges: trace.filter((l) => l.includes('Scavenge')).length,
+    scavenges: ours.filter((l) => l.includes('Scavenge')).length,
+    otherIsolates: others,
     cpuMsPerReq: ((after - before) * 1000) / N,
     liveMb: last ? Number(last[3]) : NaN,
     heapMb: last ? Number(last[4]) : NaN,
@@ -160,7 +173,7 @@ async function main() {
     for (const t of targets) {
       const r = await measure(t, simPort, config, scratch);
       console.log(
-        `${r.target}: ${r.majors} mark-compact, ${r.scavenges} scavenges / ${N} req; CPU ${r.cpuMsPerReq.toFixed(2)} ms/req; live heap after the last mark-compact ${r.liveMb} MB (of ${r.heapMb}); mark-compact pauses ${r.markMs.toFixed(1)} ms; ${r.errors} errors`,
+        `${r.target}: ${r.majors} mark-compact, ${r.scavenges} scavenges / ${N} req; CPU ${r.cpuMsPerReq.toFixed(2)} ms/req; live heap after the last mark-compact ${r.liveMb} MB (of ${r.heapMb}); mark-compact pauses ${r.markMs.toFixed(1)} ms; ${r.errors} errors${r.otherIsolates ? ` (main thread only; ${r.otherIsolates} trace lines of other threads left out)` : ''}`,
       );
       if (r.forced) console.log(`  forced full collections: ${r.forced}`);
     }

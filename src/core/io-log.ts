@@ -4,6 +4,7 @@
  * either the rendered answer or the client-bound stream text — in the hosted API's `GET /generation/content` shape.
  * Assembly runs at flush time, off the request path.
  */
+import { keepBytes } from './lazy-body.js';
 
 /** What a workspace says about I/O logging (its row's fields). */
 export interface IoLogSettings {
@@ -47,7 +48,10 @@ export class IoCapture {
   constructor(
     readonly api: IoApi,
     readonly body: Record<string, unknown>,
-  ) {}
+  ) {
+    // Its conversation is read at flush time, after the request is done: lent bytes must stay (core/lazy-body.ts).
+    keepBytes(body);
+  }
 
   /** A failed attempt (its gateway status, message, provider and raw upstream body). */
   failed(code: number, message: string, provider: string | null, raw: unknown): void {

@@ -14,6 +14,16 @@ import { BACKSLASH, QUOTE, skipSpace, skipString, skipValue } from './json-skip.
 
 export type LazyKey = 'messages' | 'input';
 
+/**
+ * Who lends a lazy conversation its bytes when they are not the conversation's own (core/body-slabs.ts: reused
+ * slabs). `gone`: the bytes were given back and may now hold another request's (reading them is refused); `keep`: some
+ * holder reads the conversation after the request is done, so the bytes must never be given back.
+ */
+export interface BytesOwner {
+  readonly gone: boolean;
+  keep(): void;
+}
+
 /** What the scan learned of a lazy conversation: enough to validate it and estimate its tokens without parsing it. */
 export interface LazyConversation {
   key: LazyKey;
@@ -34,6 +44,8 @@ export interface LazyConversation {
   roleBytes: number;
   /** The parsed array once some code read it. */
   value?: unknown[];
+  /** The lender of `parts`, when they are lent (checked before every read of them). */
+  owner?: BytesOwner;
 }
 
 const states = new WeakMap<object, LazyConversation>();
@@ -184,14 +196,14 @@ function scanConversation(b: Buffer, start: number, find: (from: number, to: num
  * `bytes` may be a passing copy (core/json-simd.ts scannerOfParts: `find` searches it) of `parts`, the body's reads,
  * which are what the conversation keeps; by default `bytes` itself is kept.
  */
-export function parseLazy(bytes: Buffer, find?: (from: number, to: number) => number, parts: Buffer[] = [bytes]): { body: Record<string, unknown>; text: string; key: LazyKey } | null {
+export function parseLazy(bytes: Buffer, find?: (from: number, to: number) => number, parts: Buffer[] = [bytes], owner?: BytesOwner): { body: Record<string, unknown>; text: string; key: LazyKey } | null {
   const span = find ? topLevelConversation(bytes, find) : scan(bytes, (f) => topLevelConversation(bytes, f));
   if (!span || span.end - span.start < LAZY_MIN_BYTES / 2) return null;
   const text = `${bytes.toString('latin1', 0, span.start)}[]${bytes.toString('latin1', span.end, bytes.length)}`;
   const rest = JSON.parse(text) as unknown;
   if (rest === null || typeof rest !== 'object' || Array.isArray(rest)) return null;
   const body = rest as Record<string, unknown>;
-  const state: LazyConversation = { parts, ...span };
+  const state: LazyConversation = owner ? { parts, ...span, owner } : { parts, ...span };
   defineLazy(body, state.key, () => materialize(state));
   states.set(body, state);
   return { body, text, key: state.key };
@@ -200,7 +212,7 @@ export function parseLazy(bytes: Buffer, find?: (from: number, to: number) => nu
 function materialize(state: LazyConversation): unknown[] {
   if (!state.value) {
     lazyStats.materialized++;
-    state.value = JSON.parse(latin1Of(state.parts, state.start, state.end)) as unknown[];
+    state.value = JSON.parse(latin1Of(lentParts(state), state.start, state.end)) as unknown[];
   }
   return state.value;
 }
@@ -266,7 +278,22 @@ export function conversationBytes(body: object, key: LazyKey): Buffer | Buffer[]
   if (!state || state.key !== key) return null;
   const d = Object.getOwnPropertyDescriptor(body, key);
   if (!d || (!d.get && d.value !== state.value)) return null;
-  return partsSlice(state.parts, state.start, state.end);
+  return partsSlice(lentParts(state), state.start, state.end);
+}
+
+/** `state.parts`, refused once their lender took them back (a read after the request was done: a bug, never data). */
+function lentParts(state: LazyConversation): Buffer[] {
+  if (state.owner?.gone) throw new Error('a lazy conversation was read after its request body was given back');
+  return state.parts;
+}
+
+/**
+ * Marks `body`'s lazy conversation (or the one it shares: `shareLazy`) as read after its request is done (I/O logging,
+ * tracing): its bytes are never given back to their lender. Nothing for other bodies.
+ */
+export function keepBytes(body: object): void {
+  const state = states.get(body) ?? states.get(aliases.get(body) ?? body);
+  state?.owner?.keep();
 }
 
 /**

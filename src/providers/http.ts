@@ -9,6 +9,7 @@ import type { Dispatcher, Pool } from 'undici';
 import { FlatPool } from './pool.js';
 import type { Timeouts } from '../core/catalog-types.js';
 import { UpstreamError } from '../core/provider-errors.js';
+import { lentBody } from '../core/body-slabs.js';
 
 /** One inference attempt: a POST to a URL built from a configured provider base URL. */
 export interface UpstreamCall {
@@ -108,18 +109,21 @@ export class OriginPools {
   dispatch(call: UpstreamCall, handler: Dispatcher.DispatchHandler): void {
     const target = targetOf(call.url);
     const pool = this.pool(target.origin, call.timeouts.connectMs);
+    const h2 = this.h2.size > 0 && this.h2.has(pool);
+    // Parts in a request body's slabs are lent for the write, given back once handed over (core/body-slabs.ts).
+    const body = Array.isArray(call.body) ? (lentBody(call.body, h2) ?? call.body) : call.body;
     // One object literal of a fixed shape (a spread of an optional field would copy it through the runtime).
     const opts: Dispatcher.DispatchOptions = {
       method: 'POST',
       path: target.path,
       headers: call.headers,
       // undici writes an iterable body part by part (documented; its DispatchOptions type lists no iterable).
-      body: call.body as string | Buffer,
+      body: body as string | Buffer,
       headersTimeout: call.timeouts.firstByteMs,
       bodyTimeout: call.timeouts.idleMs,
       // Over HTTP/2 undici sends a non-idempotent request only when its session has nothing else in flight: POSTs
       // would take turns on each connection. Marked idempotent they share it (undici never retries them itself).
-      idempotent: this.h2.size > 0 && this.h2.has(pool) ? true : undefined,
+      idempotent: h2 ? true : undefined,
     };
     pool.dispatch(opts, handler);
   }

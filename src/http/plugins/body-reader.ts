@@ -8,15 +8,17 @@
  */
 import type { Readable } from 'node:stream';
 import { errorCodes } from 'fastify';
+import type { BodyLease } from '../../core/body-slabs.js';
 
 const { FST_ERR_CTP_BODY_TOO_LARGE, FST_ERR_CTP_INVALID_CONTENT_LENGTH } = errorCodes;
 
 /**
  * Reads `payload` to its end and calls `done` once: with the body's reads (each a Buffer of its own, not a view of a
  * shared one: Node's HTTP parser copies every read) and their total length, or with the error to answer.
- * `contentLength` is the header's value (undefined when absent); `limit` the most bytes accepted.
+ * `contentLength` is the header's value (undefined when absent); `limit` the most bytes accepted. With `lease`, every read
+ * is copied into its slabs at once (the read dies young) and the parts are the slabs' views (core/body-slabs.ts).
  */
-export function readBody(payload: Readable, contentLength: string | undefined, limit: number, done: (err: Error | null, parts?: Buffer[], length?: number) => void): void {
+export function readBody(payload: Readable, contentLength: string | undefined, limit: number, done: (err: Error | null, parts?: Buffer[], length?: number) => void, lease?: BodyLease): void {
   const declared = contentLength === undefined ? NaN : Number(contentLength);
   if (declared > limit) {
     done(new FST_ERR_CTP_BODY_TOO_LARGE());
@@ -32,13 +34,14 @@ export function readBody(payload: Readable, contentLength: string | undefined, l
     payload.removeListener('end', onEnd);
     payload.removeListener('error', onError);
     if (err) done(err);
-    else done(null, parts, received);
+    else done(null, lease ? lease.parts() : parts, received);
   };
   const onData = (chunk: Buffer | string) => {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     received += bytes.length;
     if (received > limit) return finish(new FST_ERR_CTP_BODY_TOO_LARGE());
-    parts.push(bytes);
+    if (lease) lease.write(bytes);
+    else parts.push(bytes);
   };
   const onEnd = () => finish(!Number.isNaN(declared) && received !== declared ? new FST_ERR_CTP_INVALID_CONTENT_LENGTH() : null);
   const onError = (err: Error & { statusCode?: number }) => {

@@ -10,6 +10,7 @@ import { isAscii, isUtf8 } from 'node:buffer';
 import { HttpError } from '../../core/errors.js';
 import { rememberRaw, without } from '../../core/raw-json.js';
 import { readBody } from './body-reader.js';
+import { BodyLease } from '../../core/body-slabs.js';
 import { LAZY_MIN_BYTES, parseLazy } from '../../core/lazy-body.js';
 import { releaseScanMemory, scannerOfParts } from '../../core/json-simd.js';
 import { findUntrusted, MAX_JSON_DEPTH, mayHoldUnstorable, type UntrustedProblem } from '../../core/untrusted.js';
@@ -29,20 +30,61 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
   // decoded once (Fastify's string mode decodes each read and joins the pieces), and kept beside the parse for a
   // same-protocol upstream body to reuse (core/raw-json.ts).
   app.addContentTypeParser('application/json', (req: FastifyRequest, payload, done) => {
-    readBody(payload, req.headers['content-length'], req.routeOptions.bodyLimit ?? bodyLimit, (err, parts, length) => (err ? done(err, undefined) : parseJson(req, parts!, length!, bodyLimit, done)));
+    const limit = req.routeOptions.bodyLimit ?? bodyLimit;
+    const lease = leaseFor(req, limit);
+    readBody(
+      payload,
+      req.headers['content-length'],
+      limit,
+      (err, parts, length) => {
+        if (err) {
+          lease?.release();
+          done(err, undefined);
+        } else parseJson(req, parts!, length!, bodyLimit, done, lease);
+      },
+      lease,
+    );
   });
 }
 
+/** Requests whose body is in slabs (core/body-slabs.ts) → their lease, until the handler is done (`releaseBody`). */
+const leases = new WeakMap<object, BodyLease>();
+
+/**
+ * A lease of slabs for a body that may be taken lazily (a declared length of at least LAZY_MIN_BYTES, within the
+ * limit, on a lazy route), else undefined (the reads are kept as they arrive).
+ */
+function leaseFor(req: FastifyRequest, limit: number): BodyLease | undefined {
+  const declared = Number(req.headers['content-length']);
+  if (!(declared >= LAZY_MIN_BYTES && declared <= limit) || !takesLazy(req)) return undefined;
+  const lease = new BodyLease();
+  leases.set(req.raw, lease);
+  return lease;
+}
+
+/**
+ * The route's handler is done with the request's body (every attempt settled): slabs it was read into go back to the
+ * pool, unless something still reads them (core/body-slabs.ts). Nothing for other requests.
+ */
+export function releaseBody(req: FastifyRequest): void {
+  const lease = leases.get(req.raw);
+  if (!lease) return;
+  leases.delete(req.raw);
+  lease.release();
+}
+
 /** The JSON body parser proper: the body's reads parsed and checked, handed to `done`. */
-function parseJson(req: FastifyRequest, parts: Buffer[], length: number, bodyLimit: number, done: (err: Error | null, body?: unknown) => void): void {
+function parseJson(req: FastifyRequest, parts: Buffer[], length: number, bodyLimit: number, done: (err: Error | null, body?: unknown) => void, lease?: BodyLease): void {
   // A large body's conversation is validated from the bytes and parsed only if some code reads it (lazy-body.ts):
-  // scanned in a passing copy, kept as the reads (never joined in a buffer of their own).
+  // scanned in a passing copy, kept as the reads or the slabs they were copied into (never joined in a buffer of their own).
   if (length >= LAZY_MIN_BYTES && length <= bodyLimit && takesLazy(req)) {
     const scan = scannerOfParts(parts, length);
     if (scan && !isAscii(scan.view)) releaseScanMemory();
-    else if (scan && lazyParse(scan.view, scan.find, parts, done)) return;
+    else if (scan && lazyParse(scan.view, scan.find, parts, done, lease)) return;
   }
-  const raw = parts.length === 1 ? parts[0] : Buffer.concat(parts, length);
+  // Parsed eagerly: slabs are copied out (Buffer.concat always copies) and given back at once.
+  const raw = parts.length === 1 && !lease ? parts[0] : Buffer.concat(parts, length);
+  lease?.release();
   // ASCII (most JSON) decodes as Latin-1: the same characters without the UTF-8 decoder's work (a small gain under
   // load, where the fresh string's memory costs more than the decoding; docs/benchmark.md, issue 18).
   const ascii = isAscii(raw);
@@ -98,10 +140,10 @@ const LAZY_ROUTES = new Set(['/api/v1/messages', '/api/v1/responses']);
  * the body is not of that shape or the rest is not valid JSON (the eager path then parses the whole and gives its
  * error).
  */
-function lazyParse(view: Buffer, find: (from: number, to: number) => number, parts: Buffer[], done: (err: Error | null, body?: unknown) => void): boolean {
+function lazyParse(view: Buffer, find: (from: number, to: number) => number, parts: Buffer[], done: (err: Error | null, body?: unknown) => void, lease?: BodyLease): boolean {
   let lazy: ReturnType<typeof parseLazy>;
   try {
-    lazy = parseLazy(view, find, parts);
+    lazy = parseLazy(view, find, parts, lease);
   } catch {
     return false;
   } finally {
@@ -112,9 +154,13 @@ function lazyParse(view: Buffer, find: (from: number, to: number) => number, par
   const { body, text, key } = lazy;
   // The walks see the body without its conversation (reading it would parse it); the paths they name are the same.
   const problem = mayBeUntrusted(text) ? findUntrusted(without(body, key), { strings: mayHoldUnstorable(text) }) : null;
-  if (problem) done(untrustedError(problem, 'body'), undefined);
-  else if (text.includes('"__proto__"') && hasProtoKey(without(body, key))) done(new HttpError(400, 'body must not contain a "__proto__" key', { field: 'body', rule: 'proto' }), undefined);
-  else {
+  if (problem) {
+    lease?.release();
+    done(untrustedError(problem, 'body'), undefined);
+  } else if (text.includes('"__proto__"') && hasProtoKey(without(body, key))) {
+    lease?.release();
+    done(new HttpError(400, 'body must not contain a "__proto__" key', { field: 'body', rule: 'proto' }), undefined);
+  } else {
     checkedBodies.add(body);
     rememberRaw(body, parts);
     done(null, body);

@@ -21,6 +21,7 @@ import type { FoundServerTool } from '../../services/server-tools.js';
 import { answerBodyOf, chatBodyOf, encoderOf } from '../../services/server-tools-apis.js';
 import { cacheHeaders } from '../../services/response-cache.js';
 import type { JsonReply } from '../../services/attempts/cache-step.js';
+import { releaseBody } from '../plugins/json-body.js';
 
 /** `X-Gateway-Metadata: enabled` (or the legacy `X-Gateway-Experimental-Metadata`), case-insensitive. */
 export function wantsMetadata(headers: Record<string, string | string[] | undefined>): boolean {
@@ -196,39 +197,49 @@ export default async function inferenceRoutes(app: FastifyInstance, { svc }: { s
           },
         },
         async (req, reply) => {
-          // A client that goes away aborts the upstream request at once.
-          const cancel = Cancellation.of(reply.raw);
-          const session = req.headers['x-session-id'];
-          const call: ChatCall = {
-            key: req.key,
-            requestId: req.id,
-            wantMetadata: wantsMetadata(req.headers),
-            sessionHeader: typeof session === 'string' && session.length <= 256 ? session : undefined,
-            anthropicBeta: anthropicBetas(req.headers['anthropic-beta']),
-            cancel,
-          };
-          // Tracing on (docs/observability.md): the request's span, ended when the reply is done.
-          if (svc.tracing) {
-            const tr = (call.trace = svc.tracing.request(req.headers, 'chat', r.path));
-            reply.raw.once('close', () => tr.end(reply.raw.statusCode));
-          }
-          // Server tools (gateway:web_search, …): the model/tool loop, run on chat bodies (docs/server-tools.md).
-          // The `web` plugin is the web search server tool (docs/plugins.md).
-          req.body = withWebPlugin(req.body);
-          const server = svc.serverTools.find(r.api, req.body);
-          if (server) return serveServerTools(svc, r.api, req, reply, call, server);
-          // The response cache (docs/cache.md): what the headers ask, with the body as sent (its key).
-          call.cache = { headers: cacheHeaders(req.headers), body: req.body };
-          const prepared = await svc.chat.prepare(r.api, req.body, call);
-          if (!prepared.stream) return shapeJson(reply, await svc.chat.answer(prepared, call));
-          reply.hijack();
           try {
-            await svc.chat.relay(prepared, call, reply.raw);
-          } catch (err) {
-            failStream(req, reply, r.api, err);
+            return await serveInference(svc, r, req, reply);
+          } finally {
+            // Every attempt has settled: a body read into slabs may go back to their pool (core/body-slabs.ts).
+            releaseBody(req);
           }
         },
       );
     });
+  }
+}
+
+/** One request of an inference API: its call, server tools or the chat service, the JSON answer or the stream. */
+async function serveInference(svc: Services, r: ApiRoute, req: FastifyRequest<{ Body: Record<string, unknown> }>, reply: FastifyReply) {
+  // A client that goes away aborts the upstream request at once.
+  const cancel = Cancellation.of(reply.raw);
+  const session = req.headers['x-session-id'];
+  const call: ChatCall = {
+    key: req.key,
+    requestId: req.id,
+    wantMetadata: wantsMetadata(req.headers),
+    sessionHeader: typeof session === 'string' && session.length <= 256 ? session : undefined,
+    anthropicBeta: anthropicBetas(req.headers['anthropic-beta']),
+    cancel,
+  };
+  // Tracing on (docs/observability.md): the request's span, ended when the reply is done.
+  if (svc.tracing) {
+    const tr = (call.trace = svc.tracing.request(req.headers, 'chat', r.path));
+    reply.raw.once('close', () => tr.end(reply.raw.statusCode));
+  }
+  // Server tools (gateway:web_search, …): the model/tool loop, run on chat bodies (docs/server-tools.md).
+  // The `web` plugin is the web search server tool (docs/plugins.md).
+  req.body = withWebPlugin(req.body);
+  const server = svc.serverTools.find(r.api, req.body);
+  if (server) return serveServerTools(svc, r.api, req, reply, call, server);
+  // The response cache (docs/cache.md): what the headers ask, with the body as sent (its key).
+  call.cache = { headers: cacheHeaders(req.headers), body: req.body };
+  const prepared = await svc.chat.prepare(r.api, req.body, call);
+  if (!prepared.stream) return shapeJson(reply, await svc.chat.answer(prepared, call));
+  reply.hijack();
+  try {
+    await svc.chat.relay(prepared, call, reply.raw);
+  } catch (err) {
+    failStream(req, reply, r.api, err);
   }
 }
