@@ -13,7 +13,6 @@
  * collector: never reused while something may read them. Code reading lent bytes checks `gone` first
  * (core/lazy-body.ts `BytesOwner`). No I/O here: memory only.
  */
-import { getDefaultHighWaterMark } from 'node:stream';
 import type { BytesOwner } from './lazy-body.js';
 
 /** Bytes per slab: a body takes ceil(length / SLAB_BYTES) of them. */
@@ -134,12 +133,18 @@ function leaseOf(parts: Buffer[]): BodyLease | null {
 }
 
 /**
- * The end of a lent body written as a copy: at least the socket's high-water mark (64 KiB, Node 22's default; Node 20's
- * is 16 KiB). undici asks for the next part only once the last write returned true (then what is still queued is below
- * the mark) or the socket drained; a copy of at least the mark, written and not waited for, was written at once, and
- * with it every byte before it. So when undici asks past the copy, no slab byte is left in the socket's queue.
+ * The high-water mark of every upstream socket: providers/http.ts passes it to undici's connector, which otherwise
+ * picks its own (64 KiB plain, 16 KiB TLS) and an upgrade could change it. The tail copy below is sized from it.
  */
-const TAIL_BYTES = Math.max(64 * 1024, getDefaultHighWaterMark(false));
+export const SOCKET_HIGH_WATER_MARK = 64 * 1024;
+
+/**
+ * The end of a lent body written as a copy of at least the socket's high-water mark. undici asks for the next part
+ * only once the last write returned true (then what is still queued is below the mark) or the socket drained; a copy
+ * of at least the mark, written and not waited for, was written at once, and with it every byte before it. So when
+ * undici asks past the copy, no slab byte is left in the socket's queue.
+ */
+const TAIL_BYTES = SOCKET_HIGH_WATER_MARK;
 
 /**
  * An upstream body of `parts` (undici writes an iterable part by part) when some of them are a lease's slabs: the same

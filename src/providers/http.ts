@@ -9,7 +9,7 @@ import type { Dispatcher, Pool } from 'undici';
 import { FlatPool } from './pool.js';
 import type { Timeouts } from '../core/catalog-types.js';
 import { UpstreamError } from '../core/provider-errors.js';
-import { lentBody } from '../core/body-slabs.js';
+import { lentBody, SOCKET_HIGH_WATER_MARK } from '../core/body-slabs.js';
 
 /** One inference attempt: a POST to a URL built from a configured provider base URL. */
 export interface UpstreamCall {
@@ -80,7 +80,7 @@ export class OriginPools {
       const l = this.limits?.(origin);
       // HTTP/2: up to H2_STREAMS requests share a connection (undici counts them as pipelined requests).
       const h2 = l?.http2 ? { allowH2: true, pipelining: H2_STREAMS, maxConcurrentStreams: H2_STREAMS } : {};
-      p = new FlatPool(origin, { ...this.options, ...(l ? { connections: l.connections } : {}), ...h2, connect: { timeout: connectMs } });
+      p = new FlatPool(origin, { ...this.options, ...(l ? { connections: l.connections } : {}), ...h2, connect: connectOptions(connectMs) });
       this.pools.set(id, p);
       if (l?.http2) this.h2.add(p);
     }
@@ -381,4 +381,12 @@ export function networkError(err: unknown, signal?: AbortSignal): UpstreamError 
     default:
       return new UpstreamError(502, `Could not reach the provider (${code ?? e.message ?? 'network error'})`, 'provider_unavailable', null, null);
   }
+}
+
+/**
+ * undici's connector spreads these into `net.connect` / `tls.connect` (its type does not list `highWaterMark`): every
+ * upstream socket gets the high-water mark the lent bodies' tail copy is sized from (core/body-slabs.ts).
+ */
+function connectOptions(timeout: number): { timeout: number } {
+  return { timeout, highWaterMark: SOCKET_HIGH_WATER_MARK } as { timeout: number };
 }

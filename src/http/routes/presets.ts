@@ -9,6 +9,7 @@ import { errors, LimitQuery, Nullable, OffsetQuery, Timestamp, Uuid } from '../s
 import { ChatCompletionBody, MessagesBody, presetLimits, ResponsesBody } from '../schemas/inference.js';
 import type { PresetSource } from '../../core/presets.js';
 import type { Services } from '../../services/index.js';
+import { releaseBody } from '../plugins/json-body.js';
 
 const VersionView = Type.Object(
   {
@@ -78,8 +79,13 @@ export default async function presetRoutes(app: FastifyInstance, { svc }: { svc:
         },
       },
       async (req) => {
-        const ws = await svc.workspaces.resolve(req.query.workspace_id);
-        return { data: await svc.presets.save(ws.id, req.params.slug, s.source, req.body, req.key.creator_user_id ?? 'system') };
+        try {
+          const ws = await svc.workspaces.resolve(req.query.workspace_id);
+          return { data: await svc.presets.save(ws.id, req.params.slug, s.source, req.body, req.key.creator_user_id ?? 'system') };
+        } finally {
+          // A large chat body was read into slabs (its path ends in /chat/completions): they go back to their pool.
+          releaseBody(req);
+        }
       },
     );
   }
