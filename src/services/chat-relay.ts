@@ -22,7 +22,8 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { carriesOutput, normalizeChoices } from '../core/chat-shape.js';
 import type { AnswerMeta } from '../core/adapters.js';
 import { UpstreamError } from '../core/provider-errors.js';
-import { eventTooLarge, sseLimits, SseEventBound } from '../providers/sse.js';
+import { SseEventBound } from '../providers/sse.js';
+import { SseReads } from '../providers/sse-reads.js';
 import { openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
 import type { StreamSession } from './codec-types.js';
 import { hasAt, plainChunkAt, plainChunkChars, type PlainChunk } from '../providers/openai/chunk-scan.js';
@@ -139,8 +140,8 @@ class ChatRelay implements StreamSession {
   private upstreamText: string | null = null;
   /** The last plain chunk recognized by the patterns, as the template of the next ones (chunk-template.ts). */
   private template: ChunkTemplate | null = null;
-  /** The bytes of an event not yet complete at the end of the last read. */
-  private carry: Buffer | null = null;
+  /** The reads cut at their events (an event cut by a read's end is carried to the next). */
+  private readonly reads = new SseReads(0);
   /** CR line ends seen: `eventsource-parser` reads the rest of the stream. */
   private legacy: { parser: ReturnType<typeof createParser>; events: EventSourceMessage[]; decoder: StringDecoder; bound: SseEventBound } | null = null;
 
@@ -155,28 +156,16 @@ class ChatRelay implements StreamSession {
     if (this.done) return '';
     if (this.legacy === null && chunk.indexOf(0x0d) !== -1) this.toLegacy();
     if (this.legacy !== null) return this.pushLegacy(chunk);
-    const carried = this.carry;
+    const reads = this.reads;
+    reads.cut(chunk);
+    const head = reads.head;
+    const body = reads.body;
     const tpl = this.template;
-    const out = new OutBytes(Math.ceil((chunk.length + (carried === null ? 0 : carried.length)) * (tpl === null ? 1.25 : tpl.growth)) + 64);
+    const out = new OutBytes(Math.ceil((body.length + (head === null ? 0 : head.length)) * (tpl === null ? 1.25 : tpl.growth)) + 64);
     try {
-      if (carried === null) this.scan(chunk, out);
-      else {
-        // The event the last read cut is completed from this read's first bytes and read on its own (the read is not
-        // copied behind it); the rest of the read follows.
-        this.carry = null;
-        // Its end: a blank line across the boundary (`\n` | `\n`), else the first one in this read.
-        const across = carried[carried.length - 1] === 0x0a && chunk.length > 0 && chunk[0] === 0x0a;
-        const lf = across ? -1 : chunk.indexOf(LFLF);
-        const end = across ? 1 : lf === -1 ? -1 : lf + 2;
-        if (end === -1) {
-          const joined = Buffer.concat([carried, chunk]);
-          if (joined.length > sseLimits.eventChars) throw eventTooLarge();
-          this.carry = joined;
-        } else {
-          this.scan(Buffer.concat([carried, chunk.subarray(0, end)]), out);
-          if (!this.done && end < chunk.length) this.scan(chunk.subarray(end), out);
-        }
-      }
+      // The event the last read cut is read on its own (the read is not copied behind it); the rest of the read follows.
+      if (head !== null) this.scan(head, out);
+      if (!this.done && body.length > 0) this.scan(body, out);
     } catch (err) {
       if (out.pos === 0) throw err;
       this.failure = err as UpstreamError;
@@ -185,8 +174,8 @@ class ChatRelay implements StreamSession {
   }
 
   /**
-   * The events of `bytes` (from an event's start), output to `out`; what follows the last complete one is carried to
-   * the next read. Chunks like the last plain one are compared with it in the bytes (chunk-template.ts); any other
+   * The complete events of `bytes` (from an event's start to a blank line's end; providers/sse-reads.ts), output to
+   * `out`. Chunks like the last plain one are compared with it in the bytes (chunk-template.ts); any other
    * event is read in the bytes' Latin-1 text (one character per byte, a copy without decoding), which the patterns
    * and comparisons scan.
    */
@@ -197,8 +186,7 @@ class ChatRelay implements StreamSession {
     let view: DataView | null = null;
     let pos = 0;
     // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
-    const last = bytes.lastIndexOf(LFLF);
-    const utf8 = last > 0 && (ascii || isUtf8(last + 2 === bytes.length ? bytes : bytes.subarray(0, last)));
+    const utf8 = ascii || isUtf8(bytes);
     const m = matched;
     while (!this.done) {
       if (utf8 && tpl !== null) {
@@ -214,10 +202,6 @@ class ChatRelay implements StreamSession {
       this.event(buf, bytes, pos, nn, ascii, utf8, out);
       tpl = this.template;
       pos = nn + 2;
-    }
-    if (!this.done && pos < bytes.length) {
-      if (bytes.length - pos > sseLimits.eventChars) throw eventTooLarge();
-      this.carry = bytes.subarray(pos);
     }
   }
 
@@ -236,7 +220,7 @@ class ChatRelay implements StreamSession {
       out.bytes(this.ourData, 0, this.ourData.length);
       out.bytes(bytes, s + upData.length, at.tail);
       out.text('}\n\n');
-      this.template = new ChunkTemplate(buf, s, nn + 2, at, this.ourData, upData.length);
+      this.template = new ChunkTemplate(bytes, buf, s, nn + 2, at, this.ourData, upData.length);
       return;
     }
     if (hasAt(buf, s, DATA)) {
@@ -271,8 +255,7 @@ class ChatRelay implements StreamSession {
   private toLegacy(): void {
     const events: EventSourceMessage[] = [];
     this.legacy = { parser: createParser({ onEvent: (ev) => events.push(ev) }), events, decoder: new StringDecoder('utf8'), bound: new SseEventBound() };
-    const carry = this.carry;
-    this.carry = null;
+    const carry = this.reads.take();
     if (carry) this.legacy.parser.feed(this.legacy.decoder.write(carry));
   }
 

@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { RawDelta } from '../../src/core/adapters.js';
 import { newDeltaMemo, scanResponsesDelta, type ScannedDelta } from '../../src/providers/openai-responses/stream-scan.js';
-import { plainChunkDelta, type ChunkMemo } from '../../src/providers/openai/chunk-scan.js';
+import { newChunkMemo, plainChunkDelta, type ChunkMemo } from '../../src/providers/openai/chunk-scan.js';
+import { readBytes } from '../../src/core/byte-shape.js';
 
 const latin1 = (s: string) => Buffer.from(s).toString('latin1');
 const textEvent = (delta: string, item = 0, part = 0, seq = 5) =>
@@ -37,10 +38,10 @@ describe('Responses deltas recognized against the last one (DeltaMemo)', () => {
     ];
     const memo = newDeltaMemo();
     const found = (event: string, m?: ReturnType<typeof newDeltaMemo>) => {
-      const buf = latin1(`xx\n\n${event}\n\n`); // not at 0: offsets count
+      const read = readBytes(Buffer.from(`xx\n\n${event}\n\n`)); // not at 0: offsets count
       const d: RawDelta = { kind: 'text_delta', index: -1, buf: '', from: 0, to: 0 };
       const at: ScannedDelta = { item: -1, part: -1 };
-      return scanResponsesDelta(buf, 4, buf.length - 2, d, at, m) ? { kind: d.kind, item: at.item, part: at.part, token: Buffer.from(buf.slice(d.from, d.to), 'latin1').toString() } : null;
+      return scanResponsesDelta(read, 4, read.text.length - 2, d, at, m) ? { kind: d.kind, item: at.item, part: at.part, token: Buffer.from(read.text.slice(d.from, d.to), 'latin1').toString() } : null;
     };
     const got = events.map((e) => found(e, memo));
     expect(got).toEqual(events.map((e) => found(e)));
@@ -69,11 +70,11 @@ describe('chat plain chunks recognized against the last one (ChunkMemo)', () => 
       `${head('c2')}{"reasoning":"j"}${tail(false)}`,
       `${head('c2')}{"content":"k"}${tail(false)}`,
     ];
-    const memo: ChunkMemo = { head: '', tail: '' };
+    const memo = newChunkMemo();
     const found = (event: string, m?: ChunkMemo) => {
-      const buf = latin1(`xx\n\n${event}\n\n`); // not at 0: offsets count
+      const read = readBytes(Buffer.from(`xx\n\n${event}\n\n`)); // not at 0: offsets count
       const d: RawDelta = { kind: 'text_delta', index: -1, buf: '', from: 0, to: 0 };
-      return plainChunkDelta(buf, 4, buf.length - 2, d, m) ? { kind: d.kind, index: d.index, token: Buffer.from(buf.slice(d.from, d.to), 'latin1').toString() } : null;
+      return plainChunkDelta(read, 4, read.text.length - 2, d, m) ? { kind: d.kind, index: d.index, token: Buffer.from(read.text.slice(d.from, d.to), 'latin1').toString() } : null;
     };
     const got = chunks.map((c) => found(c, memo));
     expect(got).toEqual(chunks.map((c) => found(c)));

@@ -18,6 +18,7 @@
 import type { IrStreamEvent } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import type { RawDelta, StreamDecoder } from '../../core/adapters.js';
+import type { ReadBytes } from '../../core/byte-shape.js';
 import { SseParser, type SseEvent } from '../sse.js';
 import { anthropicStreamError } from './errors.js';
 import { checkStreamEvent } from './schemas.js';
@@ -48,10 +49,10 @@ export class AnthropicStreamDecoder implements StreamDecoder {
 
   private readonly raw: RawDelta = { kind: 'text_delta', index: 0, buf: '', from: 0, to: 0 };
 
-  rawDelta(buf: string, start: number, end: number): RawDelta | null {
+  rawDelta(read: ReadBytes, start: number, end: number): RawDelta | null {
     if (!this.started || this.stopped || this.errored) return null;
     const d = this.raw;
-    if (!scanContentDelta(buf, start, end, d)) return null;
+    if (!scanContentDelta(read.text, start, end, d)) return null;
     const kind = this.blocks.get(d.index);
     // As blockDelta maps them: text in a text block; input JSON in a tool block, or as text in the JSON-output tool's.
     if (d.kind === 'text_delta') return kind === 'text' ? d : null;
