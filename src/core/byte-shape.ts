@@ -53,8 +53,8 @@ function words(run: Buffer): Float64Array | Uint8Array {
 /**
  * Whether the `len` bytes at `at` (in bounds) are those of `w` (see `words`), compared 8 at a time as doubles — the
  * widest load JavaScript has. Equal doubles are equal bytes here: the only equal doubles of other bytes are 0 and -0,
- * which need seven zero bytes (JSON text has none); a word that reads as NaN equals nothing, so a shape holding one
- * (a byte 0x7f or 0xff in place) never matches and its events take the patterns.
+ * which need seven zero bytes (JSON text has none); a word that reads as NaN (its last two bytes 0xf0–0xff then 0x7f
+ * or 0xff: not in valid UTF-8) equals nothing, so a shape holding one would never match and its events take the patterns.
  */
 function sameRun(bytes: Buffer, view: DataView, at: number, w: Float64Array | Uint8Array, len: number): boolean {
   if (len < 8) {

@@ -8,7 +8,9 @@
  * re-serialized or re-encoded. A plain chunk is recognized by the strict patterns of providers/openai/chunk-scan.ts
  * (on the read's Latin-1 text) and kept as a template; the chunks after it that repeat its bytes around their delta
  * string are recognized by comparing those bytes and scanning the string (providers/openai/chunk-template.ts), with
- * no pattern and no search for the event's end. The output of one read is written into one Buffer. Every other event
+ * no pattern and no search for the event's end. The reads are cut at their events by providers/sse-reads.ts (an event
+ * cut by a read's end is completed from the next read's first bytes, as in the translated sessions). The output of
+ * one read is written into one Buffer. Every other event
  * (the role chunk, finish, usage, errors, reasoning, another key order, comments, multi-line events) is found at its
  * blank line, decoded and handled by `data` with `JSON.parse`: a few per stream.
  *

@@ -1,8 +1,10 @@
 /**
  * The translated stream's fast path (issue 18): an IR stream session (codec-ir-stream.ts) whose common events skip
- * the IR. Each upstream read is scanned as Latin-1 text of its bytes (one character per byte, a copy without
- * decoding) and split into events at their blank line. Once content has started, an event the upstream decoder
- * recognizes in its bytes as a plain text delta or a started tool call's next arguments (`StreamDecoder.rawDelta`: a
+ * the IR. Each upstream read is cut at its events (providers/sse-reads.ts, as the same-protocol relay cuts its reads)
+ * and scanned as Latin-1 text of its bytes (one character per byte, a copy without decoding) beside the bytes
+ * themselves (core/byte-shape.ts `ReadBytes`: the decoders compare a stream's common event with the last one in
+ * them). Once content has started, an event the upstream decoder recognizes in its bytes as a plain text delta or a
+ * started tool call's next arguments (`StreamDecoder.rawDelta`: a
  * strict pattern, valid JSON only) goes out as the client API's chunk from a template with the delta's JSON string
  * as it came (`StreamEncoder.rawDelta`): not decoded, parsed, checked against the schema, turned into an IR event or
  * re-serialized. Every other event — the first ones, finish, usage, errors, reasoning, tool starts, comments, any

@@ -3,8 +3,9 @@
  * recognized by the strict patterns of chunk-scan.ts, the chunks after it usually repeat its bytes exactly up to the
  * delta's string and after it (the same id, object, created, model, inert fields, choice head; the same tail). The
  * chunk is learned as a template — its bytes before the string's opening quote and from its closing quote to the
- * event's end — and a later event is relayed when it has both exactly and a valid JSON string between them: two
- * comparisons and a scan of the string's bytes, no pattern, no search for the event's end. Its output is built into a
+ * event's end, a `ByteShape` (core/byte-shape.ts, the memo the translated decoders keep too) — and a later event is
+ * relayed when it has both exactly and a valid JSON string between them: two comparisons and a scan of the string's
+ * bytes, no pattern, no search for the event's end. Its output is built into a
  * Buffer: our head (`data: `, our prefix, the upstream's bytes up to the quote), the string's bytes, our tail.
  *
  * Anything else (another layout, a change of an inert field, an escape that is not JSON, a control byte, an event
