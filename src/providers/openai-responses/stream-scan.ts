@@ -74,7 +74,7 @@ export interface ScannedDelta {
  * bytes around them needs only the holes scanned (the id and index patterns run when the part changes). `token` is
  * the string's hole; `text`, `item` and `part` what the fixed bytes say.
  */
-export interface DeltaMemo {
+export interface ResponsesMemo {
   shape: ByteShape | null;
   token: number;
   text: boolean;
@@ -82,7 +82,7 @@ export interface DeltaMemo {
   part: number;
 }
 
-export const newDeltaMemo = (): DeltaMemo => ({ shape: null, token: 0, text: true, item: 0, part: 0 });
+export const newResponsesMemo = (): ResponsesMemo => ({ shape: null, token: 0, text: true, item: 0, part: 0 });
 
 const SEQUENCE_KEY = ',"sequence_number":';
 const LOGPROBS = ',"logprobs":[]';
@@ -118,7 +118,7 @@ function sequenceHole(buf: string, p: number, cuts: number[], kinds: number[]): 
 }
 
 /** The memo of the delta that fullScan recognized from `start` to `end` in `read` (`d`, `at`: what it found). */
-function learn(read: ReadBytes, start: number, end: number, d: RawDelta, at: ScannedDelta, memo: DeltaMemo): void {
+function learn(read: ReadBytes, start: number, end: number, d: RawDelta, at: ScannedDelta, memo: ResponsesMemo): void {
   const buf = read.text;
   const text = d.kind === 'text_delta';
   const lengths = text ? LEAD.text : LEAD.args;
@@ -150,7 +150,7 @@ function learn(read: ReadBytes, start: number, end: number, d: RawDelta, at: Sca
  * call arguments delta of the form above. Then `d` (kind and token) and `at` are filled in. With `memo`, a delta with
  * the fixed bytes of the last one recognized is checked by comparing them, and one recognized otherwise becomes the memo.
  */
-export function scanResponsesDelta(read: ReadBytes, start: number, end: number, d: RawDelta, at: ScannedDelta, memo?: DeltaMemo): boolean {
+export function scanResponsesDelta(read: ReadBytes, start: number, end: number, d: RawDelta, at: ScannedDelta, memo?: ResponsesMemo): boolean {
   const shape = memo?.shape;
   if (shape != null && shape.match(read.bytes, read.view, start, end) === end) {
     const m = memo!;

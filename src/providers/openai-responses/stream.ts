@@ -9,7 +9,7 @@ import type { IrStreamEvent } from '../../core/ir.js';
 import type { RawDelta, StreamDecoder } from '../../core/adapters.js';
 import type { ReadBytes } from '../../core/byte-shape.js';
 import { utf8Of } from '../../core/json-scan.js';
-import { newDeltaMemo, scanResponsesDelta, type ScannedDelta } from './stream-scan.js';
+import { newResponsesMemo, scanResponsesDelta, type ScannedDelta } from './stream-scan.js';
 
 /** Characters of raw deltas' text kept undecoded at most (see rawTaken). */
 const RAW_PIECES = 4096;
@@ -43,7 +43,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
 
   private readonly raw: RawDelta = { kind: 'text_delta', index: 0, buf: '', from: 0, to: 0 };
   private readonly scanned: ScannedDelta = { item: 0, part: 0 };
-  private readonly memo = newDeltaMemo();
+  private readonly memo = newResponsesMemo();
   /** The slot of the last delta taken raw (its key and IR index), and of the last one recognized. */
   private rawKey: string | null = null;
   private rawPieces = '';

@@ -7,7 +7,8 @@
  * the delta starts and ends is known from `lastIndex` without searching the text again.
  */
 import type { RawDelta } from '../../core/adapters.js';
-import { ByteShape, NONEMPTY_STRING, type ReadBytes } from '../../core/byte-shape.js';
+import type { ReadBytes } from '../../core/byte-shape.js';
+import type { DeltaMemo } from '../../core/delta-memo.js';
 import { hasAt, JSON_STRING, jsonStringLength, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
 
 export { hasAt };
@@ -75,42 +76,16 @@ export function plainChunkAt(buf: string, from: number, at: PlainChunk): boolean
 const scratch: PlainChunk = { delta: 0, deltaEnd: 0, tail: 0 };
 
 /**
- * The last plain chunk of a stream recognized by the patterns, as its fixed bytes (core/byte-shape.ts: `data: ` up to
- * the delta's string, and from the string's closing quote to the event's end), with what they fix: the kind and the
- * tool call's index. A stream's chunks repeat the same id, created, model and inert fields, so the next chunk with the
- * same bytes around its string needs only the string scanned.
- */
-export interface ChunkMemo {
-  shape: ByteShape | null;
-  kind: RawDelta['kind'];
-  index: number;
-}
-
-export const newChunkMemo = (): ChunkMemo => ({ shape: null, kind: 'text_delta', index: 0 });
-
-/**
  * Whether the read from `start` to `end` (one event, its blank line excluded) is a plain content chunk with output.
  * Then `d` is filled in: `text_delta` (index 0) for content, else `tool_call_delta` with the chunk's tool call index;
  * `from` and `to` bound the string token (quotes included). False too for empty arguments (no output). With `memo`, a
- * chunk with the fixed bytes of the last one recognized is checked by comparing them, and a chunk recognized otherwise
- * becomes the memo.
+ * chunk with the fixed bytes of the last one recognized (the same id, created, model and inert fields) is checked by
+ * comparing them, and a chunk recognized otherwise becomes the memo.
  */
-export function plainChunkDelta(read: ReadBytes, start: number, end: number, d: RawDelta, memo?: ChunkMemo): boolean {
-  const shape = memo?.shape;
-  if (shape != null && shape.match(read.bytes, read.view, start, end) === end) {
-    d.kind = memo!.kind;
-    d.index = memo!.index;
-    d.buf = read.text;
-    d.from = shape.holes[0] - 1;
-    d.to = shape.holes[1] + 1;
-    return true;
-  }
+export function plainChunkDelta(read: ReadBytes, start: number, end: number, d: RawDelta, memo?: DeltaMemo): boolean {
+  if (memo?.recall(read, start, end, d)) return true;
   if (!plainChunkByPatterns(read.text, start, end, d)) return false;
-  if (memo !== undefined) {
-    memo.shape = new ByteShape(read.bytes, [start, d.from + 1, d.to - 1, end], [NONEMPTY_STRING]);
-    memo.kind = d.kind;
-    memo.index = d.index;
-  }
+  memo?.learn(read, start, end, d);
   return d.to - d.from > 2;
 }
 

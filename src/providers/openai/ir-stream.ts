@@ -4,7 +4,8 @@ import { checkChatChunk } from './schemas.js';
 import type { IrStreamEvent, IrUsage } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import type { RawDelta, StreamDecoder } from '../../core/adapters.js';
-import { newChunkMemo, plainChunkDelta } from './chunk-scan.js';
+import { plainChunkDelta } from './chunk-scan.js';
+import { DeltaMemo } from '../../core/delta-memo.js';
 import type { ReadBytes } from '../../core/byte-shape.js';
 import { streamError } from './chat.js';
 import { generatedImages, irFinish, irUsageFromOpenAI, isObj, parseStreamData, str, type Obj } from './ir-shared.js';
@@ -53,7 +54,7 @@ export class ChatStreamDecoder implements StreamDecoder {
 
   private readonly raw: RawDelta = { kind: 'text_delta', index: 0, buf: '', from: 0, to: 0 };
   /** The fixed bytes of the last plain chunk (chunk-scan.ts): the next ones are checked against them. */
-  private readonly memo = newChunkMemo();
+  private readonly memo = new DeltaMemo();
 
   /**
    * A plain content chunk (chunk-scan.ts) whose text goes to the text part already open, or whose arguments go to a
