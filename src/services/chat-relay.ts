@@ -10,9 +10,9 @@
  * string are recognized by comparing those bytes and scanning the string (providers/openai/chunk-template.ts), with
  * no pattern and no search for the event's end. The reads are cut at their events by providers/sse-reads.ts (an event
  * cut by a read's end is completed from the next read's first bytes, as in the translated sessions). The output of
- * one read is written into one Buffer. Every other event
- * (the role chunk, finish, usage, errors, reasoning, another key order, comments, multi-line events) is found at its
- * blank line, decoded and handled by `data` with `JSON.parse`: a few per stream.
+ * one read is written into one Buffer. Every other event (the role chunk, finish, usage, errors, reasoning, another
+ * key order, comments, multi-line events) is found at its blank line, decoded and handled by `data` with
+ * `JSON.parse`: a few per stream.
  *
  * A stream whose line ends are not LF (a CR anywhere: `\r\n` or `\r` ends, which JSON text cannot hold unescaped) is
  * read by `eventsource-parser` from then on, event by event, through the same handler. Bytes that are not UTF-8 take
