@@ -16,7 +16,7 @@ export class DeltaMemo {
   /** Whether the event of `read` from `start` to `end` is the one remembered with another non-empty string: `d` is filled in. */
   recall(read: ReadBytes, start: number, end: number, d: RawDelta): boolean {
     const shape = this.shape;
-    if (shape === null || shape.match(read.bytes, read.view, start, end) !== end) return false;
+    if (shape === null || shape.matchText(read.bytes, read.text, start, end) !== end) return false;
     d.kind = this.kind;
     d.index = this.index;
     d.buf = read.text;

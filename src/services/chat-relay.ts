@@ -184,23 +184,22 @@ class ChatRelay implements StreamSession {
   private scan(bytes: Buffer, out: OutBytes): void {
     const ascii = isAscii(bytes);
     let tpl = this.template;
-    let buf: string | null = null;
-    let view: DataView | null = null;
+    // The Latin-1 text of the bytes (a copy without decoding): the template compares its fixed parts in it, the
+    // patterns run on it.
+    const buf = bytes.toString('latin1');
     let pos = 0;
     // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
     const utf8 = ascii || isUtf8(bytes);
     const m = matched;
     while (!this.done) {
       if (utf8 && tpl !== null) {
-        view ??= new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-        for (let e = tpl.match(bytes, view, pos, out, m); e !== -1; e = tpl.match(bytes, view, pos, out, m)) {
+        for (let e = tpl.match(bytes, buf, pos, out, m); e !== -1; e = tpl.match(bytes, buf, pos, out, m)) {
           this.producedTokens += deltaTokens(m.chars);
           pos = e;
         }
       }
       const nn = bytes.indexOf(LFLF, pos);
       if (nn === -1) break;
-      buf ??= bytes.toString('latin1');
       this.event(buf, bytes, pos, nn, ascii, utf8, out);
       tpl = this.template;
       pos = nn + 2;

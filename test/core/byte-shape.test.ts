@@ -23,6 +23,13 @@ function match(shape: ByteShape, event: string, limit = Infinity): { holes: stri
   const read = readBytes(Buffer.from(`xyz${event}tail`));
   const n = Math.min(read.bytes.length, 3 + limit);
   const e = shape.match(read.bytes, read.view, 3, n);
+  // A shape of one string is matched in the read's text too (matchText): the same answer.
+  if (shape.holes.length === 2) {
+    const chars = shape.chars;
+    const holes = Array.from(shape.holes);
+    expect(shape.matchText(read.bytes, read.text, 3, n)).toBe(e);
+    if (e !== -1) expect([Array.from(shape.holes), shape.chars]).toEqual([holes, chars]);
+  }
   if (e === -1) return null;
   expect(read.bytes.subarray(3, e).toString()).toBe(event.slice(0, Buffer.from(event).subarray(0, e - 3).toString().length));
   const holes: string[] = [];

@@ -95,13 +95,13 @@ export class ChunkTemplate {
   }
 
   /**
-   * Whether the event at `s` of the read (`bytes`; `view`, a DataView of them) is this template with another valid
+   * Whether the event at `s` of the read (`bytes`; `text`, their Latin-1 text) is this template with another valid
    * string: then its output is written to `out`, `m.chars` set, and the event's end returned; else -1 (nothing
    * written). The read's bytes must be valid UTF-8 (the caller checks).
    */
-  match(bytes: Buffer, view: DataView, s: number, out: OutBytes, m: TemplateMatch): number {
+  match(bytes: Buffer, text: string, s: number, out: OutBytes, m: TemplateMatch): number {
     const shape = this.shape;
-    const end = shape.match(bytes, view, s, bytes.length);
+    const end = shape.matchText(bytes, text, s, bytes.length);
     if (end === -1) return -1;
     const start = shape.holes[0];
     const i = shape.holes[1];
