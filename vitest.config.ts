@@ -13,6 +13,7 @@ const UNIT_FILES = [
   'test/chat/translated-relay.test.ts',
   'test/chat/translated-responses.test.ts',
   'test/chat/translated-memo.test.ts',
+  'test/chat/stream-recorded.test.ts',
   'test/guardrails/policy.test.ts',
   'test/speech/adapters.test.ts',
   'test/speech/catalog.test.ts',

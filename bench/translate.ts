@@ -8,7 +8,14 @@
  * - `bytes`: the byte-level session (services/codec-ir-bytes.ts) the gateway now opens for these pairs.
  * Interleaved rounds (TRANSLATE_ROUNDS, default 7; TRANSLATE_STREAMS per round, default 20); the medians, µs per chunk.
  * Env TRANSLATE_PAIRS=<part of a name> runs those pairs only; TRANSLATE_ONLY=ir|bytes runs one path only (for a CPU profile: `node --cpu-prof --import tsx bench/translate.ts`).
+ *
+ * Under callgrind it counts the instructions of the measured rounds alone (after the warm-up, without start-up):
+ *   TRANSLATE_VGDB_PREFIX=/tmp/t/vgdb TRANSLATE_ONLY=bytes TRANSLATE_PAIRS=<pair> TRANSLATE_ROUNDS=1 TRANSLATE_STREAMS=5 \
+ *     valgrind --tool=callgrind --instr-atstart=no --vgdb-prefix=/tmp/t/vgdb --callgrind-out-file=/tmp/t/cg.%p \
+ *     node --import tsx bench/translate.ts
+ * then the total of `/tmp/t/cg.<pid>.1` (the counted part's dump) ÷ (rounds × streams × 10,000) is per chunk.
  */
+import { execFileSync } from 'node:child_process';
 import type { AnswerMeta, StreamDecoder, StreamEncoder } from '../src/core/adapters.js';
 import { anthropicAdapter } from '../src/providers/anthropic/index.js';
 import { chatAdapter } from '../src/providers/registry.js';
@@ -116,11 +123,18 @@ function measure(p: Pair, bytes: boolean): number {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** Callgrind's counting switched on or dumped (under `valgrind --tool=callgrind --instr-atstart=no`, see above). */
+const VGDB = process.env.TRANSLATE_VGDB_PREFIX;
+const control = (cmd: string) => VGDB && execFileSync('callgrind_control', [`--vgdb-prefix=${VGDB}`, cmd, String(process.pid)], { stdio: 'ignore' });
+
 for (const p of PAIRS) {
   // Warm-up: both paths optimized before anything is counted.
   for (let i = 0; i < 5; i++) for (const b of [false, true]) if (!ONLY || ONLY === (b ? 'bytes' : 'ir')) run(p, b);
   const got: Record<'ir' | 'bytes', number[]> = { ir: [], bytes: [] };
+  control('--instr=on');
   for (let r = 0; r < ROUNDS; r++) for (const b of [false, true]) if (!ONLY || ONLY === (b ? 'bytes' : 'ir')) got[b ? 'bytes' : 'ir'].push(measure(p, b));
+  control('--dump');
+  control('--instr=off');
   const ir = got.ir.length ? median(got.ir) : NaN;
   const by = got.bytes.length ? median(got.bytes) : NaN;
   console.log(`${p.name}: ir ${ir.toFixed(3)} µs/chunk, bytes ${by.toFixed(3)} µs/chunk, bytes ÷ ir ${(by / ir).toFixed(3)} (ranges ${Math.min(...got.ir).toFixed(3)}–${Math.max(...got.ir).toFixed(3)} / ${Math.min(...got.bytes).toFixed(3)}–${Math.max(...got.bytes).toFixed(3)})`);

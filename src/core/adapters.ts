@@ -9,6 +9,7 @@
 import type { EndpointDef, Protocol, ProviderDef } from './catalog-types.js';
 import type { IrRequest, IrResponse, IrStreamEvent, IrUsage } from './ir.js';
 import type { UpstreamError } from './provider-errors.js';
+import type { ReadBytes } from './byte-shape.js';
 
 export interface UpstreamContext {
   provider: ProviderDef;
@@ -39,14 +40,14 @@ export interface StreamDecoder {
   end(): IrStreamEvent[];
   /**
    * The byte-level fast path of the common event (services/codec-ir-bytes.ts): whether the one complete event of
-   * `buf` (Latin-1 text of the stream's UTF-8 bytes, no CR) from `start` to `end` (its blank line excluded) is a
+   * `read` (the stream's UTF-8 bytes, no CR, and their Latin-1 text) from `start` to `end` (its blank line excluded) is a
    * text delta or a piece of a started tool call's arguments that needs nothing from a parse — recognized by a strict
    * pattern that admits valid JSON only — and in the decoder's current state would decode to exactly one `text_delta`
    * or `tool_call_delta` of a non-empty string and change nothing else. Then `delta` describes it (until the next
    * call) and the caller does not feed the event to `push`; otherwise (null) it feeds it. It changes the decoder's
    * state only as decoding the event would — and, for a decoder with `rawTaken`, not at all (see there).
    */
-  rawDelta?(buf: string, start: number, end: number): RawDelta | null;
+  rawDelta?(read: ReadBytes, start: number, end: number): RawDelta | null;
   /**
    * Called when the delta that `rawDelta` just returned was written raw (the encoder took it), before anything else
    * is given to the decoder: the decoder makes the state changes that decoding the event would have made. A decoder

@@ -34,9 +34,6 @@ export function jsonStringLength(buf: string, start: number, end: number): numbe
   return n;
 }
 
-/** A copy of `buf` (Latin-1 text of bytes) from `s` to `e` that does not keep `buf` alive, as a slice would. */
-export const copyOf = (buf: string, s: number, e: number): string => Buffer.from(buf.slice(s, e), 'latin1').toString('latin1');
-
 /** UTF-8 text as Latin-1 text of its bytes. */
 export const latin1 = (s: string): string => (s === '' ? '' : Buffer.from(s).toString('latin1'));
 

@@ -8,9 +8,11 @@
  * re-serialized or re-encoded. A plain chunk is recognized by the strict patterns of providers/openai/chunk-scan.ts
  * (on the read's Latin-1 text) and kept as a template; the chunks after it that repeat its bytes around their delta
  * string are recognized by comparing those bytes and scanning the string (providers/openai/chunk-template.ts), with
- * no pattern and no search for the event's end. The output of one read is written into one Buffer. Every other event
- * (the role chunk, finish, usage, errors, reasoning, another key order, comments, multi-line events) is found at its
- * blank line, decoded and handled by `data` with `JSON.parse`: a few per stream.
+ * no pattern and no search for the event's end. The reads are cut at their events by providers/sse-reads.ts (an event
+ * cut by a read's end is completed from the next read's first bytes, as in the translated sessions). The output of
+ * one read is written into one Buffer. Every other event (the role chunk, finish, usage, errors, reasoning, another
+ * key order, comments, multi-line events) is found at its blank line, decoded and handled by `data` with
+ * `JSON.parse`: a few per stream.
  *
  * A stream whose line ends are not LF (a CR anywhere: `\r\n` or `\r` ends, which JSON text cannot hold unescaped) is
  * read by `eventsource-parser` from then on, event by event, through the same handler. Bytes that are not UTF-8 take
@@ -22,7 +24,8 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { carriesOutput, normalizeChoices } from '../core/chat-shape.js';
 import type { AnswerMeta } from '../core/adapters.js';
 import { UpstreamError } from '../core/provider-errors.js';
-import { eventTooLarge, sseLimits, SseEventBound } from '../providers/sse.js';
+import { SseEventBound } from '../providers/sse.js';
+import { SseReads } from '../providers/sse-reads.js';
 import { openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
 import type { StreamSession } from './codec-types.js';
 import { hasAt, plainChunkAt, plainChunkChars, type PlainChunk } from '../providers/openai/chunk-scan.js';
@@ -139,8 +142,8 @@ class ChatRelay implements StreamSession {
   private upstreamText: string | null = null;
   /** The last plain chunk recognized by the patterns, as the template of the next ones (chunk-template.ts). */
   private template: ChunkTemplate | null = null;
-  /** The bytes of an event not yet complete at the end of the last read. */
-  private carry: Buffer | null = null;
+  /** The reads cut at their events (an event cut by a read's end is carried to the next). */
+  private readonly reads = new SseReads(0);
   /** CR line ends seen: `eventsource-parser` reads the rest of the stream. */
   private legacy: { parser: ReturnType<typeof createParser>; events: EventSourceMessage[]; decoder: StringDecoder; bound: SseEventBound } | null = null;
 
@@ -155,28 +158,16 @@ class ChatRelay implements StreamSession {
     if (this.done) return '';
     if (this.legacy === null && chunk.indexOf(0x0d) !== -1) this.toLegacy();
     if (this.legacy !== null) return this.pushLegacy(chunk);
-    const carried = this.carry;
+    const reads = this.reads;
+    reads.cut(chunk);
+    const head = reads.head;
+    const body = reads.body;
     const tpl = this.template;
-    const out = new OutBytes(Math.ceil((chunk.length + (carried === null ? 0 : carried.length)) * (tpl === null ? 1.25 : tpl.growth)) + 64);
+    const out = new OutBytes(Math.ceil((body.length + (head === null ? 0 : head.length)) * (tpl === null ? 1.25 : tpl.growth)) + 64);
     try {
-      if (carried === null) this.scan(chunk, out);
-      else {
-        // The event the last read cut is completed from this read's first bytes and read on its own (the read is not
-        // copied behind it); the rest of the read follows.
-        this.carry = null;
-        // Its end: a blank line across the boundary (`\n` | `\n`), else the first one in this read.
-        const across = carried[carried.length - 1] === 0x0a && chunk.length > 0 && chunk[0] === 0x0a;
-        const lf = across ? -1 : chunk.indexOf(LFLF);
-        const end = across ? 1 : lf === -1 ? -1 : lf + 2;
-        if (end === -1) {
-          const joined = Buffer.concat([carried, chunk]);
-          if (joined.length > sseLimits.eventChars) throw eventTooLarge();
-          this.carry = joined;
-        } else {
-          this.scan(Buffer.concat([carried, chunk.subarray(0, end)]), out);
-          if (!this.done && end < chunk.length) this.scan(chunk.subarray(end), out);
-        }
-      }
+      // The event the last read cut is read on its own (the read is not copied behind it); the rest of the read follows.
+      if (head !== null) this.scan(head, out);
+      if (!this.done && body.length > 0) this.scan(body, out);
     } catch (err) {
       if (out.pos === 0) throw err;
       this.failure = err as UpstreamError;
@@ -185,39 +176,33 @@ class ChatRelay implements StreamSession {
   }
 
   /**
-   * The events of `bytes` (from an event's start), output to `out`; what follows the last complete one is carried to
-   * the next read. Chunks like the last plain one are compared with it in the bytes (chunk-template.ts); any other
+   * The complete events of `bytes` (from an event's start to a blank line's end; providers/sse-reads.ts), output to
+   * `out`. Chunks like the last plain one are compared with it in the bytes (chunk-template.ts); any other
    * event is read in the bytes' Latin-1 text (one character per byte, a copy without decoding), which the patterns
    * and comparisons scan.
    */
   private scan(bytes: Buffer, out: OutBytes): void {
     const ascii = isAscii(bytes);
     let tpl = this.template;
-    let buf: string | null = null;
-    let view: DataView | null = null;
+    // The Latin-1 text of the bytes (a copy without decoding): the template compares its fixed parts in it, the
+    // patterns run on it.
+    const buf = bytes.toString('latin1');
     let pos = 0;
     // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
-    const last = bytes.lastIndexOf(LFLF);
-    const utf8 = last > 0 && (ascii || isUtf8(last + 2 === bytes.length ? bytes : bytes.subarray(0, last)));
+    const utf8 = ascii || isUtf8(bytes);
     const m = matched;
     while (!this.done) {
       if (utf8 && tpl !== null) {
-        view ??= new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-        for (let e = tpl.match(bytes, view, pos, out, m); e !== -1; e = tpl.match(bytes, view, pos, out, m)) {
+        for (let e = tpl.match(bytes, buf, pos, out, m); e !== -1; e = tpl.match(bytes, buf, pos, out, m)) {
           this.producedTokens += deltaTokens(m.chars);
           pos = e;
         }
       }
       const nn = bytes.indexOf(LFLF, pos);
       if (nn === -1) break;
-      buf ??= bytes.toString('latin1');
       this.event(buf, bytes, pos, nn, ascii, utf8, out);
       tpl = this.template;
       pos = nn + 2;
-    }
-    if (!this.done && pos < bytes.length) {
-      if (bytes.length - pos > sseLimits.eventChars) throw eventTooLarge();
-      this.carry = bytes.subarray(pos);
     }
   }
 
@@ -236,7 +221,7 @@ class ChatRelay implements StreamSession {
       out.bytes(this.ourData, 0, this.ourData.length);
       out.bytes(bytes, s + upData.length, at.tail);
       out.text('}\n\n');
-      this.template = new ChunkTemplate(buf, s, nn + 2, at, this.ourData, upData.length);
+      this.template = new ChunkTemplate(bytes, buf, s, nn + 2, at, this.ourData, upData.length);
       return;
     }
     if (hasAt(buf, s, DATA)) {
@@ -271,8 +256,7 @@ class ChatRelay implements StreamSession {
   private toLegacy(): void {
     const events: EventSourceMessage[] = [];
     this.legacy = { parser: createParser({ onEvent: (ev) => events.push(ev) }), events, decoder: new StringDecoder('utf8'), bound: new SseEventBound() };
-    const carry = this.carry;
-    this.carry = null;
+    const carry = this.reads.take();
     if (carry) this.legacy.parser.feed(this.legacy.decoder.write(carry));
   }
 

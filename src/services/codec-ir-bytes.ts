@@ -1,8 +1,10 @@
 /**
  * The translated stream's fast path (issue 18): an IR stream session (codec-ir-stream.ts) whose common events skip
- * the IR. Each upstream read is scanned as Latin-1 text of its bytes (one character per byte, a copy without
- * decoding) and split into events at their blank line. Once content has started, an event the upstream decoder
- * recognizes in its bytes as a plain text delta or a started tool call's next arguments (`StreamDecoder.rawDelta`: a
+ * the IR. Each upstream read is cut at its events (providers/sse-reads.ts, as the same-protocol relay cuts its reads)
+ * and scanned as Latin-1 text of its bytes (one character per byte, a copy without decoding) beside the bytes
+ * themselves (core/byte-shape.ts `ReadBytes`: the decoders compare a stream's common event with the last one in
+ * them). Once content has started, an event the upstream decoder recognizes in its bytes as a plain text delta or a
+ * started tool call's next arguments (`StreamDecoder.rawDelta`: a
  * strict pattern, valid JSON only) goes out as the client API's chunk from a template with the delta's JSON string
  * as it came (`StreamEncoder.rawDelta`): not decoded, parsed, checked against the schema, turned into an IR event or
  * re-serialized. Every other event — the first ones, finish, usage, errors, reasoning, tool starts, comments, any
@@ -17,7 +19,8 @@ import { StringDecoder } from 'node:string_decoder';
 import type { AnswerMeta, StreamDecoder, StreamEncoder } from '../core/adapters.js';
 import { jsonStringLength, latin1, utf8Of } from '../core/json-scan.js';
 import type { UpstreamError } from '../core/provider-errors.js';
-import { eventTooLarge, sseLimits } from '../providers/sse.js';
+import { SseReads } from '../providers/sse-reads.js';
+import { readBytes, type ReadBytes } from '../core/byte-shape.js';
 import type { StreamSession } from './codec-types.js';
 import { deltaTokens } from './chat-relay.js';
 import { IrStreamSession } from './codec-ir-stream.js';
@@ -41,8 +44,12 @@ export class IrByteStreamSession implements StreamSession {
   /** Output tokens of the deltas relayed here (the inner session counts its own). */
   private fastTokens = 0;
   private ownFailure: UpstreamError | null = null;
-  /** The bytes (Latin-1 text) of an event not yet complete at the end of the last read. */
-  private carry = '';
+  /**
+   * The reads cut at their events (an event cut by a read's end is carried to the next). A large read is scanned as
+   * it is, not joined to the carried bytes (the carried event is completed apart, up to the read's first blank line);
+   * a small one is joined (a small copy, cheaper than a second pass).
+   */
+  private readonly reads = new SseReads(SPLIT_FROM);
   /** A CR was seen: every read is decoded and fed to the IR session. */
   private text: StringDecoder | null = null;
 
@@ -77,53 +84,20 @@ export class IrByteStreamSession implements StreamSession {
     const chunk = typeof input === 'string' ? Buffer.from(input) : Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
     if (this.text === null && chunk.indexOf(0x0d) !== -1) {
       this.text = new StringDecoder('utf8');
-      const carried = this.carry;
-      this.carry = '';
-      return this.inner.push(this.text.write(Buffer.from(carried, 'latin1')) + this.text.write(chunk));
+      const carried = this.reads.take();
+      return this.inner.push((carried === null ? '' : this.text.write(carried)) + this.text.write(chunk));
     }
     if (this.text !== null) return this.inner.push(this.text.write(chunk));
-    const carried = this.carry;
-    this.carry = '';
-    // A large read is scanned as it is, not joined to the carried bytes (a string made of two is flattened — copied —
-    // by the first search in it): the carried event is completed apart, up to the read's first blank line. A small
-    // one is joined (a small copy, cheaper than a second pass).
-    const joined = carried !== '' && chunk.length < SPLIT_FROM;
-    const text = joined ? carried + chunk.toString('latin1') : chunk.toString('latin1');
-    let head = '';
-    let from = 0;
-    if (carried !== '' && !joined) {
-      // The carry neither starts a blank line nor holds one: its event ends at the read's first, or at its own last LF.
-      if (carried.charCodeAt(carried.length - 1) === 0x0a && text.charCodeAt(0) === 0x0a) from = 1;
-      else {
-        const first = text.indexOf('\n\n');
-        from = first === -1 ? 0 : first + 2;
-      }
-      if (from === 0) {
-        if (carried.length + text.length > sseLimits.eventChars) throw eventTooLarge();
-        this.carry = carried + text;
-        return '';
-      }
-      head = carried + text.slice(0, from);
-    }
-    const last = text.lastIndexOf('\n\n');
-    const done = last === -1 ? from : last + 2;
-    if (done === 0) {
-      if (text.length > sseLimits.eventChars) throw eventTooLarge();
-      this.carry = text;
-      return '';
-    }
-    if (done < text.length) {
-      if (text.length - done > sseLimits.eventChars) throw eventTooLarge();
-      this.carry = text.slice(done);
-    }
+    const reads = this.reads;
+    reads.cut(chunk);
+    const head = reads.head;
+    const body = reads.body;
+    if (head === null && body.length === 0) return '';
     // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed. The carried event and
     // the rest are cut at a blank line, so each is checked (and decoded) alone as the whole would be.
-    const utf8 = joined ? isUtf8(Buffer.from(text.slice(0, done), 'latin1')) : (head === '' || isUtf8(Buffer.from(head, 'latin1'))) && isUtf8(chunk.subarray(from, done));
-    if (!utf8) {
-      return this.inner.push(utf8Of(head, 0, head.length) + utf8Of(text, from, done));
-    }
-    let out = head === '' ? '' : this.events(head, 0, head.length, '');
-    if (from < done && !this.failure) out = this.events(text, from, done, out);
+    if ((head !== null && !isUtf8(head)) || !isUtf8(body)) return this.inner.push((head === null ? '' : head.toString('utf8')) + body.toString('utf8'));
+    let out = head === null ? '' : this.events(readBytes(head), '');
+    if (body.length > 0 && !this.failure) out = this.events(readBytes(body), out);
     const parts = this.parts;
     if (parts.length === 0) return out === '' ? '' : Buffer.from(out, 'latin1');
     if (out !== '') parts.push(Buffer.from(out, 'latin1'));
@@ -135,13 +109,15 @@ export class IrByteStreamSession implements StreamSession {
   private parts: Buffer[] = [];
 
   /**
-   * The complete events of `buf` from `from` up to `done` (a blank line's end): the client's bytes, as Latin-1 text,
-   * after `out` (what the read gave before).
+   * The complete events of `read` (up to a blank line's end): the client's bytes, as Latin-1 text, after `out` (what
+   * the read gave before).
    */
-  private events(buf: string, from: number, done: number, out: string): string {
+  private events(read: ReadBytes, out: string): string {
     const { decoder, encoder, inner } = this;
+    const buf = read.text;
+    const done = buf.length;
     try {
-      for (let pos = from; pos < done; ) {
+      for (let pos = 0; pos < done; ) {
         const nn = buf.indexOf('\n\n', pos);
         // `done` may end inside an odd run of line feeds (`…}\n\n\n`): the last one is a blank line, nothing more.
         if (nn === -1) break;
@@ -151,7 +127,7 @@ export class IrByteStreamSession implements StreamSession {
         if (s === nn) continue;
         // Every event before this one was fed: the decoder's state is current (rawDelta depends on it).
         if (inner.contentStarted) {
-          const d = decoder.rawDelta!(buf, s, nn);
+          const d = decoder.rawDelta!(read, s, nn);
           const piece = d === null ? null : encoder.rawDelta!(d);
           if (piece !== null) {
             decoder.rawTaken?.(d!);
@@ -175,9 +151,8 @@ export class IrByteStreamSession implements StreamSession {
   }
 
   end(): string {
-    const carried = this.carry;
-    this.carry = '';
-    const rest = carried === '' ? '' : this.inner.push(utf8Of(carried, 0, carried.length));
+    const carried = this.reads.take();
+    const rest = carried === null ? '' : this.inner.push(carried.toString('utf8'));
     if (this.inner.failure) return rest;
     return rest + this.inner.end();
   }

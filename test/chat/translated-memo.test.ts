@@ -1,19 +1,23 @@
 /**
  * The memos of the translated fast path's scans: a stream's next plain event is checked against the fixed parts of the
- * last one (chat: `ChunkMemo`, providers/openai/chunk-scan.ts; Responses: `DeltaMemo`,
- * providers/openai-responses/stream-scan.ts) and must give what the full patterns give, whatever changes.
+ * last one, as a ByteShape of its fixed bytes (chat and Anthropic: `DeltaMemo`, core/delta-memo.ts; Responses:
+ * `ResponsesMemo`, providers/openai-responses/stream-scan.ts) and must give what the full patterns give, whatever
+ * changes.
  */
 import { describe, expect, it } from 'vitest';
 import type { RawDelta } from '../../src/core/adapters.js';
-import { newDeltaMemo, scanResponsesDelta, type ScannedDelta } from '../../src/providers/openai-responses/stream-scan.js';
-import { plainChunkDelta, type ChunkMemo } from '../../src/providers/openai/chunk-scan.js';
+import { newResponsesMemo, scanResponsesDelta, type ScannedDelta } from '../../src/providers/openai-responses/stream-scan.js';
+import { plainChunkDelta } from '../../src/providers/openai/chunk-scan.js';
+import { scanContentDelta, scanContentDeltaIn } from '../../src/providers/anthropic/stream-scan.js';
+import { DeltaMemo } from '../../src/core/delta-memo.js';
+import { readBytes } from '../../src/core/byte-shape.js';
 
 const latin1 = (s: string) => Buffer.from(s).toString('latin1');
 const textEvent = (delta: string, item = 0, part = 0, seq = 5) =>
   `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${seq},"item_id":"msg_1","output_index":${item},"content_index":${part},"delta":${delta},"logprobs":[]}`;
 const argsEvent = (delta: string, item = 1, seq = 9) => `event: response.function_call_arguments.delta\ndata: {"type":"response.function_call_arguments.delta","sequence_number":${seq},"item_id":"fc_1","output_index":${item},"delta":${delta}}`;
 
-describe('Responses deltas recognized against the last one (DeltaMemo)', () => {
+describe('Responses deltas recognized against the last one (ResponsesMemo)', () => {
   it('gives what the full patterns give, event after event, when the number, ids, indexes, kind or tail change', () => {
     const events = [
       textEvent('"a"', 0, 0, 1),
@@ -35,12 +39,12 @@ describe('Responses deltas recognized against the last one (DeltaMemo)', () => {
       textEvent('"k"', 0, 1, 15),
       textEvent('"l"', 0, 1, 16).replace('"delta":"l"', '"delta":"l" '),
     ];
-    const memo = newDeltaMemo();
-    const found = (event: string, m?: ReturnType<typeof newDeltaMemo>) => {
-      const buf = latin1(`xx\n\n${event}\n\n`); // not at 0: offsets count
+    const memo = newResponsesMemo();
+    const found = (event: string, m?: ReturnType<typeof newResponsesMemo>) => {
+      const read = readBytes(Buffer.from(`xx\n\n${event}\n\n`)); // not at 0: offsets count
       const d: RawDelta = { kind: 'text_delta', index: -1, buf: '', from: 0, to: 0 };
       const at: ScannedDelta = { item: -1, part: -1 };
-      return scanResponsesDelta(buf, 4, buf.length - 2, d, at, m) ? { kind: d.kind, item: at.item, part: at.part, token: Buffer.from(buf.slice(d.from, d.to), 'latin1').toString() } : null;
+      return scanResponsesDelta(read, 4, read.text.length - 2, d, at, m) ? { kind: d.kind, item: at.item, part: at.part, token: Buffer.from(read.text.slice(d.from, d.to), 'latin1').toString() } : null;
     };
     const got = events.map((e) => found(e, memo));
     expect(got).toEqual(events.map((e) => found(e)));
@@ -50,7 +54,7 @@ describe('Responses deltas recognized against the last one (DeltaMemo)', () => {
 
 // ---- chat upstream plain chunks with a memo of the last head and tail --------------------------------------------
 
-describe('chat plain chunks recognized against the last one (ChunkMemo)', () => {
+describe('chat plain chunks recognized against the last one (DeltaMemo)', () => {
   it('gives what the full patterns give, chunk after chunk, when the head, the tail or the delta changes', () => {
     const head = (id: string, extra = '') => `data: {"id":"${id}","object":"chat.completion.chunk","created":1699999999,"model":"up-model",${extra}"choices":[{"index":0,"delta":`;
     const tail = (usage = true) => `,"logprobs":null,"finish_reason":null}]${usage ? ',"usage":null' : ''}}`;
@@ -69,14 +73,46 @@ describe('chat plain chunks recognized against the last one (ChunkMemo)', () => 
       `${head('c2')}{"reasoning":"j"}${tail(false)}`,
       `${head('c2')}{"content":"k"}${tail(false)}`,
     ];
-    const memo: ChunkMemo = { head: '', tail: '' };
-    const found = (event: string, m?: ChunkMemo) => {
-      const buf = latin1(`xx\n\n${event}\n\n`); // not at 0: offsets count
+    const memo = new DeltaMemo();
+    const found = (event: string, m?: DeltaMemo) => {
+      const read = readBytes(Buffer.from(`xx\n\n${event}\n\n`)); // not at 0: offsets count
       const d: RawDelta = { kind: 'text_delta', index: -1, buf: '', from: 0, to: 0 };
-      return plainChunkDelta(buf, 4, buf.length - 2, d, m) ? { kind: d.kind, index: d.index, token: Buffer.from(buf.slice(d.from, d.to), 'latin1').toString() } : null;
+      return plainChunkDelta(read, 4, read.text.length - 2, d, m) ? { kind: d.kind, index: d.index, token: Buffer.from(read.text.slice(d.from, d.to), 'latin1').toString() } : null;
     };
     const got = chunks.map((c) => found(c, memo));
     expect(got).toEqual(chunks.map((c) => found(c)));
     expect(got.map((g) => g?.token ?? null)).toEqual(['"a"', '"b é"', null, '"c"', '"d"', '"e"', null, null, '"{\\"x\\":"', null, null, null, '"k"']);
+  });
+});
+
+// ---- Anthropic content deltas with a memo of the last one ---------------------------------------------------------
+
+describe('Anthropic content deltas recognized against the last one (DeltaMemo)', () => {
+  it('gives what the full pattern gives, delta after delta, when the block, the kind or the string changes', () => {
+    const ev = (text: string, index = 0, kind = 'text_delta', key = 'text') => `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"${kind}","${key}":${text}}}`;
+    const deltas = [
+      ev('"a"'),
+      ev('"b é \\u00e9 \\" 😀"'),
+      ev('""'), // empty: not the pattern
+      ev('"c"').slice('event: content_block_delta\n'.length), // no event line
+      ev('"d"'),
+      ev('"e"', 1),
+      ev('"{\\"x\\":"', 1, 'input_json_delta', 'partial_json'),
+      ev('"1}"', 1, 'input_json_delta', 'partial_json'),
+      ev('"f"', 12),
+      ev('"g\u0001"', 12), // a raw control character
+      ev('"h"', 12).replace('}}', '} }'),
+      ev('"i"', 12),
+    ];
+    const memo = new DeltaMemo();
+    const found = (event: string, m?: DeltaMemo) => {
+      const read = readBytes(Buffer.from(`xx\n\n${event}\n\n`)); // not at 0: offsets count
+      const d: RawDelta = { kind: 'text_delta', index: -1, buf: '', from: 0, to: 0 };
+      const ok = m ? scanContentDeltaIn(read, 4, read.text.length - 2, d, m) : scanContentDelta(read.text, 4, read.text.length - 2, d);
+      return ok ? { kind: d.kind, index: d.index, token: Buffer.from(read.text.slice(d.from, d.to), 'latin1').toString() } : null;
+    };
+    const got = deltas.map((e) => found(e, memo));
+    expect(got).toEqual(deltas.map((e) => found(e)));
+    expect(got.map((g) => g && `${g.index} ${g.token}`)).toEqual(['0 "a"', '0 "b é \\u00e9 \\" 😀"', null, '0 "c"', '0 "d"', '1 "e"', '1 "{\\"x\\":"', '1 "1}"', '12 "f"', null, null, '12 "i"']);
   });
 });

@@ -18,6 +18,7 @@ import { MessagesStreamEncoder } from '../../src/inbound/messages-stream.js';
 import { plainChunkDelta } from '../../src/providers/openai/chunk-scan.js';
 import { UpstreamError } from '../../src/core/provider-errors.js';
 import { fixture } from '../providers/anthropic/helpers.js';
+import { readBytes } from '../../src/core/byte-shape.js';
 
 const meta: AnswerMeta = { id: 'gen-1-abc', model: 'test/claude', provider: 'Sim "A" é', created: 1700000000, cost: 0.25, cost_details: { upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null } };
 
@@ -89,8 +90,8 @@ describe('Anthropic content_block_delta recognizer', () => {
   it('only in the middle of a started block of the right kind does the decoder take the event raw', () => {
     const decoder = anthropicAdapter.createStreamDecoder();
     const raw = (event: string) => {
-      const buf = latin1(`${event}\n\n`);
-      return decoder.rawDelta!(buf, 0, buf.length - 2)?.kind ?? null;
+      const read = readBytes(Buffer.from(`${event}\n\n`));
+      return decoder.rawDelta!(read, 0, read.text.length - 2)?.kind ?? null;
     };
     expect(raw(textEvent('"a"'))).toBeNull(); // not started
     decoder.push('event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"c","usage":{"input_tokens":1,"output_tokens":0}}}\n\n');
@@ -284,8 +285,8 @@ describe('chat upstream plain chunks (the decoder side)', () => {
   it('finds the content or the tool call arguments of a plain chunk, and nothing in any other', () => {
     const d: RawDelta = { kind: 'text_delta', index: -1, buf: '', from: 0, to: 0 };
     const at = (event: string) => {
-      const buf = latin1(event);
-      return plainChunkDelta(buf, 0, buf.length - 2, d) ? { kind: d.kind, index: d.index, token: Buffer.from(buf.slice(d.from, d.to), 'latin1').toString() } : null;
+      const read = readBytes(Buffer.from(event));
+      return plainChunkDelta(read, 0, read.text.length - 2, d) ? { kind: d.kind, index: d.index, token: Buffer.from(read.text.slice(d.from, d.to), 'latin1').toString() } : null;
     };
     expect(at(chunk('{"content":"Hi \\"x\\" é"}'))).toEqual({ kind: 'text_delta', index: 0, token: '"Hi \\"x\\" é"' });
     expect(at(chunk('{"content":"a"}').replace(',"logprobs":null', ''))).toEqual({ kind: 'text_delta', index: 0, token: '"a"' });

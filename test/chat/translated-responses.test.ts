@@ -17,6 +17,7 @@ import { MessagesStreamEncoder } from '../../src/inbound/messages-stream.js';
 import { openaiResponsesAdapter } from '../../src/providers/openai-responses/index.js';
 import { scanResponsesDelta, type ScannedDelta } from '../../src/providers/openai-responses/stream-scan.js';
 import { ChatStreamEncoder } from '../../src/providers/openai/ir-inbound.js';
+import { readBytes } from '../../src/core/byte-shape.js';
 
 const meta: AnswerMeta = { id: 'gen-1-abc', model: 'test/gpt é', provider: 'Sim "A"', created: 1700000000, cost: 0.25, cost_details: { upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null } };
 const latin1 = (s: string) => Buffer.from(s).toString('latin1');
@@ -24,10 +25,10 @@ const latin1 = (s: string) => Buffer.from(s).toString('latin1');
 // ---- the recognizer --------------------------------------------------------------------------------------------
 
 function scan(event: string): { kind: string; item: number; part: number; token: string } | null {
-  const buf = latin1(`${event}\n\n`);
+  const read = readBytes(Buffer.from(`${event}\n\n`));
   const d: RawDelta = { kind: 'text_delta', index: -1, buf: '', from: 0, to: 0 };
   const at: ScannedDelta = { item: -1, part: -1 };
-  if (!scanResponsesDelta(buf, 0, buf.length - 2, d, at)) return null;
+  if (!scanResponsesDelta(read, 0, read.text.length - 2, d, at)) return null;
   return { kind: d.kind, item: at.item, part: at.part, token: Buffer.from(d.buf.slice(d.from, d.to), 'latin1').toString('utf8') };
 }
 
@@ -116,8 +117,8 @@ const completed = (usage = { input_tokens: 11, output_tokens: 22 }, type = 'resp
 
 describe('the Responses decoder takes deltas raw', () => {
   const raw = (decoder: StreamDecoder, event: string) => {
-    const buf = latin1(event);
-    return decoder.rawDelta!(buf, 0, buf.length - 2);
+    const read = readBytes(Buffer.from(event));
+    return decoder.rawDelta!(read, 0, read.text.length - 2);
   };
 
   it('only for a part already started, the IR index of that part', () => {

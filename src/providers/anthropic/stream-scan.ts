@@ -11,6 +11,8 @@
  * `id:` line, an empty string) is left to the full parser, which gives the same result.
  */
 import type { RawDelta } from '../../core/adapters.js';
+import type { ReadBytes } from '../../core/byte-shape.js';
+import type { DeltaMemo } from '../../core/delta-memo.js';
 import { NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
 
 const EVENT_LINE = 'event: content_block_delta\n';
@@ -23,6 +25,17 @@ const CONTENT_DELTA = new RegExp(
   `(?:event: content_block_delta\\n)?data: \\{"type":"content_block_delta","index":(?:0|[1-9][0-9]{0,8}),"delta":\\{"type":"(?:text_delta","text"|input_json_delta","partial_json"):${NONEMPTY_JSON_STRING}\\}\\}`,
   'y',
 );
+
+/**
+ * scanContentDelta on the read's bytes: with `memo`, a delta with the fixed bytes of the last one recognized (the same
+ * block and kind) is checked by comparing them (core/delta-memo.ts), and one recognized otherwise becomes the memo.
+ */
+export function scanContentDeltaIn(read: ReadBytes, start: number, end: number, d: RawDelta, memo: DeltaMemo): boolean {
+  if (memo.recall(read, start, end, d)) return true;
+  if (!scanContentDelta(read.text, start, end, d)) return false;
+  memo.learn(read, start, end, d);
+  return true;
+}
 
 /**
  * Whether `buf` from `start` to `end` (one event, its blank line excluded) is such a delta. Then `d` is filled in:

@@ -18,7 +18,8 @@
  * the full parser, which gives the same result.
  */
 import type { RawDelta } from '../../core/adapters.js';
-import { copyOf, hasAt, JSON_STRING, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
+import { ByteShape, COUNT, NONEMPTY_STRING, STRING, type ReadBytes } from '../../core/byte-shape.js';
+import { hasAt, JSON_STRING, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
 
 /** The optional fields that may follow `type`, which the decoder does not read. */
 const SEQUENCE = '(?:,"sequence_number":(?:0|[1-9][0-9]{0,15}))?';
@@ -67,35 +68,31 @@ export interface ScannedDelta {
 }
 
 /**
- * The last delta recognized in a stream, as Latin-1 text copies: its `lead` (from the event's start to the end of its
- * `"type"`), whether a `sequence_number` follows, and the `mid` (after the sequence number up to the delta's string:
- * ids and indexes). A stream's deltas of one part differ only in the sequence number, the string and the tail, so the
- * next one that starts with the same lead and mid needs only its number, string and tail checked (the id and index
- * patterns run when the part changes).
+ * The last delta recognized in a stream, as its fixed bytes (core/byte-shape.ts): from the event's start to the
+ * delta's string, with the sequence number as a hole, then the string, then the tail with the obfuscation string and a
+ * last sequence number as holes. A stream's deltas of one part differ only in those, so the next one with the same
+ * bytes around them needs only the holes scanned (the id and index patterns run when the part changes). `token` is
+ * the string's hole; `text`, `item` and `part` what the fixed bytes say.
  */
-export interface DeltaMemo {
-  lead: string;
-  seq: boolean;
-  mid: string;
+export interface ResponsesMemo {
+  shape: ByteShape | null;
+  token: number;
   text: boolean;
   item: number;
   part: number;
 }
 
-export const newDeltaMemo = (): DeltaMemo => ({ lead: '', seq: false, mid: '', text: true, item: 0, part: 0 });
+export const newResponsesMemo = (): ResponsesMemo => ({ shape: null, token: 0, text: true, item: 0, part: 0 });
 
 const SEQUENCE_KEY = ',"sequence_number":';
-/** A delta's string token alone (sticky). */
-const TOKEN = new RegExp(NONEMPTY_JSON_STRING, 'y');
+const LOGPROBS = ',"logprobs":[]';
+const OBFUSCATION_KEY = ',"obfuscation":"';
 const EVENT_LINE = (type: string) => `event: response.${type}.delta\n`.length;
 const DATA_TYPE = (type: string) => `data: {"type":"response.${type}.delta"`.length;
 const LEAD = { text: [DATA_TYPE('output_text'), EVENT_LINE('output_text')], args: [DATA_TYPE('function_call_arguments'), EVENT_LINE('function_call_arguments')] };
 
-/** After `,"sequence_number":` at `p`: where its number (0|[1-9][0-9]{0,15}) ends, -1 when there is none. */
+/** After `,"sequence_number":` at `p`: where its number (0|[1-9][0-9]{0,15}, matched already) ends. */
 function afterNumber(buf: string, p: number): number {
-  const c = buf.charCodeAt(p);
-  if (c === 0x30) return p + 1;
-  if (c < 0x31 || c > 0x39) return -1;
   const limit = p + 16;
   for (p++; p < limit; p++) {
     const x = buf.charCodeAt(p);
@@ -104,48 +101,69 @@ function afterNumber(buf: string, p: number): number {
   return p;
 }
 
-/** The delta from `start` to `end` whose lead and mid are `m`'s (see DeltaMemo). */
-function memoScan(buf: string, start: number, end: number, d: RawDelta, at: ScannedDelta, m: DeltaMemo): boolean {
-  if (m.lead === '' || !hasAt(buf, start, m.lead)) return false;
-  let p = start + m.lead.length;
-  if (m.seq) {
-    if (!hasAt(buf, p, SEQUENCE_KEY)) return false;
-    p = afterNumber(buf, p + SEQUENCE_KEY.length);
-    if (p < 0) return false;
+/** Where the characters of a valid JSON string from `p` (after its opening quote) end: its closing quote. */
+function closingQuote(buf: string, p: number): number {
+  for (let c = buf.charCodeAt(p); c !== 0x22; c = buf.charCodeAt(p)) p += c === 0x5c ? 2 : 1;
+  return p;
+}
+
+/** A sequence number at `p` (`,"sequence_number":N`) as a hole: its bounds added to `cuts`; where it ends, or `p`. */
+function sequenceHole(buf: string, p: number, cuts: number[], kinds: number[]): number {
+  if (!hasAt(buf, p, SEQUENCE_KEY)) return p;
+  const n = p + SEQUENCE_KEY.length;
+  const e = afterNumber(buf, n);
+  cuts.push(n, e);
+  kinds.push(COUNT);
+  return e;
+}
+
+/** The memo of the delta that fullScan recognized from `start` to `end` in `read` (`d`, `at`: what it found). */
+function learn(read: ReadBytes, start: number, end: number, d: RawDelta, at: ScannedDelta, memo: ResponsesMemo): void {
+  const buf = read.text;
+  const text = d.kind === 'text_delta';
+  const lengths = text ? LEAD.text : LEAD.args;
+  const cuts = [start];
+  const kinds: number[] = [];
+  sequenceHole(buf, start + lengths[0] + (buf.charCodeAt(start) === 0x65 ? lengths[1] : 0), cuts, kinds);
+  memo.token = kinds.length;
+  cuts.push(d.from + 1, d.to - 1);
+  kinds.push(NONEMPTY_STRING);
+  // The tail (TEXT_TAIL or ARGS_TAIL, matched already): logprobs, obfuscation, sequence number, each optional.
+  let p = d.to;
+  if (hasAt(buf, p, LOGPROBS)) p += LOGPROBS.length;
+  if (hasAt(buf, p, OBFUSCATION_KEY)) {
+    const q = p + OBFUSCATION_KEY.length;
+    p = closingQuote(buf, q);
+    cuts.push(q, p);
+    kinds.push(STRING);
   }
-  if (!hasAt(buf, p, m.mid)) return false;
-  const from = p + m.mid.length;
-  TOKEN.lastIndex = from;
-  if (!TOKEN.test(buf)) return false;
-  const to = TOKEN.lastIndex;
-  const tail = m.text ? TEXT_TAIL : ARGS_TAIL;
-  tail.lastIndex = to;
-  if (!tail.test(buf) || tail.lastIndex !== end) return false;
-  d.kind = m.text ? 'text_delta' : 'tool_call_delta';
-  d.buf = buf;
-  d.from = from;
-  d.to = to;
-  at.item = m.item;
-  at.part = m.part;
-  return true;
+  sequenceHole(buf, p, cuts, kinds);
+  cuts.push(end);
+  memo.shape = new ByteShape(read.bytes, cuts, kinds);
+  memo.text = text;
+  memo.item = at.item;
+  memo.part = at.part;
 }
 
 /**
- * Whether `buf` from `start` to `end` (one event, its blank line excluded) is a non-empty text delta or function
- * call arguments delta of the form above. Then `d` (kind and token) and `at` are filled in. With `memo`, a delta like
- * the last one recognized is checked against it (memoScan), and one recognized otherwise becomes the memo.
+ * Whether the read from `start` to `end` (one event, its blank line excluded) is a non-empty text delta or function
+ * call arguments delta of the form above. Then `d` (kind and token) and `at` are filled in. With `memo`, a delta with
+ * the fixed bytes of the last one recognized is checked by comparing them, and one recognized otherwise becomes the memo.
  */
-export function scanResponsesDelta(buf: string, start: number, end: number, d: RawDelta, at: ScannedDelta, memo?: DeltaMemo): boolean {
-  if (memo !== undefined && memoScan(buf, start, end, d, at, memo)) return true;
-  if (!fullScan(buf, start, end, d, at)) return false;
-  if (memo !== undefined) {
-    const text = d.kind === 'text_delta';
-    const lengths = text ? LEAD.text : LEAD.args;
-    const leadEnd = start + lengths[0] + (buf.charCodeAt(start) === 0x65 ? lengths[1] : 0);
-    const seq = hasAt(buf, leadEnd, SEQUENCE_KEY);
-    const midStart = seq ? afterNumber(buf, leadEnd + SEQUENCE_KEY.length) : leadEnd;
-    Object.assign(memo, { lead: copyOf(buf, start, leadEnd), seq, mid: copyOf(buf, midStart, d.from), text, item: at.item, part: at.part });
+export function scanResponsesDelta(read: ReadBytes, start: number, end: number, d: RawDelta, at: ScannedDelta, memo?: ResponsesMemo): boolean {
+  const shape = memo?.shape;
+  if (shape != null && shape.match(read.bytes, read.view, start, end) === end) {
+    const m = memo!;
+    d.kind = m.text ? 'text_delta' : 'tool_call_delta';
+    d.buf = read.text;
+    d.from = shape.holes[2 * m.token] - 1;
+    d.to = shape.holes[2 * m.token + 1] + 1;
+    at.item = m.item;
+    at.part = m.part;
+    return true;
   }
+  if (!fullScan(read.text, start, end, d, at)) return false;
+  if (memo !== undefined) learn(read, start, end, d, at, memo);
   return true;
 }
 

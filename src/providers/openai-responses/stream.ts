@@ -7,8 +7,9 @@ import { CUSTOM_OPEN, customArgs, customPiece, finishOf, imageMediaType, irUsage
 import { imageData } from '../images.js';
 import type { IrStreamEvent } from '../../core/ir.js';
 import type { RawDelta, StreamDecoder } from '../../core/adapters.js';
+import type { ReadBytes } from '../../core/byte-shape.js';
 import { utf8Of } from '../../core/json-scan.js';
-import { newDeltaMemo, scanResponsesDelta, type ScannedDelta } from './stream-scan.js';
+import { newResponsesMemo, scanResponsesDelta, type ScannedDelta } from './stream-scan.js';
 
 /** Characters of raw deltas' text kept undecoded at most (see rawTaken). */
 const RAW_PIECES = 4096;
@@ -42,7 +43,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
 
   private readonly raw: RawDelta = { kind: 'text_delta', index: 0, buf: '', from: 0, to: 0 };
   private readonly scanned: ScannedDelta = { item: 0, part: 0 };
-  private readonly memo = newDeltaMemo();
+  private readonly memo = newResponsesMemo();
   /** The slot of the last delta taken raw (its key and IR index), and of the last one recognized. */
   private rawKey: string | null = null;
   private rawPieces = '';
@@ -55,11 +56,11 @@ export class ResponsesStreamDecoder implements StreamDecoder {
    * A plain text delta (or function call arguments) whose part is already open: what onEvent would emit, undecoded.
    * Changes no state; `rawTaken` does, once the delta was written raw.
    */
-  rawDelta(buf: string, start: number, end: number): RawDelta | null {
+  rawDelta(read: ReadBytes, start: number, end: number): RawDelta | null {
     if (!this.started || this.terminal) return null;
     const d = this.raw;
     const at = this.scanned;
-    if (!scanResponsesDelta(buf, start, end, d, at, this.memo)) return null;
+    if (!scanResponsesDelta(read, start, end, d, at, this.memo)) return null;
     if (at.item !== this.lastItem || at.part !== this.lastPart) {
       const key = at.part < 0 ? `${at.item}:fc` : `${at.item}:c${at.part}`;
       const index = this.slots.get(key);

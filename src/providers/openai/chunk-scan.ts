@@ -7,7 +7,9 @@
  * the delta starts and ends is known from `lastIndex` without searching the text again.
  */
 import type { RawDelta } from '../../core/adapters.js';
-import { copyOf, hasAt, JSON_STRING, jsonStringLength, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
+import type { ReadBytes } from '../../core/byte-shape.js';
+import type { DeltaMemo } from '../../core/delta-memo.js';
+import { hasAt, JSON_STRING, jsonStringLength, NONEMPTY_JSON_STRING } from '../../core/json-scan.js';
 
 export { hasAt };
 
@@ -74,45 +76,23 @@ export function plainChunkAt(buf: string, from: number, at: PlainChunk): boolean
 const scratch: PlainChunk = { delta: 0, deltaEnd: 0, tail: 0 };
 
 /**
- * The head (`data: ` up to the delta) and the tail (after the delta, to the event's end) of the last plain chunk of a
- * stream, as Latin-1 text: a stream's chunks repeat the same id, created, model and inert fields, so the next chunk
- * that starts and ends with the same text needs only its delta matched. Both are copies (not slices of a read).
+ * Whether the read from `start` to `end` (one event, its blank line excluded) is a plain content chunk with output.
+ * Then `d` is filled in: `text_delta` (index 0) for content, else `tool_call_delta` with the chunk's tool call index;
+ * `from` and `to` bound the string token (quotes included). False too for empty arguments (no output). With `memo`, a
+ * chunk with the fixed bytes of the last one recognized (the same id, created, model and inert fields) is checked by
+ * comparing them, and a chunk recognized otherwise becomes the memo.
  */
-export interface ChunkMemo {
-  head: string;
-  tail: string;
+export function plainChunkDelta(read: ReadBytes, start: number, end: number, d: RawDelta, memo?: DeltaMemo): boolean {
+  if (memo?.recall(read, start, end, d)) return true;
+  if (!plainChunkByPatterns(read.text, start, end, d)) return false;
+  memo?.learn(read, start, end, d);
+  return d.to - d.from > 2;
 }
 
-/** The plain chunk from `start` to `end` whose head and tail are `memo`'s: its delta only is matched. */
-function memoParts(buf: string, start: number, end: number, memo: ChunkMemo): boolean {
-  const head = memo.head;
-  const tailLength = memo.tail.length;
-  if (head === '' || end - start <= head.length + tailLength || !hasAt(buf, start, head) || !hasAt(buf, end - tailLength, memo.tail)) return false;
-  const delta = start + head.length;
-  DELTA.lastIndex = delta;
-  if (!DELTA.test(buf) || DELTA.lastIndex !== end - tailLength) return false;
-  scratch.delta = delta;
-  scratch.deltaEnd = DELTA.lastIndex;
-  scratch.tail = end;
-  return true;
-}
-
-/**
- * Whether `buf` from `start` to `end` (one event, its blank line excluded) is a plain content chunk with output. Then
- * `d` is filled in: `text_delta` (index 0) for content, else `tool_call_delta` with the chunk's tool call index; `from`
- * and `to` bound the string token (quotes included). False too for empty arguments (no output). With `memo`, a chunk
- * with the head and tail of the last one recognized is checked by comparing them (memoParts), and a chunk recognized
- * otherwise becomes the memo.
- */
-export function plainChunkDelta(buf: string, start: number, end: number, d: RawDelta, memo?: ChunkMemo): boolean {
-  if (memo === undefined || !memoParts(buf, start, end, memo)) {
-    EVENT_PREFIX.lastIndex = start;
-    if (!EVENT_PREFIX.test(buf) || !matchParts(buf, EVENT_PREFIX.lastIndex, TAIL, scratch) || scratch.tail !== end) return false;
-    if (memo !== undefined) {
-      memo.head = copyOf(buf, start, scratch.delta);
-      memo.tail = copyOf(buf, scratch.deltaEnd, end);
-    }
-  }
+/** plainChunkDelta by the patterns alone, on the read's Latin-1 text (true for empty arguments too). */
+function plainChunkByPatterns(buf: string, start: number, end: number, d: RawDelta): boolean {
+  EVENT_PREFIX.lastIndex = start;
+  if (!EVENT_PREFIX.test(buf) || !matchParts(buf, EVENT_PREFIX.lastIndex, TAIL, scratch) || scratch.tail !== end) return false;
   const at = scratch.delta;
   d.buf = buf;
   if (buf.charCodeAt(at + 2) === 0x63) {
@@ -131,7 +111,7 @@ export function plainChunkDelta(buf: string, start: number, end: number, d: RawD
   d.index = tool;
   d.from = p + 25;
   d.to = scratch.deltaEnd - 4;
-  return d.to - d.from > 2;
+  return true;
 }
 
 /**

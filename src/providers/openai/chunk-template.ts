@@ -3,49 +3,18 @@
  * recognized by the strict patterns of chunk-scan.ts, the chunks after it usually repeat its bytes exactly up to the
  * delta's string and after it (the same id, object, created, model, inert fields, choice head; the same tail). The
  * chunk is learned as a template — its bytes before the string's opening quote and from its closing quote to the
- * event's end — and a later event is relayed when it has both exactly and a valid JSON string between them: two
- * comparisons and a scan of the string's bytes, no pattern, no search for the event's end. Its output is built into a
+ * event's end, a `ByteShape` (core/byte-shape.ts, the memo the translated decoders keep too) — and a later event is
+ * relayed when it has both exactly and a valid JSON string between them: two comparisons and a scan of the string's
+ * bytes, no pattern, no search for the event's end. Its output is built into a
  * Buffer: our head (`data: `, our prefix, the upstream's bytes up to the quote), the string's bytes, our tail.
  *
  * Anything else (another layout, a change of an inert field, an escape that is not JSON, a control byte, an event
  * cut by the end of the read) is not a match, and the relay's general path reads the event.
  */
+import { ByteShape, NONEMPTY_STRING, STRING } from '../../core/byte-shape.js';
 import type { PlainChunk } from './chunk-scan.js';
 
-/** Whether `b` is one of the characters a JSON string may escape with a backslash alone: `"` `\` `/` b f n r t. */
-const SIMPLE_ESCAPE = new Uint8Array(256);
-for (const c of '"\\/bfnrt') SIMPLE_ESCAPE[c.charCodeAt(0)] = 1;
-/** Hexadecimal digits (a `\u` escape's four). */
-const HEX = new Uint8Array(256);
-for (const c of '0123456789abcdefABCDEF') HEX[c.charCodeAt(0)] = 1;
-
 const EMPTY = Buffer.alloc(0);
-
-/**
- * Bytes (Latin-1 text, at least 8) as the 8-byte words that `sameBytes` compares: each 8 bytes from the start, and
- * the last 8 (overlapping the one before when the length is not a multiple of 8).
- */
-function words(text: string): Float64Array {
-  const b = Buffer.from(text, 'latin1');
-  const view = new DataView(b.buffer, b.byteOffset, b.length);
-  const n = Math.ceil(b.length / 8);
-  const w = new Float64Array(n);
-  for (let k = 0; k < n - 1; k++) w[k] = view.getFloat64(8 * k, true);
-  w[n - 1] = view.getFloat64(b.length - 8, true);
-  return w;
-}
-
-/**
- * Whether the `len` bytes of `view` at `at` (in its bounds) are those of `w` (see `words`), compared 8 at a time as
- * doubles — the widest load JavaScript has. Equal doubles are equal bytes here: the only equal doubles of other bytes
- * are 0 and -0, which need seven zero bytes (JSON text has none); a word that reads as NaN equals nothing, so a
- * template holding one (a byte 0x7f or 0xff in place) never matches and its chunks take the general path.
- */
-function sameBytes(view: DataView, at: number, w: Float64Array, len: number): boolean {
-  const last = w.length - 1;
-  for (let k = 0; k < last; k++) if (view.getFloat64(at + 8 * k, true) !== w[k]) return false;
-  return view.getFloat64(at + len - 8, true) === w[last];
-}
 
 /**
  * The Buffer a read's output is written into (one per read: the socket keeps what it is given). Grown by doubling
@@ -95,13 +64,9 @@ export interface TemplateMatch {
 
 /** A stream's plain content chunk, learned (see the file comment). */
 export class ChunkTemplate {
-  /** The upstream's bytes from the event's start to the string's opening quote, included (as `words`), and their length. */
-  private readonly head: Float64Array;
-  private readonly headLength: number;
-  /** From the string's closing quote to the event's end, its blank line included. */
-  private readonly tail: Float64Array;
-  private readonly tailLength: number;
-  /** What the client gets before the string's characters: `data: `, our prefix, the rest of `head`. */
+  /** The upstream's bytes from the event's start to the string's opening quote, the string, the rest (core/byte-shape.ts). */
+  private readonly shape: ByteShape;
+  /** What the client gets before the string's characters: `data: `, our prefix, the upstream's bytes to the quote. */
   private readonly outHead: Buffer;
   /** What the client gets from the closing quote on: the tail without `,"usage":null`, and `}\n\n`. */
   private readonly outTail: Buffer;
@@ -109,64 +74,37 @@ export class ChunkTemplate {
   readonly growth: number;
   /** Characters that `plainChunkChars` counts besides the string's (a tool call's framing). */
   private readonly framing: number;
-  /** A content string must have a character (an empty one carries no output); a tool call's arguments need not. */
-  private readonly nonEmpty: boolean;
 
   /**
-   * From the plain chunk that `plainChunkAt` matched in `buf` (Latin-1 text of the read), its event from `s` to `end`
-   * (after its blank line); `ourData` is `data: ` and our prefix (its bytes), `upLength` the length of `data: ` and the
-   * upstream's prefix that it replaces.
+   * From the plain chunk that `plainChunkAt` matched in `buf` (Latin-1 text of the read `bytes`), its event from `s`
+   * to `end` (after its blank line); `ourData` is `data: ` and our prefix (its bytes), `upLength` the length of
+   * `data: ` and the upstream's prefix that it replaces.
    */
-  constructor(buf: string, s: number, end: number, at: PlainChunk, ourData: Buffer, upLength: number) {
-    // The string token: `{"content":"…"}`, or `{"tool_calls":[{"index":N,"function":{"arguments":"…"}}]}`.
-    this.nonEmpty = buf.charCodeAt(at.delta + 2) === 0x63;
-    const q0 = this.nonEmpty ? at.delta + 11 : buf.indexOf('"arguments":', at.delta) + 12;
-    const q1 = at.deltaEnd - (this.nonEmpty ? 2 : 5);
-    // Both are longer than 8 bytes (`words`): `data: {"id":…` and at least `"},"finish_reason":null}]}` and a blank line.
-    this.headLength = q0 + 1 - s;
-    this.tailLength = end - q1;
-    this.head = words(buf.slice(s, q0 + 1));
-    this.tail = words(buf.slice(q1, end));
-    this.outHead = Buffer.concat([ourData, Buffer.from(buf.slice(s + upLength, q0 + 1), 'latin1')]);
-    this.outTail = Buffer.from(`${buf.slice(q1, at.tail)}}\n\n`, 'latin1');
-    this.growth = Math.max(1, (this.outHead.length + this.outTail.length) / (this.headLength + this.tailLength));
+  constructor(bytes: Buffer, buf: string, s: number, end: number, at: PlainChunk, ourData: Buffer, upLength: number) {
+    // The string token: `{"content":"…"}`, or `{"tool_calls":[{"index":N,"function":{"arguments":"…"}}]}`. A content
+    // string must have a character (an empty one carries no output); a tool call's arguments need not.
+    const content = buf.charCodeAt(at.delta + 2) === 0x63;
+    const q0 = content ? at.delta + 11 : buf.indexOf('"arguments":', at.delta) + 12;
+    const q1 = at.deltaEnd - (content ? 2 : 5);
+    this.shape = new ByteShape(bytes, [s, q0 + 1, q1, end], [content ? NONEMPTY_STRING : STRING]);
+    this.outHead = Buffer.concat([ourData, bytes.subarray(s + upLength, q0 + 1)]);
+    this.outTail = Buffer.concat([bytes.subarray(q1, at.tail), Buffer.from('}\n\n')]);
+    this.growth = Math.max(1, (this.outHead.length + this.outTail.length) / (q0 + 1 - s + end - q1));
     // plainChunkChars counts from 12 characters into the delta to 2 before its end.
     this.framing = q0 + 1 - (at.delta + 12) + (at.deltaEnd - 2 - q1);
   }
 
   /**
-   * Whether the event at `s` of the read (`bytes`; `view`, a DataView of them) is this template with another valid
+   * Whether the event at `s` of the read (`bytes`; `text`, their Latin-1 text) is this template with another valid
    * string: then its output is written to `out`, `m.chars` set, and the event's end returned; else -1 (nothing
    * written). The read's bytes must be valid UTF-8 (the caller checks).
    */
-  match(bytes: Buffer, view: DataView, s: number, out: OutBytes, m: TemplateMatch): number {
-    const n = bytes.length;
-    const start = s + this.headLength;
-    if (start > n || !sameBytes(view, s, this.head, this.headLength)) return -1;
-    let i = start;
-    // Characters the string decodes to, as String.length counts them (core/json-scan.ts jsonStringLength): an escape
-    // is one, a 4-byte sequence two (a surrogate pair), a continuation byte none.
-    let chars = 0;
-    for (;;) {
-      if (i >= n) return -1;
-      const c = bytes[i];
-      if (c === 0x22) break;
-      if (c === 0x5c) {
-        const e = i + 1 < n ? bytes[i + 1] : 0;
-        if (e === 0x75) {
-          if (i + 5 >= n || HEX[bytes[i + 2]] !== 1 || HEX[bytes[i + 3]] !== 1 || HEX[bytes[i + 4]] !== 1 || HEX[bytes[i + 5]] !== 1) return -1;
-          i += 6;
-        } else if (SIMPLE_ESCAPE[e] === 1) i += 2;
-        else return -1;
-        chars++;
-        continue;
-      }
-      if (c < 0x20) return -1;
-      if (c < 0x80 || c >= 0xc0) chars += c >= 0xf0 ? 2 : 1;
-      i++;
-    }
-    const end = i + this.tailLength;
-    if ((this.nonEmpty && i === start) || end > n || !sameBytes(view, i, this.tail, this.tailLength)) return -1;
+  match(bytes: Buffer, text: string, s: number, out: OutBytes, m: TemplateMatch): number {
+    const shape = this.shape;
+    const end = shape.matchText(bytes, text, s, bytes.length);
+    if (end === -1) return -1;
+    const start = shape.holes[0];
+    const i = shape.holes[1];
     const oh = this.outHead;
     const ot = this.outTail;
     const len = i - start;
@@ -178,7 +116,7 @@ export class ChunkTemplate {
     else for (let k = start; k < i; k++) dst[p++] = bytes[k];
     dst.set(ot, p);
     out.pos = p + ot.length;
-    m.chars = chars + this.framing;
+    m.chars = shape.chars + this.framing;
     return end;
   }
 }

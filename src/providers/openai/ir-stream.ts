@@ -4,7 +4,9 @@ import { checkChatChunk } from './schemas.js';
 import type { IrStreamEvent, IrUsage } from '../../core/ir.js';
 import { UpstreamError } from '../../core/provider-errors.js';
 import type { RawDelta, StreamDecoder } from '../../core/adapters.js';
-import { plainChunkDelta, type ChunkMemo } from './chunk-scan.js';
+import { plainChunkDelta } from './chunk-scan.js';
+import { DeltaMemo } from '../../core/delta-memo.js';
+import type { ReadBytes } from '../../core/byte-shape.js';
 import { streamError } from './chat.js';
 import { generatedImages, irFinish, irUsageFromOpenAI, isObj, parseStreamData, str, type Obj } from './ir-shared.js';
 import { argsText, contentText } from './ir-answer.js';
@@ -51,17 +53,17 @@ export class ChatStreamDecoder implements StreamDecoder {
   }
 
   private readonly raw: RawDelta = { kind: 'text_delta', index: 0, buf: '', from: 0, to: 0 };
-  /** The head and tail of the last plain chunk (chunk-scan.ts): the next ones are checked against them. */
-  private readonly memo: ChunkMemo = { head: '', tail: '' };
+  /** The fixed bytes of the last plain chunk (chunk-scan.ts): the next ones are checked against them. */
+  private readonly memo = new DeltaMemo();
 
   /**
    * A plain content chunk (chunk-scan.ts) whose text goes to the text part already open, or whose arguments go to a
    * tool call already started: what onData would emit, undecoded (services/codec-ir-bytes.ts).
    */
-  rawDelta(buf: string, start: number, end: number): RawDelta | null {
+  rawDelta(read: ReadBytes, start: number, end: number): RawDelta | null {
     if (!this.started || this.finished || this.done || this.errored) return null;
     const d = this.raw;
-    if (!plainChunkDelta(buf, start, end, d, this.memo)) return null;
+    if (!plainChunkDelta(read, start, end, d, this.memo)) return null;
     if (d.kind === 'text_delta') {
       const index = this.slots.get('text');
       if (index === undefined) return null;
