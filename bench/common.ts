@@ -78,6 +78,17 @@ export function procStats(pid: number): { cpu: number; hwmMb: number; rssMb: num
 }
 
 /**
+ * Read and write system calls a process (all its threads) has made so far, from /proc/PID/io (`syscr`, `syscw`):
+ * libuv reads a socket with one read(2) per arrival and writes with write(2)/writev(2), so the difference over a
+ * phase counts the socket reads and writes (plus a few of files: the SQLite writer's, the log's).
+ */
+export function procIo(pid: number): { reads: number; writes: number } {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  const n = (k: string) => Number(new RegExp(`^${k}: (\\d+)`, 'm').exec(io)?.[1] ?? NaN);
+  return { reads: n('syscr'), writes: n('syscw') };
+}
+
+/**
  * A gateway config file routing `bench/model` to the simulator at `simBase` (…/v1) as an OpenAI-compatible upstream,
  * `bench/claude` as an Anthropic one and `bench/responses` as a Responses one; returns its path.
  */

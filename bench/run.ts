@@ -33,7 +33,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { request } from 'undici';
-import { procStats, waitUp, writeGatewayConfig } from './common.js';
+import { procIo, procStats, waitUp, writeGatewayConfig } from './common.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -45,6 +45,9 @@ const ADMIN = 'sk-gw-v1-' + 'b'.repeat(64);
 const WORK_SECONDS = Number(process.env.BENCH_WORK_SECONDS ?? 3);
 const ONLY_WORK = process.env.BENCH_ONLY === 'work';
 const PORT_OFFSET = Number(process.env.BENCH_PORT_OFFSET ?? 0);
+/** Chunks per upstream write (and so per socket read) of the paced stream rows, and the pause after each write. */
+const BURSTS = (process.env.BENCH_BURSTS ?? '1,16,128').split(',').map(Number).filter((k) => k > 0);
+const BURST_GAP_MS = Number(process.env.BENCH_BURST_GAP_MS ?? 1);
 const PORTS = { sim: 19100 + PORT_OFFSET, bare: 19200 + PORT_OFFSET, gateway: 19300 + PORT_OFFSET, peer: 19787 + PORT_OFFSET };
 
 const PIN = process.env.BENCH_PIN === '1' && availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0;
@@ -112,6 +115,11 @@ interface Work {
   via?: Record<'bare-proxy' | 'gateway', { path: string; model: string }>;
   /** The client API, sent to a same-protocol upstream (default chat completions → OpenAI-compatible). */
   api?: WorkApi;
+  /**
+   * A paced stream: the simulator writes this many content chunks per write with BURST_GAP_MS after each, so that
+   * every write is one socket read for the bare proxy and the gateway alike (the reads are counted to show it).
+   */
+  burst?: number;
 }
 
 /**
@@ -131,7 +139,7 @@ const messagesBody = (model: string) => JSON.stringify({ model, max_tokens: 20_0
 const geminiBody = () => JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'lorem ipsum dolor sit amet '.repeat(6) }] }], generationConfig: { maxOutputTokens: 20_000 } });
 const geminiPath = (model: string) => `/api/v1beta/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`;
 
-const WORKS: Work[] = ([
+const WORK_LIST: Work[] = [
   { name: '1 KB body', connections: 64, body: (m) => sizedBody(m, 1024) },
   { name: '100 KB body', connections: 16, body: (m) => sizedBody(m, 100 * 1024) },
   { name: '1 MB body', connections: 16, body: (m) => sizedBody(m, 1024 * 1024) },
@@ -162,14 +170,24 @@ const WORKS: Work[] = ([
     body: geminiBody,
     via: { 'bare-proxy': { path: geminiPath('bench-model'), model: 'bench-model' }, gateway: { path: geminiPath('bench/responses'), model: 'bench/responses' } },
   },
-] as Work[]).filter((w) => !process.env.BENCH_WORK || (process.env.BENCH_WORK.startsWith('=') ? w.name === process.env.BENCH_WORK.slice(1) : w.name.includes(process.env.BENCH_WORK)));
+];
+
+/**
+ * Every stream row again with a fixed read pattern (K chunks per upstream write and read), K from BENCH_BURSTS: the
+ * unpaced rows' reads carry as many chunks as have arrived when the relay comes back for more, which depends on how
+ * fast each side drains the upstream, and a read costs its system calls whatever it carries.
+ */
+const PACED: Work[] = BURSTS.flatMap((k) => WORK_LIST.filter((w) => w.chunks).map((w) => ({ ...w, name: `${w.name}, ${k} per read`, burst: k })));
+
+const WORKS: Work[] = [...WORK_LIST, ...PACED].filter((w) => !process.env.BENCH_WORK || (process.env.BENCH_WORK.startsWith('=') ? w.name === process.env.BENCH_WORK.slice(1) : w.name.includes(process.env.BENCH_WORK)));
 
 /** CPU µs of `t`'s process per request (or per chunk) under `w` for `seconds`, with the request count and errors. */
-async function workCpu(t: Target, w: Work, seconds: number): Promise<{ cpu: number; requests: number; errors: number }> {
+async function workCpu(t: Target, w: Work, seconds: number): Promise<{ cpu: number; requests: number; errors: number; reads: number; writes: number }> {
   const via = w.via?.[t.name as 'bare-proxy' | 'gateway'];
   const { url, model } = via ? { url: new URL(via.path, t.url).href, model: via.model } : workTarget(t, w.api);
   const body = w.body(model);
   const cpu0 = procStats(t.pid!).cpu;
+  const io0 = procIo(t.pid!);
   const headers = { 'content-type': 'application/json', ...t.headers };
   const r = w.chunks
     ? await streamLoad(url, headers, body, w.connections, seconds)
@@ -177,12 +195,14 @@ async function workCpu(t: Target, w: Work, seconds: number): Promise<{ cpu: numb
         autocannon({ url, method: 'POST', connections: w.connections, duration: seconds, headers, body }, (e, x) => (e ? rej(e) : res(x))),
       );
   const cpu1 = procStats(t.pid!).cpu;
+  const io1 = procIo(t.pid!);
   if (r.non2xx > 0 && process.env.BENCH_DEBUG) {
     const probe = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body });
     console.error(`${t.name} ${w.name}: ${probe.statusCode} ${(await probe.body.text()).slice(0, 300)}`);
   }
   const units = Math.max(1, r.requests.total) * (w.chunks ?? 1);
-  return { cpu: ((cpu1 - cpu0) * 1e6) / units, requests: r.requests.total, errors: r.non2xx + r.errors };
+  const n = Math.max(1, r.requests.total);
+  return { cpu: ((cpu1 - cpu0) * 1e6) / units, requests: r.requests.total, errors: r.non2xx + r.errors, reads: (io1.reads - io0.reads) / n, writes: (io1.writes - io0.writes) / n };
 }
 
 /**
@@ -218,12 +238,16 @@ async function workTable(targets: Target[], knobs: (body: object | null) => Prom
   const pair = ['bare-proxy', 'gateway'].map((n) => targets.find((t) => t.name === n)!);
   const rows: Array<Record<string, string | number>> = [];
   for (const w of WORKS) {
-    await knobs(w.chunks ? { chunkGapMs: 0, completionTokens: w.chunks } : null);
-    for (const t of pair) await workCpu(t, w, 1).catch(() => null); // warm-up
-    const got = new Map<string, Array<{ cpu: number; requests: number; errors: number }>>();
+    const stream = w.chunks ? { chunkGapMs: 0, completionTokens: w.chunks } : null;
+    await knobs(stream);
+    // Warm-up (a paced row's unpaced: a 1-per-read stream lasts 10 s and more).
+    for (const t of pair) await workCpu(t, { ...w, burst: undefined }, 1).catch(() => null);
+    if (w.burst) await knobs({ ...stream, chunkGapMs: BURST_GAP_MS, burstChunks: w.burst });
+    const got = new Map<string, Array<{ cpu: number; requests: number; errors: number; reads: number; writes: number }>>();
     for (let round = 0; round < ROUNDS; round++) for (const t of pair) got.set(t.name, [...(got.get(t.name) ?? []), await workCpu(t, w, WORK_SECONDS)]);
     const med = (n: string) => quantile(got.get(n)!.map((x) => x.cpu), 0.5);
     const total = (n: string, k: 'requests' | 'errors') => got.get(n)!.reduce((a, x) => a + x[k], 0);
+    const io = (n: string, k: 'reads' | 'writes') => Math.round(quantile(got.get(n)!.map((x) => x[k]), 0.5));
     const unit = w.chunks ? 'µs/chunk' : 'µs/req';
     rows.push({
       work: w.name,
@@ -233,6 +257,7 @@ async function workTable(targets: Target[], knobs: (body: object | null) => Prom
       'gateway ÷ bare': +(med('gateway') / med('bare-proxy')).toFixed(2),
       'requests (bare / gw)': `${total('bare-proxy', 'requests')} / ${total('gateway', 'requests')}`,
       'errors (bare / gw)': `${total('bare-proxy', 'errors')} / ${total('gateway', 'errors')}`,
+      ...(w.chunks ? { 'reads/stream (bare / gw)': `${io('bare-proxy', 'reads')} / ${io('gateway', 'reads')}`, 'writes/stream (bare / gw)': `${io('bare-proxy', 'writes')} / ${io('gateway', 'writes')}` } : {}),
     });
   }
   await knobs(null);
