@@ -1,8 +1,8 @@
 /** Helpers shared by the benchmark scripts (run.ts, pair.ts, instructions.ts). */
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { request } from 'undici';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -86,6 +86,20 @@ export function procIo(pid: number): { reads: number; writes: number } {
   const io = readFileSync(`/proc/${pid}/io`, 'utf8');
   const n = (k: string) => Number(new RegExp(`^${k}: (\\d+)`, 'm').exec(io)?.[1] ?? NaN);
   return { reads: n('syscr'), writes: n('syscw') };
+}
+
+/**
+ * The bare pass-through proxy of ../shared/bench copied where this checkout's node_modules (undici) resolves; returns
+ * the copy's path. ../shared from a checkout beside it, ../../shared from a worktree one level deeper (BENCH_SHARED
+ * overrides).
+ */
+export function vendorBareProxy(root: string): string {
+  const shared = [process.env.BENCH_SHARED ?? '', resolve(root, '../shared/bench/bare-proxy.mjs'), resolve(root, '../../shared/bench/bare-proxy.mjs')].find((f) => f && existsSync(f));
+  if (!shared) throw new Error('bare-proxy.mjs of ../shared/bench not found (BENCH_SHARED)');
+  const vendor = join(root, 'node_modules/.cache/gw-bench');
+  mkdirSync(vendor, { recursive: true });
+  copyFileSync(shared, join(vendor, 'bare-proxy.mjs'));
+  return join(vendor, 'bare-proxy.mjs');
 }
 
 /**
