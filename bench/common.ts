@@ -89,6 +89,27 @@ export function procIo(pid: number): { reads: number; writes: number } {
 }
 
 /**
+ * An event stream cut into reads of `k` events each (ending at a blank line), copies as a socket read gives them: the
+ * reads of a paced upstream (the simulator's `burstChunks`) for the in-process benchmarks (relay.ts, translate.ts).
+ */
+export function eventReads(all: Buffer, k: number): Buffer[] {
+  const reads: Buffer[] = [];
+  let start = 0;
+  let at = 0;
+  for (let n = 0; ; ) {
+    const end = all.indexOf('\n\n', at);
+    if (end === -1) break;
+    at = end + 2;
+    if (++n % k === 0) {
+      reads.push(Buffer.from(all.subarray(start, at)));
+      start = at;
+    }
+  }
+  if (start < all.length) reads.push(Buffer.from(all.subarray(start)));
+  return reads;
+}
+
+/**
  * The bare pass-through proxy of ../shared/bench copied where this checkout's node_modules (undici) resolves; returns
  * the copy's path. ../shared from a checkout beside it, ../../shared from a worktree one level deeper (BENCH_SHARED
  * overrides).

@@ -14,7 +14,7 @@
  * BENCH_WORK_SECONDS (each phase of the work-size table, default 3), BENCH_ONLY=work (only the work-size table),
  * BENCH_WORK (only the work-size rows whose name contains it, e.g. `chunk`; `=name`: the row of that exact name), BENCH_PORT_OFFSET (added to every port, so that
  * two runs on one machine do not collide; default 0), BENCH_BURSTS (chunks per upstream write of the paced stream
- * rows, default 1,16,128), BENCH_BURST_GAP_MS (the pause after each such write, default 1).
+ * rows, default 1,16,128), BENCH_BURST_GAP_MS (the pause after each such write, default 1 ms per 32 chunks, at least 1).
  *
  * The work-size table (issue 18): gateway ÷ bare CPU per request for 1 KB, 100 KB and 1 MB bodies, a 1,000-message
  * conversation (~1 MB) and a 10,000-chunk stream (per chunk) on the same-protocol path (chat → an OpenAI-compatible
@@ -53,7 +53,13 @@ const ONLY_WORK = process.env.BENCH_ONLY === 'work';
 const PORT_OFFSET = Number(process.env.BENCH_PORT_OFFSET ?? 0);
 /** Chunks per upstream write (and so per socket read) of the paced stream rows (works.ts), and the pause after each write. */
 const BURSTS = (process.env.BENCH_BURSTS ?? '1,16,128').split(',').map(Number).filter((k) => k > 0);
-const BURST_GAP_MS = Number(process.env.BENCH_BURST_GAP_MS ?? 1);
+/**
+ * 1 ms up to 32 chunks per write, then 1 ms per 32 chunks: a larger write takes longer to arrive and to relay, and a
+ * pause shorter than that joins two writes in one read of the slower side (and a fast reader splits a write that is
+ * still arriving: at 128 per write and 1 ms, one run read 108 times per stream through the bare proxy, 78 through the
+ * gateway, for 79 writes).
+ */
+const burstGapMs = (k: number) => (process.env.BENCH_BURST_GAP_MS ? Number(process.env.BENCH_BURST_GAP_MS) : Math.max(1, Math.ceil(k / 32)));
 const PORTS = { sim: 19100 + PORT_OFFSET, bare: 19200 + PORT_OFFSET, gateway: 19300 + PORT_OFFSET, peer: 19787 + PORT_OFFSET };
 
 const PIN = process.env.BENCH_PIN === '1' && availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0;
@@ -157,7 +163,7 @@ async function workTable(targets: Target[], knobs: (body: object | null) => Prom
     await knobs(stream);
     // Warm-up (a paced row's unpaced: a 1-per-read stream lasts 10 s and more).
     for (const t of pair) await workCpu(t, { ...w, burst: undefined }, 1).catch(() => null);
-    if (w.burst) await knobs({ ...stream, chunkGapMs: BURST_GAP_MS, burstChunks: w.burst });
+    if (w.burst) await knobs({ ...stream, chunkGapMs: burstGapMs(w.burst), burstChunks: w.burst });
     const got = new Map<string, Array<{ cpu: number; requests: number; errors: number; reads: number; writes: number }>>();
     for (let round = 0; round < ROUNDS; round++) for (const t of pair) got.set(t.name, [...(got.get(t.name) ?? []), await workCpu(t, w, WORK_SECONDS)]);
     const med = (n: string) => quantile(got.get(n)!.map((x) => x.cpu), 0.5);

@@ -196,8 +196,10 @@ class ChatRelay implements StreamSession {
     let buf: string | null = null;
     let view: DataView | null = null;
     let pos = 0;
-    // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
-    const last = bytes.lastIndexOf(LFLF);
+    // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed. A read usually ends with
+    // an event's blank line (no search then: each native call costs more than a chunk's template match).
+    const n = bytes.length;
+    const last = n >= 2 && bytes[n - 1] === 0x0a && bytes[n - 2] === 0x0a ? n - 2 : bytes.lastIndexOf(LFLF);
     const utf8 = last > 0 && (ascii || isUtf8(last + 2 === bytes.length ? bytes : bytes.subarray(0, last)));
     const m = matched;
     while (!this.done) {
@@ -208,7 +210,7 @@ class ChatRelay implements StreamSession {
           pos = e;
         }
       }
-      const nn = bytes.indexOf(LFLF, pos);
+      const nn = pos >= n - 1 ? -1 : bytes.indexOf(LFLF, pos);
       if (nn === -1) break;
       buf ??= bytes.toString('latin1');
       this.event(buf, bytes, pos, nn, ascii, utf8, out);
