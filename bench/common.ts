@@ -1,8 +1,8 @@
 /** Helpers shared by the benchmark scripts (run.ts, pair.ts, instructions.ts). */
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { request } from 'undici';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -75,6 +75,52 @@ export function procStats(pid: number): { cpu: number; hwmMb: number; rssMb: num
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
   return { cpu, hwmMb: kb('VmHWM') / 1024, rssMb: kb('VmRSS') / 1024 };
+}
+
+/**
+ * Read and write system calls a process (all its threads) has made so far, from /proc/PID/io (`syscr`, `syscw`):
+ * libuv reads a socket with one read(2) per arrival and writes with write(2)/writev(2), so the difference over a
+ * phase counts the socket reads and writes (plus a few of files: the SQLite writer's, the log's).
+ */
+export function procIo(pid: number): { reads: number; writes: number } {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  const n = (k: string) => Number(new RegExp(`^${k}: (\\d+)`, 'm').exec(io)?.[1] ?? NaN);
+  return { reads: n('syscr'), writes: n('syscw') };
+}
+
+/**
+ * An event stream cut into reads of `k` events each (ending at a blank line), copies as a socket read gives them: the
+ * reads of a paced upstream (the simulator's `burstChunks`) for the in-process benchmarks (relay.ts, translate.ts).
+ */
+export function eventReads(all: Buffer, k: number): Buffer[] {
+  const reads: Buffer[] = [];
+  let start = 0;
+  let at = 0;
+  for (let n = 0; ; ) {
+    const end = all.indexOf('\n\n', at);
+    if (end === -1) break;
+    at = end + 2;
+    if (++n % k === 0) {
+      reads.push(Buffer.from(all.subarray(start, at)));
+      start = at;
+    }
+  }
+  if (start < all.length) reads.push(Buffer.from(all.subarray(start)));
+  return reads;
+}
+
+/**
+ * The bare pass-through proxy of ../shared/bench copied where this checkout's node_modules (undici) resolves; returns
+ * the copy's path. ../shared from a checkout beside it, ../../shared from a worktree one level deeper (BENCH_SHARED
+ * overrides).
+ */
+export function vendorBareProxy(root: string): string {
+  const shared = [process.env.BENCH_SHARED ?? '', resolve(root, '../shared/bench/bare-proxy.mjs'), resolve(root, '../../shared/bench/bare-proxy.mjs')].find((f) => f && existsSync(f));
+  if (!shared) throw new Error('bare-proxy.mjs of ../shared/bench not found (BENCH_SHARED)');
+  const vendor = join(root, 'node_modules/.cache/gw-bench');
+  mkdirSync(vendor, { recursive: true });
+  copyFileSync(shared, join(vendor, 'bare-proxy.mjs'));
+  return join(vendor, 'bare-proxy.mjs');
 }
 
 /**

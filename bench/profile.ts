@@ -6,7 +6,10 @@
  * gateway listen on free ports (PROF_PORT=<base>: base and base + 201). PROF_BODY_BYTES (with
  * PROF_MESSAGES, default 1) sends a body of about that size, split into that many messages (issue 18's body rows).
  * PROF_CHUNKS=<n> streams answers of n chunks with no gap between them (issue 18's 10,000-chunk stream row; implies
- * PROF_STREAM=1, 8 connections) and reports per chunk.
+ * PROF_STREAM=1, 8 connections) and reports per chunk. PROF_BURST=<k> (with PROF_CHUNKS): the profiled streams are
+ * paced, k chunks per upstream write and PROF_BURST_GAP_MS (default 1) after each, as bench:run's `k per read` rows
+ * (the warm-up is unpaced). PROF_BARE=1: the bare pass-through proxy (../shared/bench) is profiled instead of the
+ * gateway, under the same load (`<checkout>` then only names the output).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,7 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { request } from 'undici';
-import { benchPorts, waitUp, writeGatewayConfig } from './common.js';
+import { benchPorts, vendorBareProxy, waitUp, writeGatewayConfig } from './common.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const N = Number(process.env.PROF_REQUESTS ?? 20000);
@@ -56,18 +59,25 @@ async function main() {
   await waitUp(`http://127.0.0.1:${simPort}/_sim/health`);
   const config = writeGatewayConfig(scratch, `http://127.0.0.1:${simPort}/v1`);
   const out = join(scratch, 'gw.cpuprofile');
-  const gw = spawn(process.execPath, ['--require', join(root, 'bench/profile-preload.cjs'), join(dir, 'dist/bin.js'), 'serve'], {
-    env: { ...process.env, PROF_OUT: out, PORT: String(port), HOST: '127.0.0.1', GATEWAY_DATABASE_URL: `sqlite:${join(scratch, 'gw.db')}`, GATEWAY_ADMIN_KEY: ADMIN, GATEWAY_CONFIG: config, GATEWAY_DEFAULT_CATALOG: 'false', GATEWAY_LOG_LEVEL: 'info' },
+  const bare = process.env.PROF_BARE === '1';
+  const target = bare ? [vendorBareProxy(root)] : [join(dir, 'dist/bin.js'), 'serve'];
+  const gw = spawn(process.execPath, ['--require', join(root, 'bench/profile-preload.cjs'), ...target], {
+    env: { ...process.env, PROF_OUT: out, PORT: String(port), HOST: '127.0.0.1', UPSTREAM: `http://127.0.0.1:${simPort}`, GATEWAY_DATABASE_URL: `sqlite:${join(scratch, 'gw.db')}`, GATEWAY_ADMIN_KEY: ADMIN, GATEWAY_CONFIG: config, GATEWAY_DEFAULT_CATALOG: 'false', GATEWAY_LOG_LEVEL: 'info' },
     stdio: 'ignore',
   });
   kids.add(gw);
   const base = `http://127.0.0.1:${port}`;
-  await waitUp(`${base}/health`, 60_000);
-  const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'prof' }) });
-  const { key } = (await res.body.json()) as { key: string };
-  const url = `${base}/api/v1/chat/completions`;
+  await waitUp(`${base}/${bare ? 'v1/models' : 'health'}`, 60_000);
+  let key = 'none';
+  if (!bare) {
+    const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'prof' }) });
+    key = ((await res.body.json()) as { key: string }).key;
+  }
+  const url = `${base}${bare ? '' : '/api'}/v1/chat/completions`;
   if (CHUNKS) await request(`http://127.0.0.1:${simPort}/_sim/knobs/default`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ chunkGapMs: 0, completionTokens: CHUNKS }) }).then((r) => r.body.dump());
   await load(url, key, N / 2); // warm-up, not profiled
+  const burst = Number(process.env.PROF_BURST ?? 0);
+  if (CHUNKS && burst) await request(`http://127.0.0.1:${simPort}/_sim/knobs/default`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ chunkGapMs: Number(process.env.PROF_BURST_GAP_MS ?? 1), burstChunks: burst, completionTokens: CHUNKS }) }).then((r) => r.body.dump());
   const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
   gw.kill('SIGUSR2');
   await sleep(300);

@@ -12,6 +12,7 @@
  *
  * RELAY_CHUNKS=<n> (e.g. 10000): a long stream instead, n content chunks of one word each (as bench:run's 10,000-chunk
  * row), fed in reads of RELAY_READ bytes (default 65536, what a socket read gives); prints µs per chunk too.
+ * RELAY_READ_EVENTS=<k>: reads of k events each instead (a paced upstream's reads, bench:run's `k per read` rows).
  * RELAY_ENCODE=1: text output is encoded to bytes as the socket's write would (a build that returns Buffers pays that
  * inside `push`).
  */
@@ -19,6 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
+import { eventReads } from './common.js';
 
 const dir = resolve(process.argv[2] ?? '.');
 const N = Number(process.argv[3] ?? 20_000);
@@ -26,6 +28,7 @@ const PREFIX = process.env.RELAY_VGDB_PREFIX;
 const CHUNKS = Number(process.env.RELAY_CHUNKS ?? 0);
 const READ = Number(process.env.RELAY_READ ?? 65536);
 const ENCODE = process.env.RELAY_ENCODE === '1';
+const READ_EVENTS = Number(process.env.RELAY_READ_EVENTS ?? 0);
 
 /** The simulator's streamed answer to "hello" (src/sim/openai.ts streamEvents), usage asked for. */
 function simStream(): Buffer[] {
@@ -42,6 +45,7 @@ function simStream(): Buffer[] {
       'data: [DONE]\n\n',
   );
   if (!CHUNKS) return [all];
+  if (READ_EVENTS > 0) return eventReads(all, READ_EVENTS);
   const reads: Buffer[] = [];
   for (let i = 0; i < all.length; i += READ) reads.push(Buffer.from(all.subarray(i, i + READ)));
   return reads;

@@ -13,27 +13,33 @@
  * for steadier CPU figures — but the load generator then caps the bare proxy; default 0: the OS places every process),
  * BENCH_WORK_SECONDS (each phase of the work-size table, default 3), BENCH_ONLY=work (only the work-size table),
  * BENCH_WORK (only the work-size rows whose name contains it, e.g. `chunk`; `=name`: the row of that exact name), BENCH_PORT_OFFSET (added to every port, so that
- * two runs on one machine do not collide; default 0).
+ * two runs on one machine do not collide; default 0), BENCH_BURSTS (chunks per upstream write of the paced stream
+ * rows, default 1,16,128), BENCH_BURST_GAP_MS (the pause after each such write, default 1 ms per 32 chunks, at least 1).
  *
  * The work-size table (issue 18): gateway ÷ bare CPU per request for 1 KB, 100 KB and 1 MB bodies, a 1,000-message
  * conversation (~1 MB) and a 10,000-chunk stream (per chunk) on the same-protocol path (chat → an OpenAI-compatible
  * upstream), and 1,000-message conversations on the Messages API (→ Anthropic protocol) and the Responses API
  * (→ Responses protocol), and 10,000-chunk streams translated between
  * protocols (Anthropic Messages in → chat upstream, chat in → Anthropic Messages upstream, Gemini in → OpenAI Responses
- * upstream); the two targets loaded in alternation in each of BENCH_ROUNDS rounds (median).
+ * upstream); the two targets loaded in alternation in each of BENCH_ROUNDS rounds (median). Every stream row is run
+ * again paced (`…, K per read`): the simulator writes K chunks per write with a pause after each, so that both
+ * targets read the upstream in the same reads — unpaced, a read carries whatever arrived while the relay was busy, so
+ * a faster relay pays more reads (a system call and a write to the client each) for the same stream. The read and
+ * write system calls per stream of each target are printed (/proc/PID/io) to show that the pattern held.
  * For a translated stream row the bare proxy relays the client's protocol where the
  * simulator takes it from the bare proxy (Gemini to Gemini, chat to chat), else the upstream's (Messages in: the bare
  * proxy forwards no `anthropic-version`, so it relays the chat stream); either way 10,000 content events, and the
  * gateway's extra work is the translation. Streams are read to their end (see streamLoad).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { request } from 'undici';
-import { procStats, waitUp, writeGatewayConfig } from './common.js';
+import { procIo, procStats, vendorBareProxy, waitUp, writeGatewayConfig } from './common.js';
+import { pacedWorks, workTarget, WORK_LIST, type Work } from './works.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -45,6 +51,15 @@ const ADMIN = 'sk-gw-v1-' + 'b'.repeat(64);
 const WORK_SECONDS = Number(process.env.BENCH_WORK_SECONDS ?? 3);
 const ONLY_WORK = process.env.BENCH_ONLY === 'work';
 const PORT_OFFSET = Number(process.env.BENCH_PORT_OFFSET ?? 0);
+/** Chunks per upstream write (and so per socket read) of the paced stream rows (works.ts), and the pause after each write. */
+const BURSTS = (process.env.BENCH_BURSTS ?? '1,16,128').split(',').map(Number).filter((k) => k > 0);
+/**
+ * 1 ms up to 32 chunks per write, then 1 ms per 32 chunks: a larger write takes longer to arrive and to relay, and a
+ * pause shorter than that joins two writes in one read of the slower side (and a fast reader splits a write that is
+ * still arriving: at 128 per write and 1 ms, one run read 108 times per stream through the bare proxy, 78 through the
+ * gateway, for 79 writes).
+ */
+const burstGapMs = (k: number) => (process.env.BENCH_BURST_GAP_MS ? Number(process.env.BENCH_BURST_GAP_MS) : Math.max(1, Math.ceil(k / 32)));
 const PORTS = { sim: 19100 + PORT_OFFSET, bare: 19200 + PORT_OFFSET, gateway: 19300 + PORT_OFFSET, peer: 19787 + PORT_OFFSET };
 
 const PIN = process.env.BENCH_PIN === '1' && availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0;
@@ -85,91 +100,15 @@ function load(t: Target, connections: number, stream: boolean, seconds = SECONDS
   });
 }
 
-/**
- * A body of about `bytes` bytes: one user message, or `messages` messages alternating user/assistant; for chat
- * completions, the Messages API (with `max_tokens`) or the Responses API (the messages as `input`).
- */
-function sizedBody(model: string, bytes: number, messages = 1, stream = false, api: WorkApi = 'chat'): string {
-  const per = Math.max(1, Math.floor(bytes / messages) - 40);
-  const text = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(per / 27)).slice(0, per);
-  const list = Array.from({ length: messages }, (_, i) => ({ role: i % 2 === 0 || i === messages - 1 ? 'user' : 'assistant', content: text }));
-  if (api === 'responses') return JSON.stringify({ model, input: list, stream });
-  return JSON.stringify(api === 'messages' ? { model, max_tokens: 64, messages: list, stream } : { model, messages: list, stream });
-}
-
-type WorkApi = 'chat' | 'messages' | 'responses';
-
-interface Work {
-  name: string;
-  connections: number;
-  body: (model: string) => string;
-  /** Chunks per stream: CPU is then reported per chunk. */
-  chunks?: number;
-  /**
-   * Another client API than chat (translated streams): per target, the path under its origin and the model (in the
-   * body, or in the path for Gemini); default: the target's chat URL and model.
-   */
-  via?: Record<'bare-proxy' | 'gateway', { path: string; model: string }>;
-  /** The client API, sent to a same-protocol upstream (default chat completions → OpenAI-compatible). */
-  api?: WorkApi;
-}
-
-/**
- * A target's URL and model for a work's API: the gateway's model routed to that protocol. The bare proxy forwards
- * only the content type, which the simulator's Anthropic route refuses (it wants `anthropic-version`), so its
- * reference for a Messages body is the same bytes sent to the chat route (to a byte-forwarding proxy, bytes are bytes).
- */
-function workTarget(t: Target, api: WorkApi = 'chat'): { url: string; model: string } {
-  if (api === 'chat') return { url: t.url, model: t.model };
-  if (t.name !== 'gateway') return { url: api === 'messages' ? t.url : t.url.replace(/\/chat\/completions$/, '/responses'), model: t.model };
-  return { url: t.url.replace(/\/chat\/completions$/, api === 'messages' ? '/messages' : '/responses'), model: api === 'messages' ? 'bench/claude' : 'bench/responses' };
-}
-
-/** A Messages body (Anthropic's API) streaming one short user message. */
-const messagesBody = (model: string) => JSON.stringify({ model, max_tokens: 20_000, messages: [{ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(6) }], stream: true });
-/** A Gemini generateContent body (the model is in the path). */
-const geminiBody = () => JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'lorem ipsum dolor sit amet '.repeat(6) }] }], generationConfig: { maxOutputTokens: 20_000 } });
-const geminiPath = (model: string) => `/api/v1beta/models/${encodeURIComponent(model)}:streamGenerateContent?alt=sse`;
-
-const WORKS: Work[] = ([
-  { name: '1 KB body', connections: 64, body: (m) => sizedBody(m, 1024) },
-  { name: '100 KB body', connections: 16, body: (m) => sizedBody(m, 100 * 1024) },
-  { name: '1 MB body', connections: 16, body: (m) => sizedBody(m, 1024 * 1024) },
-  { name: '1,000 messages (~1 MB)', connections: 16, body: (m) => sizedBody(m, 1024 * 1024, 1000) },
-  { name: '1,000 messages, Messages API (~1 MB)', connections: 16, api: 'messages', body: (m) => sizedBody(m, 1024 * 1024, 1000, false, 'messages') },
-  { name: '1,000 input items, Responses API (~1 MB)', connections: 16, api: 'responses', body: (m) => sizedBody(m, 1024 * 1024, 1000, false, 'responses') },
-  { name: '10,000-chunk stream', connections: 8, chunks: 10_000, body: (m) => sizedBody(m, 200, 1, true) },
-  {
-    name: '10,000-chunk stream, Messages in → chat upstream',
-    connections: 8,
-    chunks: 10_000,
-    // The bare proxy relays the chat stream here (its upstream's protocol): it forwards only the content type, and
-    // the simulator's Messages endpoint, as Anthropic's, refuses a request without `anthropic-version`.
-    body: (m) => (m === 'bench/model' ? messagesBody(m) : sizedBody(m, 200, 1, true)),
-    via: { 'bare-proxy': { path: '/v1/chat/completions', model: 'bench-model' }, gateway: { path: '/api/v1/messages', model: 'bench/model' } },
-  },
-  {
-    name: '10,000-chunk stream, chat in → Messages upstream',
-    connections: 8,
-    chunks: 10_000,
-    body: (m) => sizedBody(m, 200, 1, true).replace(/^\{/, '{"max_tokens":20000,'),
-    via: { 'bare-proxy': { path: '/v1/chat/completions', model: 'bench-model' }, gateway: { path: '/api/v1/chat/completions', model: 'bench/claude' } },
-  },
-  {
-    name: '10,000-chunk stream, Gemini in → Responses upstream',
-    connections: 8,
-    chunks: 10_000,
-    body: geminiBody,
-    via: { 'bare-proxy': { path: geminiPath('bench-model'), model: 'bench-model' }, gateway: { path: geminiPath('bench/responses'), model: 'bench/responses' } },
-  },
-] as Work[]).filter((w) => !process.env.BENCH_WORK || (process.env.BENCH_WORK.startsWith('=') ? w.name === process.env.BENCH_WORK.slice(1) : w.name.includes(process.env.BENCH_WORK)));
+const WORKS: Work[] = [...WORK_LIST, ...pacedWorks(BURSTS)].filter((w) => !process.env.BENCH_WORK || (process.env.BENCH_WORK.startsWith('=') ? w.name === process.env.BENCH_WORK.slice(1) : w.name.includes(process.env.BENCH_WORK)));
 
 /** CPU µs of `t`'s process per request (or per chunk) under `w` for `seconds`, with the request count and errors. */
-async function workCpu(t: Target, w: Work, seconds: number): Promise<{ cpu: number; requests: number; errors: number }> {
+async function workCpu(t: Target, w: Work, seconds: number): Promise<{ cpu: number; requests: number; errors: number; reads: number; writes: number }> {
   const via = w.via?.[t.name as 'bare-proxy' | 'gateway'];
   const { url, model } = via ? { url: new URL(via.path, t.url).href, model: via.model } : workTarget(t, w.api);
   const body = w.body(model);
   const cpu0 = procStats(t.pid!).cpu;
+  const io0 = procIo(t.pid!);
   const headers = { 'content-type': 'application/json', ...t.headers };
   const r = w.chunks
     ? await streamLoad(url, headers, body, w.connections, seconds)
@@ -177,12 +116,14 @@ async function workCpu(t: Target, w: Work, seconds: number): Promise<{ cpu: numb
         autocannon({ url, method: 'POST', connections: w.connections, duration: seconds, headers, body }, (e, x) => (e ? rej(e) : res(x))),
       );
   const cpu1 = procStats(t.pid!).cpu;
+  const io1 = procIo(t.pid!);
   if (r.non2xx > 0 && process.env.BENCH_DEBUG) {
     const probe = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body });
     console.error(`${t.name} ${w.name}: ${probe.statusCode} ${(await probe.body.text()).slice(0, 300)}`);
   }
   const units = Math.max(1, r.requests.total) * (w.chunks ?? 1);
-  return { cpu: ((cpu1 - cpu0) * 1e6) / units, requests: r.requests.total, errors: r.non2xx + r.errors };
+  const n = Math.max(1, r.requests.total);
+  return { cpu: ((cpu1 - cpu0) * 1e6) / units, requests: r.requests.total, errors: r.non2xx + r.errors, reads: (io1.reads - io0.reads) / n, writes: (io1.writes - io0.writes) / n };
 }
 
 /**
@@ -218,12 +159,16 @@ async function workTable(targets: Target[], knobs: (body: object | null) => Prom
   const pair = ['bare-proxy', 'gateway'].map((n) => targets.find((t) => t.name === n)!);
   const rows: Array<Record<string, string | number>> = [];
   for (const w of WORKS) {
-    await knobs(w.chunks ? { chunkGapMs: 0, completionTokens: w.chunks } : null);
-    for (const t of pair) await workCpu(t, w, 1).catch(() => null); // warm-up
-    const got = new Map<string, Array<{ cpu: number; requests: number; errors: number }>>();
+    const stream = w.chunks ? { chunkGapMs: 0, completionTokens: w.chunks } : null;
+    await knobs(stream);
+    // Warm-up (a paced row's unpaced: a 1-per-read stream lasts 10 s and more).
+    for (const t of pair) await workCpu(t, { ...w, burst: undefined }, 1).catch(() => null);
+    if (w.burst) await knobs({ ...stream, chunkGapMs: burstGapMs(w.burst), burstChunks: w.burst });
+    const got = new Map<string, Array<{ cpu: number; requests: number; errors: number; reads: number; writes: number }>>();
     for (let round = 0; round < ROUNDS; round++) for (const t of pair) got.set(t.name, [...(got.get(t.name) ?? []), await workCpu(t, w, WORK_SECONDS)]);
     const med = (n: string) => quantile(got.get(n)!.map((x) => x.cpu), 0.5);
     const total = (n: string, k: 'requests' | 'errors') => got.get(n)!.reduce((a, x) => a + x[k], 0);
+    const io = (n: string, k: 'reads' | 'writes') => Math.round(quantile(got.get(n)!.map((x) => x[k]), 0.5));
     const unit = w.chunks ? 'µs/chunk' : 'µs/req';
     rows.push({
       work: w.name,
@@ -233,6 +178,7 @@ async function workTable(targets: Target[], knobs: (body: object | null) => Prom
       'gateway ÷ bare': +(med('gateway') / med('bare-proxy')).toFixed(2),
       'requests (bare / gw)': `${total('bare-proxy', 'requests')} / ${total('gateway', 'requests')}`,
       'errors (bare / gw)': `${total('bare-proxy', 'errors')} / ${total('gateway', 'errors')}`,
+      ...(w.chunks ? { 'reads/stream (bare / gw)': `${io('bare-proxy', 'reads')} / ${io('gateway', 'reads')}`, 'writes/stream (bare / gw)': `${io('bare-proxy', 'writes')} / ${io('gateway', 'writes')}` } : {}),
     });
   }
   await knobs(null);
@@ -308,12 +254,8 @@ async function main() {
   const sim = start('sim', process.execPath, [join(root, 'dist/sim/main.js')], { SIM_PORT: String(PORTS.sim) }, root, 0);
   console.log(PIN ? 'Pinned: load generator and simulator on CPU 0, each target on CPU 1.' : 'Not pinned: the OS places every process.');
   // The bare pass-through proxy from ../shared/bench, copied where our node_modules (undici) resolves.
-  // ../shared from a checkout beside it, ../../shared from a worktree one level deeper (BENCH_SHARED overrides).
-  const shared = [process.env.BENCH_SHARED ?? '', resolve(root, '../shared/bench/bare-proxy.mjs'), resolve(root, '../../shared/bench/bare-proxy.mjs')].find((f) => f && existsSync(f)) ?? resolve(root, '../shared/bench/bare-proxy.mjs');
-  const vendor = join(root, 'node_modules/.cache/gw-bench');
-  mkdirSync(vendor, { recursive: true });
-  copyFileSync(shared, join(vendor, 'bare-proxy.mjs'));
-  const bare = start('bare', process.execPath, [join(vendor, 'bare-proxy.mjs')], { PORT: String(PORTS.bare), UPSTREAM: `http://127.0.0.1:${PORTS.sim}` });
+  const bareScript = vendorBareProxy(root);
+  const bare = start('bare', process.execPath, [bareScript], { PORT: String(PORTS.bare), UPSTREAM: `http://127.0.0.1:${PORTS.sim}` });
 
   // The gateway, as a user runs it: the built CLI with `npm start`'s node flags (BENCH_GATEWAY_NODE_FLAGS replaces
   // them; '' for none), SQLite, a config file routing bench/model to the simulator.

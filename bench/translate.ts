@@ -7,7 +7,8 @@
  * - `ir`: the IR session (decoder → IR events → encoder), as every translated stream ran before the fast path;
  * - `bytes`: the byte-level session (services/codec-ir-bytes.ts) the gateway now opens for these pairs.
  * Interleaved rounds (TRANSLATE_ROUNDS, default 7; TRANSLATE_STREAMS per round, default 20); the medians, µs per chunk.
- * Env TRANSLATE_PAIRS=<part of a name> runs those pairs only; TRANSLATE_ONLY=ir|bytes runs one path only (for a CPU profile: `node --cpu-prof --import tsx bench/translate.ts`).
+ * Env TRANSLATE_READ_EVENTS=<k>: reads of k events each instead of 64 KiB (a paced upstream's, bench:run's `k per
+ * read` rows). TRANSLATE_PAIRS=<part of a name> runs those pairs only; TRANSLATE_ONLY=ir|bytes runs one path only (for a CPU profile: `node --cpu-prof --import tsx bench/translate.ts`).
  *
  * Under callgrind it counts the instructions of the measured rounds alone (after the warm-up, without start-up):
  *   TRANSLATE_VGDB_PREFIX=/tmp/t/vgdb TRANSLATE_ONLY=bytes TRANSLATE_PAIRS=<pair> TRANSLATE_ROUNDS=1 TRANSLATE_STREAMS=5 \
@@ -26,11 +27,13 @@ import { openaiResponsesAdapter } from '../src/providers/openai-responses/index.
 import { IrByteStreamSession } from '../src/services/codec-ir-bytes.js';
 import { IrStreamSession } from '../src/services/codec-ir-stream.js';
 import type { StreamSession } from '../src/services/codec-types.js';
+import { eventReads } from './common.js';
 
 const CHUNKS = 10_000;
 const ROUNDS = Number(process.env.TRANSLATE_ROUNDS ?? 7);
 const STREAMS = Number(process.env.TRANSLATE_STREAMS ?? 20);
 const ONLY = process.env.TRANSLATE_ONLY;
+const READ_EVENTS = Number(process.env.TRANSLATE_READ_EVENTS ?? 0);
 const meta: AnswerMeta = { id: 'gen-1700000000-abcdefghijklmnop', model: 'bench/claude', provider: 'Simulator', created: 1700000000, cost: 0.001, cost_details: { upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null } };
 const WORDS = 'the quick model gateway routes each request to a simulated provider which answers with deterministic words'.split(' ');
 const piece = (i: number) => JSON.stringify(` ${WORDS[i % WORDS.length]}`);
@@ -82,33 +85,39 @@ function responsesStream(): Buffer {
 
 interface Pair {
   name: string;
-  stream: Buffer;
+  /** The upstream stream in reads (64 KiB, or TRANSLATE_READ_EVENTS events each). */
+  reads: Buffer[];
   decoder: () => StreamDecoder;
   encoder: () => StreamEncoder;
 }
 
+/** A stream in 64 KiB reads (subarrays), or in reads of TRANSLATE_READ_EVENTS events (copies). */
+function reads(all: Buffer): Buffer[] {
+  if (READ_EVENTS > 0) return eventReads(all, READ_EVENTS);
+  const out: Buffer[] = [];
+  for (let i = 0; i < all.length; i += 65536) out.push(all.subarray(i, i + 65536));
+  return out;
+}
+
 const PAIRS: Pair[] = [
-  { name: 'chat in ← Anthropic upstream', stream: anthropicStream(), decoder: () => anthropicAdapter.createStreamDecoder(), encoder: () => new ChatStreamEncoder(meta) },
-  { name: 'Messages in ← chat upstream', stream: chatStream(), decoder: () => chatAdapter('openai').createStreamDecoder(), encoder: () => new MessagesStreamEncoder(meta) },
-  { name: 'Gemini in ← Responses upstream', stream: responsesStream(), decoder: () => openaiResponsesAdapter.createStreamDecoder(), encoder: () => new GeminiStreamEncoder(meta) },
-  { name: 'chat in ← Responses upstream', stream: responsesStream(), decoder: () => openaiResponsesAdapter.createStreamDecoder(), encoder: () => new ChatStreamEncoder(meta) },
-  { name: 'Messages in ← Responses upstream', stream: responsesStream(), decoder: () => openaiResponsesAdapter.createStreamDecoder(), encoder: () => new MessagesStreamEncoder(meta) },
+  { name: 'chat in ← Anthropic upstream', reads: reads(anthropicStream()), decoder: () => anthropicAdapter.createStreamDecoder(), encoder: () => new ChatStreamEncoder(meta) },
+  { name: 'Messages in ← chat upstream', reads: reads(chatStream()), decoder: () => chatAdapter('openai').createStreamDecoder(), encoder: () => new MessagesStreamEncoder(meta) },
+  { name: 'Gemini in ← Responses upstream', reads: reads(responsesStream()), decoder: () => openaiResponsesAdapter.createStreamDecoder(), encoder: () => new GeminiStreamEncoder(meta) },
+  { name: 'chat in ← Responses upstream', reads: reads(responsesStream()), decoder: () => openaiResponsesAdapter.createStreamDecoder(), encoder: () => new ChatStreamEncoder(meta) },
+  { name: 'Messages in ← Responses upstream', reads: reads(responsesStream()), decoder: () => openaiResponsesAdapter.createStreamDecoder(), encoder: () => new MessagesStreamEncoder(meta) },
 ].filter((p) => !process.env.TRANSLATE_PAIRS || p.name.includes(process.env.TRANSLATE_PAIRS));
 
 /** What the client socket's write does with a session's output: text is encoded as UTF-8 (bytes go as they are). */
 const written = (out: string | Buffer): number => (typeof out === 'string' ? (out === '' ? 0 : Buffer.from(out).length) : out.length);
 
-/** One stream through a fresh session, in 64 KiB reads; the client's bytes. */
+/** One stream through a fresh session, read by read; the client's bytes. */
 function run(p: Pair, bytes: boolean): number {
   const decoder = p.decoder();
   const encoder = p.encoder();
   const s: StreamSession = bytes ? new IrByteStreamSession(decoder, encoder, false) : new IrStreamSession(decoder, encoder, { exclude: false, filters: null, healer: null });
   const text = new TextDecoder();
   let n = 0;
-  for (let i = 0; i < p.stream.length; i += 65536) {
-    const read = p.stream.subarray(i, i + 65536);
-    n += written(s.push(bytes ? read : text.decode(read, { stream: true })));
-  }
+  for (const read of p.reads) n += written(s.push(bytes ? read : text.decode(read, { stream: true })));
   n += written(s.end()) + written(s.finishOut(meta));
   return n;
 }

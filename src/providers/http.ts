@@ -187,7 +187,10 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   private queued = 0;
   private ended = false;
   private error: UpstreamError | null = null;
+  /** Woken when data, the end or an error arrives (`text()`). */
   private waiter: (() => void) | null = null;
+  /** A `read()` waiting on an empty queue: the next buffer is handed to it as it arrives (no queue, no extra promise). */
+  private pending: { resolve: (b: Buffer | null) => void; reject: (e: UpstreamError) => void } | null = null;
   /** Read whole (`text()`): never paused, whatever the size. */
   private whole = false;
   /** Bounded as a whole answer (`text()` or `boundAsWhole()`): past `maxBytes` received, the exchange fails. */
@@ -240,7 +243,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     if (this.queue.length > 0) return Promise.resolve(this.take());
     if (this.error) return Promise.reject(this.error);
     if (this.ended) return Promise.resolve(null);
-    return new Promise<void>((wake) => (this.waiter = wake)).then(() => this.read());
+    return new Promise<Buffer | null>((resolve, reject) => (this.pending = { resolve, reject }));
   }
 
   /**
@@ -300,6 +303,12 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.received += chunk.length;
     if (this.capped && this.received > this.maxBytes) return void this.abort(tooLarge(this.maxBytes));
+    const p = this.pending;
+    if (p !== null) {
+      // A read waits, so the queue is empty: the buffer is its (what queueing it and taking it back would give).
+      this.pending = null;
+      return p.resolve(chunk);
+    }
     this.queue.push(chunk);
     this.queued += chunk.length;
     if (this.queued > HIGH_WATER && !this.whole) controller.pause();
@@ -309,6 +318,9 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     this.ended = true;
     clearTimeout(this.timer);
+    const p = this.pending;
+    this.pending = null;
+    p?.resolve(null);
     this.wake();
   }
 
@@ -318,7 +330,12 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
     const fail = this.failedToStart;
     this.started = this.failedToStart = null;
     if (fail) fail(this.error);
-    else this.wake();
+    else {
+      const p = this.pending;
+      this.pending = null;
+      p?.reject(this.error);
+      this.wake();
+    }
   }
 }
 

@@ -190,6 +190,7 @@ class ChatRelay implements StreamSession {
     let pos = 0;
     // Bytes that are not UTF-8 are decoded (with replacement characters) rather than relayed.
     const utf8 = ascii || isUtf8(bytes);
+    const n = bytes.length;
     const m = matched;
     while (!this.done) {
       if (utf8 && tpl !== null) {
@@ -198,7 +199,7 @@ class ChatRelay implements StreamSession {
           pos = e;
         }
       }
-      const nn = bytes.indexOf(LFLF, pos);
+      const nn = pos >= n - 1 ? -1 : bytes.indexOf(LFLF, pos);
       if (nn === -1) break;
       this.event(buf, bytes, pos, nn, ascii, utf8, out);
       tpl = this.template;

@@ -16,6 +16,12 @@ export interface Knobs {
   tokensPerSecond?: number;
   /** Fixed gap (ms) between content chunks; wins over `tokensPerSecond`. */
   chunkGapMs?: number;
+  /**
+   * Streaming, with `chunkGapMs`: content events go out in bursts of this many, each burst one write followed by a
+   * pause of `chunkGapMs` (after the write, not on a schedule, so a late burst is not joined to the next one). For
+   * benchmarks whose socket reads must carry a fixed number of events.
+   */
+  burstChunks?: number;
   /** Answer with this HTTP status (400–599) and the protocol's error envelope. */
   errorStatus?: number;
   /** Seconds sent in `retry-after` on 429 (default 1); also sent on other statuses when set. */
@@ -81,6 +87,7 @@ const SPEC: { readonly [K in KnobName]-?: Kind } = {
   ttftMs: 'ms',
   tokensPerSecond: 'ms',
   chunkGapMs: 'ms',
+  burstChunks: 'count',
   errorStatus: 'status',
   retryAfter: 'ms',
   errorAfterChunks: 'count',

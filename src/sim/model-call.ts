@@ -105,7 +105,7 @@ export async function runModel(res: ServerResponse, ep: Endpoint, ctx: EndpointC
   const gap = chunkGap(k);
   const fault = Math.min(errorAfter ?? Infinity, disconnectAfter ?? Infinity);
   const n = Math.min(fault, reply.chunks);
-  const wait = (k.ttftMs ?? 0) + Math.max(0, n - 1) * gap;
+  const wait = (k.ttftMs ?? 0) + Math.max(0, (k.burstChunks ? Math.ceil(n / k.burstChunks) : n) - 1) * gap;
   if (wait > 0 && !(await sleep(wait, st))) return;
   if (fault !== Infinity) {
     if (fault === errorAfter) return send(res, ep.protocol.error(500, ctx), ctx, st);
@@ -156,6 +156,7 @@ async function stream(
 
   const ttft = ctx.knobs.ttftMs ?? 0;
   const gap = chunkGap(ctx.knobs);
+  const burst = gap > 0 ? (ctx.knobs.burstChunks ?? 0) : 0;
   if (ttft > 0 || gap > 0) res.flushHeaders();
   let buf: string | Uint8Array = '';
   let sent = 0; // content events written
@@ -169,8 +170,11 @@ async function stream(
     const ev = events[i];
     // ttft before the first event; then content events every `gap` ms from the first one.
     let wait = i === 0 ? ttft : 0;
-    if (ev.content && sent > 0 && gap > 0) wait = t0 + sent * gap - performance.now();
-    if (wait >= 1) {
+    // In bursts: a pause of `gap` after every `burst` content events' write, however late it is.
+    const boundary = burst > 0 && ev.content && sent > 0 && sent % burst === 0;
+    if (boundary) wait = Math.max(wait, gap);
+    else if (ev.content && sent > 0 && gap > 0 && burst === 0) wait = t0 + sent * gap - performance.now();
+    if (wait >= 1 || boundary) {
       if (!empty(buf)) res.write(buf);
       buf = '';
       if (!(await sleep(wait, st))) return;

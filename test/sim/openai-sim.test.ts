@@ -589,6 +589,22 @@ describe('timing knobs', () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(150);
   });
 
+  it('burstChunks writes content events in bursts, each one write with chunkGapMs after it', async () => {
+    const t0 = performance.now();
+    const res = await post('/v1/chat/completions', chatBody({ stream: true }), { 'x-sim-chunk-gap-ms': '25', 'x-sim-burst-chunks': '4' });
+    const reader = res.body!.getReader();
+    const perPiece: number[] = [];
+    const dec = new TextDecoder();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      const text = dec.decode(r.value);
+      const content = text.split('\n\n').filter((e) => /"delta":\{"content":"[^"]/.test(e)).length;
+      if (content > 0) perPiece.push(content);
+    }
+    // 12 chunks in 3 writes (the role chunk with the first, the finish, usage and [DONE] with the last), 2 pauses.
+    expect(perPiece).toEqual([4, 4, 4]);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(45);
+  });
+
   it('close() ends open connections at once', async () => {
     const s = await createSimulator();
     const pending = fetch(s.url + '/v1/chat/completions', {
