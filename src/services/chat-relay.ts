@@ -236,7 +236,7 @@ class ChatRelay implements StreamSession {
       out.bytes(this.ourData, 0, this.ourData.length);
       out.bytes(bytes, s + upData.length, at.tail);
       out.text('}\n\n');
-      this.template = new ChunkTemplate(buf, s, nn + 2, at, this.ourData, upData.length);
+      this.template = new ChunkTemplate(bytes, buf, s, nn + 2, at, this.ourData, upData.length);
       return;
     }
     if (hasAt(buf, s, DATA)) {

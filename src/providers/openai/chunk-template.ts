@@ -22,16 +22,16 @@ for (const c of '0123456789abcdefABCDEF') HEX[c.charCodeAt(0)] = 1;
 const EMPTY = Buffer.alloc(0);
 
 /**
- * Bytes (Latin-1 text, at least 8) as the 8-byte words that `sameBytes` compares: each 8 bytes from the start, and
- * the last 8 (overlapping the one before when the length is not a multiple of 8).
+ * Bytes `from`–`to` of `view` (at least 8) as the 8-byte words that `sameBytes` compares: each 8 bytes from the start,
+ * and the last 8 (overlapping the one before when the length is not a multiple of 8). A plain array of doubles, kept
+ * in the JavaScript heap: a Float64Array of more than 64 bytes would allocate a backing store of its own, for every
+ * stream (its first plain chunk), and the collector would track and free it.
  */
-function words(text: string): Float64Array {
-  const b = Buffer.from(text, 'latin1');
-  const view = new DataView(b.buffer, b.byteOffset, b.length);
-  const n = Math.ceil(b.length / 8);
-  const w = new Float64Array(n);
-  for (let k = 0; k < n - 1; k++) w[k] = view.getFloat64(8 * k, true);
-  w[n - 1] = view.getFloat64(b.length - 8, true);
+function words(view: DataView, from: number, to: number): number[] {
+  const n = Math.ceil((to - from) / 8);
+  const w: number[] = [];
+  for (let k = 0; k < n - 1; k++) w.push(view.getFloat64(from + 8 * k, true));
+  w.push(view.getFloat64(to - 8, true));
   return w;
 }
 
@@ -41,7 +41,7 @@ function words(text: string): Float64Array {
  * are 0 and -0, which need seven zero bytes (JSON text has none); a word that reads as NaN equals nothing, so a
  * template holding one (a byte 0x7f or 0xff in place) never matches and its chunks take the general path.
  */
-function sameBytes(view: DataView, at: number, w: Float64Array, len: number): boolean {
+function sameBytes(view: DataView, at: number, w: number[], len: number): boolean {
   const last = w.length - 1;
   for (let k = 0; k < last; k++) if (view.getFloat64(at + 8 * k, true) !== w[k]) return false;
   return view.getFloat64(at + len - 8, true) === w[last];
@@ -96,10 +96,10 @@ export interface TemplateMatch {
 /** A stream's plain content chunk, learned (see the file comment). */
 export class ChunkTemplate {
   /** The upstream's bytes from the event's start to the string's opening quote, included (as `words`), and their length. */
-  private readonly head: Float64Array;
+  private readonly head: number[];
   private readonly headLength: number;
   /** From the string's closing quote to the event's end, its blank line included. */
-  private readonly tail: Float64Array;
+  private readonly tail: number[];
   private readonly tailLength: number;
   /** What the client gets before the string's characters: `data: `, our prefix, the rest of `head`. */
   private readonly outHead: Buffer;
@@ -113,11 +113,12 @@ export class ChunkTemplate {
   private readonly nonEmpty: boolean;
 
   /**
-   * From the plain chunk that `plainChunkAt` matched in `buf` (Latin-1 text of the read), its event from `s` to `end`
-   * (after its blank line); `ourData` is `data: ` and our prefix (its bytes), `upLength` the length of `data: ` and the
-   * upstream's prefix that it replaces.
+   * From the plain chunk that `plainChunkAt` matched in `buf` (Latin-1 text of the read `bytes`: the same positions),
+   * its event from `s` to `end` (after its blank line); `ourData` is `data: ` and our prefix (its bytes), `upLength`
+   * the length of `data: ` and the upstream's prefix that it replaces. Built from the read's bytes, without copying
+   * any of them to text and back.
    */
-  constructor(buf: string, s: number, end: number, at: PlainChunk, ourData: Buffer, upLength: number) {
+  constructor(bytes: Buffer, buf: string, s: number, end: number, at: PlainChunk, ourData: Buffer, upLength: number) {
     // The string token: `{"content":"…"}`, or `{"tool_calls":[{"index":N,"function":{"arguments":"…"}}]}`.
     this.nonEmpty = buf.charCodeAt(at.delta + 2) === 0x63;
     const q0 = this.nonEmpty ? at.delta + 11 : buf.indexOf('"arguments":', at.delta) + 12;
@@ -125,10 +126,20 @@ export class ChunkTemplate {
     // Both are longer than 8 bytes (`words`): `data: {"id":…` and at least `"},"finish_reason":null}]}` and a blank line.
     this.headLength = q0 + 1 - s;
     this.tailLength = end - q1;
-    this.head = words(buf.slice(s, q0 + 1));
-    this.tail = words(buf.slice(q1, end));
-    this.outHead = Buffer.concat([ourData, Buffer.from(buf.slice(s + upLength, q0 + 1), 'latin1')]);
-    this.outTail = Buffer.from(`${buf.slice(q1, at.tail)}}\n\n`, 'latin1');
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+    this.head = words(view, s, q0 + 1);
+    this.tail = words(view, q1, end);
+    const oh = Buffer.allocUnsafe(ourData.length + q0 + 1 - (s + upLength));
+    ourData.copy(oh, 0);
+    bytes.copy(oh, ourData.length, s + upLength, q0 + 1);
+    this.outHead = oh;
+    const t = at.tail - q1;
+    const ot = Buffer.allocUnsafe(t + 3);
+    bytes.copy(ot, 0, q1, at.tail);
+    ot[t] = 0x7d; // }
+    ot[t + 1] = 0x0a;
+    ot[t + 2] = 0x0a;
+    this.outTail = ot;
     this.growth = Math.max(1, (this.outHead.length + this.outTail.length) / (this.headLength + this.tailLength));
     // plainChunkChars counts from 12 characters into the delta to 2 before its end.
     this.framing = q0 + 1 - (at.delta + 12) + (at.deltaEnd - 2 - q1);
