@@ -26,9 +26,18 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { request } from 'undici';
 import { benchPorts, waitUpOrExit, writeGatewayConfig } from './common.js';
+import { readCounts, table, topDiff } from './instr-groups.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const N = Math.max(100, Number(process.env.INSTR_REQUESTS ?? 1500));
+/** INSTR_WARMUP: warm-up requests before the counted ones (default 2 × INSTR_REQUESTS). */
+const WARMUP = Math.max(0, Number(process.env.INSTR_WARMUP ?? 2 * N));
+/** INSTR_GC=1: two full collections (node --expose-gc, bench/instr-preload.cjs) just before counting starts. */
+const FORCE_GC = process.env.INSTR_GC === '1';
+/** INSTR_NODE_FLAGS: node flags for both gateways, e.g. `--perf-basic-prof` (bench/instr-groups.ts then names JIT code). */
+const NODE_FLAGS = (process.env.INSTR_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+/** INSTR_SEQ=1: A is measured, then B (default: both at once). */
+const SEQUENTIAL = process.env.INSTR_SEQ === '1';
 const STREAM = process.env.INSTR_STREAM === '1';
 const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
 /** INSTR_PORT: the base port (the simulator's; the gateways take + 201 and + 202); unset: free ports. */
@@ -95,10 +104,12 @@ function instructions(outDir: string): { total: number; withoutCompiler: number 
   return { total, withoutCompiler: total - compiler };
 }
 
-async function measure(dir: string, port: number, config: string, scratch: string, extraEnv: Record<string, string> = {}, keyBody: Record<string, unknown> = {}): Promise<{ total: number; withoutCompiler: number; errors: number }> {
+async function measure(dir: string, port: number, config: string, scratch: string, extraEnv: Record<string, string> = {}, keyBody: Record<string, unknown> = {}): Promise<{ total: number; withoutCompiler: number; errors: number; outDir: string }> {
   const outDir = mkdtempSync(join(scratch, 'cg-'));
   const prefix = `--vgdb-prefix=${join(outDir, 'vgdb')}`;
-  const gw = start('valgrind', ['--tool=callgrind', '--instr-atstart=no', prefix, `--callgrind-out-file=${join(outDir, 'cg.out.%p')}`, process.execPath, join(dir, 'dist/bin.js'), 'serve'], {
+  const nodeArgs = [...(FORCE_GC ? ['--expose-gc', '--require', join(root, 'bench/instr-preload.cjs')] : []), ...NODE_FLAGS];
+  const vg = ['--tool=callgrind', '--instr-atstart=no', '--cache-sim=no', '--separate-threads=yes', prefix, `--callgrind-out-file=${join(outDir, 'cg.out.%p')}`];
+  const gw = start('valgrind', [...vg, process.execPath, ...nodeArgs, join(dir, 'dist/bin.js'), 'serve'], {
     PORT: String(port),
     HOST,
     GATEWAY_DATABASE_URL: `sqlite:${join(scratch, `gw-${port}.db`)}`,
@@ -113,14 +124,17 @@ async function measure(dir: string, port: number, config: string, scratch: strin
   const res = await request(`${base}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'instr', ...keyBody }) });
   const { key } = (await res.body.json()) as { key: string };
   const url = `${base}${REQUEST.path}`;
-  await load(url, key, N);
-  await load(url, key, N);
+  for (let left = WARMUP; left > 0; left -= N) await load(url, key, Math.max(Math.min(N, left), 1));
+  if (FORCE_GC) {
+    gw.kill('SIGUSR2');
+    await new Promise((r) => setTimeout(r, 3000));
+  }
   const control = (cmd: string) => execFileSync('callgrind_control', [prefix, cmd, String(gw.pid)], { env: { ...process.env, HOST }, stdio: 'ignore' });
   control('--instr=on');
   const r = await load(url, key, N);
   control('--dump');
   gw.kill('SIGKILL');
-  return { ...instructions(outDir), errors: r.non2xx + r.errors };
+  return { ...instructions(outDir), errors: r.non2xx + r.errors, outDir };
 }
 
 async function main() {
@@ -133,15 +147,23 @@ async function main() {
   const sim = start(process.execPath, [join(root, 'dist/sim/main.js')], { SIM_PORT: String(simPort) });
   await waitUpOrExit(`http://127.0.0.1:${simPort}/_sim/health`, sim);
   const config = writeGatewayConfig(scratch, `http://127.0.0.1:${simPort}/v1`);
-  console.log(`A = ${a}\nB = ${b}\nports: simulator ${simPort}, A ${portA}, B ${portB}\n${STREAM ? 'streamed' : 'plain'} requests (${WORK} body): ${N} counted after ${2 * N} warm-up, 16 connections`);
+  console.log(`A = ${a}\nB = ${b}\nports: simulator ${simPort}, A ${portA}, B ${portB}\n${STREAM ? 'streamed' : 'plain'} requests (${WORK} body): ${N} counted after ${WARMUP} warm-up, 16 connections`);
   const keyB = JSON.parse(process.env.INSTR_KEY_B ?? '{}') as Record<string, unknown>;
   const envB = Object.fromEntries((process.env.INSTR_ENV_B ?? '').split(',').filter((x) => x.includes('=')).map((x) => [x.slice(0, x.indexOf('=')).trim(), x.slice(x.indexOf('=') + 1)]));
   const keyA = JSON.parse(process.env.INSTR_KEY_A ?? '{}') as Record<string, unknown>;
-  const [ra, rb] = await Promise.all([measure(a, portA, config, scratch, {}, keyA), measure(b, portB, config, scratch, envB, keyB)]);
+  const runA = () => measure(a, portA, config, scratch, {}, keyA);
+  const runB = () => measure(b, portB, config, scratch, envB, keyB);
+  const [ra, rb] = SEQUENTIAL ? [await runA(), await runB()] : await Promise.all([runA(), runB()]);
   const k = (x: number) => `${(x / N / 1000).toFixed(0)} kIr/req`;
   console.log(`A ${k(ra.total)} (${k(ra.withoutCompiler)} without the compiler, ${ra.errors} errors)`);
   console.log(`B ${k(rb.total)} (${k(rb.withoutCompiler)} without the compiler, ${rb.errors} errors)`);
   console.log(`B/A instructions per request: ${(rb.total / ra.total).toFixed(3)} (${(rb.withoutCompiler / ra.withoutCompiler).toFixed(3)} without the compiler)`);
+  if (process.env.INSTR_GROUPS === '1') {
+    const ca = readCounts(ra.outDir);
+    const cb = readCounts(rb.outDir);
+    console.log(`\nper thread and group, thousands of instructions per request (dumps: ${ra.outDir}, ${rb.outDir}):\n${table(ca, cb, N)}`);
+    console.log(`\nlargest differences by symbol:\n${topDiff(ca, cb, N, Number(process.env.INSTR_TOP ?? 30))}`);
+  }
   process.exit(0);
 }
 

@@ -201,6 +201,27 @@ describe('chat stream relay: plain chunks matched against the last one (chunk-te
     expect(run(stream(alternating)).tokens).toBe(one.tokens);
   });
 
+  it('reads that sit inside a larger buffer (at an odd offset, between other bytes): the template reads only their own bytes', () => {
+    const events = [role, ...texts.map((t) => content(t)), args('{\\"a\\":'), args('1}'), finish, usage];
+    const whole = stream(events);
+    const one = run(whole);
+    for (const size of [whole.length, 97, 250]) {
+      const s = codecFor('chat', { model: 'test/alpha', messages: [] }, null, endpoint, 'openai').openStream(meta);
+      let out = '';
+      for (let i = 0; i < whole.length; i += size) {
+        const part = whole.subarray(i, i + size);
+        // The read's bytes at offset 3 of an ArrayBuffer whose other bytes look like a chunk's
+        const host = new Uint8Array(part.length + 11).fill(0x22);
+        host.set(part, 3);
+        out += String(s.push(new Uint8Array(host.buffer, 3, part.length)));
+      }
+      s.end();
+      out += s.finishOut(meta);
+      const chunks = out.split('\n\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
+      expect({ out: chunks, tokens: s.producedTokens }, `reads of ${size}`).toEqual({ out: one.out, tokens: one.tokens });
+    }
+  });
+
   it('output counted as the parsed text\'s length on every path: escapes one character, a 4-byte character two', () => {
     // Upstreams that escape all non-ASCII (Python's json.dumps) wrote `\u4f60` for one character; it was counted as
     // six (review of the merged change), so a cut stream billed such output several times over.
