@@ -12,7 +12,9 @@
  *
  * Env: BENCH_SECONDS (each load phase, default 5), BENCH_STREAMS (HTTP/2 streams, default 10000), BENCH_H1_STREAMS,
  * BENCH_RAMP_SECONDS (default 10), BENCH_STREAM_CHUNKS (default 20) (0 streams: skip that part),
- * BENCH_GATEWAY_NODE_OPTIONS (NODE_OPTIONS of the gateway process; default `--max-semi-space-size=64`, as `npm start`).
+ * BENCH_GATEWAY_NODE_OPTIONS (NODE_OPTIONS of the gateway process; default `--max-semi-space-size=64`, as `npm start`),
+ * BENCH_PORT_OFFSET (added to every port), BENCH_GATEWAY_DIST (another checkout's dist/ as the gateway, for an A/B),
+ * BENCH_CPU=0 (skip part 1).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -37,7 +39,12 @@ const H1_STREAMS = Number(process.env.BENCH_H1_STREAMS ?? 9_000);
 const RAMP_S = Number(process.env.BENCH_RAMP_SECONDS ?? 10);
 const STREAM_CHUNKS = Number(process.env.BENCH_STREAM_CHUNKS ?? 20);
 const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
-const PORTS = { mock: 19410, bare: 19420, gateway: 19430, h2: 19443, h1: 19444 };
+const PORT_OFFSET = Number(process.env.BENCH_PORT_OFFSET ?? 0);
+const PORTS = { mock: 19410 + PORT_OFFSET, bare: 19420 + PORT_OFFSET, gateway: 19430 + PORT_OFFSET, h2: 19443 + PORT_OFFSET, h1: 19444 + PORT_OFFSET };
+/** BENCH_GATEWAY_DIST: another checkout's built dist/ to run as the gateway (an A/B against it); default this one's. */
+const GATEWAY_DIST = resolve(process.env.BENCH_GATEWAY_DIST ?? join(root, 'dist'));
+/** BENCH_CPU=0: skip the c64/c1024 part. */
+const CPU_PART = process.env.BENCH_CPU !== '0';
 
 const kids: ChildProcess[] = [];
 function start(name: string, args: string[], env: Record<string, string>): ChildProcess {
@@ -95,6 +102,8 @@ async function slowStreams(url: string, key: string, model: string, n: number, g
   let peakOpen = 0;
   const delays: number[] = [];
   const ttfb: number[] = [];
+  /** Per second of the ramp (by arrival): streams that started more than 1 s late. */
+  const lateBySecond: number[] = [];
   let finished = 0;
   const errors = new Map<string, number>();
   const t0 = Date.now();
@@ -113,7 +122,14 @@ async function slowStreams(url: string, key: string, model: string, n: number, g
           text += part;
           if (!seen) {
             const m = /t=(\d+)/.exec(text);
-            if (m) (seen = true), delays.push(Date.now() - Number(m[1])), ttfb.push(Date.now() - sent);
+            if (m) {
+              seen = true;
+              const d = Date.now() - Number(m[1]);
+              delays.push(d);
+              ttfb.push(Date.now() - sent);
+              const s = Math.floor((sent - t0) / 1000);
+              if (d > 1000) lateBySecond[s] = (lateBySecond[s] ?? 0) + 1;
+            }
           }
         }
         if (r.statusCode === 200 && text.includes('[DONE]')) finished++;
@@ -134,9 +150,30 @@ async function slowStreams(url: string, key: string, model: string, n: number, g
     start_delay_ms: { p50: quantile(delays, 0.5), p99: quantile(delays, 0.99), max: Math.max(...delays) },
     first_chunk_after_request_ms: { p50: quantile(ttfb, 0.5), p99: quantile(ttfb, 0.99), max: Math.max(...ttfb) },
     over_1s: delays.filter((d) => d > 1000).length,
+    over_1s_by_arrival_second: Array.from(lateBySecond, (x) => x ?? 0).join(' '),
     wall_s: (Date.now() - t0) / 1000,
     gateway_peak_rss_mb: Math.round(procStats(gatewayPid).hwmMb),
   };
+}
+
+type Target = { url: string; headers: Record<string, string>; model: string; pid: number };
+
+/** c64 and c1024, the gateway then the bare proxy, twice (the second round is reported: JIT warm). */
+async function cpuPart(gw: Target, br: Target) {
+  await cpuPerRequest(gw.url, gw.headers, gw.model, 64, gw.pid);
+  await cpuPerRequest(br.url, br.headers, br.model, 64, br.pid);
+  const rows: Record<string, unknown>[] = [];
+  for (const c of [64, 1024, 64, 1024]) {
+    const g = await cpuPerRequest(gw.url, gw.headers, gw.model, c, gw.pid);
+    const b = await cpuPerRequest(br.url, br.headers, br.model, c, br.pid);
+    rows.push({ concurrency: c, gateway_rps: g.rps, gateway_cpu_us: Math.round(g.us), bare_rps: b.rps, bare_cpu_us: Math.round(b.us), gateway_over_bare: +(g.us / b.us).toFixed(2), errors: g.errors + b.errors });
+  }
+  rows.splice(0, 2);
+  console.log(`CPU per request by concurrency (small body, not streamed; ${SECONDS} s after a 2 s warm-up on the same connections):`);
+  console.table(rows);
+  const [c64, c1024] = rows as Array<{ gateway_cpu_us: number; bare_cpu_us: number }>;
+  console.log(`gateway c1024 ÷ c64 CPU per request: ${(c1024.gateway_cpu_us / c64.gateway_cpu_us).toFixed(2)}× (bare proxy: ${(c1024.bare_cpu_us / c64.bare_cpu_us).toFixed(2)}×)`);
+
 }
 
 async function main() {
@@ -167,7 +204,7 @@ async function main() {
       '  - { model: bench/h1, provider: mock-h1, upstream_model: m, pricing: { prompt: "0.000001", completion: "0.000002" } }',
     ].join('\n'),
   );
-  const gateway = start('gateway', [join(root, 'dist/bin.js'), 'serve'], {
+  const gateway = start('gateway', [join(GATEWAY_DIST, 'bin.js'), 'serve'], {
     PORT: String(PORTS.gateway),
     HOST: '127.0.0.1',
     GATEWAY_DATABASE_URL: `sqlite:${join(dir, 'gw.db')}`,
@@ -186,20 +223,7 @@ async function main() {
   const gw = { url: `http://127.0.0.1:${PORTS.gateway}/api/v1/chat/completions`, headers: { authorization: `Bearer ${key}` }, model: 'bench/model', pid: gateway.pid! };
   const br = { url: `http://127.0.0.1:${PORTS.bare}/v1/chat/completions`, headers: {}, model: 'bench/model', pid: bare.pid! };
 
-  // c64 and c1024, the gateway then the bare proxy, twice (the second round is reported: JIT warm).
-  await cpuPerRequest(gw.url, gw.headers, gw.model, 64, gw.pid);
-  await cpuPerRequest(br.url, br.headers, br.model, 64, br.pid);
-  const rows: Record<string, unknown>[] = [];
-  for (const c of [64, 1024, 64, 1024]) {
-    const g = await cpuPerRequest(gw.url, gw.headers, gw.model, c, gw.pid);
-    const b = await cpuPerRequest(br.url, br.headers, br.model, c, br.pid);
-    rows.push({ concurrency: c, gateway_rps: g.rps, gateway_cpu_us: Math.round(g.us), bare_rps: b.rps, bare_cpu_us: Math.round(b.us), gateway_over_bare: +(g.us / b.us).toFixed(2), errors: g.errors + b.errors });
-  }
-  rows.splice(0, 2);
-  console.log(`CPU per request by concurrency (small body, not streamed; ${SECONDS} s after a 2 s warm-up on the same connections):`);
-  console.table(rows);
-  const [c64, c1024] = rows as Array<{ gateway_cpu_us: number; bare_cpu_us: number }>;
-  console.log(`gateway c1024 ÷ c64 CPU per request: ${(c1024.gateway_cpu_us / c64.gateway_cpu_us).toFixed(2)}× (bare proxy: ${(c1024.bare_cpu_us / c64.bare_cpu_us).toFixed(2)}×)`);
+  if (CPU_PART) await cpuPart(gw, br);
 
   if (H2_STREAMS + H1_STREAMS === 0) return;
   const shape = `${STREAM_CHUNKS} chunks 1 s apart, arriving over ${RAMP_S} s`;

@@ -48,4 +48,4 @@ const handler = (req, res) => {
 const server = process.env.TLS_KEY
   ? http2.createSecureServer({ key: readFileSync(process.env.TLS_KEY), cert: readFileSync(process.env.TLS_CERT), allowHTTP1: true, settings: { maxConcurrentStreams: 1000 } }, handler)
   : http.createServer(handler);
-server.listen(port, '127.0.0.1', () => console.log(`mock upstream on ${process.env.TLS_KEY ? 'https' : 'http'}://127.0.0.1:${port}/v1`));
+server.listen({ port, host: '127.0.0.1', backlog: 4096 }, () => console.log(`mock upstream on ${process.env.TLS_KEY ? 'https' : 'http'}://127.0.0.1:${port}/v1`));
