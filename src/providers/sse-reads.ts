@@ -7,9 +7,10 @@
  *
  * A read shorter than `joinBelow` bytes is joined to the carried bytes instead (one copy of a few KB, cheaper than a
  * second pass over a small read): then `head` is null and `body` holds the carried event too. The bytes carried are
- * bounded by `sseLimits.eventChars` (502 beyond).
+ * bounded by `sseLimits.eventChars`: past it `tooLarge` is set (nothing is carried) and the caller fails the stream
+ * (502, `eventTooLarge`) — after relaying the read's complete events, as the relay did before these reads were shared.
  */
-import { eventTooLarge, sseLimits } from './sse.js';
+import { sseLimits } from './sse.js';
 
 const LFLF = Buffer.from('\n\n');
 const EMPTY = Buffer.alloc(0);
@@ -32,10 +33,12 @@ export class SseReads {
   body: Buffer = EMPTY;
   /** The bytes of an event not yet complete at the end of the last read. */
   private carry: Buffer | null = null;
+  /** The event not yet complete passed the bound (`sseLimits.eventChars`): the stream must fail. */
+  tooLarge = false;
 
   constructor(private readonly joinBelow: number) {}
 
-  /** Sets `head` and `body` from the next read; throws (502) when the carried bytes would pass the bound. */
+  /** Sets `head` and `body` from the next read (and `tooLarge` when the bytes to carry would pass the bound). */
   cut(read: Buffer): void {
     this.head = null;
     this.body = EMPTY;
@@ -72,7 +75,7 @@ export class SseReads {
   }
 
   private keep(bytes: Buffer): void {
-    if (bytes.length > sseLimits.eventChars) throw eventTooLarge();
-    this.carry = bytes;
+    if (bytes.length > sseLimits.eventChars) this.tooLarge = true;
+    else this.carry = bytes;
   }
 }

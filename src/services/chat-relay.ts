@@ -24,7 +24,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { carriesOutput, normalizeChoices } from '../core/chat-shape.js';
 import type { AnswerMeta } from '../core/adapters.js';
 import { UpstreamError } from '../core/provider-errors.js';
-import { SseEventBound } from '../providers/sse.js';
+import { eventTooLarge, SseEventBound } from '../providers/sse.js';
 import { SseReads } from '../providers/sse-reads.js';
 import { openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
 import type { StreamSession } from './codec-types.js';
@@ -168,6 +168,8 @@ class ChatRelay implements StreamSession {
       // The event the last read cut is read on its own (the read is not copied behind it); the rest of the read follows.
       if (head !== null) this.scan(head, out);
       if (!this.done && body.length > 0) this.scan(body, out);
+      // An event past the bound fails the stream after the read's complete events went out.
+      if (!this.done && reads.tooLarge) throw eventTooLarge();
     } catch (err) {
       if (out.pos === 0) throw err;
       this.failure = err as UpstreamError;

@@ -20,6 +20,7 @@ import type { AnswerMeta, StreamDecoder, StreamEncoder } from '../core/adapters.
 import { jsonStringLength, latin1, utf8Of } from '../core/json-scan.js';
 import type { UpstreamError } from '../core/provider-errors.js';
 import { SseReads } from '../providers/sse-reads.js';
+import { eventTooLarge } from '../providers/sse.js';
 import { readBytes, type ReadBytes } from '../core/byte-shape.js';
 import type { StreamSession } from './codec-types.js';
 import { deltaTokens } from './chat-relay.js';
@@ -90,6 +91,7 @@ export class IrByteStreamSession implements StreamSession {
     if (this.text !== null) return this.inner.push(this.text.write(chunk));
     const reads = this.reads;
     reads.cut(chunk);
+    if (reads.tooLarge) throw eventTooLarge();
     const head = reads.head;
     const body = reads.body;
     if (head === null && body.length === 0) return '';

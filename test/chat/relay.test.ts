@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { codecFor, isPlainContentChunk, plainChunkRest } from '../../src/services/codecs.js';
 import type { EndpointDef } from '../../src/core/catalog-types.js';
 import type { AnswerMeta } from '../../src/core/adapters.js';
+import { sseLimits } from '../../src/providers/sse.js';
 
 const endpoint = { tag: 'sim', provider: 'sim', upstreamModel: 'up-model', supported_parameters: [], pricing: null } as unknown as EndpointDef;
 const meta: AnswerMeta = { id: 'gen-1-abc', model: 'test/alpha', provider: 'Sim "A"', created: 1700000000, cost: null, cost_details: { upstream_inference_prompt_cost: null, upstream_inference_completions_cost: null, upstream_inference_cost: null } };
@@ -264,5 +265,24 @@ describe('chat stream relay: plain chunks matched against the last one (chunk-te
       .filter((l) => l.startsWith('data: {'))
       .map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
     expect(chunks).toEqual(run(lf).out);
+  });
+  it('an event past the bound fails the stream after the complete events of its read went out (502)', () => {
+    const bound = sseLimits.eventChars;
+    sseLimits.eventChars = 500;
+    try {
+      const s = codecFor('chat', { model: 'test/alpha', messages: [] }, null, endpoint, 'openai').openStream(meta);
+      const first = String(s.push(Buffer.from(`data: ${role}\n\ndata: ${content('a')}\n\n`)));
+      expect(s.failure).toBeNull();
+      const second = String(s.push(Buffer.from(`data: ${content('b')}\n\ndata: ${content('c')}\n\ndata: ${'x'.repeat(600)}`)));
+      expect(s.failure?.message).toMatch(/larger than 500/);
+      const deltas = (first + second)
+        .split('\n\n')
+        .filter((l) => l.startsWith('data: {'))
+        .map((l) => (JSON.parse(l.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content);
+      expect(deltas).toEqual(['', 'a', 'b', 'c']);
+      expect(s.producedTokens).toBe(3);
+    } finally {
+      sseLimits.eventChars = bound;
+    }
   });
 });

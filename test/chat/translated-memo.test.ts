@@ -18,6 +18,23 @@ const textEvent = (delta: string, item = 0, part = 0, seq = 5) =>
 const argsEvent = (delta: string, item = 1, seq = 9) => `event: response.function_call_arguments.delta\ndata: {"type":"response.function_call_arguments.delta","sequence_number":${seq},"item_id":"fc_1","output_index":${item},"delta":${delta}}`;
 
 describe('Responses deltas recognized against the last one (ResponsesMemo)', () => {
+  it('remembers a delta whose obfuscation is followed by its sequence number (OpenAI\'s order): the next deltas match the memo', () => {
+    const ev = (seq: number) =>
+      `data: {"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"x${seq}","logprobs":[],"obfuscation":"ab${seq}","sequence_number":${seq}}`;
+    const memo = newResponsesMemo();
+    let viaMemo = 0;
+    for (let i = 1; i <= 5; i++) {
+      const read = readBytes(Buffer.from(`${ev(i)}\n\n`));
+      const shape = memo.shape;
+      const d = {} as RawDelta;
+      const at = {} as ScannedDelta;
+      expect(scanResponsesDelta(read, 0, read.text.length - 2, d, at, memo)).toBe(true);
+      expect(read.text.slice(d.from, d.to)).toBe(`"x${i}"`);
+      if (shape !== null && memo.shape === shape) viaMemo++;
+    }
+    expect(viaMemo).toBe(4);
+  });
+
   it('gives what the full patterns give, event after event, when the number, ids, indexes, kind or tail change', () => {
     const events = [
       textEvent('"a"', 0, 0, 1),

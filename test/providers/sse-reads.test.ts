@@ -83,17 +83,23 @@ describe('SseReads', () => {
     expect(r.head?.toString()).toBe('data: "é"\n\n');
   });
 
-  it('refuses an event larger than the bound (502), whether carried in one read or grown over several', () => {
+  it('marks an event larger than the bound (the caller fails the stream, 502), whether carried in one read or grown over several, keeping the read\'s complete events', () => {
     const bound = sseLimits.eventChars;
     sseLimits.eventChars = 64;
     try {
-      expect(() => new SseReads(0).cut(Buffer.alloc(65, 0x61))).toThrow(/larger than 64/);
+      const one = new SseReads(0);
+      one.cut(Buffer.concat([Buffer.from('data: 1\n\n'), Buffer.alloc(65, 0x61)]));
+      expect(one.tooLarge).toBe(true);
+      expect(one.body.toString()).toBe('data: 1\n\n');
       const r = new SseReads(0);
       r.cut(Buffer.alloc(40, 0x61));
-      expect(() => r.cut(Buffer.alloc(40, 0x61))).toThrow(/larger than 64/);
+      expect(r.tooLarge).toBe(false);
+      r.cut(Buffer.alloc(40, 0x61));
+      expect(r.tooLarge).toBe(true);
       const j = new SseReads(1000);
       j.cut(Buffer.alloc(40, 0x61));
-      expect(() => j.cut(Buffer.alloc(40, 0x61))).toThrow(/larger than 64/);
+      j.cut(Buffer.alloc(40, 0x61));
+      expect(j.tooLarge).toBe(true);
     } finally {
       sseLimits.eventChars = bound;
     }

@@ -136,6 +136,7 @@ function learn(read: ReadBytes, start: number, end: number, d: RawDelta, at: Sca
     p = closingQuote(buf, q);
     cuts.push(q, p);
     kinds.push(STRING);
+    p++; // past the closing quote: a sequence number may follow
   }
   sequenceHole(buf, p, cuts, kinds);
   cuts.push(end);
