@@ -36,6 +36,9 @@ describe('GET /metrics (management keys, the default)', () => {
   afterAll(async () => env?.close());
 
   it('counts each API’s requests, tokens, cost, durations and upstream attempts, as the records say', async () => {
+    // Node's process metrics start at the first scrape (services/metrics.ts): this one starts them, so that the CPU of
+    // the requests below is counted (a first scrape alone can read 0 µs of user CPU since the start: seen in CI).
+    expect((await scrape(env)).status).toBe(200);
     const plain = await chat(env, { model: 'test/alpha', messages: [{ role: 'user', content: 'hello' }] });
     expect(plain.status).toBe(200);
     const streamed = await streamChat(env, { model: 'test/alpha', messages: [{ role: 'user', content: 'hello again' }] });
