@@ -14,6 +14,7 @@ import { runGeneration } from '../attempts/runner.js';
 import { newGenerationId } from '../generation-id.js';
 import { StreamOut } from '../reply-stream.js';
 import { answerMeta, unservedMeta } from './record.js';
+import { hold, withLast } from './held.js';
 import { usedTokens, type ApiCallbacks, type ChatCall, type ChatEngine, type Outcome, type Prepared, type Relay } from './types.js';
 
 /** One streamed answer's state: its ids, outcome, output and the attempt being relayed. */
@@ -77,7 +78,7 @@ function streamCallbacks(e: ChatEngine, p: Prepared, call: ChatCall, st: StreamS
       const meta = answerMeta(p, o, attempts, id, created, call, true);
       out.commit();
       // The last output, the final event and the end of the response in one socket write.
-      raw.end(cur.held + s.finishOut(meta));
+      raw.end(withLast(cur.held, s.finishOut(meta)));
       e.record(p, call, id, o, attempts, meta.cost);
       return { result: { id }, cost: meta.cost, tokens: usedTokens(o) };
     },
@@ -124,7 +125,7 @@ async function attemptStream(e: ChatEngine, p: Prepared, call: ChatCall, st: Str
 function failedStream(e: ChatEngine, p: Prepared, call: ChatCall, st: StreamState, err: UpstreamError, attempts: AttemptLog[]) {
   const { o, raw, cur } = st;
   const s = cur.session;
-  if (cur.held && !s?.contentStarted) {
+  if (cur.held.length > 0 && !s?.contentStarted) {
     raw.write(cur.held); // what was produced stays sent, as when it is written at once
     cur.held = '';
   }
@@ -136,7 +137,7 @@ function failedStream(e: ChatEngine, p: Prepared, call: ChatCall, st: StreamStat
   const meta = answerMeta(p, o, attempts, st.id, st.created, call, true);
   const masked = err.status >= 500 ? 'Provider error during the stream' : err.message;
   st.out.commit();
-  raw.end(cur.held + s.errorOut(err.status, masked, err.type, meta));
+  raw.end(withLast(cur.held, s.errorOut(err.status, masked, err.type, meta)));
   e.record(p, call, st.id, o, attempts, meta.cost);
   return { result: null, cost: meta.cost, tokens: usedTokens(o) };
 }
@@ -153,7 +154,7 @@ function blockedStream(e: ChatEngine, p: Prepared, call: ChatCall, st: StreamSta
   Object.assign(o, { status: err.status, error: err, finish: 'content_filter', ...cutUsage(p, s) });
   const meta = answerMeta(p, o, attempts, st.id, st.created, call, true);
   st.out.commit();
-  st.raw.end(st.cur.held + s.errorOut(err.status, err.message, 'content_filter', meta));
+  st.raw.end(withLast(st.cur.held, s.errorOut(err.status, err.message, 'content_filter', meta)));
   e.record(p, call, st.id, o, attempts, meta.cost);
   return { result: null, cost: meta.cost, tokens: usedTokens(o) };
 }
@@ -173,7 +174,7 @@ async function pipe(e: ChatEngine, cur: Relay, session: StreamSession, res: Upst
     if (text) {
       if (cur.tap) cur.tap.push(typeof text === 'string' ? text : text.toString());
       out.commit();
-      if (res.finished) cur.held += text;
+      if (res.finished) cur.held = hold(cur.held, text);
       else {
         const pushback = out.write(text);
         if (pushback) await pushback;
@@ -186,7 +187,7 @@ async function pipe(e: ChatEngine, cur: Relay, session: StreamSession, res: Upst
   if (tail) {
     if (cur.tap) cur.tap.push(tail);
     out.commit();
-    cur.held += tail;
+    cur.held = hold(cur.held, tail);
   }
   if (session.failure) throw session.failure;
 }

@@ -16,6 +16,7 @@ import type { PluginSteps } from '../plugins/index.js';
 import type { StreamHealer } from '../plugins/healing.js';
 import type { AttemptCodec, InboundApi, StreamSession } from '../codecs.js';
 import type { AttemptLog } from '../attempts/errors.js';
+import type { Held } from './held.js';
 import type { CatalogService } from '../catalog.js';
 import type { GenerationRecorder } from '../generations.js';
 import type { HealthTracker } from '../health.js';
@@ -113,7 +114,8 @@ export type ApiCallbacks<T, R> = Pick<GenerationSpec<Attempt, T, R>, 'attempt' |
 /** The attempt being relayed: its stream session, and output held back for the final write. */
 export interface Relay {
   session: StreamSession | null;
-  held: string;
+  /** The output held for the final write (services/chat/held.ts): bytes from the chat relay, text from the others. */
+  held: Held;
   /** I/O logging's copy of the client-bound text (references to the same strings); null when not logged. */
   tap: string[] | null;
 }
