@@ -16,7 +16,7 @@ import { recordingRefusal } from './attempts/refusal.js';
 import type { ParsedAnswer } from './codecs.js';
 import { sendAttempt } from './attempts/send.js';
 import { newGenerationId } from './generation-id.js';
-import { cachedJson, cachedStream, type JsonReply } from './attempts/cache-step.js';
+import { cachedJson, cachedStream, type CacheUse, type JsonReply } from './attempts/cache-step.js';
 import { attemptKey } from './byok.js';
 import { watchAttempts } from './observability/watch.js';
 import { prepareChat, type Sessions } from './chat/prepare.js';
@@ -137,20 +137,33 @@ export class ChatService implements ChatEngine {
     return this.deps.cache?.use(call.cache, call.key.hash, p.api, p.stream, p.body) ?? null;
   }
 
-  /** A JSON answer, through the response cache when the request uses it (a hit answers without any attempt). */
-  async answer(p: Prepared, call: ChatCall): Promise<JsonReply> {
+  /**
+   * A JSON answer, through the response cache when the request uses it (a hit answers without any attempt). Without
+   * the cache, `complete`'s own promise: an async function returning a promise would resolve through it (two more
+   * microtasks and a promise per request).
+   */
+  answer(p: Prepared, call: ChatCall): Promise<JsonReply> {
     const use = this.cacheUse(p, call);
     // Without the cache, the answer as is: its headers carry x-generation-id already.
     if (!use) return this.complete(p, call);
+    return this.answerCached(use, p, call);
+  }
+
+  private async answerCached(use: CacheUse, p: Prepared, call: ChatCall): Promise<JsonReply> {
     // A hit makes no attempt (nothing to reserve), but a key without room left gets its 402 all the same.
     await this.deps.guardrails?.checkRoom(call.key);
     return cachedJson(this.deps.cache, use, () => this.complete(p, call));
   }
 
-  /** A streamed answer, through the response cache when the request uses it. */
-  async relay(p: Prepared, call: ChatCall, raw: ServerResponse): Promise<{ id: string } | null> {
+  /** A streamed answer, through the response cache when the request uses it (without it, `stream`'s own promise). */
+  relay(p: Prepared, call: ChatCall, raw: ServerResponse): Promise<{ id: string } | null> {
     const use = this.cacheUse(p, call);
-    if (use) await this.deps.guardrails?.checkRoom(call.key);
+    if (!use) return this.stream(p, call, raw);
+    return this.relayCached(use, p, call, raw);
+  }
+
+  private async relayCached(use: CacheUse, p: Prepared, call: ChatCall, raw: ServerResponse): Promise<{ id: string } | null> {
+    await this.deps.guardrails?.checkRoom(call.key);
     return cachedStream(this.deps.cache, use, raw, call.requestId, call.wantMetadata, () => this.stream(p, call, raw));
   }
 
@@ -177,7 +190,12 @@ export class ChatService implements ChatEngine {
       },
       served: (a, parsed, i, attempts) => {
         const now = this.now();
-        Object.assign(o, { attempt: a, attemptNo: i + 1, status: 200, ttftMs: Math.round(now - t0), firstTokenAt: now });
+        // Field by field (Object.assign of a literal builds the literal, then copies it through the runtime).
+        o.attempt = a;
+        o.attemptNo = i + 1;
+        o.status = 200;
+        o.ttftMs = Math.round(now - t0);
+        o.firstTokenAt = now;
         o.upstreamId = parsed.upstreamId;
         o.nativeFinish = parsed.native;
         o.finish = parsed.finish;

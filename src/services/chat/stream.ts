@@ -105,7 +105,8 @@ async function attemptStream(e: ChatEngine, p: Prepared, call: ChatCall, st: Str
   const res = await e.send(p, a, call, codec, true);
   try {
     // Until content flows, the attempt may still be replaced: it is "current" only for metadata.
-    Object.assign(o, { attempt: a, attemptNo: i + 1 });
+    o.attempt = a;
+    o.attemptNo = i + 1;
     const s = (cur.session = codec.openStream(answerMeta(p, o, [], st.id, st.created, call, false)));
     await pipe(e, cur, s, res, st.out, o, t0);
     // Success: what the record and the final event need.
