@@ -209,11 +209,27 @@ function geminiInlinePdfs(api: string, body: Obj): FilePart[] {
 
 const fileParts = (api: string, body: Obj): FilePart[] => [...partsOf(api, body), ...geminiInlinePdfs(api, body)];
 
-/** Whether a body has any file part (cheap: most requests have none, and skip the step). */
+/** The slot a part is read with when only asked whether it is a file part (the answer is not kept). */
+const PROBE: Slot = { where: '', replace: () => undefined };
+
+/**
+ * Whether a body has any file part (cheap: most requests have none, and skip the step). Run on every inference
+ * request: it walks the lists `partLists` names without building their paths nor a slot per part, and stops at the
+ * first file part.
+ */
 export function hasFileParts(api: string, body: Obj): boolean {
   // A conversation still lazy (core/lazy-body.ts) has text contents only.
   if (lazyConversation(body, api === 'responses' ? 'input' : 'messages')) return false;
-  return (api === 'chat' || api === 'messages' || api === 'responses' || api === 'gemini') && fileParts(api, body).length > 0;
+  const read = PART_READERS.get(api);
+  if (!read) return false;
+  const outer = api === 'gemini' ? body.contents : api === 'responses' ? body.input : body.messages;
+  if (Array.isArray(outer)) {
+    for (const m of outer) {
+      const list = isObj(m) ? (api === 'gemini' ? m.parts : m.content) : null;
+      if (Array.isArray(list)) for (const p of list) if (isObj(p) && read(p, PROBE) !== null) return true;
+    }
+  }
+  return api === 'gemini' && geminiInlinePdfs(api, body).length > 0;
 }
 
 export interface FileInputContext {
