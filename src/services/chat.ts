@@ -126,8 +126,9 @@ export class ChatService implements ChatEngine {
     return recordingRefusal(hooks, (err) => this.record(p, call, newGenerationId(), { ...this.fresh(), status: 402, error: err }, [], null));
   }
 
+  /** Every field of an Outcome from the start (a streamed answer sets `outputPipeline`: added later, it changed the object's shape on every request). */
   fresh(): Outcome {
-    return { attempt: null, attemptNo: 0, usage: null, upstreamId: null, finish: null, nativeFinish: null, status: 0, error: null, ttftMs: null, cancelled: false, started: this.now(), firstTokenAt: null };
+    return { attempt: null, attemptNo: 0, usage: null, upstreamId: null, finish: null, nativeFinish: null, status: 0, error: null, ttftMs: null, cancelled: false, estimated: false, started: this.now(), firstTokenAt: null, outputPipeline: undefined };
   }
 
   // ---- through the response cache ----------------------------------------------------------------
