@@ -108,7 +108,15 @@ export type AttemptsOutcome<A, R> =
   | { ok: false; last: UpstreamError | null; lastAttempt: A | null; attempts: AttemptLog[]; retryHints: number[]; cancelled: boolean };
 
 /** The attempts of one request, in order, until one is served or the run stops. */
-export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSpec<A, T, R>, attempts: AttemptLog[] = []): Promise<AttemptsOutcome<A, R>> {
+export function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSpec<A, T, R>, attempts: AttemptLog[] = []): Promise<AttemptsOutcome<A, R>> {
+  return attemptLoop(spec, attempts, null) as Promise<AttemptsOutcome<A, R>>;
+}
+
+/**
+ * The loop of `runAttempts`; with `gen` (a request with a generation record), what `runGeneration` does once no
+ * attempt was served runs here too, and a served result is returned as is: one async function per request, not two.
+ */
+async function attemptLoop<A extends AttemptTarget, T, R>(spec: AttemptSpec<A, T, R>, attempts: AttemptLog[], gen: GenerationSpec<A, T, R> | null): Promise<AttemptsOutcome<A, R> | R> {
   let last: UpstreamError | null = null;
   let lastAttempt: A | null = null;
   const retryHints: number[] = [];
@@ -161,7 +169,7 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
       }
       if (next && next !== 'stop') {
         admission?.settle(next.cost, next.tokens);
-        return { ok: true, result: next.result, attempts };
+        return gen ? next.result : { ok: true, result: next.result, attempts };
       }
       admission?.release();
       if (next === 'stop' || e.type === 'cancelled' || spec.cancel?.aborted) break;
@@ -181,9 +189,10 @@ export async function runAttempts<A extends AttemptTarget, T, R>(spec: AttemptSp
       throw thrown;
     }
     admission?.settle(served.cost, served.tokens);
-    return { ok: true, result: served.result, attempts };
+    return gen ? served.result : { ok: true, result: served.result, attempts };
   }
-  return { ok: false, last, lastAttempt, attempts, retryHints, cancelled: spec.cancel?.aborted === true };
+  const cancelled = spec.cancel?.aborted === true;
+  return gen ? unserved(gen, last, lastAttempt, attempts, retryHints, cancelled) : { ok: false, last, lastAttempt, attempts, retryHints, cancelled };
 }
 
 /** What a request's attempts run with besides its plan: endpoint health, the clock and the spend hooks. */
@@ -224,20 +233,26 @@ export interface GenerationSpec<A extends AttemptTarget, T, R> extends AttemptSp
  * A request with a generation record: an empty plan is recorded and refused; the attempts run; when none was served,
  * the last error is recorded and answered (`attemptsHttpError`), with gateway_metadata when asked.
  */
-export async function runGeneration<A extends AttemptTarget, T, R>(spec: GenerationSpec<A, T, R>): Promise<R> {
+export function runGeneration<A extends AttemptTarget, T, R>(spec: GenerationSpec<A, T, R>): Promise<R> {
+  if (spec.plan.error) return refusedPlan(spec);
+  return attemptLoop(spec, [], spec) as Promise<R>;
+}
+
+/** An empty plan: recorded and refused (a rejection, as from the run). */
+async function refusedPlan<A extends AttemptTarget, T, R>(spec: GenerationSpec<A, T, R>): Promise<R> {
   const attempts: AttemptLog[] = [];
-  if (spec.plan.error) {
-    const err = planHttpError(spec.plan, spec.errorHeaders);
-    spec.recordUnserved({ lastAttempt: null, status: err.status, error: err, cancelled: false }, attempts);
-    throw withMetadata(err, spec, attempts, null);
-  }
-  const out = await runAttempts(spec, attempts);
-  if (out.ok) return out.result;
-  const error = attemptsHttpError(out.last, out.lastAttempt, attempts, out.retryHints, spec.errorHeaders);
-  spec.recordUnserved({ lastAttempt: out.lastAttempt, status: out.cancelled ? 499 : error.status, error, cancelled: out.cancelled }, attempts);
-  const instead = spec.exhausted?.(error, out.cancelled, out.lastAttempt, attempts);
+  const err = planHttpError(spec.plan, spec.errorHeaders);
+  spec.recordUnserved({ lastAttempt: null, status: err.status, error: err, cancelled: false }, attempts);
+  throw withMetadata(err, spec, attempts, null);
+}
+
+/** No attempt was served: the last error recorded and answered (or the API's result instead, `exhausted`). */
+function unserved<A extends AttemptTarget, T, R>(spec: GenerationSpec<A, T, R>, last: UpstreamError | null, lastAttempt: A | null, attempts: AttemptLog[], retryHints: number[], cancelled: boolean): R {
+  const error = attemptsHttpError(last, lastAttempt, attempts, retryHints, spec.errorHeaders);
+  spec.recordUnserved({ lastAttempt, status: cancelled ? 499 : error.status, error, cancelled }, attempts);
+  const instead = spec.exhausted?.(error, cancelled, lastAttempt, attempts);
   if (instead) return instead.result;
-  throw withMetadata(error, spec, attempts, out.lastAttempt);
+  throw withMetadata(error, spec, attempts, lastAttempt);
 }
 
 function withMetadata<A extends AttemptTarget, T, R>(err: HttpError, spec: GenerationSpec<A, T, R>, attempts: AttemptLog[], lastAttempt: A | null): HttpError {
