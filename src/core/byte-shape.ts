@@ -4,9 +4,10 @@
  * fields; the event and type lines; the closing braces). Once a strict pattern has recognized one such event, its
  * bytes are learned as a `ByteShape`: runs of fixed bytes and, between them, holes of a known kind (a JSON string's
  * characters, a number). A later event is the same kind of event when its bytes have every run exactly and valid
- * holes between them: a comparison of the runs and a scan of the holes' bytes, no pattern. The same-protocol relay
- * (providers/openai/chunk-template.ts) and the translated sessions' decoders (the chat, Anthropic and Responses
- * upstreams' `rawDelta`; core/delta-memo.ts) remember their events so. A shape of one string between two runs — the
+ * holes between them: a comparison of the runs and a scan of the holes' bytes, no pattern. The translated sessions'
+ * decoders (the chat, Anthropic and Responses upstreams' `rawDelta`; core/delta-memo.ts) remember their events so; the
+ * same-protocol relay's template (providers/openai/chunk-template.ts) compares the same way, with `stringEnd`, over
+ * runs of chunks. A shape of one string between two runs — the
  * common case — is matched by `matchText`, which compares the runs as the read's Latin-1 text (fewer instructions on
  * this V8); any other (a Responses delta: sequence numbers, the obfuscation string) by `match`, 8 bytes at a time.
  *
@@ -75,7 +76,7 @@ function sameRun(bytes: Buffer, view: DataView, at: number, w: Float64Array | Ui
  * String.length counts them (core/json-scan.ts jsonStringLength): an escape is one, a 4-byte sequence two (a surrogate
  * pair), a continuation byte none.
  */
-function stringEnd(bytes: Buffer, i: number, n: number, counted: { chars: number }): number {
+export function stringEnd(bytes: Buffer, i: number, n: number, counted: { chars: number }): number {
   let chars = 0;
   for (;;) {
     if (i >= n) return -1;

@@ -29,7 +29,7 @@ import { SseReads } from '../providers/sse-reads.js';
 import { openaiChatWire, type OpenAIUsage } from '../providers/registry.js';
 import type { StreamSession } from './codec-types.js';
 import { hasAt, plainChunkAt, plainChunkChars, type PlainChunk } from '../providers/openai/chunk-scan.js';
-import { ChunkTemplate, OutBytes, type TemplateMatch } from '../providers/openai/chunk-template.js';
+import { ChunkTemplate, OutBytes, type TemplateRun } from '../providers/openai/chunk-template.js';
 import { chatUsageView } from './codec-usage.js';
 
 const { streamError, tokenUsage, checkChunk: checkChatChunk } = openaiChatWire;
@@ -111,8 +111,8 @@ function ourChunk(b: ChunkBase, choices: unknown[], usage: unknown): Record<stri
 
 /** Where the parts of the plain chunk just matched are (push is synchronous: one for every relay). */
 const at: PlainChunk = { delta: 0, deltaEnd: 0, tail: 0 };
-/** What a template match found (the same). */
-const matched: TemplateMatch = { chars: 0 };
+/** What a template run relayed (the same). */
+const matched: TemplateRun = { chunks: 0, tokens: 0 };
 
 /** The chat relay of one attempt (see the file comment). */
 export function chatRelay(meta: AnswerMeta): StreamSession {
@@ -163,7 +163,7 @@ class ChatRelay implements StreamSession {
     const head = reads.head;
     const body = reads.body;
     const tpl = this.template;
-    const out = new OutBytes(Math.ceil((body.length + (head === null ? 0 : head.length)) * (tpl === null ? 1.25 : tpl.growth)) + 64);
+    const out = new OutBytes(Math.ceil((body.length + (head === null ? 0 : head.length)) * (tpl === null ? 1.25 : tpl.growth)) + (tpl === null ? 64 : 64 + tpl.slack));
     try {
       // The event the last read cut is read on its own (the read is not copied behind it); the rest of the read follows.
       if (head !== null) this.scan(head, out);
@@ -196,8 +196,8 @@ class ChatRelay implements StreamSession {
     const m = matched;
     while (!this.done) {
       if (utf8 && tpl !== null) {
-        for (let e = tpl.match(bytes, buf, pos, out, m); e !== -1; e = tpl.match(bytes, buf, pos, out, m)) {
-          this.producedTokens += deltaTokens(m.chars);
+        for (let e = tpl.run(bytes, buf, pos, out, m); e !== -1; e = tpl.run(bytes, buf, pos, out, m)) {
+          this.producedTokens += m.tokens;
           pos = e;
         }
       }

@@ -266,6 +266,43 @@ describe('chat stream relay: plain chunks matched against the last one (chunk-te
       .map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
     expect(chunks).toEqual(run(lf).out);
   });
+  it('runs of chunks like the template broken by any other event (empty string, another field, a blank line, a tool call): each relayed as it came', () => {
+    const events = [role, content('a'), content('b'), content(''), content('c'), content('d'), content('e', 'fp_2'), content('f', 'fp_2'), content('g', 'fp_2'), args('{}'), args('x'), content('h', 'fp_2'), content('i', 'fp_2'), finish, usage];
+    // A second blank line before `content('g')`: its event is read on its own, the run goes on after it.
+    const whole = Buffer.from(events.map((e) => `data: ${e}\n\n${e === content('f', 'fp_2') ? '\n' : ''}`).join('') + 'data: [DONE]\n\n');
+    const one = run(whole);
+    expect(one.failure).toBeNull();
+    expect(one.out.slice(0, events.length - 2)).toEqual(events.slice(0, -2).map(relayed));
+    for (const size of [1, 3, 50, 211, 333, 700]) expect(run(whole, size), `reads of ${size}`).toEqual(one);
+    // The same deltas in chunks that never repeat the one before (each read by the patterns): the same tokens.
+    const alternating = events.map((e, i) => e.replace('"system_fingerprint":"fp_', `"system_fingerprint":"fp_${i % 2}`));
+    expect(run(stream(alternating)).tokens).toBe(one.tokens);
+  });
+
+  it('outputs kept while later reads of two streams are relayed (the socket may hold them) do not change', () => {
+    const many = stream([role, ...Array.from({ length: 3000 }, (_, i) => content(texts[i % texts.length])), finish, usage]);
+    const other = stream([role, ...Array.from({ length: 3000 }, (_, i) => content(`w${i}`, 'fp_9')), finish, usage]);
+    const open = () => codecFor('chat', { model: 'test/alpha', messages: [] }, null, endpoint, 'openai').openStream(meta);
+    /** The client's text of `whole` in reads of `size`, each read's output turned into text at once. */
+    const atOnce = (whole: Buffer, size: number) => {
+      const s = open();
+      let out = '';
+      for (let i = 0; i < whole.length; i += size) out += String(s.push(whole.subarray(i, i + size)));
+      return out + (s.end(), s.finishOut(meta));
+    };
+    for (const size of [97, 1000, 5000, 20000]) {
+      const [a, b] = [open(), open()];
+      const kept: Array<Array<string | Buffer>> = [[], []];
+      for (let i = 0; i < Math.max(many.length, other.length); i += size) {
+        kept[0].push(a.push(many.subarray(i, i + size)));
+        kept[1].push(b.push(other.subarray(i, i + size)));
+      }
+      const text = (parts: Array<string | Buffer>) => parts.map((p) => String(p)).join('');
+      expect(text(kept[0]) + (a.end(), a.finishOut(meta)), `reads of ${size}`).toBe(atOnce(many, size));
+      expect(text(kept[1]) + (b.end(), b.finishOut(meta)), `reads of ${size}`).toBe(atOnce(other, size));
+    }
+  });
+
   it('an event past the bound fails the stream after the complete events of its read went out (502)', () => {
     const bound = sseLimits.eventChars;
     sseLimits.eventChars = 500;
