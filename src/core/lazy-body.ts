@@ -6,10 +6,13 @@
  * forwards the client's bytes (core/raw-json.ts).
  *
  * Only a conversation of the common shape is taken this way: an array of objects with exactly `role` and `content`,
- * both strings, with no `\u` escape, in an ASCII body. Anything else — and any byte the strict scan does not expect —
+ * both strings, with no `\u` escape, the roles ASCII, in a body of well-formed UTF-8 (raw UTF-8 cannot hold a lone
+ * surrogate, and a NUL is a control byte the scan refuses: what core/untrusted.ts checks in strings holds). Anything
+ * else — and any byte the strict scan does not expect —
  * is parsed eagerly as before, so every error message is the one the eager path gives. Pure: no I/O.
  */
-import { scan } from './json-simd.js';
+import { isAscii, isUtf8 } from 'node:buffer';
+import { scan, utf16Units } from './json-simd.js';
 import { BACKSLASH, QUOTE, skipSpace, skipString, skipValue } from './json-skip.js';
 
 export type LazyKey = 'messages' | 'input';
@@ -35,11 +38,15 @@ export interface LazyConversation {
   count: number;
   /** Each role that occurs, in order of first occurrence. */
   roles: string[];
-  /**
-   * Total length of the `content` strings, in UTF-16 code units (what `string.length` gives once parsed). The body is
-   * ASCII and only the one-character escapes are taken, so this is also their UTF-8 bytes once parsed.
-   */
+  /** Total length of the `content` strings, in UTF-16 code units (what `string.length` gives once parsed). */
   chars: number;
+  /**
+   * Total UTF-8 bytes of the `content` strings once parsed (only the one-character escapes are taken, so the bytes
+   * between the quotes, an escape counting one). Equal to `chars` in an ASCII body.
+   */
+  contentBytes: number;
+  /** The body is not ASCII (UTF-8 throughout): the conversation is decoded as UTF-8, else as Latin-1 (the same, cheaper). */
+  utf8?: boolean;
   /** Total length of the `role` strings, in bytes (ASCII, no escapes: also their length once parsed). */
   roleBytes: number;
   /** The parsed array once some code read it. */
@@ -56,7 +63,7 @@ export const LAZY_MIN_BYTES = 64 * 1024;
 /** How many lazy conversations were parsed on demand (tests check that the same-protocol path reads none). */
 export const lazyStats = { materialized: 0 };
 
-type Scanned = Omit<LazyConversation, 'key' | 'parts' | 'start'>;
+type Scanned = Omit<LazyConversation, 'key' | 'parts' | 'start' | 'contentBytes'>;
 
 /**
  * The top-level key `messages` or `input` (the first of the two found) with its value scanned strictly, or null when
@@ -107,9 +114,10 @@ const isContentKey = (b: Buffer, i: number): boolean =>
 const ESCAPES = new Uint8Array(256);
 for (const c of '"\\/bfnrt') ESCAPES[c.charCodeAt(0)] = 1; // the one-character escapes (not \u)
 
-/** The index in `roles` (as bytes in `known`) of the role in b[from, to), added when new. */
+/** The index in `roles` (as bytes in `known`) of the role in b[from, to), added when new; -1 for a role not ASCII. */
 function roleIndex(b: Buffer, from: number, to: number, roles: string[], known: Buffer[]): number {
   for (let r = 0; r < known.length; r++) if (known[r].length === to - from && at(b, from, known[r])) return r;
+  for (let k = from; k < to; k++) if (b[k] >= 0x80) return -1;
   known.push(Buffer.from(b.subarray(from, to)));
   roles.push(b.toString('latin1', from, to));
   return roles.length - 1;
@@ -148,7 +156,7 @@ function scanConversation(b: Buffer, start: number, find: (from: number, to: num
         role = true;
         const q = find(i + 1, Math.min(n, i + 66));
         if (b[q] !== QUOTE) return null;
-        roleIndex(b, i + 1, q, roles, known);
+        if (roleIndex(b, i + 1, q, roles, known) < 0) return null;
         roleBytes += q - i - 1;
         i = q + 1;
       } else {
@@ -190,19 +198,26 @@ function scanConversation(b: Buffer, start: number, find: (from: number, to: num
 }
 
 /**
- * `bytes` (an ASCII JSON body) parsed with its conversation left as bytes, with the text that was parsed (the body
+ * `bytes` (a JSON body) parsed with its conversation left as bytes, with the text that was parsed (the body
  * without the conversation, for the checks of core/untrusted.ts), or null when the body is not of the shape taken
  * lazily (then parse it eagerly). Throws what JSON.parse throws when the rest of the body is not valid JSON.
  * `bytes` may be a passing copy (core/json-simd.ts scannerOfParts: `find` searches it) of `parts`, the body's reads,
  * which are what the conversation keeps; by default `bytes` itself is kept.
  */
 export function parseLazy(bytes: Buffer, find?: (from: number, to: number) => number, parts: Buffer[] = [bytes], owner?: BytesOwner): { body: Record<string, unknown>; text: string; key: LazyKey } | null {
-  const span = find ? topLevelConversation(bytes, find) : scan(bytes, (f) => topLevelConversation(bytes, f));
-  if (!span || span.end - span.start < LAZY_MIN_BYTES / 2) return null;
-  const text = `${bytes.toString('latin1', 0, span.start)}[]${bytes.toString('latin1', span.end, bytes.length)}`;
+  // Not ASCII: UTF-8 throughout, else the eager path (which decodes a malformed sequence as U+FFFD and does not reuse the bytes).
+  const ascii = isAscii(bytes);
+  if (!ascii && !isUtf8(bytes)) return null;
+  const found = find ? topLevelConversation(bytes, find) : scan(bytes, (f) => topLevelConversation(bytes, f));
+  if (!found || found.end - found.start < LAZY_MIN_BYTES / 2) return null;
+  const encoding = ascii ? 'latin1' : 'utf8';
+  const text = `${bytes.toString(encoding, 0, found.start)}[]${bytes.toString(encoding, found.end, bytes.length)}`;
   const rest = JSON.parse(text) as unknown;
   if (rest === null || typeof rest !== 'object' || Array.isArray(rest)) return null;
   const body = rest as Record<string, unknown>;
+  // The scan counted the content strings' bytes; their UTF-16 length is less by what the multi-byte sequences save,
+  // all of which are in content strings (keys and roles are ASCII): the array's bytes less its code units.
+  const span = ascii ? { ...found, contentBytes: found.chars } : { ...found, contentBytes: found.chars, chars: found.chars - (found.end - found.start - utf16Units(bytes, found.start, found.end)), utf8: true };
   const state: LazyConversation = owner ? { parts, ...span, owner } : { parts, ...span };
   defineLazy(body, state.key, () => materialize(state));
   states.set(body, state);
@@ -212,7 +227,7 @@ export function parseLazy(bytes: Buffer, find?: (from: number, to: number) => nu
 function materialize(state: LazyConversation): unknown[] {
   if (!state.value) {
     lazyStats.materialized++;
-    state.value = JSON.parse(latin1Of(lentParts(state), state.start, state.end)) as unknown[];
+    state.value = JSON.parse(textOf(lentParts(state), state.start, state.end, state.utf8 === true)) as unknown[];
   }
   return state.value;
 }
@@ -232,9 +247,10 @@ export function partsSlice(parts: Buffer[], start: number, end: number): Buffer 
   return out.length === 1 ? out[0] : out;
 }
 
-/** Bytes [start, end) of `parts` decoded as Latin-1. */
-function latin1Of(parts: Buffer[], start: number, end: number): string {
+/** Bytes [start, end) of `parts` decoded as Latin-1 (ASCII), or as UTF-8 (joined first: a part may end mid-character). */
+function textOf(parts: Buffer[], start: number, end: number, utf8: boolean): string {
   const slice = partsSlice(parts, start, end);
+  if (utf8) return (Array.isArray(slice) ? Buffer.concat(slice) : slice).toString('utf8');
   return Array.isArray(slice) ? slice.map((b) => b.toString('latin1')).join('') : slice.toString('latin1');
 }
 

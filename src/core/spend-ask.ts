@@ -58,13 +58,13 @@ export function valueTokensBound(value: unknown): number {
 
 /**
  * valueTokensBound of a conversation still as bytes (core/lazy-body.ts), from what its scan counted, without parsing
- * it: every message is `{role, content}` with both strings ASCII, so a message is OBJECT_TOKENS plus the bytes of its
- * role and content. The one difference from the parsed array's bound: a long content that looks like inline media
+ * it: every message is `{role, content}` with both strings (the role ASCII), so a message is OBJECT_TOKENS plus the
+ * UTF-8 bytes of its role and content. The one difference from the parsed array's bound: a long content that looks like inline media
  * counts its bytes here, not MEDIA_TOKENS — still a bound, since a string content reaches the model as text (at
  * least one byte per token).
  */
-export function lazyTokensBound(c: Pick<LazyConversation, 'count' | 'chars' | 'roleBytes'>): number {
-  return c.count * OBJECT_TOKENS + c.roleBytes + c.chars;
+export function lazyTokensBound(c: Pick<LazyConversation, 'count' | 'contentBytes' | 'roleBytes'>): number {
+  return c.count * OBJECT_TOKENS + c.roleBytes + c.contentBytes;
 }
 
 /**
