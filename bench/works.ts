@@ -42,11 +42,12 @@ export function sizedText(bytes: number, words = LOREM): string {
 
 /**
  * A Gemini generateContent body (the model is in the path) of about `bytes` bytes: one user content with one text
- * part, or `contents` contents alternating user/model (the last a user one), each with one text part.
+ * part, or `contents` contents alternating model/user, the last a user one (as a chat history is: an odd count
+ * starts with the user), each with one text part.
  */
 export function geminiSizedBody(bytes: number, contents = 1): string {
   const text = sizedText(Math.max(1, Math.floor(bytes / contents) - 40));
-  const list = Array.from({ length: contents }, (_, i) => ({ role: i % 2 === 0 || i === contents - 1 ? 'user' : 'model', parts: [{ text }] }));
+  const list = Array.from({ length: contents }, (_, i) => ({ role: (contents - 1 - i) % 2 === 0 ? 'user' : 'model', parts: [{ text }] }));
   return JSON.stringify({ contents: list, generationConfig: { maxOutputTokens: 64 } });
 }
 
@@ -105,7 +106,7 @@ export const WORK_LIST: Work[] = [
   { name: '1,000 input items, Responses API (~1 MB)', connections: 16, api: 'responses', body: (m) => sizedBody(m, 1024 * 1024, 1000, false, 'responses') },
   { name: '1 MB body of non-ASCII text (CJK, emoji)', connections: 16, body: (m) => sizedBody(m, 1024 * 1024, 1, false, 'chat', NON_ASCII) },
   { name: '1 MB Gemini generateContent body (one part)', connections: 16, body: () => geminiSizedBody(1024 * 1024), via: geminiVia('generateContent') },
-  { name: '1,000 Gemini contents (~1 MB)', connections: 16, body: () => geminiSizedBody(1024 * 1024, 1000), via: geminiVia('generateContent') },
+  { name: '1,001 Gemini contents (~1 MB)', connections: 16, body: () => geminiSizedBody(1024 * 1024, 1001), via: geminiVia('generateContent') },
   { name: '10,000-chunk stream', connections: 8, chunks: 10_000, body: (m) => sizedBody(m, 200, 1, true) },
   {
     name: '10,000-chunk stream, Messages in → chat upstream',

@@ -14,8 +14,9 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import { scan, utf16Units } from './json-simd.js';
 import { BACKSLASH, QUOTE, skipSpace, skipString, skipValue } from './json-skip.js';
+import { scanContents, scanConversation } from './lazy-scan.js';
 
-export type LazyKey = 'messages' | 'input';
+export type LazyKey = 'messages' | 'input' | 'contents';
 
 /**
  * Who lends a lazy conversation its bytes when they are not the conversation's own (core/body-slabs.ts: reused
@@ -45,6 +46,10 @@ export interface LazyConversation {
    * between the quotes, an escape counting one). Equal to `chars` in an ASCII body.
    */
   contentBytes: number;
+  /** Gemini `contents`: the number of text parts (each an object of its own). */
+  texts?: number;
+  /** Gemini `contents`: two neighbours have the same role (the IR merges them; a passthrough would not). */
+  repeats?: boolean;
   /** The body is not ASCII (UTF-8 throughout): the conversation is decoded as UTF-8, else as Latin-1 (the same, cheaper). */
   utf8?: boolean;
   /** Total length of the `role` strings, in bytes (ASCII, no escapes: also their length once parsed). */
@@ -63,10 +68,11 @@ export const LAZY_MIN_BYTES = 64 * 1024;
 /** How many lazy conversations were parsed on demand (tests check that the same-protocol path reads none). */
 export const lazyStats = { materialized: 0 };
 
-type Scanned = Omit<LazyConversation, 'key' | 'parts' | 'start' | 'contentBytes'>;
+/** What a scan of a conversation array (core/lazy-scan.ts) learned, with the index after the array (`end`). */
+export type Scanned = Omit<LazyConversation, 'key' | 'parts' | 'start' | 'contentBytes'>;
 
 /**
- * The top-level key `messages` or `input` (the first of the two found) with its value scanned strictly, or null when
+ * The top-level key `messages`, `input` or `contents` (Gemini) with its value scanned strictly, or null when
  * the body is not an object, a key has an escape, the key occurs twice or its value is not of the lazy shape. The
  * other values are skipped (JSON.parse checks them).
  */
@@ -85,9 +91,9 @@ function topLevelConversation(b: Buffer, find: (from: number, to: number) => num
     if (b[i] !== 0x3a) return null;
     const start = skipSpace(b, i + 1, b.length);
     let end: number;
-    if (name === 'messages' || name === 'input') {
+    if (name === 'messages' || name === 'input' || name === 'contents') {
       if (found) return null;
-      const scanned = scanConversation(b, start, find);
+      const scanned = name === 'contents' ? scanContents(b, start, find) : scanConversation(b, start, find);
       if (!scanned) return null;
       found = { key: name, start, ...scanned };
       end = scanned.end;
@@ -95,105 +101,6 @@ function topLevelConversation(b: Buffer, find: (from: number, to: number) => num
     i = skipSpace(b, end, b.length);
     if (b[i] === 0x2c) i++;
     else return found;
-  }
-}
-
-/** Whether `b` holds the bytes of `word` at `i`. */
-function at(b: Buffer, i: number, word: Uint8Array): boolean {
-  if (i + word.length > b.length) return false;
-  for (let k = 0; k < word.length; k++) if (b[i + k] !== word[k]) return false;
-  return true;
-}
-
-/** Whether b[i..] is `"role"`, byte by byte (a loop over a word costs more per message: issue 18's 1,000-message body). */
-const isRoleKey = (b: Buffer, i: number): boolean =>
-  i + 6 <= b.length && b[i] === QUOTE && b[i + 1] === 0x72 && b[i + 2] === 0x6f && b[i + 3] === 0x6c && b[i + 4] === 0x65 && b[i + 5] === QUOTE;
-/** Whether b[i..] is `"content"`. */
-const isContentKey = (b: Buffer, i: number): boolean =>
-  i + 9 <= b.length && b[i] === QUOTE && b[i + 1] === 0x63 && b[i + 2] === 0x6f && b[i + 3] === 0x6e && b[i + 4] === 0x74 && b[i + 5] === 0x65 && b[i + 6] === 0x6e && b[i + 7] === 0x74 && b[i + 8] === QUOTE;
-const ESCAPES = new Uint8Array(256);
-for (const c of '"\\/bfnrt') ESCAPES[c.charCodeAt(0)] = 1; // the one-character escapes (not \u)
-
-/** The index in `roles` (as bytes in `known`) of the role in b[from, to), added when new; -1 for a role not ASCII. */
-function roleIndex(b: Buffer, from: number, to: number, roles: string[], known: Buffer[]): number {
-  for (let r = 0; r < known.length; r++) if (known[r].length === to - from && at(b, from, known[r])) return r;
-  for (let k = from; k < to; k++) if (b[k] >= 0x80) return -1;
-  known.push(Buffer.from(b.subarray(from, to)));
-  roles.push(b.toString('latin1', from, to));
-  return roles.length - 1;
-}
-
-/**
- * The strict scan of a conversation array from `start`: each element an object with exactly `"role"` and
- * `"content"`, both strings (role without escapes, at most 64 bytes; content with the one-character escapes only).
- * Returns the index after the array and what it learned, or null for anything else.
- */
-function scanConversation(b: Buffer, start: number, find: (from: number, to: number) => number): Scanned | null {
-  const n = b.length;
-  let i = skipSpace(b, start, n);
-  if (b[i] !== 0x5b) return null;
-  i = skipSpace(b, i + 1, n);
-  if (b[i] === 0x5d) return null; // empty: the eager path's validation says why
-  const roles: string[] = [];
-  const known: Buffer[] = [];
-  let count = 0;
-  let chars = 0;
-  let roleBytes = 0;
-  for (;;) {
-    if (b[i] !== 0x7b) return null;
-    i = skipSpace(b, i + 1, n);
-    let role = false;
-    let content = false;
-    for (;;) {
-      const isRole = isRoleKey(b, i);
-      if (!isRole && !isContentKey(b, i)) return null;
-      i = skipSpace(b, i + (isRole ? 6 : 9), n);
-      if (b[i] !== 0x3a) return null;
-      i = skipSpace(b, i + 1, n);
-      if (b[i] !== QUOTE) return null;
-      if (isRole) {
-        if (role) return null;
-        role = true;
-        const q = find(i + 1, Math.min(n, i + 66));
-        if (b[q] !== QUOTE) return null;
-        if (roleIndex(b, i + 1, q, roles, known) < 0) return null;
-        roleBytes += q - i - 1;
-        i = q + 1;
-      } else {
-        if (content) return null;
-        content = true;
-        let from = i + 1;
-        for (;;) {
-          const q = find(from, n);
-          if (q >= n) return null;
-          const c = b[q];
-          if (c === QUOTE) {
-            chars += q - from;
-            i = q + 1;
-            break;
-          }
-          if (c !== BACKSLASH || ESCAPES[b[q + 1]] !== 1) return null;
-          chars += q - from + 1;
-          from = q + 2;
-        }
-      }
-      i = skipSpace(b, i, n);
-      if (b[i] === 0x2c) {
-        i = skipSpace(b, i + 1, n);
-        continue;
-      }
-      if (b[i] !== 0x7d) return null;
-      break;
-    }
-    if (!role || !content) return null;
-    count++;
-    i = skipSpace(b, i + 1, n);
-    if (b[i] === 0x2c) {
-      i = skipSpace(b, i + 1, n);
-      continue;
-    }
-    if (b[i] !== 0x5d) return null;
-    return { end: i + 1, count, roles, chars, roleBytes };
   }
 }
 
@@ -333,6 +240,29 @@ export function sameConversation(out: object, body: object, key: LazyKey): boole
   if (d?.get) return aliases.get(out) === body;
   if (lazyConversation(body, key)) return false;
   return d !== undefined && d.value !== undefined && d.value === (body as Record<string, unknown>)[key];
+}
+
+/**
+ * A stand-in for a lazy conversation, for checks that depend on its roles only (the schema validation, an inbound
+ * adapter's): one element per role that occurs, with an empty `content` — or, for Gemini `contents`, one one-space
+ * text part (the Gemini skin drops empty parts).
+ */
+export function standIn(c: LazyConversation): unknown[] {
+  return c.key === 'contents' ? c.roles.map((role) => ({ role, parts: [{ text: ' ' }] })) : c.roles.map((role) => ({ role, content: '' }));
+}
+
+/**
+ * A shallow copy of `body` with `extra` fields set, whose conversation, when lazy and unread, is the same lazy one
+ * (a spread would read it): reading either reads it once; the copy's bytes are the body's.
+ */
+export function lazyCopy(body: Record<string, unknown>, extra: Record<string, unknown>): Record<string, unknown> {
+  const state = states.get(body);
+  if (!state || !lazyConversation(body, state.key)) return { ...body, ...extra };
+  const out: Record<string, unknown> = {};
+  for (const k in body) if (k !== state.key) out[k] = body[k];
+  shareLazy(body, out, state.key);
+  states.set(out, state);
+  return Object.assign(out, extra);
 }
 
 /**

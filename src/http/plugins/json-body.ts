@@ -122,13 +122,16 @@ function parseJson(req: FastifyRequest, parts: Buffer[], length: number, bodyLim
 
 /**
  * Whether the route reads a lazy conversation only where it must: chat completions (its own and a preset's), the
- * Messages and the Responses APIs, whose same-protocol paths forward the bytes (the latter two defer their IR's
+ * Messages, Responses and Gemini APIs, whose same-protocol paths forward the bytes (the latter two defer their IR's
  * conversation: services/chat/lazy-ir.ts).
  */
 function takesLazy(req: FastifyRequest): boolean {
   const url = req.routeOptions.url;
-  return url !== undefined && (url.endsWith('/chat/completions') || LAZY_ROUTES.has(url));
+  return url !== undefined && (url.endsWith('/chat/completions') || LAZY_ROUTES.has(url) || (url.startsWith('/api/v1beta/models/') && GEMINI_METHOD.test(url)));
 }
+
+/** Gemini's generateContent and streamGenerateContent (not countTokens): `contents` is lazy, its Google path forwards the bytes. */
+const GEMINI_METHOD = /:(?:generateContent|streamGenerateContent)$/;
 
 const LAZY_ROUTES = new Set(['/api/v1/messages', '/api/v1/responses']);
 

@@ -212,7 +212,7 @@ const fileParts = (api: string, body: Obj): FilePart[] => [...partsOf(api, body)
 /** Whether a body has any file part (cheap: most requests have none, and skip the step). */
 export function hasFileParts(api: string, body: Obj): boolean {
   // A conversation still lazy (core/lazy-body.ts) has text contents only.
-  if (lazyConversation(body, api === 'responses' ? 'input' : 'messages')) return false;
+  if (lazyConversation(body, api === 'responses' ? 'input' : api === 'gemini' ? 'contents' : 'messages')) return false;
   return (api === 'chat' || api === 'messages' || api === 'responses' || api === 'gemini') && fileParts(api, body).length > 0;
 }
 
