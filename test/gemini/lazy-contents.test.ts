@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GoogleGenAI, type Content } from '@google/genai';
 import { startChatEnv, type ChatEnv } from '../chat-helpers.js';
 import { lazyStats } from '../../src/core/lazy-body.js';
+import { freeSlabs, slabStats } from '../../src/core/body-slabs.js';
 
 let env: ChatEnv;
 let ai: GoogleGenAI;
@@ -55,6 +56,16 @@ describe('a megabyte Gemini body', () => {
     expect(up.generationConfig).toMatchObject({ temperature: 0.5, maxOutputTokens: 40 });
     expect(up).not.toHaveProperty('model');
     expect(up).not.toHaveProperty('stream');
+  });
+
+  it('is read into slabs that go back to the pool once the answer is sent', async () => {
+    const held = () => slabStats.made - slabStats.dropped - freeSlabs();
+    await ai.models.generateContent({ model: MODEL, contents: conversation() });
+    const recycled = slabStats.recycled;
+    const before = held();
+    await ai.models.generateContent({ model: MODEL, contents: conversation() });
+    expect(slabStats.recycled).toBeGreaterThan(recycled);
+    expect(held()).toBe(before);
   });
 
   it('streams the same way (generateContentStream)', async () => {

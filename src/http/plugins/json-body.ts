@@ -122,8 +122,8 @@ function parseJson(req: FastifyRequest, parts: Buffer[], length: number, bodyLim
 
 /**
  * Whether the route reads a lazy conversation only where it must: chat completions (its own and a preset's), the
- * Messages, Responses and Gemini APIs, whose same-protocol paths forward the bytes (the latter two defer their IR's
- * conversation: services/chat/lazy-ir.ts).
+ * Messages, Responses and Gemini APIs, whose same-protocol paths forward the bytes (the latter three defer their
+ * IR's conversation: services/chat/lazy-ir.ts).
  */
 function takesLazy(req: FastifyRequest): boolean {
   const url = req.routeOptions.url;
@@ -138,9 +138,9 @@ const LAZY_ROUTES = new Set(['/api/v1/messages', '/api/v1/responses']);
 /**
  * `view` (the body's bytes, `find` searching them; `parts`, the reads they were copied from, are what is kept) parsed
  * with its conversation left lazy (core/lazy-body.ts), checked like an eagerly parsed body (the conversation's own
- * strings were checked by the scan: no control character, one-character escapes only, well-formed UTF-8), and handed to `done`; false when
- * the body is not of that shape or the rest is not valid JSON (the eager path then parses the whole and gives its
- * error).
+ * strings were checked by the scan: no control character, one-character escapes only, well-formed UTF-8), and
+ * handed to `done`; false when the body is not of that shape or the rest is not valid JSON (the eager path then
+ * parses the whole and gives its error).
  */
 function lazyParse(view: Buffer, find: (from: number, to: number) => number, parts: Buffer[], done: (err: Error | null, body?: unknown) => void, lease?: BodyLease): boolean {
   let lazy: ReturnType<typeof parseLazy>;
