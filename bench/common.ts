@@ -125,7 +125,8 @@ export function vendorBareProxy(root: string): string {
 
 /**
  * A gateway config file routing `bench/model` to the simulator at `simBase` (…/v1) as an OpenAI-compatible upstream,
- * `bench/claude` as an Anthropic one and `bench/responses` as a Responses one; returns its path.
+ * `bench/claude` as an Anthropic one, `bench/responses` as a Responses one and `bench/gemini` as a Google (Gemini API)
+ * one (the simulator serves it at /v1beta); returns its path.
  */
 export function writeGatewayConfig(dir: string, simBase: string): string {
   const file = join(dir, 'gateway.yaml');
@@ -136,14 +137,17 @@ export function writeGatewayConfig(dir: string, simBase: string): string {
       `  - { slug: sim, name: Simulator, protocol: openai, base_url: "${simBase}", no_auth: true }`,
       `  - { slug: sim-anthropic, name: Simulator (Anthropic), protocol: anthropic, base_url: "${simBase}", no_auth: true }`,
       `  - { slug: sim-responses, name: Simulator (Responses), protocol: openai-responses, base_url: "${simBase}", no_auth: true }`,
+      `  - { slug: sim-google, name: Simulator (Gemini API), protocol: google, base_url: "${simBase.replace(/\/v1$/, '/v1beta')}", no_auth: true }`,
       'models:',
       '  - { id: bench/model, name: Bench model, context_length: 4000000 }',
       '  - { id: bench/claude, name: Bench model (Messages API upstream), context_length: 4000000 }',
       '  - { id: bench/responses, name: Bench model (Responses API upstream), context_length: 4000000 }',
+      '  - { id: bench/gemini, name: Bench model (Gemini API upstream), context_length: 4000000 }',
       'endpoints:',
       '  - { model: bench/model, provider: sim, upstream_model: bench-model, pricing: { prompt: "0.000001", completion: "0.000002" } }',
       '  - { model: bench/claude, provider: sim-anthropic, upstream_model: bench-model, pricing: { prompt: "0.000001", completion: "0.000002" } }',
       '  - { model: bench/responses, provider: sim-responses, upstream_model: bench-model, pricing: { prompt: "0.000001", completion: "0.000002" } }',
+      '  - { model: bench/gemini, provider: sim-google, upstream_model: bench-model, pricing: { prompt: "0.000001", completion: "0.000002" } }',
     ].join('\n'),
   );
   return file;

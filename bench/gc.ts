@@ -6,8 +6,9 @@
  * of the counted window (the main thread's isolate only), the CPU from /proc. The live heap is the heap size after the
  * last mark-compact of the window.
  *
- * Env: GC_WORK (the body, as INSTR_WORK in bench/instructions.ts: small, 1mb, turns, messages-api, responses-api;
- * default 1mb), GC_WARM (default 160), GC_REQUESTS (default 320), GC_NODE_FLAGS (extra node flags of every target,
+ * Env: GC_WORK (the body, as INSTR_WORK in bench/instructions.ts: small, 1mb, turns, messages-api, responses-api; and
+ * non-ascii (1 MB of CJK and emoji text, chat), gemini (a 1 MB generateContent body, one part), gemini-turns (1,001
+ * contents, ~1 MB), as bench/works.ts makes them; default 1mb), GC_WARM (default 160), GC_REQUESTS (default 320), GC_NODE_FLAGS (extra node flags of every target,
  * space-separated), GC_PRINT (a regular expression: the target's output lines of the counted window it matches are shown), GC_ROUNDS (default 1: the targets run in turn this many times), GC_DEFAULT_CATALOG (the gateway's GATEWAY_DEFAULT_CATALOG, default false as in the other benchmarks), GC_SNAPSHOT=1 (a heap snapshot of
  * each gateway after warm-up, written to the scratch folder printed), GC_FORCED=1 (after warm-up, 20 full collections
  * forced in the target, bench/gc-preload.cjs: the cost of one full collection of its heap, main thread, CPU ms).
@@ -21,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { request } from 'undici';
 import { benchPorts, procStats, waitUpOrExit, writeGatewayConfig } from './common.js';
+import { geminiSizedBody, NON_ASCII, sizedBody } from './works.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const ADMIN = 'sk-gw-v1-' + 'c'.repeat(64);
@@ -47,6 +49,10 @@ function workRequest(): { path: string; body: string; barePath: string } {
   if (WORK === 'turns') return chat(turns(1 << 20, 1000));
   if (WORK === 'messages-api') return { path: '/api/v1/messages', barePath: '/v1/messages', body: JSON.stringify({ model: 'bench/claude', max_tokens: 64, messages: turns(1 << 20, 1000) }) };
   if (WORK === 'responses-api') return { path: '/api/v1/responses', barePath: '/v1/responses', body: JSON.stringify({ model: 'bench/responses', input: turns(1 << 20, 1000) }) };
+  if (WORK === 'non-ascii') return chat(JSON.parse(sizedBody('bench/model', 1 << 20, 1, false, 'chat', NON_ASCII)).messages);
+  const gemini = (n: number) => ({ path: `/api/v1beta/models/${encodeURIComponent('bench/gemini')}:generateContent`, barePath: '/v1beta/models/bench-model:generateContent', body: geminiSizedBody(1 << 20, n) });
+  if (WORK === 'gemini') return gemini(1);
+  if (WORK === 'gemini-turns') return gemini(1001);
   return chat([{ role: 'user', content: 'hello' }]);
 }
 const REQUEST = workRequest();

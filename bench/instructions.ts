@@ -9,7 +9,7 @@
  *
  * Needs `valgrind` and `callgrind_annotate` (Debian: `apt-get install valgrind`). A and B are checkouts with `dist/`
  * built (see bench/pair.ts). Env: INSTR_REQUESTS (default 1500), INSTR_STREAM=1 (streamed requests), INSTR_WORK (the
- * body: small, 1mb, turns, messages-api, responses-api; see workRequest), INSTR_PORT (the simulator's port; the
+ * body: small, 1mb, turns, messages-api, responses-api, non-ascii, gemini, gemini-turns; see workRequest), INSTR_PORT (the simulator's port; the
  * gateways take + 201 and + 202; a taken one is an error; default: free ports picked, so runs at once do not
  * collide), INSTR_ENV_B and INSTR_KEY_B (as PAIR_ENV_B and PAIR_KEY_B in
  * bench/pair.ts: environment variables and the key body of B only), INSTR_KEY_A (the key body of A, e.g. to give
@@ -27,6 +27,7 @@ import autocannon from 'autocannon';
 import { request } from 'undici';
 import { benchPorts, waitUpOrExit, writeGatewayConfig } from './common.js';
 import { readCounts, table, topDiff } from './instr-groups.js';
+import { geminiSizedBody, NON_ASCII, sizedBody } from './works.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const N = Math.max(100, Number(process.env.INSTR_REQUESTS ?? 1500));
@@ -57,7 +58,9 @@ function start(cmd: string, args: string[], env: Record<string, string>): ChildP
 /**
  * INSTR_WORK: the request body — `small` (default: one short chat message), `1mb` (one 1 MB chat message), `turns`
  * (1,000 chat messages, ~1 MB), `messages-api` and `responses-api` (the same 1,000 turns to the Messages and the
- * Responses API, each to an upstream of its own protocol). Large bodies are slow under callgrind: use INSTR_REQUESTS=100.
+ * Responses API, each to an upstream of its own protocol), `non-ascii` (one 1 MB chat message of CJK and emoji text),
+ * `gemini` and `gemini-turns` (a 1 MB Gemini generateContent body, one part or 1,001 contents, to a Google upstream;
+ * not streamed). Large bodies are slow under callgrind: use INSTR_REQUESTS=100.
  */
 const WORK = process.env.INSTR_WORK ?? 'small';
 
@@ -72,6 +75,10 @@ function workRequest(): { path: string; body: string } {
   if (WORK === 'turns') return chat(turns(1 << 20, 1000));
   if (WORK === 'messages-api') return { path: '/api/v1/messages', body: JSON.stringify({ model: 'bench/claude', max_tokens: 64, messages: turns(1 << 20, 1000), stream: STREAM }) };
   if (WORK === 'responses-api') return { path: '/api/v1/responses', body: JSON.stringify({ model: 'bench/responses', input: turns(1 << 20, 1000), stream: STREAM }) };
+  if (WORK === 'non-ascii') return { path: '/api/v1/chat/completions', body: sizedBody('bench/model', 1 << 20, 1, STREAM, 'chat', NON_ASCII) };
+  // Gemini (bench/gemini → a Google upstream): the model in the path, no stream field (streamGenerateContent is another method).
+  if (WORK === 'gemini') return { path: `/api/v1beta/models/${encodeURIComponent('bench/gemini')}:generateContent`, body: geminiSizedBody(1 << 20, 1) };
+  if (WORK === 'gemini-turns') return { path: `/api/v1beta/models/${encodeURIComponent('bench/gemini')}:generateContent`, body: geminiSizedBody(1 << 20, 1001) };
   return chat([{ role: 'user', content: 'hello' }]);
 }
 const REQUEST = workRequest();

@@ -56,16 +56,44 @@ const CODE = [
   0x0b, // end function
 ];
 
+/**
+ * `count(from, to)`: the UTF-16 code units that the (valid UTF-8) bytes [from, to) decode to — each byte that is not
+ * a continuation byte (10xxxxxx) is one, and a four-byte sequence's lead (11110xxx) one more (a surrogate pair) —
+ * 16 bytes a turn (`i8x16.bitmask`, `i32.popcnt`), the last fewer than 16 one by one (reads nothing past `to`).
+ */
+const COUNT = [
+  // locals: $n i32 (2), $c i32 (3), $v v128 (4); params $i = 0, $end = 1
+  0x02, 0x02, 0x7f, 0x01, 0x7b,
+  0x02, 0x40, 0x03, 0x40, // block $B loop $L
+  0x20, 0x00, 0x41, 0x10, 0x6a, 0x20, 0x01, 0x4b, 0x0d, 0x01, // br_if $B (i + 16 > end)
+  0x20, 0x00, 0xfd, 0x00, 0x00, 0x00, 0x21, 0x04, // v = v128.load ($i)
+  0x20, 0x04, 0xfd, 0x0c, ...splat(0xc0), 0xfd, 0x4e, 0xfd, 0x0c, ...splat(0x80), 0xfd, 0x23, 0xfd, 0x64, 0x69, // popcnt(bitmask((v & 0xc0) == 0x80))
+  0x20, 0x04, 0xfd, 0x0c, ...splat(0xf0), 0xfd, 0x2c, 0xfd, 0x64, 0x69, // popcnt(bitmask(v >= 0xf0))
+  0x6b, 0x21, 0x03, // c = continuations - leads of four
+  0x20, 0x02, 0x41, 0x10, 0x6a, 0x20, 0x03, 0x6b, 0x21, 0x02, // n += 16 - c
+  0x20, 0x00, 0x41, 0x10, 0x6a, 0x21, 0x00, 0x0c, 0x00, // i += 16; br $L
+  0x0b, 0x0b, // end loop, end block
+  0x02, 0x40, 0x03, 0x40, // block $B2 loop $L2
+  0x20, 0x00, 0x20, 0x01, 0x4f, 0x0d, 0x01, // br_if $B2 (i >= end)
+  0x20, 0x00, 0x2d, 0x00, 0x00, 0x21, 0x03, // c = i32.load8_u ($i)
+  0x20, 0x02, 0x20, 0x03, 0x41, 0xc0, 0x01, 0x71, 0x41, 0x80, 0x01, 0x47, 0x6a, // n + ((c & 0xc0) != 0x80)
+  0x20, 0x03, 0x41, 0xf0, 0x01, 0x4f, 0x6a, 0x21, 0x02, // + (c >= 0xf0) → n
+  0x20, 0x00, 0x41, 0x01, 0x6a, 0x21, 0x00, 0x0c, 0x00, // i += 1; br $L2
+  0x0b, 0x0b, // end loop, end block
+  0x20, 0x02, // n
+  0x0b, // end function
+];
+
 const section = (id: number, body: number[]) => [id, ...leb(body.length), ...body];
 const name = (s: string) => [s.length, ...Buffer.from(s)];
 
 const MODULE = new Uint8Array([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
   ...section(1, [0x01, 0x60, 0x02, 0x7f, 0x7f, 0x01, 0x7f]), // type 0: (i32, i32) -> i32
-  ...section(3, [0x01, 0x00]), // function 0: type 0
+  ...section(3, [0x02, 0x00, 0x00]), // functions 0 and 1: type 0
   ...section(5, [0x01, 0x00, 0x01]), // memory 0: 1 page at first, grown as needed
-  ...section(7, [0x02, ...name('m'), 0x02, 0x00, ...name('find'), 0x00, 0x00]),
-  ...section(10, [0x01, ...leb(CODE.length), ...CODE]),
+  ...section(7, [0x03, ...name('m'), 0x02, 0x00, ...name('find'), 0x00, 0x00, ...name('count'), 0x00, 0x01]),
+  ...section(10, [0x02, ...leb(CODE.length), ...CODE, ...leb(COUNT.length), ...COUNT]),
 ]);
 
 /** The part of the WebAssembly API used here (the project's `lib` has no DOM types). */
@@ -82,6 +110,7 @@ interface WasmApi {
 interface Finder {
   memory: WasmMemory;
   find: (from: number, to: number) => number;
+  count: (from: number, to: number) => number;
 }
 
 type Compiled = { api: WasmApi; module: object };
@@ -91,7 +120,7 @@ function instantiate(c: Compiled | null): Finder | null {
   try {
     if (!c) return null;
     const { exports } = new c.api.Instance(c.module);
-    return { memory: exports.m as WasmMemory, find: exports.find as Finder['find'] };
+    return { memory: exports.m as WasmMemory, find: exports.find as Finder['find'], count: exports.count as Finder['count'] };
   } catch {
     return null;
   }
@@ -142,6 +171,27 @@ export function findSpecialLoop(b: Uint8Array, from: number, to: number): number
     if (c < 0x20 || c === 0x22 || c === 0x5c) return i;
   }
   return to;
+}
+
+/** The UTF-16 code units that the valid UTF-8 bytes [from, to) of `b` decode to. Plain JavaScript. */
+export function utf16UnitsLoop(b: Uint8Array, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = b[i];
+    if ((c & 0xc0) !== 0x80) n++;
+    if (c >= 0xf0) n++;
+  }
+  return n;
+}
+
+/**
+ * The UTF-16 code units that the valid UTF-8 bytes [from, to) of `b` decode to (what `string.length` gives once
+ * decoded), without decoding them: through the SIMD module when `b` is the view of its memory that `scannerOfParts`
+ * handed out, else a plain loop.
+ */
+export function utf16Units(b: Uint8Array, from: number, to: number): number {
+  if (wasm && b.buffer === wasm.memory.buffer && b.byteOffset === 0) return wasm.count(from, to);
+  return utf16UnitsLoop(b, from, to);
 }
 
 /**

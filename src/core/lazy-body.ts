@@ -6,13 +6,17 @@
  * forwards the client's bytes (core/raw-json.ts).
  *
  * Only a conversation of the common shape is taken this way: an array of objects with exactly `role` and `content`,
- * both strings, with no `\u` escape, in an ASCII body. Anything else — and any byte the strict scan does not expect —
+ * both strings, with no `\u` escape, the roles ASCII, in a body of well-formed UTF-8 (raw UTF-8 cannot hold a lone
+ * surrogate, and a NUL is a control byte the scan refuses: what core/untrusted.ts checks in strings holds). Anything
+ * else — and any byte the strict scan does not expect —
  * is parsed eagerly as before, so every error message is the one the eager path gives. Pure: no I/O.
  */
-import { scan } from './json-simd.js';
+import { isAscii, isUtf8 } from 'node:buffer';
+import { scan, utf16Units } from './json-simd.js';
 import { BACKSLASH, QUOTE, skipSpace, skipString, skipValue } from './json-skip.js';
+import { scanContents, scanConversation } from './lazy-scan.js';
 
-export type LazyKey = 'messages' | 'input';
+export type LazyKey = 'messages' | 'input' | 'contents';
 
 /**
  * Who lends a lazy conversation its bytes when they are not the conversation's own (core/body-slabs.ts: reused
@@ -35,11 +39,19 @@ export interface LazyConversation {
   count: number;
   /** Each role that occurs, in order of first occurrence. */
   roles: string[];
-  /**
-   * Total length of the `content` strings, in UTF-16 code units (what `string.length` gives once parsed). The body is
-   * ASCII and only the one-character escapes are taken, so this is also their UTF-8 bytes once parsed.
-   */
+  /** Total length of the `content` strings, in UTF-16 code units (what `string.length` gives once parsed). */
   chars: number;
+  /**
+   * Total UTF-8 bytes of the `content` strings once parsed (only the one-character escapes are taken, so the bytes
+   * between the quotes, an escape counting one). Equal to `chars` in an ASCII body.
+   */
+  contentBytes: number;
+  /** Gemini `contents`: the number of text parts (each an object of its own). */
+  texts?: number;
+  /** Gemini `contents`: two neighbours have the same role (the IR merges them; a passthrough would not). */
+  repeats?: boolean;
+  /** The body is not ASCII (UTF-8 throughout): the conversation is decoded as UTF-8, else as Latin-1 (the same, cheaper). */
+  utf8?: boolean;
   /** Total length of the `role` strings, in bytes (ASCII, no escapes: also their length once parsed). */
   roleBytes: number;
   /** The parsed array once some code read it. */
@@ -56,10 +68,11 @@ export const LAZY_MIN_BYTES = 64 * 1024;
 /** How many lazy conversations were parsed on demand (tests check that the same-protocol path reads none). */
 export const lazyStats = { materialized: 0 };
 
-type Scanned = Omit<LazyConversation, 'key' | 'parts' | 'start'>;
+/** What a scan of a conversation array (core/lazy-scan.ts) learned, with the index after the array (`end`). */
+export type Scanned = Omit<LazyConversation, 'key' | 'parts' | 'start' | 'contentBytes'>;
 
 /**
- * The top-level key `messages` or `input` (the first of the two found) with its value scanned strictly, or null when
+ * The top-level key `messages`, `input` or `contents` (Gemini) with its value scanned strictly, or null when
  * the body is not an object, a key has an escape, the key occurs twice or its value is not of the lazy shape. The
  * other values are skipped (JSON.parse checks them).
  */
@@ -78,9 +91,9 @@ function topLevelConversation(b: Buffer, find: (from: number, to: number) => num
     if (b[i] !== 0x3a) return null;
     const start = skipSpace(b, i + 1, b.length);
     let end: number;
-    if (name === 'messages' || name === 'input') {
+    if (name === 'messages' || name === 'input' || name === 'contents') {
       if (found) return null;
-      const scanned = scanConversation(b, start, find);
+      const scanned = name === 'contents' ? scanContents(b, start, find) : scanConversation(b, start, find);
       if (!scanned) return null;
       found = { key: name, start, ...scanned };
       end = scanned.end;
@@ -91,118 +104,27 @@ function topLevelConversation(b: Buffer, find: (from: number, to: number) => num
   }
 }
 
-/** Whether `b` holds the bytes of `word` at `i`. */
-function at(b: Buffer, i: number, word: Uint8Array): boolean {
-  if (i + word.length > b.length) return false;
-  for (let k = 0; k < word.length; k++) if (b[i + k] !== word[k]) return false;
-  return true;
-}
-
-/** Whether b[i..] is `"role"`, byte by byte (a loop over a word costs more per message: issue 18's 1,000-message body). */
-const isRoleKey = (b: Buffer, i: number): boolean =>
-  i + 6 <= b.length && b[i] === QUOTE && b[i + 1] === 0x72 && b[i + 2] === 0x6f && b[i + 3] === 0x6c && b[i + 4] === 0x65 && b[i + 5] === QUOTE;
-/** Whether b[i..] is `"content"`. */
-const isContentKey = (b: Buffer, i: number): boolean =>
-  i + 9 <= b.length && b[i] === QUOTE && b[i + 1] === 0x63 && b[i + 2] === 0x6f && b[i + 3] === 0x6e && b[i + 4] === 0x74 && b[i + 5] === 0x65 && b[i + 6] === 0x6e && b[i + 7] === 0x74 && b[i + 8] === QUOTE;
-const ESCAPES = new Uint8Array(256);
-for (const c of '"\\/bfnrt') ESCAPES[c.charCodeAt(0)] = 1; // the one-character escapes (not \u)
-
-/** The index in `roles` (as bytes in `known`) of the role in b[from, to), added when new. */
-function roleIndex(b: Buffer, from: number, to: number, roles: string[], known: Buffer[]): number {
-  for (let r = 0; r < known.length; r++) if (known[r].length === to - from && at(b, from, known[r])) return r;
-  known.push(Buffer.from(b.subarray(from, to)));
-  roles.push(b.toString('latin1', from, to));
-  return roles.length - 1;
-}
-
 /**
- * The strict scan of a conversation array from `start`: each element an object with exactly `"role"` and
- * `"content"`, both strings (role without escapes, at most 64 bytes; content with the one-character escapes only).
- * Returns the index after the array and what it learned, or null for anything else.
- */
-function scanConversation(b: Buffer, start: number, find: (from: number, to: number) => number): Scanned | null {
-  const n = b.length;
-  let i = skipSpace(b, start, n);
-  if (b[i] !== 0x5b) return null;
-  i = skipSpace(b, i + 1, n);
-  if (b[i] === 0x5d) return null; // empty: the eager path's validation says why
-  const roles: string[] = [];
-  const known: Buffer[] = [];
-  let count = 0;
-  let chars = 0;
-  let roleBytes = 0;
-  for (;;) {
-    if (b[i] !== 0x7b) return null;
-    i = skipSpace(b, i + 1, n);
-    let role = false;
-    let content = false;
-    for (;;) {
-      const isRole = isRoleKey(b, i);
-      if (!isRole && !isContentKey(b, i)) return null;
-      i = skipSpace(b, i + (isRole ? 6 : 9), n);
-      if (b[i] !== 0x3a) return null;
-      i = skipSpace(b, i + 1, n);
-      if (b[i] !== QUOTE) return null;
-      if (isRole) {
-        if (role) return null;
-        role = true;
-        const q = find(i + 1, Math.min(n, i + 66));
-        if (b[q] !== QUOTE) return null;
-        roleIndex(b, i + 1, q, roles, known);
-        roleBytes += q - i - 1;
-        i = q + 1;
-      } else {
-        if (content) return null;
-        content = true;
-        let from = i + 1;
-        for (;;) {
-          const q = find(from, n);
-          if (q >= n) return null;
-          const c = b[q];
-          if (c === QUOTE) {
-            chars += q - from;
-            i = q + 1;
-            break;
-          }
-          if (c !== BACKSLASH || ESCAPES[b[q + 1]] !== 1) return null;
-          chars += q - from + 1;
-          from = q + 2;
-        }
-      }
-      i = skipSpace(b, i, n);
-      if (b[i] === 0x2c) {
-        i = skipSpace(b, i + 1, n);
-        continue;
-      }
-      if (b[i] !== 0x7d) return null;
-      break;
-    }
-    if (!role || !content) return null;
-    count++;
-    i = skipSpace(b, i + 1, n);
-    if (b[i] === 0x2c) {
-      i = skipSpace(b, i + 1, n);
-      continue;
-    }
-    if (b[i] !== 0x5d) return null;
-    return { end: i + 1, count, roles, chars, roleBytes };
-  }
-}
-
-/**
- * `bytes` (an ASCII JSON body) parsed with its conversation left as bytes, with the text that was parsed (the body
+ * `bytes` (a JSON body) parsed with its conversation left as bytes, with the text that was parsed (the body
  * without the conversation, for the checks of core/untrusted.ts), or null when the body is not of the shape taken
  * lazily (then parse it eagerly). Throws what JSON.parse throws when the rest of the body is not valid JSON.
  * `bytes` may be a passing copy (core/json-simd.ts scannerOfParts: `find` searches it) of `parts`, the body's reads,
  * which are what the conversation keeps; by default `bytes` itself is kept.
  */
 export function parseLazy(bytes: Buffer, find?: (from: number, to: number) => number, parts: Buffer[] = [bytes], owner?: BytesOwner): { body: Record<string, unknown>; text: string; key: LazyKey } | null {
-  const span = find ? topLevelConversation(bytes, find) : scan(bytes, (f) => topLevelConversation(bytes, f));
-  if (!span || span.end - span.start < LAZY_MIN_BYTES / 2) return null;
-  const text = `${bytes.toString('latin1', 0, span.start)}[]${bytes.toString('latin1', span.end, bytes.length)}`;
+  // Not ASCII: UTF-8 throughout, else the eager path (which decodes a malformed sequence as U+FFFD and does not reuse the bytes).
+  const ascii = isAscii(bytes);
+  if (!ascii && !isUtf8(bytes)) return null;
+  const found = find ? topLevelConversation(bytes, find) : scan(bytes, (f) => topLevelConversation(bytes, f));
+  if (!found || found.end - found.start < LAZY_MIN_BYTES / 2) return null;
+  const encoding = ascii ? 'latin1' : 'utf8';
+  const text = `${bytes.toString(encoding, 0, found.start)}[]${bytes.toString(encoding, found.end, bytes.length)}`;
   const rest = JSON.parse(text) as unknown;
   if (rest === null || typeof rest !== 'object' || Array.isArray(rest)) return null;
   const body = rest as Record<string, unknown>;
+  // The scan counted the content strings' bytes; their UTF-16 length is less by what the multi-byte sequences save,
+  // all of which are in content strings (keys and roles are ASCII): the array's bytes less its code units.
+  const span = ascii ? { ...found, contentBytes: found.chars } : { ...found, contentBytes: found.chars, chars: found.chars - (found.end - found.start - utf16Units(bytes, found.start, found.end)), utf8: true };
   const state: LazyConversation = owner ? { parts, ...span, owner } : { parts, ...span };
   defineLazy(body, state.key, () => materialize(state));
   states.set(body, state);
@@ -212,7 +134,7 @@ export function parseLazy(bytes: Buffer, find?: (from: number, to: number) => nu
 function materialize(state: LazyConversation): unknown[] {
   if (!state.value) {
     lazyStats.materialized++;
-    state.value = JSON.parse(latin1Of(lentParts(state), state.start, state.end)) as unknown[];
+    state.value = JSON.parse(textOf(lentParts(state), state.start, state.end, state.utf8 === true)) as unknown[];
   }
   return state.value;
 }
@@ -232,9 +154,10 @@ export function partsSlice(parts: Buffer[], start: number, end: number): Buffer 
   return out.length === 1 ? out[0] : out;
 }
 
-/** Bytes [start, end) of `parts` decoded as Latin-1. */
-function latin1Of(parts: Buffer[], start: number, end: number): string {
+/** Bytes [start, end) of `parts` decoded as Latin-1 (ASCII), or as UTF-8 (joined first: a part may end mid-character). */
+function textOf(parts: Buffer[], start: number, end: number, utf8: boolean): string {
   const slice = partsSlice(parts, start, end);
+  if (utf8) return (Array.isArray(slice) ? Buffer.concat(slice) : slice).toString('utf8');
   return Array.isArray(slice) ? slice.map((b) => b.toString('latin1')).join('') : slice.toString('latin1');
 }
 
@@ -317,6 +240,29 @@ export function sameConversation(out: object, body: object, key: LazyKey): boole
   if (d?.get) return aliases.get(out) === body;
   if (lazyConversation(body, key)) return false;
   return d !== undefined && d.value !== undefined && d.value === (body as Record<string, unknown>)[key];
+}
+
+/**
+ * A stand-in for a lazy conversation, for checks that depend on its roles only (the schema validation, an inbound
+ * adapter's): one element per role that occurs, with an empty `content` — or, for Gemini `contents`, one one-space
+ * text part (the Gemini skin drops empty parts).
+ */
+export function standIn(c: LazyConversation): unknown[] {
+  return c.key === 'contents' ? c.roles.map((role) => ({ role, parts: [{ text: ' ' }] })) : c.roles.map((role) => ({ role, content: '' }));
+}
+
+/**
+ * A shallow copy of `body` with `extra` fields set, whose conversation, when lazy and unread, is the same lazy one
+ * (a spread would read it): reading either reads it once; the copy's bytes are the body's.
+ */
+export function lazyCopy(body: Record<string, unknown>, extra: Record<string, unknown>): Record<string, unknown> {
+  const state = states.get(body);
+  if (!state || !lazyConversation(body, state.key)) return { ...body, ...extra };
+  const out: Record<string, unknown> = {};
+  for (const k in body) if (k !== state.key) out[k] = body[k];
+  shareLazy(body, out, state.key);
+  states.set(out, state);
+  return Object.assign(out, extra);
 }
 
 /**

@@ -7,25 +7,25 @@
 import { conversationBytes, forgetLazy, sameConversation, type LazyKey } from './lazy-body.js';
 import { QUOTE, skipSpace, skipString, skipValue } from './json-skip.js';
 
-/** The large fields whose bytes are reused: chat's and Messages' `messages`, Responses' `input`. */
+/** The large fields whose bytes are reused: chat's and Messages' `messages`, Responses' `input`, Gemini's `contents`. */
 export type RawField = LazyKey;
 
 /** Parsed bodies → the raw bytes they were parsed from, and `messages` and `input` as parsed (identity checks). */
-const raws = new WeakMap<object, { bytes: Buffer | Buffer[]; messages: unknown; input: unknown }>();
+const raws = new WeakMap<object, { bytes: Buffer | Buffer[]; messages: unknown; input: unknown; contents: unknown }>();
 
 /** Stands for a lazy conversation (core/lazy-body.ts) in `raws`: its identity is checked there, without reading it. */
 const LAZY = Symbol('lazy');
 
 /** `bytes`: the body, whole or in the parts it arrived in (a lazy body's; core/lazy-body.ts). */
 export function rememberRaw(parsed: object, bytes: Buffer | Buffer[]): void {
-  const p = parsed as { messages?: unknown; input?: unknown };
+  const p = parsed as { messages?: unknown; input?: unknown; contents?: unknown };
   const lazy = lazyKey(parsed);
-  raws.set(parsed, { bytes, messages: lazy === 'messages' ? LAZY : p.messages, input: lazy === 'input' ? LAZY : p.input });
+  raws.set(parsed, { bytes, messages: lazy === 'messages' ? LAZY : p.messages, input: lazy === 'input' ? LAZY : p.input, contents: lazy === 'contents' ? LAZY : p.contents });
 }
 
 /** The key of `body`'s lazy conversation, if it was parsed with one. */
 function lazyKey(body: object): LazyKey | null {
-  return conversationBytes(body, 'messages') ? 'messages' : conversationBytes(body, 'input') ? 'input' : null;
+  return conversationBytes(body, 'messages') ? 'messages' : conversationBytes(body, 'input') ? 'input' : conversationBytes(body, 'contents') ? 'contents' : null;
 }
 
 /** Whether `body[key]` is what was recorded for it, reading nothing lazy. */
@@ -82,6 +82,8 @@ export function rawMessages(body: object): Buffer | Buffer[] | null {
 export function rawField(body: object, key: RawField): Buffer | Buffer[] | null {
   const lazy = conversationBytes(body, key);
   if (lazy) return lazy;
+  // Gemini `contents` are reused only while lazy (codec-ir.ts).
+  if (key === 'contents') return null;
   const r = raws.get(body);
   if (!r || r[key] !== (body as Record<string, unknown>)[key] || !Array.isArray(r[key])) return null;
   return topLevelValue(wholeOf(r), key);
@@ -108,7 +110,7 @@ export const partsLength = (parts: Buffer[]): number => parts.reduce((n, b) => n
  */
 export function rawBody(body: object): Buffer | null {
   const r = raws.get(body);
-  return r && unchanged(body, 'messages', r.messages) && unchanged(body, 'input', r.input) ? wholeOf(r) : null;
+  return r && unchanged(body, 'messages', r.messages) && unchanged(body, 'input', r.input) && unchanged(body, 'contents', r.contents) ? wholeOf(r) : null;
 }
 
 /** The recorded bytes in one Buffer (parts are joined once, when some code asks: the response cache's hash). */

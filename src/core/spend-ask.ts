@@ -58,13 +58,13 @@ export function valueTokensBound(value: unknown): number {
 
 /**
  * valueTokensBound of a conversation still as bytes (core/lazy-body.ts), from what its scan counted, without parsing
- * it: every message is `{role, content}` with both strings ASCII, so a message is OBJECT_TOKENS plus the bytes of its
- * role and content. The one difference from the parsed array's bound: a long content that looks like inline media
+ * it: every message is `{role, content}` with both strings (the role ASCII), so a message is OBJECT_TOKENS plus the
+ * UTF-8 bytes of its role and content (a Gemini content's text parts are objects too: OBJECT_TOKENS each). The one difference from the parsed array's bound: a long content that looks like inline media
  * counts its bytes here, not MEDIA_TOKENS — still a bound, since a string content reaches the model as text (at
  * least one byte per token).
  */
-export function lazyTokensBound(c: Pick<LazyConversation, 'count' | 'chars' | 'roleBytes'>): number {
-  return c.count * OBJECT_TOKENS + c.roleBytes + c.chars;
+export function lazyTokensBound(c: Pick<LazyConversation, 'count' | 'contentBytes' | 'roleBytes' | 'texts'>): number {
+  return (c.count + (c.texts ?? 0)) * OBJECT_TOKENS + c.roleBytes + c.contentBytes;
 }
 
 /**
@@ -74,7 +74,7 @@ export function lazyTokensBound(c: Pick<LazyConversation, 'count' | 'chars' | 'r
 export function promptTokensBound(body: Record<string, unknown>): number {
   let n = REQUEST_TOKENS + (body.tools || body.functions ? TOOLS_TOKENS : 0);
   for (const f of PROMPT_FIELDS) {
-    const lazy = f === 'messages' || f === 'input' ? lazyConversation(body, f) : null;
+    const lazy = f === 'messages' || f === 'input' || f === 'contents' ? lazyConversation(body, f) : null;
     if (lazy) n += lazyTokensBound(lazy);
     else if (body[f] !== undefined && body[f] !== null) n += valueTokensBound(body[f]);
   }

@@ -6,8 +6,8 @@
 import type { EndpointDef } from '../core/catalog-types.js';
 import type { IrPart, IrRequest, IrResponse } from '../core/ir.js';
 import { GATEWAY_FIELDS, MODEL_PARAMS } from '../core/params.js';
-import { partsLength, spliceRaw } from '../core/raw-json.js';
-import { lazyConversation, shareLazy, type LazyKey } from '../core/lazy-body.js';
+import { partsLength, spliceRaw, withRawField } from '../core/raw-json.js';
+import { conversationBytes, lazyConversation, shareLazy, type LazyKey } from '../core/lazy-body.js';
 import { copyIr, withoutConversation } from './chat/lazy-ir.js';
 import { isGatewaySignature } from '../core/reasoning-signature.js';
 import { responsesInbound } from '../inbound/responses.js';
@@ -99,6 +99,18 @@ export function withoutGatewayThinking(messages: unknown[]): unknown[] {
   return messages.map((m) => (has(m) ? { ...(m as object), content: (m as { content: unknown[] }).content.filter((b) => !signed(b)) } : m));
 }
 
+/**
+ * The client's bytes of a Gemini body's `contents` for a Google upstream, when they are still the lazy conversation
+ * (core/lazy-body.ts: text parts only) and the IR path would send the same contents: roles user and model only, no
+ * two neighbours of one role (the IR merges them). Null otherwise, and for a signed request (a string body).
+ */
+function geminiContents(api: InboundApi, body: Record<string, unknown>, upstream: UpstreamAdapter): Buffer | Buffer[] | null {
+  if (api !== 'gemini' || upstream.protocol !== 'google' || upstream.authorize !== undefined) return null;
+  const c = lazyConversation(body, 'contents');
+  if (!c || c.repeats || c.roles.some((r) => r !== 'user' && r !== 'model')) return null;
+  return conversationBytes(body, 'contents');
+}
+
 /** OpenAI's Responses API has no `modalities`: image output is asked with its hosted image_generation tool. */
 function responsesModalities(out: Record<string, unknown>): void {
   if (out.modalities === undefined) return;
@@ -117,8 +129,17 @@ export function irCodec(api: InboundApi, inbound: InboundAdapter, body: Record<s
       const { ir: forEndpoint, dropped } = irForEndpoint(ir, endpoint, stream);
       // Passing through, the IR's messages are not serialized only to be replaced: the request's URL and headers do not
       // depend on them (issue 18: a 1 MB conversation was serialized twice).
-      const req: AttemptRequest = upstream.buildRequest(passthrough ? withoutConversation(forEndpoint) : forEndpoint, ctx);
-      if (passthrough) {
+      const contents = passthrough ? null : geminiContents(api, body, upstream);
+      const req: AttemptRequest = upstream.buildRequest(passthrough || contents ? withoutConversation(forEndpoint) : forEndpoint, ctx);
+      if (contents) {
+        // Gemini to a Google upstream: the request as the adapter builds it from the IR, the client's contents bytes in it.
+        const fields = JSON.parse(req.body as string) as Record<string, unknown>;
+        delete fields.contents;
+        const sent = withRawField(fields, 'contents', contents);
+        req.body = sent;
+        req.headers = { ...req.headers, 'content-length': String(partsLength(sent)) };
+        if (ir.dropped_fields) dropped.push(...ir.dropped_fields);
+      } else if (passthrough) {
         // The client's `messages` (`input`) bytes as received when the body is the parsed one (core/raw-json.ts); a
         // signed request (authorize) keeps a string body.
         const sent = passthroughBody(body, endpoint, stream, api === 'messages' ? ['fallbacks', 'models'] : ['models'], upstream.authorize === undefined, api === 'responses' ? responsesModalities : undefined);

@@ -79,8 +79,7 @@ function parseJson(req: FastifyRequest, parts: Buffer[], length: number, bodyLim
   // scanned in a passing copy, kept as the reads or the slabs they were copied into (never joined in a buffer of their own).
   if (length >= LAZY_MIN_BYTES && length <= bodyLimit && takesLazy(req)) {
     const scan = scannerOfParts(parts, length);
-    if (scan && !isAscii(scan.view)) releaseScanMemory();
-    else if (scan && lazyParse(scan.view, scan.find, parts, done, lease)) return;
+    if (scan && lazyParse(scan.view, scan.find, parts, done, lease)) return;
   }
   // Parsed eagerly: slabs are copied out (Buffer.concat always copies) and given back at once.
   const raw = parts.length === 1 && !lease ? parts[0] : Buffer.concat(parts, length);
@@ -123,22 +122,25 @@ function parseJson(req: FastifyRequest, parts: Buffer[], length: number, bodyLim
 
 /**
  * Whether the route reads a lazy conversation only where it must: chat completions (its own and a preset's), the
- * Messages and the Responses APIs, whose same-protocol paths forward the bytes (the latter two defer their IR's
- * conversation: services/chat/lazy-ir.ts).
+ * Messages, Responses and Gemini APIs, whose same-protocol paths forward the bytes (the latter three defer their
+ * IR's conversation: services/chat/lazy-ir.ts).
  */
 function takesLazy(req: FastifyRequest): boolean {
   const url = req.routeOptions.url;
-  return url !== undefined && (url.endsWith('/chat/completions') || LAZY_ROUTES.has(url));
+  return url !== undefined && (url.endsWith('/chat/completions') || LAZY_ROUTES.has(url) || (url.startsWith('/api/v1beta/models/') && GEMINI_METHOD.test(url)));
 }
+
+/** Gemini's generateContent and streamGenerateContent (not countTokens): `contents` is lazy, its Google path forwards the bytes. */
+const GEMINI_METHOD = /:(?:generateContent|streamGenerateContent)$/;
 
 const LAZY_ROUTES = new Set(['/api/v1/messages', '/api/v1/responses']);
 
 /**
  * `view` (the body's bytes, `find` searching them; `parts`, the reads they were copied from, are what is kept) parsed
  * with its conversation left lazy (core/lazy-body.ts), checked like an eagerly parsed body (the conversation's own
- * strings were checked by the scan: printable ASCII and one-character escapes only), and handed to `done`; false when
- * the body is not of that shape or the rest is not valid JSON (the eager path then parses the whole and gives its
- * error).
+ * strings were checked by the scan: no control character, one-character escapes only, well-formed UTF-8), and
+ * handed to `done`; false when the body is not of that shape or the rest is not valid JSON (the eager path then
+ * parses the whole and gives its error).
  */
 function lazyParse(view: Buffer, find: (from: number, to: number) => number, parts: Buffer[], done: (err: Error | null, body?: unknown) => void, lease?: BodyLease): boolean {
   let lazy: ReturnType<typeof parseLazy>;

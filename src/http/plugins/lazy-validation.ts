@@ -6,7 +6,7 @@
  * conversation), so every error is the one the eager path gives. Schemas that constrain content strings, the count
  * (maxItems) or uniqueness are always validated on the real body.
  */
-import { lazyConversation, type LazyKey } from '../../core/lazy-body.js';
+import { lazyConversation, standIn, type LazyKey } from '../../core/lazy-body.js';
 import { without } from '../../core/raw-json.js';
 import type { ValidateFunction } from 'ajv';
 
@@ -55,17 +55,37 @@ export function standInDecides(schema: unknown, key: LazyKey): boolean {
   return arrayTakesStandIn(prop);
 }
 
+/**
+ * Whether the stand-in may decide for a Gemini `contents` (items `{role, parts: [{text}]}`, core/lazy-scan.ts) under
+ * `schema`: an array (with at most a minItems) of contents whose verdict depends on the role alone — `parts` an array
+ * of parts that take any `text` string and require nothing else — and no other constrained key.
+ */
+export function contentsStandInDecides(schema: unknown): boolean {
+  const prop = ((schema as Schema | undefined)?.properties as Schema | undefined)?.contents as Schema | undefined;
+  if (!prop || typeof prop !== 'object' || prop.type !== 'array' || !only(prop, ['type', 'items', 'minItems'])) return false;
+  const item = prop.items as Schema | undefined;
+  if (!item || typeof item !== 'object' || !only(item, ['type', 'properties', 'required', 'additionalProperties']) || item.type !== 'object') return false;
+  const props = (item.properties ?? {}) as Schema;
+  if (Object.keys(props).some((k) => k !== 'role' && k !== 'parts')) return false;
+  const parts = props.parts as Schema | undefined;
+  if (!parts || parts.type !== 'array' || !only(parts, ['type', 'items'])) return false;
+  const part = parts.items as Schema | undefined;
+  if (!part || typeof part !== 'object' || part.type !== 'object' || (Array.isArray(part.required) && part.required.length > 0)) return false;
+  if (part.additionalProperties === false) return false;
+  return acceptsAnyString(((part.properties ?? {}) as Schema).text);
+}
+
 /** `validate` (compiled from `schema`) made to validate lazy bodies through the stand-in where it decides. */
 export function lazyAware(validate: Validate, schema: unknown): Validate {
-  const decides = { messages: standInDecides(schema, 'messages'), input: standInDecides(schema, 'input') };
-  if (!decides.messages && !decides.input) return validate;
+  const decides = { messages: standInDecides(schema, 'messages'), input: standInDecides(schema, 'input'), contents: contentsStandInDecides(schema) };
+  if (!decides.messages && !decides.input && !decides.contents) return validate;
   const checked = ((data: unknown) => {
-    const key: LazyKey | null = data && typeof data === 'object' ? (lazyConversation(data, 'messages') ? 'messages' : lazyConversation(data, 'input') ? 'input' : null) : null;
+    const key: LazyKey | null = data && typeof data === 'object' ? (lazyConversation(data, 'messages') ? 'messages' : lazyConversation(data, 'input') ? 'input' : lazyConversation(data, 'contents') ? 'contents' : null) : null;
     const conversation = key ? lazyConversation(data as object, key) : null;
     if (key && conversation && decides[key]) {
-      const standIn = without(data as Record<string, unknown>, key);
-      standIn[key] = conversation.roles.map((role) => ({ role, content: '' }));
-      if (validate(standIn) === true) {
+      const body = without(data as Record<string, unknown>, key);
+      body[key] = standIn(conversation);
+      if (validate(body) === true) {
         checked.errors = null;
         return true;
       }

@@ -24,6 +24,8 @@ import type { ChatCall } from '../../services/chat.js';
 import { geminiCountBody } from '../../inbound/gemini-count.js';
 import { geminiErrorBody } from '../../inbound/gemini-output.js';
 import { Cancellation } from '../../providers/http.js';
+import { lazyCopy } from '../../core/lazy-body.js';
+import { releaseBody } from '../plugins/json-body.js';
 import { canCount } from '../../services/count-tokens.js';
 import type { Services } from '../../services/index.js';
 import { toHttpError } from '../plugins/errors.js';
@@ -157,7 +159,8 @@ async function generate(svc: Services, modelId: ModelIdOf, req: GeminiRequest, r
   };
   const server = geminiServerTools(req.body);
   if (server) return searchLoop(svc, { ...req.body, model: modelId(req.params) }, req, reply, stream, call, server);
-  const prepared = await svc.chat.prepare('gemini', { ...req.body, model: modelId(req.params), stream }, call);
+  // A large body's `contents` may still be bytes (core/lazy-body.ts): copied without reading it.
+  const prepared = await svc.chat.prepare('gemini', lazyCopy(req.body, { model: modelId(req.params), stream }), call);
   if (!stream) {
     const { id, body } = await svc.chat.complete(prepared, call);
     reply.header('x-generation-id', id);
@@ -198,6 +201,15 @@ async function searchLoop(svc: Services, body: Record<string, unknown>, req: Gem
   return reply;
 }
 
+/** `handling`, then the body read into slabs may go back to their pool: every attempt has settled (core/body-slabs.ts). */
+async function released<T>(req: FastifyRequest, handling: Promise<T>): Promise<T> {
+  try {
+    return await handling;
+  } finally {
+    releaseBody(req);
+  }
+}
+
 interface MethodRoute {
   method: string;
   summary: string;
@@ -217,7 +229,7 @@ function registerMethods(app: FastifyInstance, svc: Services, modelId: ModelIdOf
       query: GenerateQuery,
       body: GenerateContentBody,
       response: GenerateContentResponse,
-      handler: (req, reply) => generate(svc, modelId, req, reply, false),
+      handler: (req, reply) => released(req, generate(svc, modelId, req, reply, false)),
     },
     {
       method: 'streamGenerateContent',
@@ -225,7 +237,7 @@ function registerMethods(app: FastifyInstance, svc: Services, modelId: ModelIdOf
       query: StreamQuery,
       body: GenerateContentBody,
       response: GenerateContentResponse,
-      handler: (req, reply) => generate(svc, modelId, req, reply, true),
+      handler: (req, reply) => released(req, generate(svc, modelId, req, reply, true)),
     },
     {
       method: 'countTokens',

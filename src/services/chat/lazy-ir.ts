@@ -1,5 +1,5 @@
 /**
- * The IR of a Messages or Responses body whose conversation is still bytes (core/lazy-body.ts), without parsing it
+ * The IR of a Messages, Responses or Gemini body whose conversation is still bytes (core/lazy-body.ts), without parsing it
  * (issue 18: a 1,000-message body to a same-protocol upstream was converted to the IR and back for nothing). The scan
  * guaranteed every message is `{role, content: <string>}`, and the inbound adapters check such a message by its role
  * alone (a string content is carried as one text part, whatever it holds), so the IR of a stand-in body — one
@@ -8,7 +8,7 @@
  * some code reads them (a translation to another protocol); the same-protocol path reads neither. When the stand-in
  * is refused, null: the caller converts the real body, so every error is the one the eager path gives.
  */
-import { lazyConversation, type LazyKey } from '../../core/lazy-body.js';
+import { lazyConversation, standIn, type LazyKey } from '../../core/lazy-body.js';
 import { without } from '../../core/raw-json.js';
 import type { IrRequest } from '../../core/ir.js';
 import type { InboundAdapter } from '../../core/adapters.js';
@@ -25,11 +25,11 @@ const DEFERRED = ['messages', 'system'] as const;
 export function lazyIr(inbound: InboundAdapter, body: Record<string, unknown>, key: LazyKey): Ir | null {
   const conversation = lazyConversation(body, key);
   if (!conversation) return null;
-  const standIn = without(body, key);
-  standIn[key] = conversation.roles.map((role) => ({ role, content: '' }));
+  const stood = without(body, key);
+  stood[key] = standIn(conversation);
   let ir: Ir;
   try {
-    ir = inbound.toIr(standIn);
+    ir = inbound.toIr(stood);
   } catch {
     return null;
   }
@@ -38,7 +38,8 @@ export function lazyIr(inbound: InboundAdapter, body: Record<string, unknown>, k
   for (const p of ir.system) chars += p.text.length;
   let real: Ir | undefined;
   const full = () => (real ??= inbound.toIr(body));
-  for (const k of DEFERRED) defer(ir, k, () => full()[k]);
+  // A Gemini body's system is its systemInstruction alone (its contents are user and model turns): the stand-in's is real.
+  for (const k of key === 'contents' ? (['messages'] as const) : DEFERRED) defer(ir, k, () => full()[k]);
   estimates.set(ir, Math.ceil(chars / 4));
   return ir;
 }

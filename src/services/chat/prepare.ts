@@ -140,9 +140,9 @@ function planned(c: PlanContext, models: string[], decided: Decided | null): Pre
   return prepared;
 }
 
-/** The IR of a Messages or Responses body whose conversation is lazy (chat/lazy-ir.ts), or null. */
+/** The IR of a Messages, Responses or Gemini body whose conversation is lazy (chat/lazy-ir.ts), or null. */
 function lazyIrOf(api: InboundApi, body: Body): Omit<IrRequest, 'model'> | null {
-  return api === 'messages' || api === 'responses' ? lazyIr(INBOUND[api], body, api === 'messages' ? 'messages' : 'input') : null;
+  return api === 'chat' ? null : lazyIr(INBOUND[api], body, api === 'messages' ? 'messages' : api === 'responses' ? 'input' : 'contents');
 }
 
 /** The Responses API is stateless here; a Messages body's own cross-field rules. */

@@ -219,7 +219,7 @@ const PROBE: Slot = { where: '', replace: () => undefined };
  */
 export function hasFileParts(api: string, body: Obj): boolean {
   // A conversation still lazy (core/lazy-body.ts) has text contents only.
-  if (lazyConversation(body, api === 'responses' ? 'input' : 'messages')) return false;
+  if (lazyConversation(body, api === 'responses' ? 'input' : api === 'gemini' ? 'contents' : 'messages')) return false;
   const read = PART_READERS.get(api);
   if (!read) return false;
   const outer = api === 'gemini' ? body.contents : api === 'responses' ? body.input : body.messages;
