@@ -139,7 +139,8 @@ function textEnd(b: Buffer, from: number, n: number, find: (from: number, to: nu
  * The strict scan of a Gemini `contents` array from `start`: each element an object with exactly `"role"` (a string
  * as above) and `"parts"`, an array of one or more objects of exactly one `"text"`, a non-empty string (the Gemini
  * skin drops empty text parts, and a content left without parts: such a body is taken eagerly). Also counts the text
- * parts (`texts`) and notes two neighbours of one role (`repeats`: the IR merges them).
+ * parts (`texts`) and notes contents the IR reshapes (`repeats`): two neighbours of one role (merged), or a `model`
+ * content of several text parts (inbound/gemini.ts joins a model turn's adjacent text parts into one).
  */
 export function scanContents(b: Buffer, start: number, find: (from: number, to: number) => number): Scanned | null {
   const n = b.length;
@@ -160,6 +161,7 @@ export function scanContents(b: Buffer, start: number, find: (from: number, to: 
     i = skipSpace(b, i + 1, n);
     let role = -1;
     let parts = false;
+    let partCount = 0;
     for (;;) {
       const isRole = isRoleKey(b, i);
       if (!isRole && !isPartsKey(b, i)) return null;
@@ -190,6 +192,7 @@ export function scanContents(b: Buffer, start: number, find: (from: number, to: 
           if (i < 0) return null;
           chars += counted;
           texts++;
+          partCount++;
           i = skipSpace(b, i, n);
           if (b[i] !== 0x7d) return null;
           i = skipSpace(b, i + 1, n);
@@ -211,7 +214,7 @@ export function scanContents(b: Buffer, start: number, find: (from: number, to: 
       break;
     }
     if (role < 0 || !parts) return null;
-    if (role === prev) repeats = true;
+    if (role === prev || (partCount > 1 && roles[role] === 'model')) repeats = true;
     prev = role;
     count++;
     i = skipSpace(b, i + 1, n);

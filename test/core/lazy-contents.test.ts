@@ -15,7 +15,7 @@ import { geminiInbound } from '../../src/inbound/gemini.js';
 import { irPromptTokens } from '../../src/core/chat-shape.js';
 
 const text = (i: number) => `${i} lorem ipsum "dolor" sit\namet 日本語 🙂 `.repeat(40);
-const contents = (n = 300) => Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'model' : 'user', parts: i % 5 === 0 ? [{ text: text(i) }, { text: 'more' }] : [{ text: text(i) }] }));
+const contents = (n = 300) => Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'model' : 'user', parts: i % 10 === 0 ? [{ text: text(i) }, { text: 'more' }] : [{ text: text(i) }] }));
 const body = (extra: Record<string, unknown> = {}) => JSON.stringify({ ...extra, contents: contents() });
 
 describe('parseLazy of a Gemini body', () => {
@@ -25,7 +25,7 @@ describe('parseLazy of a Gemini body', () => {
     expect(lazy.key).toBe('contents');
     const c = lazyConversation(lazy.body, 'contents')!;
     const parsed = JSON.parse(t);
-    expect(c).toMatchObject({ count: 300, roles: ['user', 'model'], texts: 360, repeats: false });
+    expect(c).toMatchObject({ count: 300, roles: ['user', 'model'], texts: 330, repeats: false });
     expect(lazyTokensBound(c)).toBe(valueTokensBound(parsed.contents));
     expect(promptTokensBound(lazy.body)).toBe(promptTokensBound(parsed));
     const ir = lazyIr(geminiInbound, lazy.body, 'contents')!;
@@ -40,6 +40,12 @@ describe('parseLazy of a Gemini body', () => {
   it('notes two neighbours of one role', () => {
     const list = contents();
     list[2].role = 'model';
+    expect(lazyConversation(parseLazy(Buffer.from(JSON.stringify({ contents: list })))!.body, 'contents')!.repeats).toBe(true);
+  });
+
+  it('notes a model content of several text parts (the IR joins them)', () => {
+    const list = contents();
+    list[3].parts = [{ text: 'Hello' }, { text: ' world' }];
     expect(lazyConversation(parseLazy(Buffer.from(JSON.stringify({ contents: list })))!.body, 'contents')!.repeats).toBe(true);
   });
 

@@ -30,9 +30,9 @@ beforeEach(() => {
 });
 
 const WORDS = 'lorem ipsum "dolor" sit\namet 日本語のテキスト 🙂🚀 ';
-/** ~1 MB of contents alternating user/model, the last a user one; `role` overrides a content's role. */
+/** ~1 MB of contents alternating user/model, the last a user one (some user contents of two parts); `role` overrides a content's role. */
 const conversation = (n = 500, role: (i: number) => string = (i) => (i % 2 ? 'model' : 'user')): Content[] =>
-  Array.from({ length: n }, (_, i) => ({ role: role(i), parts: [{ text: `${i} ${WORDS.repeat(60)}` }, ...(i % 7 === 0 ? [{ text: `second part ${i}` }] : [])] }));
+  Array.from({ length: n }, (_, i) => ({ role: role(i), parts: [{ text: `${i} ${WORDS.repeat(60)}` }, ...(i % 14 === 0 ? [{ text: `second part ${i}` }] : [])] }));
 
 const upstream = () => env.sim.stats('sim-google').lastBody as Record<string, any>;
 
@@ -68,6 +68,19 @@ describe('a megabyte Gemini body', () => {
     expect(held()).toBe(before);
   });
 
+  it('goes back to the pool when the body is refused before the handler (schema validation)', async () => {
+    const held = () => slabStats.made - slabStats.dropped - freeSlabs();
+    await post(MODEL, { contents: conversation() });
+    const before = held();
+    const bad = await post(MODEL, { contents: conversation(), generationConfig: { temperature: 9 } });
+    expect(bad.status).toBe(400);
+    const role = await post(MODEL, { contents: conversation(500, (i) => (i === 3 ? 'robot' : i % 2 ? 'model' : 'user')) });
+    expect(role.status).toBe(400);
+    const chat = await env.t.call('POST', '/chat/completions', { key: env.key, raw: JSON.stringify({ model: MODEL, temperature: 9, messages: [{ role: 'user', content: 'x'.repeat(300_000) }] }) });
+    expect(chat.status).toBe(400);
+    expect(held()).toBe(before);
+  });
+
   it('streams the same way (generateContentStream)', async () => {
     const before = lazyStats.materialized;
     let text = '';
@@ -96,6 +109,20 @@ describe('a megabyte Gemini body', () => {
     expect(r.status).toBe(200);
     expect(lazyStats.materialized).toBe(before + 1);
     expect(upstream().contents).toHaveLength(499);
+  });
+
+  it('with a model content of several text parts goes through the IR (joined, as the eager path sends it)', async () => {
+    const before = lazyStats.materialized;
+    const contents = conversation();
+    contents[3] = { role: 'model', parts: [{ text: 'Hello' }, { text: ' world' }] };
+    const r = await post(MODEL, { contents });
+    expect(r.status).toBe(200);
+    expect(lazyStats.materialized).toBe(before + 1);
+    expect(upstream().contents[3]).toEqual({ role: 'model', parts: [{ text: 'Hello world' }] });
+    // The same conversation under 64 KiB (parsed eagerly) reaches the upstream in the same shape.
+    const small = contents.slice(0, 5).map((c, i) => (i === 3 ? c : { ...c, parts: [{ text: `${i}` }] }));
+    expect((await post(MODEL, { contents: small })).status).toBe(200);
+    expect(upstream().contents[3]).toEqual({ role: 'model', parts: [{ text: 'Hello world' }] });
   });
 
   it('answers 400 in Google\'s shape naming a bad role, an empty text part and another bad field', async () => {

@@ -26,6 +26,13 @@ export function untrustedError(p: UntrustedProblem, location: string): HttpError
 
 export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
+  // A body refused before its route's handler ran (schema validation, a check of a hook): its slabs go back here, as
+  // the handler's own `releaseBody` never ran. A handler's error reaches this hook only after the handler's `finally`
+  // gave them back, and a second release does nothing.
+  app.addHook('onError', (req, _reply, _err, done) => {
+    releaseBody(req);
+    done();
+  });
   // As bytes, in the reads they arrived in (body-reader.ts; the limit is the route's, as with Fastify's own reader),
   // decoded once (Fastify's string mode decodes each read and joins the pieces), and kept beside the parse for a
   // same-protocol upstream body to reuse (core/raw-json.ts).
