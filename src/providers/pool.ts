@@ -115,6 +115,15 @@ export class FlatPool extends Pool {
     const busy: BusyHook = (client, v) => (v ? taken(client) : freed(client));
     const add = (client: FlatClient) => {
       freed(client);
+      // undici's Pool drops a client whose connection failed from its list, but the client still takes requests (from
+      // the free stack here, and the pool's queued ones on its 'drain') and reconnects for them — then outside the
+      // bound and not closed with the pool. It is put back: counted, reused (it reconnects), closed with the pool.
+      client.on('connectionError', () =>
+        queueMicrotask(() => {
+          const list = self[kClients] as FlatClient[];
+          if (!client.closed && !client.destroyed && !list.includes(client)) list.push(client);
+        }),
+      );
       if (streams > 1) {
         connecting.add(client);
         const up = () => connecting.delete(client);

@@ -4,7 +4,7 @@
  * Pool's behaviour: the connection bound holds, requests past it wait their turn, connections are reused.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FlatPool, flatPoolActive } from '../../src/providers/pool.js';
 
@@ -73,5 +73,55 @@ describe('FlatPool', () => {
     await Promise.all(Array.from({ length: 300 }, () => pool.request({ method: 'GET', path: '/y' }).then((r) => r.body.text())));
     expect(connections).toBeGreaterThanOrEqual(300);
     await pool.close();
+  });
+  it('keeps a client whose connection failed in the pool (undici drops it but it reconnects): the bound holds and destroy closes every socket', async () => {
+    let open = 0;
+    let maxOpen = 0;
+    const answered = new WeakMap<object, number>();
+    // Each connection is closed by the server after its 3rd answer; every 4th connection attempt fails.
+    const closing = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const n = (answered.get(req.socket) ?? 0) + 1;
+        answered.set(req.socket, n);
+        res.end('ok', () => n >= 3 && req.socket.end());
+      });
+    });
+    closing.on('connection', (s) => {
+      maxOpen = Math.max(maxOpen, ++open);
+      s.on('close', () => open--);
+    });
+    await new Promise<void>((r) => closing.listen(0, '127.0.0.1', r));
+    const port = (closing.address() as AddressInfo).port;
+    let attempts = 0;
+    const connect = (_o: unknown, cb: (err: Error | null, socket: Socket | null) => void) => {
+      if (++attempts % 4 === 0) return void setImmediate(() => cb(Object.assign(new Error('refused (test)'), { code: 'ECONNREFUSED' }), null));
+      const sock = netConnect({ host: '127.0.0.1', port });
+      sock.once('connect', () => cb(null, sock));
+      sock.once('error', (e) => cb(e, null));
+    };
+    const pool = new FlatPool(`http://127.0.0.1:${port}`, { connections: 5, pipelining: 1, connect: connect as never });
+    const end = Date.now() + 1500;
+    let ok = 0;
+    await Promise.all(
+      Array.from({ length: 30 }, async () => {
+        while (Date.now() < end) {
+          try {
+            await (await pool.request({ method: 'POST', path: '/', body: '{}' })).body.text();
+            ok++;
+          } catch {
+            // a refused connection fails the requests waiting on it
+          }
+        }
+      }),
+    );
+    expect(ok).toBeGreaterThan(100);
+    // The bound, plus connections the server has ended whose close the pool has not yet seen.
+    expect(maxOpen).toBeLessThanOrEqual(8);
+    await pool.destroy();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(open).toBe(0);
+    closing.closeAllConnections();
+    await new Promise<void>((r) => closing.close(() => r()));
   });
 });
