@@ -49,6 +49,16 @@ export interface StreamDecoder {
    */
   rawDelta?(read: ReadBytes, start: number, end: number): RawDelta | null;
   /**
+   * `rawDelta` of the event that starts at `start` before its end is known (the caller has not searched for the
+   * blank line): recognized from the bytes the decoder remembers of the stream's last delta alone, not by its
+   * patterns. When the event is one (it ends where those bytes end and a blank line follows, before `limit`), its end
+   * is `rawEnd` and the delta is returned as `rawDelta(read, start, rawEnd)` would return it; null tells nothing (the
+   * caller goes on as without this method).
+   */
+  rawDeltaFrom?(read: ReadBytes, start: number, limit: number): RawDelta | null;
+  /** Where the event of the last non-null `rawDeltaFrom` ends (its blank line starts). */
+  rawEnd?: number;
+  /**
    * Called when the delta that `rawDelta` just returned was written raw (the encoder took it), before anything else
    * is given to the decoder: the decoder makes the state changes that decoding the event would have made. A decoder
    * whose `rawDelta` changes state needs no such call (its changes must then be the same whether the event is taken

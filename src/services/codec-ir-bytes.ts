@@ -16,7 +16,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { StringDecoder } from 'node:string_decoder';
-import type { AnswerMeta, StreamDecoder, StreamEncoder } from '../core/adapters.js';
+import type { AnswerMeta, RawDelta, StreamDecoder, StreamEncoder } from '../core/adapters.js';
 import { jsonStringLength, latin1, utf8Of } from '../core/json-scan.js';
 import type { UpstreamError } from '../core/provider-errors.js';
 import { SseReads } from '../providers/sse-reads.js';
@@ -120,27 +120,33 @@ export class IrByteStreamSession implements StreamSession {
     const done = buf.length;
     try {
       for (let pos = 0; pos < done; ) {
-        const nn = buf.indexOf('\n\n', pos);
-        // `done` may end inside an odd run of line feeds (`…}\n\n\n`): the last one is a blank line, nothing more.
-        if (nn === -1) break;
         let s = pos;
-        while (s < nn && buf.charCodeAt(s) === 0x0a) s++; // blank lines beyond the first
-        pos = nn + 2;
-        if (s === nn) continue;
-        // Every event before this one was fed: the decoder's state is current (rawDelta depends on it).
-        if (inner.contentStarted) {
-          const d = decoder.rawDelta!(read, s, nn);
-          const piece = d === null ? null : encoder.rawDelta!(d);
-          if (piece !== null) {
-            decoder.rawTaken?.(d!);
-            this.fastTokens += deltaTokens(jsonStringLength(buf, d!.from, d!.to - 1));
-            out += piece;
-            if (out.length > OUT_PIECE) {
-              this.parts.push(Buffer.from(out, 'latin1'));
-              out = '';
-            }
+        let nn = -1;
+        let d: RawDelta | null = null;
+        // Every event before this one was fed: the decoder's state is current (rawDelta depends on it). A delta like
+        // the stream's last one is found without searching for its blank line first (rawDeltaFrom).
+        if (decoder.rawDeltaFrom !== undefined && inner.contentStarted) {
+          while (s < done && buf.charCodeAt(s) === 0x0a) s++; // blank lines beyond the first
+          d = decoder.rawDeltaFrom(read, s, done);
+          if (d !== null) nn = decoder.rawEnd!;
+        }
+        if (d === null) {
+          nn = buf.indexOf('\n\n', pos);
+          // `done` may end inside an odd run of line feeds (`…}\n\n\n`): the last one is a blank line, nothing more.
+          if (nn === -1) break;
+          s = pos;
+          while (s < nn && buf.charCodeAt(s) === 0x0a) s++; // blank lines beyond the first
+          if (s === nn) {
+            pos = nn + 2;
             continue;
           }
+          if (inner.contentStarted) d = decoder.rawDelta!(read, s, nn);
+        }
+        pos = nn + 2;
+        const piece = d === null ? null : encoder.rawDelta!(d);
+        if (piece !== null) {
+          out = this.taken(d!, piece, out);
+          continue;
         }
         out += latin1(inner.push(utf8Of(buf, s, pos)));
         if (inner.failure) break;
@@ -148,6 +154,18 @@ export class IrByteStreamSession implements StreamSession {
     } catch (err) {
       if (out === '' && this.parts.length === 0) throw err;
       this.ownFailure = err as UpstreamError;
+    }
+    return out;
+  }
+
+  /** A delta written raw (`piece`, its chunk): the decoder told, its tokens counted; `out` with the piece. */
+  private taken(d: RawDelta, piece: string, out: string): string {
+    this.decoder.rawTaken?.(d);
+    this.fastTokens += deltaTokens(jsonStringLength(d.buf, d.from, d.to - 1));
+    out += piece;
+    if (out.length > OUT_PIECE) {
+      this.parts.push(Buffer.from(out, 'latin1'));
+      out = '';
     }
     return out;
   }

@@ -233,6 +233,33 @@ describe('translated stream relay, Responses upstream → Gemini, chat and Messa
     expect(relay(Buffer.from(created), [Infinity], true, 'gemini').out).toBe(relay(Buffer.from(created), [Infinity], false, 'gemini').out);
   });
 
+  it('a delta like the last one found before its blank line is (rawDeltaFrom): what follows its bytes decides', () => {
+    // After deltas the memo knows: one followed by an `id:` line, by a comment line, by four line feeds, one whose
+    // `}` is followed by more fields, and the stream's reads cut everywhere (SIZES): each as on the IR path.
+    const d = words(12);
+    const ev = textStream(d).split('\n\n');
+    const at = (w: string) => ev.findIndex((e) => e.includes(`"delta":${w}`));
+    ev[at(d[4])] += '\nid: 7';
+    ev[at(d[6])] += '\n: keep-alive';
+    ev[at(d[8])] += '\n\n';
+    ev[at(d[10])] = ev[at(d[10])].replace(/}$/, ',"x":1}');
+    const runs = same(ev.join('\n\n'));
+    for (const client of ['gemini', 'chat', 'messages'] as Client[]) expect(runs[client].raw, client).toBeGreaterThanOrEqual(7);
+    // A second data line after a delta's bytes: one event whose data is not that JSON (a failure): the same output,
+    // failure and counts as the fast path without rawDeltaFrom (the IR path given one read fails before any output).
+    const two = textStream(d).split('\n\n');
+    two[at(d[5])] += '\ndata: {"more":1}';
+    const bytes = Buffer.from(two.join('\n\n'));
+    for (const sizes of SIZES) {
+      const plain = openaiResponsesAdapter.createStreamDecoder();
+      plain.rawDeltaFrom = undefined;
+      const without = relayThrough(plain, ENCODERS.gemini(), meta, bytes, sizes, true);
+      const withIt = relay(bytes, sizes, true, 'gemini');
+      expect({ ...withIt, thrown: String(withIt.thrown) }, String(sizes)).toEqual({ ...without, thrown: String(without.thrown) });
+      expect(withIt.out, String(sizes)).toContain('" w4"');
+    }
+  });
+
   it('the done item carrying more text than the deltas: the rest is sent after the raw ones, as on the IR path', () => {
     const runs = same(textStream(words(10), `${words(10).map((d) => JSON.parse(d) as string).join('')} and more`));
     expect(runs.chat.out).toContain('" and more"');

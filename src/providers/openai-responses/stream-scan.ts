@@ -168,6 +168,26 @@ export function scanResponsesDelta(read: ReadBytes, start: number, end: number, 
   return true;
 }
 
+/**
+ * The delta from `start` whose end is not known, recognized by `memo` alone (no patterns): where it ends (its fixed
+ * bytes' end), with `d` and `at` filled in as scanResponsesDelta does, or -1. A match cannot hold a blank line (its
+ * runs come from one event; its holes — a JSON string's characters, a number — hold no line feed and lie between
+ * quotes or after a colon), so when one follows the end, the event ends there.
+ */
+export function recallResponsesDelta(read: ReadBytes, start: number, limit: number, d: RawDelta, at: ScannedDelta, memo: ResponsesMemo): number {
+  const shape = memo.shape;
+  if (shape === null) return -1;
+  const end = shape.match(read.bytes, read.view, start, limit);
+  if (end === -1) return -1;
+  d.kind = memo.text ? 'text_delta' : 'tool_call_delta';
+  d.buf = read.text;
+  d.from = shape.holes[2 * memo.token] - 1;
+  d.to = shape.holes[2 * memo.token + 1] + 1;
+  at.item = memo.item;
+  at.part = memo.part;
+  return end;
+}
+
 /** scanResponsesDelta by the patterns alone. */
 function fullScan(buf: string, start: number, end: number, d: RawDelta, at: ScannedDelta): boolean {
   const k = buf.charCodeAt(start + (buf.charCodeAt(start) === 0x65 ? KIND_AFTER_EVENT : KIND_AFTER_DATA));

@@ -9,7 +9,7 @@ import type { IrStreamEvent } from '../../core/ir.js';
 import type { RawDelta, StreamDecoder } from '../../core/adapters.js';
 import type { ReadBytes } from '../../core/byte-shape.js';
 import { utf8Of } from '../../core/json-scan.js';
-import { newResponsesMemo, scanResponsesDelta, type ScannedDelta } from './stream-scan.js';
+import { newResponsesMemo, recallResponsesDelta, scanResponsesDelta, type ScannedDelta } from './stream-scan.js';
 
 /** Characters of raw deltas' text kept undecoded at most (see rawTaken). */
 const RAW_PIECES = 4096;
@@ -61,6 +61,24 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     const d = this.raw;
     const at = this.scanned;
     if (!scanResponsesDelta(read, start, end, d, at, this.memo)) return null;
+    return this.slotted(d, at);
+  }
+
+  rawEnd = 0;
+
+  /** rawDelta of the event from `start`, its end not known: by the memo alone (see StreamDecoder). */
+  rawDeltaFrom(read: ReadBytes, start: number, limit: number): RawDelta | null {
+    if (!this.started || this.terminal) return null;
+    const d = this.raw;
+    const at = this.scanned;
+    const end = recallResponsesDelta(read, start, limit, d, at, this.memo);
+    if (end === -1 || end + 1 >= limit || read.bytes[end] !== 0x0a || read.bytes[end + 1] !== 0x0a) return null;
+    this.rawEnd = end;
+    return this.slotted(d, at);
+  }
+
+  /** `d` (recognized, at `at`) with its IR index, or null when its part is not open. */
+  private slotted(d: RawDelta, at: ScannedDelta): RawDelta | null {
     if (at.item !== this.lastItem || at.part !== this.lastPart) {
       const key = at.part < 0 ? `${at.item}:fc` : `${at.item}:c${at.part}`;
       const index = this.slots.get(key);
