@@ -290,7 +290,7 @@ describe('chat stream relay: plain chunks matched against the last one (chunk-te
       for (let i = 0; i < whole.length; i += size) out += String(s.push(whole.subarray(i, i + size)));
       return out + (s.end(), s.finishOut(meta));
     };
-    for (const size of [97, 1000, 5000, 20000]) {
+    for (const size of [97, 1000, 5000, 9000, 20000]) {
       const [a, b] = [open(), open()];
       const kept: Array<Array<string | Buffer>> = [[], []];
       for (let i = 0; i < Math.max(many.length, other.length); i += size) {
