@@ -154,13 +154,7 @@ function learn(read: ReadBytes, start: number, end: number, d: RawDelta, at: Sca
 export function scanResponsesDelta(read: ReadBytes, start: number, end: number, d: RawDelta, at: ScannedDelta, memo?: ResponsesMemo): boolean {
   const shape = memo?.shape;
   if (shape != null && shape.match(read.bytes, read.view, start, end) === end) {
-    const m = memo!;
-    d.kind = m.text ? 'text_delta' : 'tool_call_delta';
-    d.buf = read.text;
-    d.from = shape.holes[2 * m.token] - 1;
-    d.to = shape.holes[2 * m.token + 1] + 1;
-    at.item = m.item;
-    at.part = m.part;
+    recalled(read, d, at, memo!, shape);
     return true;
   }
   if (!fullScan(read.text, start, end, d, at)) return false;
@@ -179,13 +173,18 @@ export function recallResponsesDelta(read: ReadBytes, start: number, limit: numb
   if (shape === null) return -1;
   const end = shape.match(read.bytes, read.view, start, limit);
   if (end === -1) return -1;
+  recalled(read, d, at, memo, shape);
+  return end;
+}
+
+/** `d` and `at` filled in from the memo whose `shape` just matched in `read`. */
+function recalled(read: ReadBytes, d: RawDelta, at: ScannedDelta, memo: ResponsesMemo, shape: NonNullable<ResponsesMemo['shape']>): void {
   d.kind = memo.text ? 'text_delta' : 'tool_call_delta';
   d.buf = read.text;
   d.from = shape.holes[2 * memo.token] - 1;
   d.to = shape.holes[2 * memo.token + 1] + 1;
   at.item = memo.item;
   at.part = memo.part;
-  return end;
 }
 
 /** scanResponsesDelta by the patterns alone. */
